@@ -1,0 +1,1 @@
+//! IR builder. (Being written.)

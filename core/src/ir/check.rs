@@ -1,0 +1,1 @@
+//! IR checker. (Being written.)

@@ -1,0 +1,1 @@
+//! IR printer. (Being written.)

@@ -1,0 +1,135 @@
+//! vkad-core: the vkad language (a subset of Futhark), its SOAC IR, the simplifier and the
+//! reference interpreter.
+//!
+//! The pipeline, as [`compile`] runs it:
+//!
+//! 1. [`syntax::parser`] parses the prelude (`prelude.fut`) and the program into an [`syntax::ast`].
+//! 2. [`typecheck`] infers and checks types, annotating the AST.
+//! 3. [`lower`] turns the typed AST into the first-order [`ir`], inlining higher-order functions.
+//! 4. [`passes`] simplify the IR (DCE, copy propagation, constant folding, CSE, inlining);
+//!    [`ir::check`] verifies the IR between passes in tests.
+//! 5. [`interp`] runs an entry point on [`value::Value`]s; [`values`] reads and writes Futhark's
+//!    value formats; [`testing`] runs Futhark-style `-- ==` test blocks.
+
+pub mod builtins;
+pub mod diag;
+pub mod interp;
+pub mod ir;
+pub mod lower;
+pub mod passes;
+pub mod prim;
+pub mod primops;
+pub mod syntax;
+pub mod testing;
+pub mod typecheck;
+pub mod value;
+pub mod values;
+
+use diag::{Diagnostic, Diagnostics, SourceMap};
+use std::collections::BTreeMap;
+
+/// The prelude: the library functions written in vkad itself.
+pub const PRELUDE: &str = include_str!("prelude.fut");
+/// The file name the prelude is reported under.
+pub const PRELUDE_NAME: &str = "<prelude>";
+
+/// A failed compilation: the diagnostics and the sources needed to render them.
+#[derive(Debug)]
+pub struct CompileError {
+    pub sources: SourceMap,
+    pub diagnostics: Diagnostics,
+}
+
+impl CompileError {
+    /// The diagnostics rendered with file:line:col and caret snippets.
+    pub fn render(&self) -> String {
+        self.diagnostics.render(&self.sources)
+    }
+}
+
+impl std::fmt::Display for CompileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.render())
+    }
+}
+
+impl std::error::Error for CompileError {}
+
+/// A parsed and type-checked program.
+#[derive(Debug)]
+pub struct Checked {
+    pub sources: SourceMap,
+    /// The prelude's declarations followed by the program's, with types filled in.
+    pub ast: syntax::ast::Program,
+    pub warnings: Vec<Diagnostic>,
+}
+
+impl Checked {
+    pub fn render_warnings(&self) -> String {
+        Diagnostics(self.warnings.clone()).render(&self.sources)
+    }
+}
+
+/// A program lowered to IR and simplified.
+#[derive(Debug)]
+pub struct Compiled {
+    pub sources: SourceMap,
+    pub ir: ir::Program,
+    pub warnings: Vec<Diagnostic>,
+    /// Entry points that could not be lowered (e.g. they use a construct that is not supported
+    /// yet), with the reason. Running one reports this error; the other entries work.
+    pub entry_errors: BTreeMap<String, Diagnostic>,
+}
+
+impl Compiled {
+    pub fn render_warnings(&self) -> String {
+        Diagnostics(self.warnings.clone()).render(&self.sources)
+    }
+    /// The names of all entry points, in source order, including those that failed to lower.
+    pub fn entry_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.ir.entries().map(|f| f.entry.as_ref().unwrap().name.to_string()).collect();
+        names.extend(self.entry_errors.keys().cloned());
+        names
+    }
+    /// Run an entry point on the reference interpreter.
+    pub fn run_interp(&self, entry: &str, args: Vec<value::Value>) -> Result<Vec<value::Value>, interp::RuntimeError> {
+        if let Some(d) = self.entry_errors.get(entry) {
+            return Err(interp::RuntimeError::new(d.render(&self.sources), None));
+        }
+        interp::run_entry(&self.ir, entry, args)
+    }
+}
+
+/// Parse and type-check `text` (reported as file `name`), after the prelude.
+pub fn check(name: &str, text: &str) -> Result<Checked, CompileError> {
+    let mut sources = SourceMap::default();
+    let prelude_id = sources.add(PRELUDE_NAME, PRELUDE);
+    let file_id = sources.add(name, text);
+    let parsed = syntax::parser::parse_program(PRELUDE, prelude_id)
+        .and_then(|mut p| {
+            let user = syntax::parser::parse_program(text, file_id)?;
+            p.decs.extend(user.decs);
+            Ok(p)
+        });
+    let mut ast = match parsed {
+        Ok(p) => p,
+        Err(diagnostics) => return Err(CompileError { sources, diagnostics }),
+    };
+    match typecheck::check_program(&mut ast, &sources) {
+        Ok(warnings) => Ok(Checked { sources, ast, warnings }),
+        Err(diagnostics) => Err(CompileError { sources, diagnostics }),
+    }
+}
+
+/// Parse, type-check, lower and simplify.
+pub fn compile(name: &str, text: &str) -> Result<Compiled, CompileError> {
+    let checked = check(name, text)?;
+    let lowered = lower::lower_program(&checked.ast, &checked.sources);
+    let ir = passes::simplify(lowered.program);
+    Ok(Compiled {
+        sources: checked.sources,
+        ir,
+        warnings: checked.warnings,
+        entry_errors: lowered.entry_errors.into_iter().collect(),
+    })
+}

@@ -1,0 +1,1 @@
+//! Scalar operation semantics. (Being written.)

@@ -1,0 +1,367 @@
+//! The abstract syntax tree of the vkad language (a subset of Futhark).
+//!
+//! The parser ([`crate::syntax::parser`]) produces it with every `ty` field `None`; the type checker
+//! ([`crate::typecheck`]) fills in every `Expr::ty` and `Pat::ty`; lowering ([`crate::lower`])
+//! reads the annotated tree. See `docs/language.md` for the language itself.
+
+use crate::diag::Span;
+use crate::prim::PrimType;
+use crate::syntax::types::Type;
+
+/// A possibly qualified name: `x`, `f64.sqrt`, `i32.max`. `quals` are the module names.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct QualName {
+    pub quals: Vec<String>,
+    pub name: String,
+}
+
+impl QualName {
+    pub fn unqual(name: impl Into<String>) -> QualName {
+        QualName { quals: vec![], name: name.into() }
+    }
+}
+
+impl std::fmt::Display for QualName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for q in &self.quals {
+            write!(f, "{q}.")?;
+        }
+        f.write_str(&self.name)
+    }
+}
+
+/// An attribute `#[name]` or `#[name(args...)]`, e.g. `#[unsafe]`, `#[bound(100)]`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Attr {
+    Atom(String, Span),
+    Call(String, Vec<Attr>, Span),
+    Int(i64, Span),
+}
+
+impl Attr {
+    pub fn name(&self) -> Option<&str> {
+        match self {
+            Attr::Atom(n, _) | Attr::Call(n, _, _) => Some(n),
+            Attr::Int(..) => None,
+        }
+    }
+    pub fn span(&self) -> Span {
+        match self {
+            Attr::Atom(_, s) | Attr::Call(_, _, s) | Attr::Int(_, s) => *s,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Program {
+    pub decs: Vec<Dec>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Dec {
+    /// `def`, `entry` or top-level `let`.
+    Val(ValDec),
+    /// `type name params = t` (also `type^`, `type~`).
+    Type(TypeDec),
+}
+
+#[derive(Clone, Debug)]
+pub struct ValDec {
+    pub entry: bool,
+    pub name: String,
+    pub name_span: Span,
+    pub type_params: Vec<TypeParam>,
+    pub params: Vec<Pat>,
+    pub ret: Option<TypeExp>,
+    pub body: Expr,
+    pub attrs: Vec<Attr>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum TypeParam {
+    /// `[n]`
+    Size(String, Span),
+    /// `'t`, `'~t` (lifted: Sized/Lifted) or `'^t` (Lifted: may be a function type).
+    Type { name: String, liftedness: Liftedness, span: Span },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Liftedness {
+    /// `'t`
+    Unlifted,
+    /// `'~t`
+    SizeLifted,
+    /// `'^t`
+    Lifted,
+}
+
+#[derive(Clone, Debug)]
+pub struct TypeDec {
+    pub name: String,
+    pub liftedness: Liftedness,
+    pub params: Vec<TypeParam>,
+    pub def: TypeExp,
+    pub span: Span,
+}
+
+/// A type as written in the source.
+#[derive(Clone, Debug)]
+pub enum TypeExp {
+    /// A named type applied to arguments: `i32`, `t`, `vec [n] f32`, `pair i32 f64`.
+    Named(QualName, Vec<TypeArgExp>, Span),
+    /// `(t1, t2, ...)`; `()` is the unit type.
+    Tuple(Vec<TypeExp>, Span),
+    /// `[d]t`, `[]t`.
+    Array(SizeExp, Box<TypeExp>, Span),
+    /// `*t` (unique).
+    Unique(Box<TypeExp>, Span),
+    /// `t1 -> t2` or `(x: t1) -> t2`.
+    Arrow(Option<String>, Box<TypeExp>, Box<TypeExp>, Span),
+    /// `?[n].t` (existential size).
+    Exists(Vec<String>, Box<TypeExp>, Span),
+}
+
+impl TypeExp {
+    pub fn span(&self) -> Span {
+        match self {
+            TypeExp::Named(_, _, s)
+            | TypeExp::Tuple(_, s)
+            | TypeExp::Array(_, _, s)
+            | TypeExp::Unique(_, s)
+            | TypeExp::Arrow(_, _, _, s)
+            | TypeExp::Exists(_, _, s) => *s,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub enum TypeArgExp {
+    Size(SizeExp, Span),
+    Type(TypeExp),
+}
+
+/// The size in an array type.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SizeExp {
+    /// `[]`
+    Any,
+    /// `[3]`
+    Const(i64),
+    /// `[n]`
+    Named(QualName),
+}
+
+#[derive(Clone, Debug)]
+pub struct Pat {
+    pub kind: PatKind,
+    pub span: Span,
+    /// Filled by the type checker.
+    pub ty: Option<Type>,
+}
+
+#[derive(Clone, Debug)]
+pub enum PatKind {
+    Id(String),
+    Wildcard,
+    /// `(p1, p2, ...)`; `()` is the unit pattern.
+    Tuple(Vec<Pat>),
+    /// `(p: t)`
+    Ascribed(Box<Pat>, TypeExp),
+    /// A pattern annotated with attributes, `#[attr] p`.
+    Attr(Attr, Box<Pat>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Literal {
+    /// An integer literal with its optional suffix type (`1`, `1i64`, `0xff`, `1u8`).
+    /// A suffix of a float type (`1f32`) makes it a float literal of that type.
+    Int(u128, Option<PrimType>),
+    /// A decimal literal (`1.5`, `1e3`, `2.0f32`) with optional suffix.
+    Float(f64, Option<PrimType>),
+    Bool(bool),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    /// `%` (rounds toward negative infinity, like `/`)
+    Mod,
+    /// `//` (truncates)
+    Quot,
+    /// `%%` (truncates)
+    Rem,
+    Pow,
+    Shl,
+    Shr,
+    /// `>>>` (logical shift right)
+    UShr,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Eq,
+    Neq,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    LogAnd,
+    LogOr,
+    /// `|>`
+    PipeRight,
+    /// `<|`
+    PipeLeft,
+    /// `++`
+    Concat,
+}
+
+impl BinOp {
+    pub fn symbol(self) -> &'static str {
+        use BinOp::*;
+        match self {
+            Add => "+",
+            Sub => "-",
+            Mul => "*",
+            Div => "/",
+            Mod => "%",
+            Quot => "//",
+            Rem => "%%",
+            Pow => "**",
+            Shl => "<<",
+            Shr => ">>",
+            UShr => ">>>",
+            BitAnd => "&",
+            BitOr => "|",
+            BitXor => "^",
+            Eq => "==",
+            Neq => "!=",
+            Lt => "<",
+            Le => "<=",
+            Gt => ">",
+            Ge => ">=",
+            LogAnd => "&&",
+            LogOr => "||",
+            PipeRight => "|>",
+            PipeLeft => "<|",
+            Concat => "++",
+        }
+    }
+}
+
+/// The operator of a section or binary operator: a builtin operator or a backticked function.
+#[derive(Clone, Debug)]
+pub enum OpRef {
+    Builtin(BinOp),
+    /// `` `f` `` (the function is an expression, usually a variable).
+    Fun(Box<Expr>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnOp {
+    /// `-x`
+    Neg,
+    /// `!x` (logical or bitwise not)
+    Not,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RangeKind {
+    /// `a..<b`
+    UpToExclusive,
+    /// `a..>b`
+    DownToExclusive,
+    /// `a...b` / `a..b`
+    Inclusive,
+}
+
+#[derive(Clone, Debug)]
+pub enum DimIndex {
+    /// `a[i]`
+    Fix(Expr),
+    /// `a[i:j:s]` with any part omitted.
+    Slice(Option<Expr>, Option<Expr>, Option<Expr>),
+}
+
+#[derive(Clone, Debug)]
+pub enum LoopForm {
+    /// `for i < n`
+    For(String, Span, Box<Expr>),
+    /// `for p in xs`
+    ForIn(Pat, Box<Expr>),
+    /// `while cond`
+    While(Box<Expr>),
+}
+
+#[derive(Clone, Debug)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+    /// Filled by the type checker.
+    pub ty: Option<Type>,
+}
+
+#[derive(Clone, Debug)]
+pub enum ExprKind {
+    Lit(Literal),
+    Var(QualName),
+    /// `(e1, e2, ...)`; `()` is the unit value.
+    Tuple(Vec<Expr>),
+    /// `[e1, e2, ...]`
+    ArrayLit(Vec<Expr>),
+    /// `start..end`, `start..step...end` (`step` is the second element), `start..<end`, `start..>end`.
+    Range { start: Box<Expr>, second: Option<Box<Expr>>, end: Box<Expr>, kind: RangeKind },
+    BinOp(OpRef, Box<Expr>, Box<Expr>),
+    UnOp(UnOp, Box<Expr>),
+    /// Function application `f a b c`, already grouped: `Apply(f, [a, b, c])`.
+    Apply(Box<Expr>, Vec<Expr>),
+    /// `\p1 p2 : t -> body`
+    Lambda { params: Vec<Pat>, ret: Option<TypeExp>, body: Box<Expr> },
+    /// `(+)`, `` (`f`) ``
+    OpSection(OpRef),
+    /// `(x +)`: the left operand is given.
+    LeftSection(OpRef, Box<Expr>),
+    /// `(+ x)`: the right operand is given.
+    RightSection(OpRef, Box<Expr>),
+    /// `(.0)`, `(.a.b)`: field projections as a function.
+    ProjectSection(Vec<String>),
+    /// `e.0`, `e.1` (tuple fields are numbered).
+    Project(Box<Expr>, String),
+    If(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// `let p = e in body` (the `in` may be omitted before another `let`).
+    Let { pat: Pat, value: Box<Expr>, body: Box<Expr> },
+    /// `let f params : t = e in body`, a local function.
+    LetFun { name: String, name_span: Span, type_params: Vec<TypeParam>, params: Vec<Pat>, ret: Option<TypeExp>, value: Box<Expr>, body: Box<Expr> },
+    /// `let xs[i] = v in body`: sugar for `let xs = xs with [i] = v in body`.
+    LetWith { name: String, name_span: Span, indices: Vec<DimIndex>, value: Box<Expr>, body: Box<Expr> },
+    /// `xs with [i, j] = v`
+    Update { array: Box<Expr>, indices: Vec<DimIndex>, value: Box<Expr> },
+    /// `loop p = init for ... do body`; `init` is `None` when omitted (`loop x for ...`).
+    Loop { pat: Pat, init: Option<Box<Expr>>, form: LoopForm, body: Box<Expr> },
+    /// `a[i, j:k]`
+    Index(Box<Expr>, Vec<DimIndex>),
+    /// `e : t`
+    Ascribe(Box<Expr>, TypeExp),
+    /// `e :> t`
+    Coerce(Box<Expr>, TypeExp),
+    /// `#[attr] e`
+    Attr(Attr, Box<Expr>),
+    /// `m.(e)`, e.g. `f64.(sqrt x + pi)`
+    LocalOpen(QualName, Box<Expr>),
+    /// `assert cond e`
+    Assert(Box<Expr>, Box<Expr>),
+}
+
+impl Expr {
+    pub fn new(kind: ExprKind, span: Span) -> Expr {
+        Expr { kind, span, ty: None }
+    }
+}
+
+impl Pat {
+    pub fn new(kind: PatKind, span: Span) -> Pat {
+        Pat { kind, span, ty: None }
+    }
+}

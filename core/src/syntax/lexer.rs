@@ -1,0 +1,1 @@
+//! Tokens. (Being written.)

@@ -1,0 +1,122 @@
+//! Semantic types of the source language, as the type checker infers them.
+
+use crate::prim::PrimType;
+use std::fmt;
+
+/// The size of one array dimension.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Size {
+    /// A constant size, `[3]`.
+    Const(i64),
+    /// A named size: a size parameter or a variable in scope (`[n]`).
+    Named(String),
+    /// A size not known statically (existential, or not yet inferred).
+    Unknown,
+}
+
+/// A type variable: a type parameter (`'t`) or an inference variable not resolved by defaulting.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TyVar(pub String);
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Type {
+    Prim(PrimType),
+    /// An array: `shape` lists the dimensions outermost first; `elem` is never an array.
+    Array { elem: Box<Type>, shape: Vec<Size>, unique: bool },
+    /// A tuple; the empty tuple is the unit type `()`.
+    Tuple(Vec<Type>),
+    /// A function type `param -> ret`; curried.
+    Fun(Box<Type>, Box<Type>),
+    /// A type variable (only inside polymorphic definitions).
+    Var(TyVar),
+}
+
+impl Type {
+    pub fn unit() -> Type {
+        Type::Tuple(vec![])
+    }
+    /// Rank of the type (0 for non-arrays).
+    pub fn rank(&self) -> usize {
+        match self {
+            Type::Array { shape, .. } => shape.len(),
+            _ => 0,
+        }
+    }
+    /// `[d]t` built from an element/row type, flattening nested arrays.
+    pub fn array_of(row: Type, d: Size) -> Type {
+        match row {
+            Type::Array { elem, mut shape, unique } => {
+                shape.insert(0, d);
+                Type::Array { elem, shape, unique }
+            }
+            t => Type::Array { elem: Box::new(t), shape: vec![d], unique: false },
+        }
+    }
+    /// The type of one row of an array (`None` if not an array).
+    pub fn row(&self) -> Option<Type> {
+        match self {
+            Type::Array { elem, shape, unique } if shape.len() > 1 => {
+                Some(Type::Array { elem: elem.clone(), shape: shape[1..].to_vec(), unique: *unique })
+            }
+            Type::Array { elem, .. } => Some((**elem).clone()),
+            _ => None,
+        }
+    }
+    pub fn is_fun(&self) -> bool {
+        matches!(self, Type::Fun(..))
+    }
+    /// Whether a function type occurs anywhere inside.
+    pub fn contains_fun(&self) -> bool {
+        match self {
+            Type::Fun(..) => true,
+            Type::Array { elem, .. } => elem.contains_fun(),
+            Type::Tuple(ts) => ts.iter().any(|t| t.contains_fun()),
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for Size {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Size::Const(n) => write!(f, "[{n}]"),
+            Size::Named(n) => write!(f, "[{n}]"),
+            Size::Unknown => write!(f, "[]"),
+        }
+    }
+}
+
+impl fmt::Display for Type {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Type::Prim(p) => write!(f, "{p}"),
+            Type::Array { elem, shape, unique } => {
+                if *unique {
+                    write!(f, "*")?;
+                }
+                for d in shape {
+                    write!(f, "{d}")?;
+                }
+                write!(f, "{elem}")
+            }
+            Type::Tuple(ts) => {
+                write!(f, "(")?;
+                for (i, t) in ts.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{t}")?;
+                }
+                write!(f, ")")
+            }
+            Type::Fun(a, r) => {
+                if a.is_fun() {
+                    write!(f, "({a}) -> {r}")
+                } else {
+                    write!(f, "{a} -> {r}")
+                }
+            }
+            Type::Var(v) => write!(f, "{}", v.0),
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! Test runner. (Being written.)

@@ -1,0 +1,1 @@
+//! Value formats. (Being written.)
