@@ -1,1 +1,169 @@
-fn main() {}
+//! `vkad`: run, test, check and inspect vkad programs.
+//!
+//! Exit status: 0 on success, 1 for an error in the program or its input (or a failing test),
+//! 2 for a usage error (clap's own exit code for bad arguments).
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use vkad_core::testing::{Backend, InterpBackend};
+use vkad_core::value::Value;
+
+#[derive(Parser)]
+#[command(name = "vkad", version, about = "Automatic differentiation of nested-parallel array programs (a Futhark subset)")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Where programs run.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum BackendKind {
+    /// The reference interpreter (exact semantics; the oracle for other backends).
+    Interp,
+}
+
+impl BackendKind {
+    fn backend(self) -> Box<dyn Backend> {
+        match self {
+            BackendKind::Interp => Box::new(InterpBackend),
+        }
+    }
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run an entry point: arguments are read from stdin as Futhark values (text or binary),
+    /// results are printed one per line.
+    Run {
+        file: PathBuf,
+        /// The entry point to run.
+        #[arg(short, long, default_value = "main")]
+        entry: String,
+        /// The backend to run on.
+        #[arg(short, long, value_enum, default_value = "interp")]
+        backend: BackendKind,
+        /// Write results in Futhark's binary data format instead of text.
+        #[arg(long)]
+        binary_output: bool,
+    },
+    /// Run the `-- ==` test blocks of .fut files (directories are searched recursively).
+    Test {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// The backend to run on.
+        #[arg(short, long, value_enum, default_value = "interp")]
+        backend: BackendKind,
+    },
+    /// Parse and type-check a program, reporting errors and warnings.
+    Check { file: PathBuf },
+    /// Print the program's IR after lowering and simplification.
+    DumpIr {
+        file: PathBuf,
+        /// Print the IR as lowered, before simplification.
+        #[arg(long)]
+        unoptimised: bool,
+    },
+}
+
+/// An error to report: the message is already formatted.
+struct Failure(String);
+
+fn read_source(path: &Path) -> Result<String, Failure> {
+    std::fs::read_to_string(path).map_err(|e| Failure(format!("error: cannot read {}: {e}", path.display())))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(code) => code,
+        Err(Failure(msg)) => {
+            let _ = writeln!(std::io::stderr(), "{}", msg.trim_end());
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn compile(path: &Path) -> Result<vkad_core::Compiled, Failure> {
+    let text = read_source(path)?;
+    let compiled = vkad_core::compile(&path.display().to_string(), &text).map_err(|e| Failure(e.render()))?;
+    if !compiled.warnings.is_empty() {
+        eprintln!("{}", compiled.render_warnings().trim_end());
+    }
+    Ok(compiled)
+}
+
+fn run(cmd: Command) -> Result<ExitCode, Failure> {
+    match cmd {
+        Command::Run { file, entry, backend, binary_output } => {
+            let compiled = compile(&file)?;
+            if !compiled.entry_names().iter().any(|e| *e == entry) {
+                let names = compiled.entry_names().join(", ");
+                return Err(Failure(format!(
+                    "error: {} has no entry point `{entry}` (entry points: {})",
+                    file.display(),
+                    if names.is_empty() { "none".to_string() } else { names }
+                )));
+            }
+            let mut input = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut input)
+                .map_err(|e| Failure(format!("error: cannot read standard input: {e}")))?;
+            let args = vkad_core::values::parse_values(&input)
+                .map_err(|e| Failure(format!("error: invalid input value: {e}")))?;
+            let results = backend.backend().run(&compiled, &entry, args).map_err(|e| Failure(format!("error: {e}")))?;
+            print_results(&results, binary_output).map_err(|e| Failure(format!("error: cannot write output: {e}")))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Test { paths, backend } => {
+            let backend = backend.backend();
+            let mut stdout = std::io::stdout();
+            let summary = vkad_core::testing::run_paths(&paths, backend.as_ref(), &mut stdout)
+                .map_err(|e| Failure(format!("error: {e}")))?;
+            Ok(if summary.success() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+        Command::Check { file } => {
+            let text = read_source(&file)?;
+            let checked = vkad_core::check(&file.display().to_string(), &text).map_err(|e| Failure(e.render()))?;
+            if !checked.warnings.is_empty() {
+                eprintln!("{}", checked.render_warnings().trim_end());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::DumpIr { file, unoptimised } => {
+            let text = read_source(&file)?;
+            let name = file.display().to_string();
+            let (ir, errors) = if unoptimised {
+                let checked = vkad_core::check(&name, &text).map_err(|e| Failure(e.render()))?;
+                let lowered = vkad_core::lower::lower_program(&checked.ast, &checked.sources);
+                let errors: Vec<String> = lowered.entry_errors.iter().map(|(_, d)| d.render(&checked.sources)).collect();
+                (lowered.program, errors)
+            } else {
+                let compiled = compile(&file)?;
+                let errors = compiled.entry_errors.values().map(|d| d.render(&compiled.sources)).collect();
+                (compiled.ir, errors)
+            };
+            print!("{}", vkad_core::ir::print::program_to_string(&ir));
+            for e in errors {
+                eprintln!("{}", e.trim_end());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn print_results(results: &[Value], binary: bool) -> std::io::Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    for v in results {
+        if binary {
+            let mut buf = Vec::new();
+            vkad_core::values::write_binary(v, &mut buf);
+            out.write_all(&buf)?;
+        } else {
+            writeln!(out, "{}", vkad_core::values::write_text(v))?;
+        }
+    }
+    out.flush()
+}

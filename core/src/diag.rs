@@ -5,13 +5,13 @@
 //!
 //! ```text
 //! error: expected `)`, found `in`
-//!   --> prog.fut:3:14
-//!    |
-//!  3 | let x = (1 + in
-//!    |              ^^ expected `)`
+//!  --> prog.fut:3:14
+//!   |
+//! 3 | let x = (1 + in
+//!   |              ^^ expected `)`
 //! ```
 //!
-//! using `ariadne` for the snippet. Runtime errors carry a [`SrcLoc`] (file:line:col) instead of a
+//! Runtime errors carry a [`SrcLoc`] (file:line:col) instead of a
 //! span, since the IR outlives the source map.
 
 use std::fmt;
@@ -155,47 +155,63 @@ impl Diagnostic {
         self
     }
 
-    /// Render with file:line:col and a caret snippet, without colours.
+    /// Render with file:line:col and a caret snippet, without colours, in rustc's layout:
+    ///
+    /// ```text
+    /// error: expected an expression, found `in`
+    ///  --> prog.fut:2:16
+    ///   |
+    /// 2 |   let x = (1 + in x
+    ///   |                ^^ expected an expression
+    /// ```
+    ///
+    /// Written here rather than with ariadne or miette: their box-drawing layouts (and ariadne's
+    /// ASCII mode) do not give this plain caret line, which is what compiler users read and what
+    /// logs and CI keep intact. It is small: the snippet of the first line of each span.
     pub fn render(&self, sources: &SourceMap) -> String {
-        use ariadne::{Config, Label, Report, ReportKind};
-        let file = sources.file(self.span.file);
-        let loc = sources.loc(self.span);
         let kind = match self.severity {
-            Severity::Error => ReportKind::Error,
-            Severity::Warning => ReportKind::Warning,
+            Severity::Error => "error",
+            Severity::Warning => "warning",
         };
-        let name: String = file.name.to_string();
-        let range = |s: Span| {
-            let f = sources.file(s.file);
-            // ariadne counts characters, not bytes.
-            let lo = f.text.get(..s.lo as usize).map(|t| t.chars().count()).unwrap_or(0);
-            let hi = f.text.get(..s.hi as usize).map(|t| t.chars().count()).unwrap_or(lo);
-            lo..hi.max(lo)
-        };
-        let mut report = Report::build(kind, (name.clone(), range(self.span)))
-            .with_config(Config::default().with_color(false))
-            .with_message(format!("{}\n  --> {}", self.message, loc));
-        let mut primary = Label::new((name.clone(), range(self.span)));
-        if let Some(l) = &self.label {
-            primary = primary.with_message(l);
-        }
-        report = report.with_label(primary);
-        for (s, text) in &self.secondary {
-            if s.file == self.span.file {
-                report = report.with_label(Label::new((name.clone(), range(*s))).with_message(text));
+        let mut out = format!("{kind}: {}\n", self.message);
+        let loc = sources.loc(self.span);
+        let mut snippets = vec![(self.span, self.label.clone().unwrap_or_default(), '^')];
+        snippets.extend(self.secondary.iter().map(|(s, t)| (*s, t.clone(), '-')));
+        let width = snippets
+            .iter()
+            .map(|(s, _, _)| sources.loc(*s).line.to_string().len())
+            .max()
+            .unwrap_or(1);
+        let pad = " ".repeat(width);
+        out.push_str(&format!("{pad}--> {loc}\n"));
+        for (span, text, mark) in snippets {
+            let file = sources.file(span.file);
+            let (line, col) = file.line_col(span.lo as usize);
+            let line_text = file.text.lines().nth(line as usize - 1).unwrap_or("");
+            let (end_line, end_col) = file.line_col(span.hi as usize);
+            // Underline to the span's end on its first line (at least one character).
+            let len = if end_line == line {
+                (end_col.saturating_sub(col)).max(1)
+            } else {
+                (line_text.chars().count() as u32 + 1).saturating_sub(col).max(1)
+            };
+            if span.file != self.span.file {
+                out.push_str(&format!("{pad}--> {}\n", sources.loc(span)));
+            }
+            out.push_str(&format!("{pad} |\n"));
+            out.push_str(&format!("{:>width$} | {}\n", line, line_text.replace('\t', " ")));
+            let marks: String = std::iter::repeat_n(mark, len as usize).collect();
+            let lead = " ".repeat(col as usize - 1);
+            if text.is_empty() {
+                out.push_str(&format!("{pad} | {lead}{marks}\n"));
+            } else {
+                out.push_str(&format!("{pad} | {lead}{marks} {text}\n"));
             }
         }
         for n in &self.notes {
-            report = report.with_note(n);
+            out.push_str(&format!("{pad} = note: {n}\n"));
         }
-        let mut out = Vec::new();
-        let cache = ariadne::sources(
-            sources.files.iter().map(|f| (f.name.to_string(), f.text.to_string())),
-        );
-        if report.finish().write(cache, &mut out).is_err() {
-            return format!("{}: {}", loc, self.message);
-        }
-        String::from_utf8_lossy(&out).into_owned()
+        out
     }
 }
 
@@ -215,5 +231,32 @@ impl Diagnostics {
 impl From<Diagnostic> for Diagnostics {
     fn from(d: Diagnostic) -> Diagnostics {
         Diagnostics(vec![d])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_counts_from_one() {
+        let f = SourceFile::new("a.fut", "ab\ncd\n");
+        assert_eq!(f.line_col(0), (1, 1));
+        assert_eq!(f.line_col(1), (1, 2));
+        assert_eq!(f.line_col(3), (2, 1));
+        assert_eq!(f.line_col(100), (3, 1));
+    }
+
+    #[test]
+    fn render_shows_location_and_caret() {
+        let mut sm = SourceMap::default();
+        let id = sm.add("prog.fut", "def main =\n  let x = (1 + in x\n");
+        let d = Diagnostic::error(Span::new(id, 26, 28), "expected an expression, found `in`")
+            .with_label("expected an expression");
+        let out = d.render(&sm);
+        assert!(out.contains("prog.fut:2:16"), "{out}");
+        assert!(out.contains("let x = (1 + in x"), "{out}");
+        assert!(out.contains("\n  |                ^^ expected an expression\n"), "{out}");
+        assert!(out.contains("expected an expression, found `in`"), "{out}");
     }
 }

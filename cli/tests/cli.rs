@@ -1,0 +1,110 @@
+//! The `vkad` binary end to end: exit codes, stdin/stdout, error output.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn vkad(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vkad"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("vkad starts");
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn tmp_program(name: &str, src: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("vkad-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, src).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn run_reads_stdin_and_prints_results() {
+    let p = tmp_program("sum.fut", "entry main (xs: []i32) (k: i32): (i32, []i32) = (reduce (+) 0 xs, map (* k) xs)\n");
+    let out = vkad(&["run", &p], b"[1, 2, 3] 10");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "6i32\n[10i32, 20i32, 30i32]\n");
+}
+
+#[test]
+fn run_selects_entry_and_binary_output_round_trips() {
+    let p = tmp_program("two.fut", "entry a (x: f64): f64 = x * 2.0\nentry b (x: f64): f64 = x + 1.0\n");
+    let out = vkad(&["run", &p, "-e", "b"], b"1.5");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "2.5f64\n");
+    let bin = vkad(&["run", &p, "-e", "a", "--binary-output"], b"1.5");
+    assert!(bin.status.success());
+    assert_eq!(bin.stdout[0], b'b');
+    let back = vkad_core::values::parse_values(&bin.stdout).unwrap();
+    assert_eq!(back, vec![vkad_core::value::Value::Scalar(vkad_core::prim::PrimValue::F64(3.0))]);
+}
+
+#[test]
+fn program_errors_exit_1_with_location() {
+    let p = tmp_program("bad.fut", "def main (x: i32): i32 = x +\n");
+    let out = vkad(&["check", &p], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.fut:2:1") || err.contains("bad.fut:1:"), "{err}");
+    assert!(err.contains('^'), "{err}");
+}
+
+#[test]
+fn runtime_errors_exit_1_with_location() {
+    let p = tmp_program("oob.fut", "entry main (xs: []i32) (i: i64): i32 = xs[i]\n");
+    let out = vkad(&["run", &p], b"[1, 2, 3] 7i64");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("oob.fut:1:"), "{err}");
+    assert!(err.contains("out of bounds"), "{err}");
+}
+
+#[test]
+fn bad_input_value_exits_1() {
+    let p = tmp_program("id.fut", "entry main (x: i32): i32 = x\n");
+    let out = vkad(&["run", &p], b"[1, 2");
+    assert_eq!(out.status.code(), Some(1));
+    let wrong_type = vkad(&["run", &p], b"1.5f32");
+    assert_eq!(wrong_type.status.code(), Some(1));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(vkad(&["frobnicate"], b"").status.code(), Some(2));
+    assert_eq!(vkad(&["run"], b"").status.code(), Some(2));
+}
+
+#[test]
+fn missing_entry_is_reported() {
+    let p = tmp_program("noentry.fut", "entry main (x: i32): i32 = x\n");
+    let out = vkad(&["run", &p, "-e", "nope"], b"1");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no entry point `nope`"));
+}
+
+#[test]
+fn dump_ir_prints_the_entry() {
+    let p = tmp_program("dump.fut", "entry main (xs: []f32): f32 = reduce (+) 0 (map (* 2) xs)\n");
+    let out = vkad(&["dump-ir", &p], b"");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let ir = String::from_utf8_lossy(&out.stdout);
+    assert!(ir.contains("main"), "{ir}");
+    assert!(ir.contains("reduce"), "{ir}");
+}
+
+#[test]
+fn test_command_reports_summary() {
+    let p = tmp_program(
+        "t.fut",
+        "-- ==\n-- input { 1 } output { 2 }\n-- input { 2 } output { 5 }\nentry main (x: i32): i32 = x * 2\n",
+    );
+    let out = vkad(&["test", &p], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.lines().any(|l| l.trim() == "1 passed, 1 failed, 0 skipped"), "{text}");
+}
