@@ -419,21 +419,7 @@ impl Parser {
                 }
                 Ok(Dec::Type(self.type_dec()?))
             }
-            Tok::Keyword(Keyword::Local) => {
-                // `local dec` only hides `dec` from importers; a program is a single file.
-                self.bump();
-                if self.at(&Tok::Keyword(Keyword::Module)) || self.at(&Tok::Keyword(Keyword::Open))
-                {
-                    return Err(self.unsupported_here("modules (`module`)"));
-                }
-                let mut d = self.dec()?;
-                if let Dec::Val(v) = &mut d {
-                    let mut all = attrs;
-                    all.append(&mut v.attrs);
-                    v.attrs = all;
-                }
-                Ok(d)
-            }
+            Tok::Keyword(Keyword::Local) => Err(self.unsupported_here("modules (`local`)")),
             Tok::Keyword(Keyword::Module) => Err(self.unsupported_here("modules (`module`)")),
             Tok::Keyword(Keyword::Open) => Err(self.unsupported_here("modules (`open`)")),
             Tok::Keyword(Keyword::Include) => Err(self.unsupported_here("modules (`include`)")),
@@ -448,25 +434,10 @@ impl Parser {
     fn val_dec(&mut self, attrs: Vec<Attr>, start: Span) -> PResult<ValDec> {
         let kw = self.bump();
         let entry = kw.tok == Tok::Keyword(Keyword::Entry);
-        // `def (op) x y = ...` defines an operator; uses of a non-builtin operator `x op y` are
-        // applications of the function named `op` (see `infix_op`).
-        let (name, name_span) = if self.at(&Tok::LParen) {
-            let start = self.bump().span;
-            let Tok::Symbol(op) = self.peek().clone() else {
-                return Err(self.error_expected("an operator symbol"));
-            };
-            self.bump();
-            let end = self.expect(&Tok::RParen, "`)`")?;
-            if builtin_op(&op).is_some() {
-                return Err(Diagnostic::not_supported(
-                    start.to(end),
-                    format!("redefining the builtin operator `{op}`"),
-                ));
-            }
-            (op, start.to(end))
-        } else {
-            self.ident("a name to define")?
-        };
+        if self.at(&Tok::LParen) {
+            return Err(self.unsupported_here("user-defined operators (`def (op) ...`)"));
+        }
+        let (name, name_span) = self.ident("a name to define")?;
         let type_params = self.type_params()?;
         let params = self.param_pats()?;
         if let Tok::Symbol(_) = self.peek() {
@@ -923,11 +894,17 @@ impl Parser {
                 }
                 None if s == "!" => Err(self.error_expected("an infix operator")),
                 None => {
-                    let sp = self.bump().span;
-                    Ok(OpRef::Fun(Box::new(Expr::new(
-                        ExprKind::Var(QualName::unqual(s)),
-                        sp,
-                    ))))
+                    let mut d = Diagnostic::not_supported(
+                        self.span(),
+                        format!("user-defined operator `{s}`"),
+                    );
+                    if s == ">->" || s == "<-<" {
+                        d = d.with_note(
+                            "`>->` and `<-<` are the function composition operators of \
+                             Futhark's prelude; write a lambda instead",
+                        );
+                    }
+                    Err(d)
                 }
             },
             Tok::Backtick => Ok(OpRef::Fun(Box::new(self.backtick_op()?))),

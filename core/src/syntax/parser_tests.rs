@@ -543,7 +543,7 @@ fn declarations() {
     let src = "#[noinline] def f 't [n] (xs: [n]t) (y: i32) : [n]t = xs\n\
                entry main (x: f64) = f [x] 1\n\
                let g = 1\n\
-               local def h = 2\n\
+               def h = 2\n\
                type vec [n] 't = [n]t\n\
                type^ fn 'a = a -> a\n\
                type~ ex = ?[k].[k]i32\n\
@@ -724,7 +724,12 @@ fn unsupported_constructs_are_named() {
     assert!(ns("def f = r.field").contains("record field access"));
     assert!(ns("def f = (g x).field").contains("record field access"));
     assert!(ns("def x +^ y = x").contains("infix operator definitions"));
-    assert!(ns("def (+) a b = a").contains("redefining the builtin operator `+`"));
+    assert!(ns("def (+^) a b = a").contains("user-defined operators"));
+    assert!(ns("def (+) a b = a").contains("user-defined operators"));
+    assert!(ns("def f = a +^ b").contains("user-defined operator `+^`"));
+    assert!(ns("def f = (+^)").contains("user-defined operator `+^`"));
+    assert!(ns("def f = (>-> g)").contains("user-defined operator `>->`"));
+    assert!(ns("local def f = 1").contains("modules (`local`)"));
     assert!(ns("def f = let [n] xs = ys in xs").contains("size binders"));
     assert!(ns("def f = xs with .0 = 1").contains("field updates"));
     assert!(ns("def f = ???").contains("holes"));
@@ -1061,21 +1066,11 @@ fn qualified_operator_sections() {
 }
 
 #[test]
-fn user_defined_operators() {
-    let src = "def (>->) f g x = g (f x)\ndef h = (== 1) >-> f32.bool";
-    let prog = parse_program(src, F).unwrap();
-    let Dec::Val(d) = &prog.decs[0] else { panic!() };
-    assert_eq!(d.name, ">->");
-    assert_eq!(
-        &src[d.name_span.lo as usize..d.name_span.hi as usize],
-        "(>->)"
-    );
-    let Dec::Val(h) = &prog.decs[1] else { panic!() };
-    assert_eq!(e(&h.body), "(`>->` (rsection == 1) f32.bool)");
-    // Precedence comes from the leading characters: `>->` binds like `>`.
-    assert_eq!(pe("a + b >-> c"), "(`>->` (+ a b) c)");
-    assert_eq!(pe("a && b +^ c"), "(&& a (`+^` b c))");
-    assert_eq!(pe("(>->)"), "(section `>->`)");
-    assert_eq!(pe("(+^ 1)"), "(rsection `+^` 1)");
+fn operators_by_leading_characters() {
+    // Unknown operators are rejected, but only once their precedence has placed them.
+    let (msg, r) = perr("def f = a + b >-> c");
+    assert_eq!(msg, "not supported: user-defined operator `>->`");
+    assert!(r.contains("test.fut:1:15"), "{r}");
+    assert!(r.contains("function composition"), "{r}");
     assert!(eerr("a ! b").starts_with("expected an infix operator"));
 }
