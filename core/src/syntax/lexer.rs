@@ -180,8 +180,8 @@ pub enum Tok {
     Underscore,
     /// `???`
     Hole,
-    /// `$` and other characters that only appear in unsupported syntax are rejected by the lexer;
-    /// this marks the end of input.
+    /// The end of the input (always the last token). Characters outside the language, such as
+    /// `$`, are rejected by the lexer with an error instead of becoming tokens.
     Eof,
 }
 

@@ -1074,3 +1074,23 @@ fn operators_by_leading_characters() {
     assert!(r.contains("function composition"), "{r}");
     assert!(eerr("a ! b").starts_with("expected an infix operator"));
 }
+
+#[test]
+fn minus_and_spacing() {
+    assert_eq!(pe("x-1"), "(- x 1)");
+    assert_eq!(pe("x - -1"), "(- x (neg 1))");
+    assert_eq!(pe("a[i]-1"), "(- a[i] 1)");
+    assert_eq!(pe("xs[0:n:-1]"), "xs[0:n:(neg 1)]");
+    assert_eq!(
+        pe("loop x = 0 for i<n-1 do x"),
+        "(loop x = 0 for i < (- n 1) do x)"
+    );
+    assert_eq!(pe("#[unsafe] a[i] + 1"), "(#[unsafe] (+ a[i] 1))");
+    assert_eq!(
+        pe("tabulate n \\i -> i * 2"),
+        "(app tabulate n (\\i -> (* i 2)))"
+    );
+    assert_eq!(pe("f x |> \\y -> y"), "(|> (app f x) (\\y -> y))");
+    // As in Futhark, operator characters run together: `==-` is one (unknown) operator.
+    assert_eq!(eerr("x==-1"), "not supported: user-defined operator `==-`");
+}
