@@ -1,6 +1,1652 @@
-//! Parser. (Being written.)
+//! The parser: tokens to the [`ast`].
+//!
+//! A hand-written recursive-descent parser with precedence climbing for infix operators. It
+//! follows the grammar of Futhark's language reference and the precedence table of Futhark's own
+//! parser (lowest to highest):
+//!
+//! | level | operators                                   | assoc |
+//! |-------|---------------------------------------------|-------|
+//! | 1     | `:` `:>` (ascription, coercion)             | left  |
+//! | 2     | `...` `..<` `..>` `..` (ranges)             | none  |
+//! | 3     | `` `f` `` (backticked functions)            | left  |
+//! | 4     | `with`                                      | left  |
+//! | 5     | `\|>`                                       | left  |
+//! | 6     | `<\|`                                       | right |
+//! | 7     | `\|\|`                                      | left  |
+//! | 8     | `&&`                                        | left  |
+//! | 9     | `==` `!=` `<` `<=` `>` `>=`                 | left  |
+//! | 10    | `&` `^` `\|`                                | left  |
+//! | 11    | `<<` `>>` `>>>`                             | left  |
+//! | 12    | `+` `-`                                     | left  |
+//! | 13    | `*` `/` `%` `//` `%%`                       | left  |
+//! | 14    | `**`                                        | left  |
+//! |       | prefix `-` `!`, then application, then indexing and projection |
+//!
+//! `if`, `let`, `loop`, `assert`, lambdas and attributes extend as far to the right as possible.
+//! The parser stops at the first error. Recursion is bounded (see [`MAX_DEPTH`]), so no input can
+//! overflow the stack; chains of `let` are parsed iteratively.
+
 use crate::diag::{Diagnostic, Diagnostics, FileId, Span};
-use crate::syntax::ast::Program;
-pub fn parse_program(_src: &str, file: FileId) -> Result<Program, Diagnostics> {
-    Err(Diagnostic::error(Span::new(file, 0, 0), "parser not written yet").into())
+use crate::prim::PrimType;
+use crate::syntax::ast::{self, *};
+use crate::syntax::lexer::{lex, Keyword, Tok, Token};
+
+/// The deepest recursive nesting of expressions, types and patterns the parser accepts.
+pub const MAX_DEPTH: u32 = 200;
+
+/// The deepest syntax tree the parser builds, counting the iteratively parsed chains (`let`
+/// chains, left-associative operators, postfix indexing) as well. Deeper trees would overflow
+/// the stack of the recursive passes that follow (even dropping one recurses).
+pub const MAX_TREE_DEPTH: u32 = 2000;
+
+/// Parse a whole program.
+pub fn parse_program(src: &str, file: FileId) -> Result<ast::Program, Diagnostics> {
+    let mut p = Parser::new(src, file)?;
+    p.program().map_err(Diagnostics::from)
 }
+
+/// Parse a type expression (the whole input must be one type).
+pub fn parse_type(src: &str, file: FileId) -> Result<ast::TypeExp, Diagnostics> {
+    let mut p = Parser::new(src, file)?;
+    let t = p.type_exp()?;
+    p.expect_eof()?;
+    Ok(t)
+}
+
+/// Parse a value signature as written in [`crate::builtins`]: type and size parameters, `:`, a
+/// type. For example `'a '^b : (a -> b) -> []a -> *[]b` or `'t : (n: i64) -> *[n]i64`.
+pub fn parse_val_spec(
+    src: &str,
+    file: FileId,
+) -> Result<(Vec<ast::TypeParam>, ast::TypeExp), Diagnostics> {
+    let mut p = Parser::new(src, file)?;
+    let params = p.type_params()?;
+    p.expect(&Tok::Colon, "`:`")?;
+    let t = p.type_exp()?;
+    p.expect_eof()?;
+    Ok((params, t))
+}
+
+type PResult<T> = Result<T, Diagnostic>;
+
+struct Parser {
+    toks: Vec<Token>,
+    pos: usize,
+    file: FileId,
+    depth: u32,
+    /// Estimated depth of the tree being built (see [`MAX_TREE_DEPTH`]).
+    tree: u32,
+}
+
+/// A binary operator as seen in infix position.
+enum Infix {
+    Op(BinOp),
+    Fun(Box<Expr>),
+    With,
+    Range,
+}
+
+/// One `let` header of a chain `let a = x let b = y in body`.
+enum LetHead {
+    Pat(Pat, Expr),
+    Fun {
+        name: String,
+        name_span: Span,
+        type_params: Vec<TypeParam>,
+        params: Vec<Pat>,
+        ret: Option<TypeExp>,
+        value: Expr,
+    },
+    With {
+        name: String,
+        name_span: Span,
+        indices: Vec<DimIndex>,
+        value: Expr,
+    },
+}
+
+/// The builtin binary operator spelled `s`.
+fn builtin_op(s: &str) -> Option<BinOp> {
+    use BinOp::*;
+    Some(match s {
+        "+" => Add,
+        "-" => Sub,
+        "*" => Mul,
+        "/" => Div,
+        "%" => Mod,
+        "//" => Quot,
+        "%%" => Rem,
+        "**" => Pow,
+        "<<" => Shl,
+        ">>" => Shr,
+        ">>>" => UShr,
+        "&" => BitAnd,
+        "|" => BitOr,
+        "^" => BitXor,
+        "==" => Eq,
+        "!=" => Neq,
+        "<" => Lt,
+        "<=" => Le,
+        ">" => Gt,
+        ">=" => Ge,
+        "&&" => LogAnd,
+        "||" => LogOr,
+        "|>" => PipeRight,
+        "<|" => PipeLeft,
+        "++" => Concat,
+        _ => return None,
+    })
+}
+
+/// Precedence level and right-associativity of an operator symbol, determined (as in Futhark) by
+/// its leading characters.
+fn symbol_prec(s: &str) -> (u8, bool) {
+    if s.starts_with("|>") {
+        (5, false)
+    } else if s.starts_with("<|") {
+        (6, true)
+    } else if s.starts_with("||") {
+        (7, false)
+    } else if s.starts_with("&&") {
+        (8, false)
+    } else if s.starts_with("<<") || s.starts_with(">>") {
+        (11, false)
+    } else if s.starts_with('<') || s.starts_with('>') || s.starts_with('=') || s.starts_with('!') {
+        (9, false)
+    } else if s.starts_with('&') || s.starts_with('^') || s.starts_with('|') {
+        (10, false)
+    } else if s.starts_with('+') || s.starts_with('-') {
+        (12, false)
+    } else if s.starts_with("**") {
+        (14, false)
+    } else {
+        (13, false)
+    }
+}
+
+const PREC_RANGE: u8 = 2;
+const PREC_BACKTICK: u8 = 3;
+const PREC_WITH: u8 = 4;
+const PREC_PIPE: u8 = 5;
+
+fn is_module_name(s: &str) -> bool {
+    PrimType::from_name(s).is_some()
+}
+
+impl Parser {
+    fn new(src: &str, file: FileId) -> Result<Parser, Diagnostics> {
+        let toks = lex(src, file)?;
+        Ok(Parser {
+            toks,
+            pos: 0,
+            file,
+            depth: 0,
+            tree: 0,
+        })
+    }
+
+    // ---------------------------------------------------------------- token helpers
+
+    fn peek(&self) -> &Tok {
+        self.peek_at(0)
+    }
+
+    fn peek_at(&self, n: usize) -> &Tok {
+        let i = (self.pos + n).min(self.toks.len() - 1);
+        &self.toks[i].tok
+    }
+
+    fn tok_at(&self, n: usize) -> &Token {
+        let i = (self.pos + n).min(self.toks.len() - 1);
+        &self.toks[i]
+    }
+
+    fn span(&self) -> Span {
+        self.tok_at(0).span
+    }
+
+    /// The span of the previously consumed token.
+    fn prev_span(&self) -> Span {
+        if self.pos == 0 {
+            Span::new(self.file, 0, 0)
+        } else {
+            self.toks[self.pos - 1].span
+        }
+    }
+
+    fn bump(&mut self) -> Token {
+        let t = self.tok_at(0).clone();
+        if self.pos < self.toks.len() - 1 {
+            self.pos += 1;
+        }
+        t
+    }
+
+    fn at(&self, t: &Tok) -> bool {
+        self.peek() == t
+    }
+
+    fn at_kw(&self, k: Keyword) -> bool {
+        *self.peek() == Tok::Keyword(k)
+    }
+
+    fn at_symbol(&self, s: &str) -> bool {
+        matches!(self.peek(), Tok::Symbol(x) if x == s)
+    }
+
+    fn eat(&mut self, t: &Tok) -> bool {
+        if self.at(t) {
+            self.bump();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn at_bracket(&self) -> bool {
+        matches!(self.peek(), Tok::LBracket | Tok::IndexBracket)
+    }
+
+    /// Whether the current token directly follows the previous one (no whitespace).
+    fn adjacent(&self, n: usize) -> bool {
+        !self.tok_at(n).space_before
+    }
+
+    fn error_expected(&self, what: &str) -> Diagnostic {
+        let t = self.tok_at(0);
+        Diagnostic::error(
+            t.span,
+            format!("expected {what}, found {}", t.tok.describe()),
+        )
+        .with_label(format!("expected {what}"))
+    }
+
+    fn expect(&mut self, t: &Tok, what: &str) -> PResult<Span> {
+        if self.at(t) {
+            Ok(self.bump().span)
+        } else {
+            Err(self.error_expected(what))
+        }
+    }
+
+    fn expect_kw(&mut self, k: Keyword) -> PResult<Span> {
+        self.expect(&Tok::Keyword(k), &format!("`{}`", k.as_str()))
+    }
+
+    fn expect_eof(&mut self) -> PResult<()> {
+        if self.at(&Tok::Eof) {
+            Ok(())
+        } else {
+            Err(self.error_expected("end of input"))
+        }
+    }
+
+    fn ident(&mut self, what: &str) -> PResult<(String, Span)> {
+        match self.peek().clone() {
+            Tok::Ident(s) => Ok((s, self.bump().span)),
+            _ => Err(self.error_expected(what)),
+        }
+    }
+
+    fn enter(&mut self) -> PResult<()> {
+        self.depth += 1;
+        self.tree += 1;
+        if self.depth > MAX_DEPTH || self.tree > MAX_TREE_DEPTH {
+            Err(
+                Diagnostic::error(self.span(), "expression nested too deeply")
+                    .with_label("nesting limit reached here")
+                    .with_note(format!(
+                        "the parser accepts at most {MAX_DEPTH} levels of nesting"
+                    )),
+            )
+        } else {
+            Ok(())
+        }
+    }
+
+    fn leave(&mut self) {
+        self.depth -= 1;
+        self.tree -= 1;
+    }
+
+    /// Account for `n` more levels of tree depth built without recursion.
+    fn deepen(&mut self, n: u32) -> PResult<()> {
+        self.tree += n;
+        if self.tree > MAX_TREE_DEPTH {
+            Err(
+                Diagnostic::error(self.span(), "expression nested too deeply")
+                    .with_label("nesting limit reached here")
+                    .with_note(format!(
+                        "the syntax tree may be at most {MAX_TREE_DEPTH} levels deep"
+                    )),
+            )
+        } else {
+            Ok(())
+        }
+    }
+
+    fn guarded<T>(&mut self, f: impl FnOnce(&mut Self) -> PResult<T>) -> PResult<T> {
+        self.enter()?;
+        let r = f(self);
+        self.leave();
+        r
+    }
+
+    /// Error for a construct starting at the current token that the subset does not have.
+    fn unsupported_here(&self, what: &str) -> Diagnostic {
+        Diagnostic::not_supported(self.span(), what)
+    }
+
+    // ---------------------------------------------------------------- declarations
+
+    fn program(&mut self) -> PResult<Program> {
+        let mut decs = Vec::new();
+        while !self.at(&Tok::Eof) {
+            decs.push(self.dec()?);
+        }
+        Ok(Program { decs })
+    }
+
+    fn attrs(&mut self) -> PResult<Vec<Attr>> {
+        let mut attrs = Vec::new();
+        while self.at(&Tok::HashBracket) {
+            attrs.push(self.attr_block()?);
+        }
+        Ok(attrs)
+    }
+
+    /// `#[attr]`
+    fn attr_block(&mut self) -> PResult<Attr> {
+        self.expect(&Tok::HashBracket, "`#[`")?;
+        let a = self.attr()?;
+        self.expect(&Tok::RBracket, "`]` to close the attribute")?;
+        Ok(a)
+    }
+
+    fn attr(&mut self) -> PResult<Attr> {
+        self.guarded(|p| match p.peek().clone() {
+            Tok::Ident(name) => {
+                let sp = p.bump().span;
+                if p.at(&Tok::LParen) {
+                    p.bump();
+                    let mut args = Vec::new();
+                    while !p.at(&Tok::RParen) {
+                        args.push(p.attr()?);
+                        if !p.eat(&Tok::Comma) {
+                            break;
+                        }
+                    }
+                    let end = p.expect(&Tok::RParen, "`)` or `,`")?;
+                    Ok(Attr::Call(name, args, sp.to(end)))
+                } else {
+                    Ok(Attr::Atom(name, sp))
+                }
+            }
+            Tok::Keyword(k) => {
+                // Attributes such as `#[unsafe]` are ordinary words; keywords are allowed too.
+                let sp = p.bump().span;
+                Ok(Attr::Atom(k.as_str().to_string(), sp))
+            }
+            Tok::Int {
+                value,
+                suffix: None,
+                ..
+            } => {
+                let sp = p.bump().span;
+                let v = i64::try_from(value).map_err(|_| {
+                    Diagnostic::error(sp, "literal out of range")
+                        .with_label("too large for an attribute")
+                })?;
+                Ok(Attr::Int(v, sp))
+            }
+            _ => Err(p.error_expected("an attribute")),
+        })
+    }
+
+    fn dec(&mut self) -> PResult<Dec> {
+        let start = self.span();
+        let attrs = self.attrs()?;
+        match self.peek() {
+            Tok::Keyword(Keyword::Def | Keyword::Entry | Keyword::Let) => {
+                Ok(Dec::Val(self.val_dec(attrs, start)?))
+            }
+            Tok::Keyword(Keyword::Type) => {
+                if let Some(a) = attrs.first() {
+                    return Err(Diagnostic::not_supported(
+                        a.span(),
+                        "attributes on type declarations",
+                    ));
+                }
+                Ok(Dec::Type(self.type_dec()?))
+            }
+            Tok::Keyword(Keyword::Local) => Err(self.unsupported_here("modules (`local`)")),
+            Tok::Keyword(Keyword::Module) => Err(self.unsupported_here("modules (`module`)")),
+            Tok::Keyword(Keyword::Open) => Err(self.unsupported_here("modules (`open`)")),
+            Tok::Keyword(Keyword::Include) => Err(self.unsupported_here("modules (`include`)")),
+            Tok::Keyword(Keyword::Import) => Err(self.unsupported_here("imports (`import`)")),
+            Tok::Keyword(Keyword::Val) => {
+                Err(self.unsupported_here("module type specifications (`val`)"))
+            }
+            _ => Err(self.error_expected("a declaration (`def`, `entry` or `type`)")),
+        }
+    }
+
+    fn val_dec(&mut self, attrs: Vec<Attr>, start: Span) -> PResult<ValDec> {
+        let kw = self.bump();
+        let entry = kw.tok == Tok::Keyword(Keyword::Entry);
+        if self.at(&Tok::LParen) {
+            return Err(self.unsupported_here("user-defined operators (`def (op) ...`)"));
+        }
+        let (name, name_span) = self.ident("a name to define")?;
+        let type_params = self.type_params()?;
+        let params = self.param_pats()?;
+        if let Tok::Symbol(_) = self.peek() {
+            return Err(
+                self.unsupported_here("infix operator definitions (write `def (op) x y = ...`)")
+            );
+        }
+        let ret = if self.eat(&Tok::Colon) {
+            Some(self.type_exp()?)
+        } else {
+            None
+        };
+        self.expect(
+            &Tok::Equals,
+            if ret.is_some() {
+                "`=`"
+            } else {
+                "`=`, `:` or a parameter"
+            },
+        )?;
+        let body = self.exp()?;
+        let span = start.to(body.span);
+        Ok(ValDec {
+            entry,
+            name,
+            name_span,
+            type_params,
+            params,
+            ret,
+            body,
+            attrs,
+            span,
+        })
+    }
+
+    fn type_dec(&mut self) -> PResult<TypeDec> {
+        let start = self.bump().span;
+        let liftedness = if self.adjacent(0) && self.at_symbol("^") {
+            self.bump();
+            Liftedness::Lifted
+        } else if self.adjacent(0) && self.at(&Tok::Tilde) {
+            self.bump();
+            Liftedness::SizeLifted
+        } else {
+            Liftedness::Unlifted
+        };
+        let (name, _) = self.ident("a type name")?;
+        let params = self.type_params()?;
+        self.expect(&Tok::Equals, "`=`")?;
+        let def = self.type_exp()?;
+        Ok(TypeDec {
+            name,
+            liftedness,
+            params,
+            span: start.to(def.span()),
+            def,
+        })
+    }
+
+    /// Zero or more `'t`, `'^t`, `'~t`, `[n]`.
+    fn type_params(&mut self) -> PResult<Vec<TypeParam>> {
+        let mut out = Vec::new();
+        loop {
+            let start = self.span();
+            let liftedness = match self.peek() {
+                Tok::Tick => Liftedness::Unlifted,
+                Tok::TickHat => Liftedness::Lifted,
+                Tok::TickTilde => Liftedness::SizeLifted,
+                Tok::LBracket | Tok::IndexBracket => {
+                    self.bump();
+                    let (n, _) = self.ident("a size parameter name")?;
+                    let end = self.expect(&Tok::RBracket, "`]`")?;
+                    out.push(TypeParam::Size(n, start.to(end)));
+                    continue;
+                }
+                _ => return Ok(out),
+            };
+            self.bump();
+            let (name, end) = self.ident("a type parameter name")?;
+            out.push(TypeParam::Type {
+                name,
+                liftedness,
+                span: start.to(end),
+            });
+        }
+    }
+
+    // ---------------------------------------------------------------- types
+
+    fn type_exp(&mut self) -> PResult<TypeExp> {
+        self.guarded(|p| p.type_exp_inner())
+    }
+
+    fn type_exp_inner(&mut self) -> PResult<TypeExp> {
+        let start = self.span();
+        // `(x: t1) -> t2`
+        if self.at(&Tok::LParen)
+            && matches!(self.peek_at(1), Tok::Ident(_))
+            && *self.peek_at(2) == Tok::Colon
+        {
+            self.bump();
+            let (name, _) = self.ident("a parameter name")?;
+            self.bump();
+            let t1 = self.type_exp()?;
+            self.expect(&Tok::RParen, "`)`")?;
+            self.expect(&Tok::Arrow, "`->` after a named parameter type")?;
+            let t2 = self.type_exp()?;
+            let span = start.to(t2.span());
+            return Ok(TypeExp::Arrow(Some(name), Box::new(t1), Box::new(t2), span));
+        }
+        if self.eat(&Tok::Question) {
+            let mut names = Vec::new();
+            while self.at_bracket() {
+                self.bump();
+                let (n, _) = self.ident("a size name")?;
+                self.expect(&Tok::RBracket, "`]`")?;
+                names.push(n);
+            }
+            if names.is_empty() {
+                return Err(self.error_expected("`[` after `?`"));
+            }
+            self.expect(&Tok::Dot, "`.` after the existential sizes")?;
+            let t = self.type_exp()?;
+            let span = start.to(t.span());
+            return Ok(TypeExp::Exists(names, Box::new(t), span));
+        }
+        let t = self.type_term()?;
+        if self.eat(&Tok::Arrow) {
+            let t2 = self.type_exp()?;
+            let span = start.to(t2.span());
+            return Ok(TypeExp::Arrow(None, Box::new(t), Box::new(t2), span));
+        }
+        Ok(t)
+    }
+
+    /// `*t`, or a (possibly applied) type atom.
+    fn type_term(&mut self) -> PResult<TypeExp> {
+        self.guarded(|p| {
+            let start = p.span();
+            if p.at_symbol("*") {
+                p.bump();
+                let t = p.type_term()?;
+                let span = start.to(t.span());
+                return Ok(TypeExp::Unique(Box::new(t), span));
+            }
+            let head = p.type_atom()?;
+            let TypeExp::Named(name, mut args, mut span) = head else {
+                return Ok(head);
+            };
+            if !args.is_empty() {
+                return Ok(TypeExp::Named(name, args, span));
+            }
+            loop {
+                match p.peek() {
+                    Tok::LBracket | Tok::IndexBracket => {
+                        let s0 = p.bump().span;
+                        let size = p.size_exp()?;
+                        let end = p.expect(&Tok::RBracket, "`]`")?;
+                        args.push(TypeArgExp::Size(size, s0.to(end)));
+                        span = span.to(end);
+                    }
+                    Tok::Ident(_) | Tok::LParen | Tok::LBrace => {
+                        let t = p.type_atom()?;
+                        span = span.to(t.span());
+                        args.push(TypeArgExp::Type(t));
+                    }
+                    _ => break,
+                }
+            }
+            Ok(TypeExp::Named(name, args, span))
+        })
+    }
+
+    fn type_atom(&mut self) -> PResult<TypeExp> {
+        self.guarded(|p| {
+            let start = p.span();
+            match p.peek().clone() {
+                Tok::LParen => {
+                    p.bump();
+                    if p.at(&Tok::RParen) {
+                        let end = p.bump().span;
+                        return Ok(TypeExp::Tuple(vec![], start.to(end)));
+                    }
+                    let first = p.type_exp()?;
+                    if p.at(&Tok::RParen) {
+                        p.bump();
+                        return Ok(first);
+                    }
+                    let mut elems = vec![first];
+                    while p.eat(&Tok::Comma) {
+                        if p.at(&Tok::RParen) {
+                            break;
+                        }
+                        elems.push(p.type_exp()?);
+                    }
+                    let end = p.expect(&Tok::RParen, "`,` or `)`")?;
+                    Ok(TypeExp::Tuple(elems, start.to(end)))
+                }
+                Tok::LBracket | Tok::IndexBracket => {
+                    p.bump();
+                    let size = p.size_exp()?;
+                    p.expect(&Tok::RBracket, "`]`")?;
+                    let elem = p.type_term()?;
+                    let span = start.to(elem.span());
+                    Ok(TypeExp::Array(size, Box::new(elem), span))
+                }
+                Tok::Ident(_) => {
+                    let (q, span) = p.qual_name()?;
+                    Ok(TypeExp::Named(q, vec![], span))
+                }
+                Tok::LBrace => Err(p.unsupported_here("record types")),
+                Tok::Constructor(_) => Err(p.unsupported_here("sum types")),
+                _ => Err(p.error_expected("a type")),
+            }
+        })
+    }
+
+    /// A name possibly qualified by adjacent `m.` prefixes.
+    fn qual_name(&mut self) -> PResult<(QualName, Span)> {
+        let (first, mut span) = self.ident("a name")?;
+        let mut parts = vec![first];
+        while self.at(&Tok::Dot)
+            && self.adjacent(0)
+            && self.adjacent(1)
+            && matches!(self.peek_at(1), Tok::Ident(_))
+        {
+            self.bump();
+            let (n, s) = self.ident("a name")?;
+            parts.push(n);
+            span = span.to(s);
+        }
+        let name = parts.pop().unwrap_or_default();
+        Ok((QualName { quals: parts, name }, span))
+    }
+
+    /// The size inside `[...]` of an array type or size argument; the `[` has been consumed.
+    /// Sizes other than a constant or a name (e.g. `[n*m]`) are read and treated as `[]`.
+    fn size_exp(&mut self) -> PResult<SizeExp> {
+        match self.peek().clone() {
+            Tok::RBracket => Ok(SizeExp::Any),
+            Tok::Int { value, suffix, .. }
+                if *self.peek_at(1) == Tok::RBracket
+                    && matches!(suffix, None | Some(PrimType::I64)) =>
+            {
+                let sp = self.bump().span;
+                let v = i64::try_from(value).map_err(|_| {
+                    Diagnostic::error(sp, "literal out of range").with_label("too large for a size")
+                })?;
+                Ok(SizeExp::Const(v))
+            }
+            Tok::Ident(_) => {
+                let save = self.pos;
+                let (q, _) = self.qual_name()?;
+                if self.at(&Tok::RBracket) {
+                    return Ok(SizeExp::Named(q));
+                }
+                self.pos = save;
+                self.exp2(0)?;
+                Ok(SizeExp::Any)
+            }
+            _ => {
+                self.exp2(0)?;
+                Ok(SizeExp::Any)
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- patterns
+
+    /// A full pattern: `#[attr] p`, `p : t` or an inner pattern.
+    fn pat(&mut self) -> PResult<Pat> {
+        self.guarded(|p| {
+            let start = p.span();
+            if p.at(&Tok::HashBracket) {
+                let a = p.attr_block()?;
+                let inner = p.pat()?;
+                let span = start.to(inner.span);
+                return Ok(Pat::new(PatKind::Attr(a, Box::new(inner)), span));
+            }
+            let inner = p.inner_pat()?;
+            if p.eat(&Tok::Colon) {
+                let t = p.type_exp()?;
+                let span = start.to(t.span());
+                return Ok(Pat::new(PatKind::Ascribed(Box::new(inner), t), span));
+            }
+            Ok(inner)
+        })
+    }
+
+    fn starts_param_pat(&self) -> bool {
+        matches!(
+            self.peek(),
+            Tok::Ident(_)
+                | Tok::Underscore
+                | Tok::LParen
+                | Tok::LBrace
+                | Tok::Constructor(_)
+                | Tok::Int { .. }
+                | Tok::Float { .. }
+        ) || self.at_kw(Keyword::True)
+            || self.at_kw(Keyword::False)
+    }
+
+    fn param_pats(&mut self) -> PResult<Vec<Pat>> {
+        let mut out = Vec::new();
+        while self.starts_param_pat() {
+            out.push(self.inner_pat()?);
+        }
+        Ok(out)
+    }
+
+    fn inner_pat(&mut self) -> PResult<Pat> {
+        self.guarded(|p| {
+            let start = p.span();
+            match p.peek().clone() {
+                Tok::Ident(n) => {
+                    p.bump();
+                    Ok(Pat::new(PatKind::Id(n), start))
+                }
+                Tok::Underscore => {
+                    p.bump();
+                    Ok(Pat::new(PatKind::Wildcard, start))
+                }
+                Tok::LParen => {
+                    p.bump();
+                    if p.at(&Tok::RParen) {
+                        let end = p.bump().span;
+                        return Ok(Pat::new(PatKind::Tuple(vec![]), start.to(end)));
+                    }
+                    if matches!(p.peek(), Tok::Symbol(_)) && *p.peek_at(1) == Tok::RParen {
+                        return Err(p.unsupported_here("binding operators in patterns"));
+                    }
+                    let first = p.pat()?;
+                    if p.at(&Tok::RParen) {
+                        let end = p.bump().span;
+                        let mut first = first;
+                        first.span = start.to(end);
+                        return Ok(first);
+                    }
+                    let mut elems = vec![first];
+                    while p.eat(&Tok::Comma) {
+                        if p.at(&Tok::RParen) {
+                            break;
+                        }
+                        elems.push(p.pat()?);
+                    }
+                    let end = p.expect(&Tok::RParen, "`,` or `)`")?;
+                    Ok(Pat::new(PatKind::Tuple(elems), start.to(end)))
+                }
+                Tok::LBrace => Err(p.unsupported_here("record patterns")),
+                Tok::Constructor(_) => Err(p.unsupported_here("sum types (constructor patterns)")),
+                Tok::Int { .. }
+                | Tok::Float { .. }
+                | Tok::Char
+                | Tok::Keyword(Keyword::True | Keyword::False) => {
+                    Err(p.unsupported_here("literal patterns"))
+                }
+                _ => Err(p.error_expected("a pattern")),
+            }
+        })
+    }
+
+    // ---------------------------------------------------------------- expressions
+
+    /// An expression, including trailing type ascriptions `e : t` and coercions `e :> t`.
+    fn exp(&mut self) -> PResult<Expr> {
+        self.guarded(|p| {
+            let e = p.exp2(0)?;
+            p.ascriptions(e)
+        })
+    }
+
+    fn ascriptions(&mut self, mut e: Expr) -> PResult<Expr> {
+        loop {
+            if self.eat(&Tok::Colon) {
+                let t = self.type_exp()?;
+                let span = e.span.to(t.span());
+                e = Expr::new(ExprKind::Ascribe(Box::new(e), t), span);
+            } else if self.eat(&Tok::ColonGt) {
+                let t = self.type_exp()?;
+                let span = e.span.to(t.span());
+                e = Expr::new(ExprKind::Coerce(Box::new(e), t), span);
+            } else {
+                return Ok(e);
+            }
+        }
+    }
+
+    /// The infix operator at the current token, with its precedence and associativity.
+    fn infix_here(&self) -> Option<(u8, bool)> {
+        match self.peek() {
+            Tok::Symbol(s) => Some(symbol_prec(s)),
+            Tok::Backtick => Some((PREC_BACKTICK, false)),
+            Tok::Keyword(Keyword::With) => Some((PREC_WITH, false)),
+            Tok::DotDot | Tok::DotDotDot | Tok::DotDotLt | Tok::DotDotGt => {
+                Some((PREC_RANGE, false))
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the operator at the current token is directly followed by `)` (a left section).
+    fn op_then_rparen(&self) -> bool {
+        match self.peek() {
+            Tok::Symbol(_) => *self.peek_at(1) == Tok::RParen,
+            Tok::Backtick => {
+                // `` `a.b.f` ) ``
+                let mut i = 1;
+                loop {
+                    match self.peek_at(i) {
+                        Tok::Ident(_) | Tok::Dot => i += 1,
+                        Tok::Backtick => return *self.peek_at(i + 1) == Tok::RParen,
+                        _ => return false,
+                    }
+                }
+            }
+            _ => false,
+        }
+    }
+
+    /// If the tokens from here are a qualified operator symbol `m.n.+` (written without spaces),
+    /// the number of qualifiers.
+    fn qual_symbol_len(&self) -> Option<usize> {
+        let mut i = 0;
+        let mut n = 0;
+        loop {
+            match (self.peek_at(i), self.peek_at(i + 1)) {
+                (Tok::Ident(_), Tok::Dot) if self.adjacent(i + 1) && self.adjacent(i + 2) => {
+                    n += 1;
+                    i += 2;
+                }
+                (Tok::Symbol(_), _) if n > 0 => return Some(n),
+                _ => return None,
+            }
+        }
+    }
+
+    /// `` `qualname` `` as an operator; the current token is the opening backtick.
+    fn backtick_op(&mut self) -> PResult<Expr> {
+        self.expect(&Tok::Backtick, "`` ` ``")?;
+        let (q, span) = self.qual_name()?;
+        self.expect(&Tok::Backtick, "a closing `` ` ``")?;
+        self.check_quals(&q, span)?;
+        Ok(Expr::new(ExprKind::Var(q), span))
+    }
+
+    /// The operator at the current token (a symbol or backticked name), consumed.
+    fn infix_op(&mut self) -> PResult<OpRef> {
+        match self.peek().clone() {
+            Tok::Symbol(s) => match builtin_op(&s) {
+                Some(op) => {
+                    self.bump();
+                    Ok(OpRef::Builtin(op))
+                }
+                None if s == "!" => Err(self.error_expected("an infix operator")),
+                None => {
+                    let mut d = Diagnostic::not_supported(
+                        self.span(),
+                        format!("user-defined operator `{s}`"),
+                    );
+                    if s == ">->" || s == "<-<" {
+                        d = d.with_note(
+                            "`>->` and `<-<` are the function composition operators of \
+                             Futhark's prelude; write a lambda instead",
+                        );
+                    }
+                    Err(d)
+                }
+            },
+            Tok::Backtick => Ok(OpRef::Fun(Box::new(self.backtick_op()?))),
+            _ => Err(self.error_expected("an operator")),
+        }
+    }
+
+    /// Precedence climbing over binary operators, ranges and `with`.
+    fn exp2(&mut self, min_prec: u8) -> PResult<Expr> {
+        self.guarded(|p| p.exp2_inner(min_prec))
+    }
+
+    fn exp2_inner(&mut self, min_prec: u8) -> PResult<Expr> {
+        let base = self.tree;
+        let r = self.exp2_loop(min_prec);
+        self.tree = base;
+        r
+    }
+
+    fn exp2_loop(&mut self, min_prec: u8) -> PResult<Expr> {
+        let mut lhs = self.unary()?;
+        while let Some((prec, right)) = self.infix_here() {
+            if prec < min_prec || self.op_then_rparen() {
+                break;
+            }
+            let next_min = if right { prec } else { prec + 1 };
+            self.deepen(1)?;
+            let op = match self.peek() {
+                Tok::Keyword(Keyword::With) => Infix::With,
+                Tok::DotDot | Tok::DotDotDot | Tok::DotDotLt | Tok::DotDotGt => Infix::Range,
+                Tok::Backtick => Infix::Fun(Box::new(self.backtick_op()?)),
+                _ => match self.infix_op()? {
+                    OpRef::Builtin(b) => Infix::Op(b),
+                    OpRef::Fun(f) => Infix::Fun(f),
+                },
+            };
+            lhs = match op {
+                Infix::Op(b) => {
+                    let rhs = self.exp2(next_min)?;
+                    let span = lhs.span.to(rhs.span);
+                    Expr::new(
+                        ExprKind::BinOp(OpRef::Builtin(b), Box::new(lhs), Box::new(rhs)),
+                        span,
+                    )
+                }
+                Infix::Fun(f) => {
+                    let rhs = self.exp2(next_min)?;
+                    let span = lhs.span.to(rhs.span);
+                    Expr::new(
+                        ExprKind::BinOp(OpRef::Fun(f), Box::new(lhs), Box::new(rhs)),
+                        span,
+                    )
+                }
+                Infix::With => {
+                    self.bump();
+                    let indices = self.update_path()?;
+                    self.expect(&Tok::Equals, "`=`")?;
+                    let value = self.exp2(PREC_PIPE)?;
+                    let span = lhs.span.to(value.span);
+                    Expr::new(
+                        ExprKind::Update {
+                            array: Box::new(lhs),
+                            indices,
+                            value: Box::new(value),
+                        },
+                        span,
+                    )
+                }
+                Infix::Range => self.range(lhs)?,
+            };
+        }
+        Ok(lhs)
+    }
+
+    /// The rest of a range whose start is `start`; the current token is a range operator.
+    fn range(&mut self, start: Expr) -> PResult<Expr> {
+        let mut second = None;
+        if self.eat(&Tok::DotDot) {
+            second = Some(Box::new(self.exp2(PREC_RANGE + 1)?));
+        }
+        let kind = match self.peek() {
+            Tok::DotDotDot => RangeKind::Inclusive,
+            Tok::DotDotLt => RangeKind::UpToExclusive,
+            Tok::DotDotGt => RangeKind::DownToExclusive,
+            _ => return Err(self.error_expected("`...`, `..<` or `..>`").with_note(
+                "ranges are written `a...b`, `a..<b`, `a..>b`, or with a second element `a..b...c`",
+            )),
+        };
+        self.bump();
+        let end = self.exp2(PREC_RANGE + 1)?;
+        if matches!(
+            self.peek(),
+            Tok::DotDot | Tok::DotDotDot | Tok::DotDotLt | Tok::DotDotGt
+        ) {
+            return Err(Diagnostic::error(self.span(), "ranges cannot be chained")
+                .with_label("a second range operator")
+                .with_note("put the inner range in parentheses"));
+        }
+        let span = start.span.to(end.span);
+        Ok(Expr::new(
+            ExprKind::Range {
+                start: Box::new(start),
+                second,
+                end: Box::new(end),
+                kind,
+            },
+            span,
+        ))
+    }
+
+    /// `[i, j]` (one or more adjacent bracket groups of fixed indices before a final one) after
+    /// `with`, or after `let xs`.
+    fn update_path(&mut self) -> PResult<Vec<DimIndex>> {
+        if self.at(&Tok::Dot) || matches!(self.peek(), Tok::Ident(_) | Tok::Int { .. }) {
+            return Err(self.unsupported_here("record and tuple field updates"));
+        }
+        if !self.at_bracket() {
+            return Err(self.error_expected("`[`"));
+        }
+        let mut indices = Vec::new();
+        while self.at_bracket() {
+            let start = self.span();
+            if indices.iter().any(|d| matches!(d, DimIndex::Slice(..))) {
+                return Err(Diagnostic::not_supported(
+                    start,
+                    "a further index after a slice in an update",
+                ));
+            }
+            self.bump();
+            indices.extend(self.dim_indices()?);
+        }
+        if self.at(&Tok::Dot) {
+            return Err(self.unsupported_here("record and tuple field updates"));
+        }
+        Ok(indices)
+    }
+
+    /// `i, j:k, ...]` after an opening bracket, including the `]`.
+    fn dim_indices(&mut self) -> PResult<Vec<DimIndex>> {
+        let mut out = Vec::new();
+        loop {
+            if self.at(&Tok::RBracket) {
+                break;
+            }
+            out.push(self.dim_index()?);
+            if !self.eat(&Tok::Comma) {
+                break;
+            }
+        }
+        self.expect(&Tok::RBracket, "`,` or `]`")?;
+        if out.is_empty() {
+            return Err(
+                Diagnostic::error(self.prev_span(), "empty index").with_label("expected an index")
+            );
+        }
+        Ok(out)
+    }
+
+    fn dim_index(&mut self) -> PResult<DimIndex> {
+        let ends = |p: &Self| matches!(p.peek(), Tok::Colon | Tok::Comma | Tok::RBracket);
+        let start = if self.at(&Tok::Colon) {
+            None
+        } else {
+            Some(self.exp2(0)?)
+        };
+        if !self.eat(&Tok::Colon) {
+            return match start {
+                Some(e) => Ok(DimIndex::Fix(e)),
+                None => Err(self.error_expected("an index")),
+            };
+        }
+        let end = if ends(self) {
+            None
+        } else {
+            Some(self.exp2(0)?)
+        };
+        let stride = if self.eat(&Tok::Colon) {
+            if matches!(self.peek(), Tok::Comma | Tok::RBracket) {
+                None
+            } else {
+                Some(self.exp2(0)?)
+            }
+        } else {
+            None
+        };
+        Ok(DimIndex::Slice(start, end, stride))
+    }
+
+    /// Prefix operators, the forms that extend to the right (`if`, `let`, ...), and application.
+    fn unary(&mut self) -> PResult<Expr> {
+        self.guarded(|p| {
+            let start = p.span();
+            match p.peek().clone() {
+                Tok::Symbol(s) if s == "-" || s == "!" => {
+                    p.bump();
+                    let op = if s == "-" { UnOp::Neg } else { UnOp::Not };
+                    let e = p.unary()?;
+                    let span = start.to(e.span);
+                    Ok(Expr::new(ExprKind::UnOp(op, Box::new(e)), span))
+                }
+                Tok::Keyword(Keyword::If) => {
+                    p.bump();
+                    let c = p.exp()?;
+                    p.expect_kw(Keyword::Then)?;
+                    let t = p.exp()?;
+                    p.expect_kw(Keyword::Else)?;
+                    let f = p.exp()?;
+                    let span = start.to(f.span);
+                    Ok(Expr::new(
+                        ExprKind::If(Box::new(c), Box::new(t), Box::new(f)),
+                        span,
+                    ))
+                }
+                Tok::Keyword(Keyword::Let) => p.let_chain(),
+                Tok::Keyword(Keyword::Loop) => p.loop_exp(),
+                Tok::Keyword(Keyword::Assert) => {
+                    p.bump();
+                    let c = p.atom_postfix()?;
+                    let e = p.exp()?;
+                    let span = start.to(e.span);
+                    Ok(Expr::new(ExprKind::Assert(Box::new(c), Box::new(e)), span))
+                }
+                Tok::HashBracket => {
+                    let a = p.attr_block()?;
+                    let e = p.exp()?;
+                    let span = start.to(e.span);
+                    Ok(Expr::new(ExprKind::Attr(a, Box::new(e)), span))
+                }
+                Tok::Backslash => p.lambda(),
+                Tok::Keyword(Keyword::Match) => Err(p.unsupported_here("`match` expressions")),
+                _ => p.apply(),
+            }
+        })
+    }
+
+    fn lambda(&mut self) -> PResult<Expr> {
+        let start = self.expect(&Tok::Backslash, "`\\`")?;
+        let params = self.param_pats()?;
+        if params.is_empty() {
+            return Err(self.error_expected("a lambda parameter"));
+        }
+        let ret = if self.eat(&Tok::Colon) {
+            Some(self.type_term()?)
+        } else {
+            None
+        };
+        self.expect(&Tok::Arrow, "`->`")?;
+        let body = self.exp()?;
+        let span = start.to(body.span);
+        Ok(Expr::new(
+            ExprKind::Lambda {
+                params,
+                ret,
+                body: Box::new(body),
+            },
+            span,
+        ))
+    }
+
+    fn loop_exp(&mut self) -> PResult<Expr> {
+        let start = self.bump().span;
+        let pat = self.pat()?;
+        let init = if self.eat(&Tok::Equals) {
+            Some(Box::new(self.exp()?))
+        } else {
+            None
+        };
+        let form = match self.peek() {
+            Tok::Keyword(Keyword::For) => {
+                self.bump();
+                if matches!(self.peek(), Tok::Ident(_))
+                    && matches!(self.peek_at(1), Tok::Symbol(s) if s == "<")
+                {
+                    let (name, name_span) = self.ident("a loop variable")?;
+                    self.bump();
+                    let bound = self.exp()?;
+                    LoopForm::For(name, name_span, Box::new(bound))
+                } else {
+                    let p = self.pat()?;
+                    self.expect_kw(Keyword::In)?;
+                    let xs = self.exp()?;
+                    LoopForm::ForIn(p, Box::new(xs))
+                }
+            }
+            Tok::Keyword(Keyword::While) => {
+                self.bump();
+                LoopForm::While(Box::new(self.exp()?))
+            }
+            _ => {
+                return Err(self.error_expected(if init.is_some() {
+                    "`for` or `while`"
+                } else {
+                    "`=`, `for` or `while`"
+                }))
+            }
+        };
+        self.expect_kw(Keyword::Do)?;
+        let body = self.exp()?;
+        let span = start.to(body.span);
+        Ok(Expr::new(
+            ExprKind::Loop {
+                pat,
+                init,
+                form,
+                body: Box::new(body),
+            },
+            span,
+        ))
+    }
+
+    /// `let ... = e in body`, including chains where `in` is left out before the next `let`.
+    /// Parsed iteratively so that long chains do not deepen the recursion.
+    fn let_chain(&mut self) -> PResult<Expr> {
+        let base = self.tree;
+        let r = self.let_chain_inner();
+        self.tree = base;
+        r
+    }
+
+    fn let_chain_inner(&mut self) -> PResult<Expr> {
+        let mut heads: Vec<(Span, LetHead)> = Vec::new();
+        let body = loop {
+            self.deepen(1)?;
+            let start = self.expect_kw(Keyword::Let)?;
+            let head = self.let_head()?;
+            heads.push((start, head));
+            if self.at_kw(Keyword::In) {
+                self.bump();
+                if !self.at_kw(Keyword::Let) {
+                    break self.exp()?;
+                }
+            } else if !self.at_kw(Keyword::Let) {
+                let mut d = self.error_expected("`in`");
+                if matches!(
+                    self.peek(),
+                    Tok::Keyword(Keyword::Def | Keyword::Entry | Keyword::Type) | Tok::Eof
+                ) {
+                    d = d.with_note("a `let` needs a body: `let x = e in body`");
+                }
+                return Err(d);
+            }
+        };
+        let mut body = body;
+        while let Some((start, head)) = heads.pop() {
+            let span = start.to(body.span);
+            let kind = match head {
+                LetHead::Pat(pat, value) => ExprKind::Let {
+                    pat,
+                    value: Box::new(value),
+                    body: Box::new(body),
+                },
+                LetHead::Fun {
+                    name,
+                    name_span,
+                    type_params,
+                    params,
+                    ret,
+                    value,
+                } => ExprKind::LetFun {
+                    name,
+                    name_span,
+                    type_params,
+                    params,
+                    ret,
+                    value: Box::new(value),
+                    body: Box::new(body),
+                },
+                LetHead::With {
+                    name,
+                    name_span,
+                    indices,
+                    value,
+                } => ExprKind::LetWith {
+                    name,
+                    name_span,
+                    indices,
+                    value: Box::new(value),
+                    body: Box::new(body),
+                },
+            };
+            body = Expr::new(kind, span);
+        }
+        Ok(body)
+    }
+
+    /// What follows `let` up to and including the bound value.
+    fn let_head(&mut self) -> PResult<LetHead> {
+        if self.at_bracket() {
+            return Err(self.unsupported_here("size binders in `let` (`let [n] ...`)"));
+        }
+        if let Tok::Ident(name) = self.peek().clone() {
+            let next = self.peek_at(1).clone();
+            let next_adjacent = self.adjacent(1);
+            if next == Tok::IndexBracket {
+                let name_span = self.bump().span;
+                let indices = self.update_path()?;
+                self.expect(&Tok::Equals, "`=`")?;
+                let value = self.exp()?;
+                return Ok(LetHead::With {
+                    name,
+                    name_span,
+                    indices,
+                    value,
+                });
+            }
+            if next == Tok::Dot && next_adjacent {
+                return Err(Diagnostic::not_supported(
+                    self.tok_at(1).span,
+                    "record and tuple field updates",
+                ));
+            }
+            let is_fun = matches!(
+                next,
+                Tok::Ident(_)
+                    | Tok::Underscore
+                    | Tok::LParen
+                    | Tok::LBrace
+                    | Tok::Tick
+                    | Tok::TickHat
+                    | Tok::TickTilde
+                    | Tok::LBracket
+            );
+            if is_fun {
+                let name_span = self.bump().span;
+                let type_params = self.type_params()?;
+                let params = self.param_pats()?;
+                if params.is_empty() {
+                    return Err(self.error_expected("a function parameter"));
+                }
+                let ret = if self.eat(&Tok::Colon) {
+                    Some(self.type_exp()?)
+                } else {
+                    None
+                };
+                self.expect(&Tok::Equals, "`=`")?;
+                let value = self.exp()?;
+                return Ok(LetHead::Fun {
+                    name,
+                    name_span,
+                    type_params,
+                    params,
+                    ret,
+                    value,
+                });
+            }
+        }
+        let pat = self.pat()?;
+        self.expect(&Tok::Equals, "`=`")?;
+        let value = self.exp()?;
+        Ok(LetHead::Pat(pat, value))
+    }
+
+    fn starts_atom(&self) -> bool {
+        matches!(
+            self.peek(),
+            Tok::Int { .. }
+                | Tok::Float { .. }
+                | Tok::Ident(_)
+                | Tok::LParen
+                | Tok::LBracket
+                | Tok::IndexBracket
+                | Tok::LBrace
+                | Tok::Str
+                | Tok::Char
+                | Tok::Constructor(_)
+                | Tok::Hole
+                | Tok::Keyword(Keyword::True | Keyword::False)
+        )
+    }
+
+    /// Function application: an atom followed by argument atoms, the last of which may be a
+    /// lambda.
+    fn apply(&mut self) -> PResult<Expr> {
+        let head = self.atom_postfix()?;
+        let mut args = Vec::new();
+        loop {
+            if self.starts_atom() {
+                args.push(self.atom_postfix()?);
+            } else if self.at(&Tok::Backslash) {
+                let l = self.guarded(|p| p.lambda())?;
+                args.push(l);
+                break;
+            } else {
+                break;
+            }
+        }
+        if args.is_empty() {
+            return Ok(head);
+        }
+        let span = head
+            .span
+            .to(args.last().map(|a| a.span).unwrap_or(head.span));
+        Ok(Expr::new(ExprKind::Apply(Box::new(head), args), span))
+    }
+
+    /// An atom followed by projections `.0` and indexing `[i]`.
+    fn atom_postfix(&mut self) -> PResult<Expr> {
+        self.guarded(|p| {
+            let base = p.tree;
+            let r = p.postfix_loop();
+            p.tree = base;
+            r
+        })
+    }
+
+    fn postfix_loop(&mut self) -> PResult<Expr> {
+        let p = self;
+        {
+            let mut e = p.atom()?;
+            loop {
+                p.deepen(1)?;
+                if p.at(&Tok::IndexBracket) {
+                    p.bump();
+                    let idx = p.dim_indices()?;
+                    let span = e.span.to(p.prev_span());
+                    e = Expr::new(ExprKind::Index(Box::new(e), idx), span);
+                } else if p.at(&Tok::Dot) && p.adjacent(0) && p.adjacent(1) {
+                    match p.peek_at(1).clone() {
+                        Tok::Int {
+                            value,
+                            natural: true,
+                            ..
+                        } => {
+                            p.bump();
+                            let sp = p.bump().span;
+                            let span = e.span.to(sp);
+                            e = Expr::new(ExprKind::Project(Box::new(e), value.to_string()), span);
+                        }
+                        Tok::Ident(_) => {
+                            return Err(Diagnostic::not_supported(
+                                p.tok_at(1).span,
+                                "record field access",
+                            ))
+                        }
+                        Tok::LBracket | Tok::IndexBracket | Tok::LParen => {
+                            return Err(Diagnostic::not_supported(
+                                p.tok_at(1).span,
+                                "local open of an expression that is not a module name",
+                            ))
+                        }
+                        _ => break,
+                    }
+                } else {
+                    break;
+                }
+            }
+            Ok(e)
+        }
+    }
+
+    fn check_quals(&self, q: &QualName, span: Span) -> PResult<()> {
+        match q.quals.first() {
+            Some(m) if !is_module_name(m) => Err(Diagnostic::not_supported(
+                span,
+                format!(
+                    "record field access or modules (`{m}.{}` where `{m}` is not a numeric module)",
+                    q.name
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn atom(&mut self) -> PResult<Expr> {
+        let start = self.span();
+        match self.peek().clone() {
+            Tok::Int { value, suffix, .. } => {
+                self.bump();
+                Ok(Expr::new(ExprKind::Lit(Literal::Int(value, suffix)), start))
+            }
+            Tok::Float { value, suffix } => {
+                self.bump();
+                Ok(Expr::new(
+                    ExprKind::Lit(Literal::Float(value, suffix)),
+                    start,
+                ))
+            }
+            Tok::Keyword(Keyword::True) => {
+                self.bump();
+                Ok(Expr::new(ExprKind::Lit(Literal::Bool(true)), start))
+            }
+            Tok::Keyword(Keyword::False) => {
+                self.bump();
+                Ok(Expr::new(ExprKind::Lit(Literal::Bool(false)), start))
+            }
+            Tok::Ident(_) => {
+                let (q, span) = self.qual_name()?;
+                // Local open `m.(e)`.
+                if self.at(&Tok::Dot)
+                    && self.adjacent(0)
+                    && self.adjacent(1)
+                    && *self.peek_at(1) == Tok::LParen
+                {
+                    if !q.quals.is_empty() || !is_module_name(&q.name) {
+                        return Err(Diagnostic::not_supported(
+                            span,
+                            format!("local open of `{q}`, which is not a numeric module"),
+                        ));
+                    }
+                    self.bump();
+                    self.bump();
+                    let e = self.exp()?;
+                    let end = self.expect(&Tok::RParen, "`)`")?;
+                    return Ok(Expr::new(ExprKind::LocalOpen(q, Box::new(e)), span.to(end)));
+                }
+                self.check_quals(&q, span)?;
+                Ok(Expr::new(ExprKind::Var(q), span))
+            }
+            Tok::LParen => self.paren(),
+            Tok::LBracket | Tok::IndexBracket => {
+                self.bump();
+                let mut elems = Vec::new();
+                while !self.at(&Tok::RBracket) {
+                    elems.push(self.exp()?);
+                    if !self.eat(&Tok::Comma) {
+                        break;
+                    }
+                }
+                let end = self.expect(&Tok::RBracket, "`,` or `]`")?;
+                Ok(Expr::new(ExprKind::ArrayLit(elems), start.to(end)))
+            }
+            Tok::LBrace => Err(self.unsupported_here("records")),
+            Tok::Str => Err(self.unsupported_here("string literals")),
+            Tok::Char => Err(self.unsupported_here("character literals")),
+            Tok::Constructor(c) => {
+                Err(self.unsupported_here(format!("sum types (constructor `#{c}`)").as_str()))
+            }
+            Tok::Hole => Err(self.unsupported_here("typed holes (`???`)")),
+            Tok::Keyword(Keyword::Match) => Err(self.unsupported_here("`match` expressions")),
+            _ => Err(self.error_expected("an expression")),
+        }
+    }
+
+    /// Everything that starts with `(`: unit, parentheses, tuples and sections.
+    fn paren(&mut self) -> PResult<Expr> {
+        let start = self.expect(&Tok::LParen, "`(`")?;
+        if self.at(&Tok::RParen) {
+            let end = self.bump().span;
+            return Ok(Expr::new(ExprKind::Tuple(vec![]), start.to(end)));
+        }
+        // `(.0)`, `(.1.0)`
+        if self.at(&Tok::Dot) {
+            let mut fields = Vec::new();
+            while self.eat(&Tok::Dot) {
+                match self.peek().clone() {
+                    Tok::Int {
+                        value,
+                        natural: true,
+                        ..
+                    } => {
+                        self.bump();
+                        fields.push(value.to_string());
+                    }
+                    Tok::Ident(_) => {
+                        return Err(self.unsupported_here("record field projection sections"))
+                    }
+                    Tok::LBracket | Tok::IndexBracket => {
+                        return Err(self.unsupported_here("index sections"))
+                    }
+                    _ => return Err(self.error_expected("a tuple field number")),
+                }
+            }
+            let end = self.expect(&Tok::RParen, "`.` or `)`")?;
+            return Ok(Expr::new(ExprKind::ProjectSection(fields), start.to(end)));
+        }
+        // `(f32.*)`, `(f64.+ 1)`: qualified operators are module functions.
+        if let Some(n) = self.qual_symbol_len() {
+            let op_start = self.span();
+            let mut quals = Vec::new();
+            for _ in 0..n {
+                if let Tok::Ident(m) = self.bump().tok {
+                    quals.push(m);
+                }
+                self.bump();
+            }
+            let Tok::Symbol(name) = self.bump().tok else {
+                return Err(self.error_expected("an operator"));
+            };
+            let q = QualName { quals, name };
+            let op_span = op_start.to(self.prev_span());
+            self.check_quals(&q, op_span)?;
+            let op = OpRef::Fun(Box::new(Expr::new(ExprKind::Var(q), op_span)));
+            if self.at(&Tok::RParen) {
+                let end = self.bump().span;
+                return Ok(Expr::new(ExprKind::OpSection(op), start.to(end)));
+            }
+            let e = self.exp2(0)?;
+            let end = self.expect(&Tok::RParen, "`)`")?;
+            return Ok(Expr::new(
+                ExprKind::RightSection(op, Box::new(e)),
+                start.to(end),
+            ));
+        }
+        // `(+)`, `` (`f`) ``, `(-)`
+        if self.op_then_rparen() {
+            let op = self.infix_op()?;
+            let end = self.expect(&Tok::RParen, "`)`")?;
+            return Ok(Expr::new(ExprKind::OpSection(op), start.to(end)));
+        }
+        // Right sections `(+ 2)`, `` (`f` x) ``; `(-x)` and `(!x)` are prefix operators.
+        let is_right_section = match self.peek() {
+            Tok::Symbol(s) => s != "-" && s != "!",
+            Tok::Backtick => true,
+            _ => false,
+        };
+        if is_right_section {
+            let op = self.infix_op()?;
+            let e = self.exp2(0)?;
+            let end = self.expect(&Tok::RParen, "`)`")?;
+            return Ok(Expr::new(
+                ExprKind::RightSection(op, Box::new(e)),
+                start.to(end),
+            ));
+        }
+        let e = self.exp2(0)?;
+        if self.op_then_rparen() {
+            let op = self.infix_op()?;
+            let end = self.expect(&Tok::RParen, "`)`")?;
+            return Ok(Expr::new(
+                ExprKind::LeftSection(op, Box::new(e)),
+                start.to(end),
+            ));
+        }
+        let e = self.ascriptions(e)?;
+        if self.at(&Tok::RParen) {
+            let end = self.bump().span;
+            let mut e = e;
+            e.span = start.to(end);
+            return Ok(e);
+        }
+        let mut elems = vec![e];
+        while self.eat(&Tok::Comma) {
+            if self.at(&Tok::RParen) {
+                break;
+            }
+            elems.push(self.exp()?);
+        }
+        let end = self.expect(&Tok::RParen, "`,` or `)`")?;
+        Ok(Expr::new(ExprKind::Tuple(elems), start.to(end)))
+    }
+}
+
+#[cfg(test)]
+#[path = "parser_tests.rs"]
+mod tests;
