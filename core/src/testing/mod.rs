@@ -1,1 +1,126 @@
-//! Test runner. (Being written.)
+//! A test runner compatible with `futhark test`: it reads the `-- ==` test blocks of `.fut`
+//! files ([`spec`]), runs each entry point on each dataset with a [`Backend`] ([`runner`]),
+//! and compares the results with the expected values the way Futhark does ([`compare`]).
+//!
+//! Counting: a *test* is one entry point on one dataset (or one compile-error block, or one
+//! property). [`Summary::passed`] and [`Summary::failed`] count tests; [`Summary::skipped`]
+//! counts tests that were not run: those of files tagged `disable`, `notest` or
+//! `no_<backend>` (all their tests), datasets with such a run tag, and tests that need
+//! something vkad does not support (`script input`, `auto output`, gzip-compressed data
+//! files, property tests). When a file does not compile, each of its tests counts as failed.
+//! `structure` and `warning:` lines are accepted and ignored. Datasets tagged `compiled` are
+//! run as well (they only exclude Futhark's slow interpreter).
+
+pub mod compare;
+pub mod random;
+pub mod runner;
+pub mod spec;
+
+pub use compare::{compare_values, Mismatch, TOLERANCE};
+pub use runner::{run_file, run_paths, run_paths_with, RunOptions};
+pub use spec::{parse_program_test, ProgramTest, SpecError};
+
+use crate::value::Value;
+use crate::{CompileError, Compiled};
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Something that can run an entry point of a compiled program.
+pub trait Backend {
+    /// A short name, used for `no_<name>` tags.
+    fn name(&self) -> &str;
+    /// Run `entry` on `args`; an error is a run-time error message.
+    fn run(&self, compiled: &Compiled, entry: &str, args: Vec<Value>)
+        -> Result<Vec<Value>, String>;
+    /// Compile a program (`name` is the file name errors report). By default the whole
+    /// [`crate::compile`] pipeline.
+    fn compile(&self, name: &str, text: &str) -> Result<Compiled, CompileError> {
+        crate::compile(name, text)
+    }
+}
+
+/// The reference interpreter ([`Compiled::run_interp`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct InterpBackend;
+
+impl Backend for InterpBackend {
+    fn name(&self) -> &str {
+        "interp"
+    }
+    fn run(
+        &self,
+        compiled: &Compiled,
+        entry: &str,
+        args: Vec<Value>,
+    ) -> Result<Vec<Value>, String> {
+        compiled.run_interp(entry, args).map_err(|e| match &e.loc {
+            Some(loc) => format!("Error: {}\nat {loc}", e.message),
+            None => format!("Error: {}", e.message),
+        })
+    }
+}
+
+/// The counts of a test run (see the module documentation for what is counted).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub passed: usize,
+    pub failed: usize,
+    pub skipped: usize,
+}
+
+impl Summary {
+    /// No test failed.
+    pub fn success(&self) -> bool {
+        self.failed == 0
+    }
+    /// Add another summary's counts to this one.
+    pub fn add(&mut self, other: Summary) {
+        self.passed += other.passed;
+        self.failed += other.failed;
+        self.skipped += other.skipped;
+    }
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} passed, {} failed, {} skipped",
+            self.passed, self.failed, self.skipped
+        )
+    }
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> io::Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()?;
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            walk(&p, out)?;
+        } else if p.extension().is_some_and(|e| e == "fut") {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// The `.fut` files to test: each path that is a file, and the `.fut` files under each path
+/// that is a directory (recursively, sorted by path).
+pub fn collect_fut_files(paths: &[PathBuf]) -> io::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            walk(p, &mut out)?;
+        } else if p.is_file() {
+            out.push(p.clone());
+        } else {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("{}: no such file or directory", p.display()),
+            ));
+        }
+    }
+    Ok(out)
+}

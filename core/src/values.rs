@@ -1,1 +1,0 @@
-//! Value formats. (Being written.)
