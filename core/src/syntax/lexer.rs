@@ -278,10 +278,12 @@ struct Lexer<'a> {
 
 /// Split `src` into tokens, ending with [`Tok::Eof`]. Stops at the first lexical error.
 pub fn lex(src: &str, file: FileId) -> Result<Vec<Token>, Diagnostic> {
+    // A byte-order mark at the start is not part of the program.
+    let start = if src.starts_with('\u{feff}') { 3 } else { 0 };
     let mut lx = Lexer {
         src,
         bytes: src.as_bytes(),
-        pos: 0,
+        pos: start,
         file,
         toks: Vec::new(),
     };
@@ -654,6 +656,10 @@ impl Lexer<'_> {
             let value: f64 = text
                 .parse()
                 .map_err(|_| Diagnostic::error(self.span(lo, hi), "malformed decimal literal"))?;
+            if value.is_infinite() {
+                return Err(Diagnostic::error(self.span(lo, hi), "literal out of range")
+                    .with_label("too large for any float type"));
+            }
             Ok((
                 hi,
                 Tok::Float {
@@ -723,10 +729,15 @@ impl Lexer<'_> {
                     .unwrap_or(i32::MAX)
                     .min(100_000);
                 let exp = if neg { -exp } else { exp };
+                let value = mant * 2f64.powi(exp);
+                if value.is_infinite() {
+                    return Err(Diagnostic::error(self.span(lo, e), "literal out of range")
+                        .with_label("too large for any float type"));
+                }
                 return Ok((
                     e,
                     Tok::Float {
-                        value: mant * 2f64.powi(exp),
+                        value,
                         suffix: None,
                     },
                 ));

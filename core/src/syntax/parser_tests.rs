@@ -299,6 +299,9 @@ fn lex_number_errors() {
     assert!(eerr("1x").contains("invalid numeric literal suffix `x`"));
     assert!(eerr("1.5i32").contains("integer suffix"));
     assert!(eerr("0x").contains("no digits"));
+    assert_eq!(eerr("1e400"), "literal out of range");
+    assert_eq!(eerr("0x1p99999"), "literal out of range");
+    assert!(parse_program("\u{feff}def x = 1", F).is_ok());
 }
 
 #[test]
