@@ -11,7 +11,11 @@ use vkad_core::testing::{Backend, InterpBackend};
 use vkad_core::value::Value;
 
 #[derive(Parser)]
-#[command(name = "vkad", version, about = "Automatic differentiation of nested-parallel array programs (a Futhark subset)")]
+#[command(
+    name = "vkad",
+    version,
+    about = "Automatic differentiation of nested-parallel array programs (a Futhark subset)"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -71,7 +75,8 @@ enum Command {
 struct Failure(String);
 
 fn read_source(path: &Path) -> Result<String, Failure> {
-    std::fs::read_to_string(path).map_err(|e| Failure(format!("error: cannot read {}: {e}", path.display())))
+    std::fs::read_to_string(path)
+        .map_err(|e| Failure(format!("error: cannot read {}: {e}", path.display())))
 }
 
 fn main() -> ExitCode {
@@ -87,7 +92,8 @@ fn main() -> ExitCode {
 
 fn compile(path: &Path) -> Result<vkad_core::Compiled, Failure> {
     let text = read_source(path)?;
-    let compiled = vkad_core::compile(&path.display().to_string(), &text).map_err(|e| Failure(e.render()))?;
+    let compiled =
+        vkad_core::compile(&path.display().to_string(), &text).map_err(|e| Failure(e.render()))?;
     if !compiled.warnings.is_empty() {
         eprintln!("{}", compiled.render_warnings().trim_end());
     }
@@ -96,14 +102,23 @@ fn compile(path: &Path) -> Result<vkad_core::Compiled, Failure> {
 
 fn run(cmd: Command) -> Result<ExitCode, Failure> {
     match cmd {
-        Command::Run { file, entry, backend, binary_output } => {
+        Command::Run {
+            file,
+            entry,
+            backend,
+            binary_output,
+        } => {
             let compiled = compile(&file)?;
             if !compiled.entry_names().iter().any(|e| *e == entry) {
                 let names = compiled.entry_names().join(", ");
                 return Err(Failure(format!(
                     "error: {} has no entry point `{entry}` (entry points: {})",
                     file.display(),
-                    if names.is_empty() { "none".to_string() } else { names }
+                    if names.is_empty() {
+                        "none".to_string()
+                    } else {
+                        names
+                    }
                 )));
             }
             let mut input = Vec::new();
@@ -112,8 +127,12 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
                 .map_err(|e| Failure(format!("error: cannot read standard input: {e}")))?;
             let args = vkad_core::values::parse_values(&input)
                 .map_err(|e| Failure(format!("error: invalid input value: {e}")))?;
-            let results = backend.backend().run(&compiled, &entry, args).map_err(|e| Failure(format!("error: {e}")))?;
-            print_results(&results, binary_output).map_err(|e| Failure(format!("error: cannot write output: {e}")))?;
+            let results = backend
+                .backend()
+                .run(&compiled, &entry, args)
+                .map_err(|e| Failure(format!("error: {e}")))?;
+            print_results(&results, binary_output)
+                .map_err(|e| Failure(format!("error: cannot write output: {e}")))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Test { paths, backend } => {
@@ -121,11 +140,16 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
             let mut stdout = std::io::stdout();
             let summary = vkad_core::testing::run_paths(&paths, backend.as_ref(), &mut stdout)
                 .map_err(|e| Failure(format!("error: {e}")))?;
-            Ok(if summary.success() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+            Ok(if summary.success() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
         }
         Command::Check { file } => {
             let text = read_source(&file)?;
-            let checked = vkad_core::check(&file.display().to_string(), &text).map_err(|e| Failure(e.render()))?;
+            let checked = vkad_core::check(&file.display().to_string(), &text)
+                .map_err(|e| Failure(e.render()))?;
             if !checked.warnings.is_empty() {
                 eprintln!("{}", checked.render_warnings().trim_end());
             }
@@ -137,11 +161,19 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
             let (ir, errors) = if unoptimised {
                 let checked = vkad_core::check(&name, &text).map_err(|e| Failure(e.render()))?;
                 let lowered = vkad_core::lower::lower_program(&checked.ast, &checked.sources);
-                let errors: Vec<String> = lowered.entry_errors.iter().map(|(_, d)| d.render(&checked.sources)).collect();
+                let errors: Vec<String> = lowered
+                    .entry_errors
+                    .iter()
+                    .map(|(_, d)| d.render(&checked.sources))
+                    .collect();
                 (lowered.program, errors)
             } else {
                 let compiled = compile(&file)?;
-                let errors = compiled.entry_errors.values().map(|d| d.render(&compiled.sources)).collect();
+                let errors = compiled
+                    .entry_errors
+                    .values()
+                    .map(|d| d.render(&compiled.sources))
+                    .collect();
                 (compiled.ir, errors)
             };
             print!("{}", vkad_core::ir::print::program_to_string(&ir));

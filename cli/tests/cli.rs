@@ -26,22 +26,40 @@ fn tmp_program(name: &str, src: &str) -> String {
 
 #[test]
 fn run_reads_stdin_and_prints_results() {
-    let p = tmp_program("sum.fut", "entry main (xs: []i32) (k: i32): (i32, []i32) = (reduce (+) 0 xs, map (* k) xs)\n");
+    let p = tmp_program(
+        "sum.fut",
+        "entry main (xs: []i32) (k: i32): (i32, []i32) = (reduce (+) 0 xs, map (* k) xs)\n",
+    );
     let out = vkad(&["run", &p], b"[1, 2, 3] 10");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "6i32\n[10i32, 20i32, 30i32]\n");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "6i32\n[10i32, 20i32, 30i32]\n"
+    );
 }
 
 #[test]
 fn run_selects_entry_and_binary_output_round_trips() {
-    let p = tmp_program("two.fut", "entry a (x: f64): f64 = x * 2.0\nentry b (x: f64): f64 = x + 1.0\n");
+    let p = tmp_program(
+        "two.fut",
+        "entry a (x: f64): f64 = x * 2.0\nentry b (x: f64): f64 = x + 1.0\n",
+    );
     let out = vkad(&["run", &p, "-e", "b"], b"1.5");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "2.5f64\n");
     let bin = vkad(&["run", &p, "-e", "a", "--binary-output"], b"1.5");
     assert!(bin.status.success());
     assert_eq!(bin.stdout[0], b'b');
     let back = vkad_core::values::parse_values(&bin.stdout).unwrap();
-    assert_eq!(back, vec![vkad_core::value::Value::Scalar(vkad_core::prim::PrimValue::F64(3.0))]);
+    assert_eq!(
+        back,
+        vec![vkad_core::value::Value::Scalar(
+            vkad_core::prim::PrimValue::F64(3.0)
+        )]
+    );
 }
 
 #[test]
@@ -50,7 +68,10 @@ fn program_errors_exit_1_with_location() {
     let out = vkad(&["check", &p], b"");
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("bad.fut:2:1") || err.contains("bad.fut:1:"), "{err}");
+    assert!(
+        err.contains("bad.fut:2:1") || err.contains("bad.fut:1:"),
+        "{err}"
+    );
     assert!(err.contains('^'), "{err}");
 }
 
@@ -89,9 +110,16 @@ fn missing_entry_is_reported() {
 
 #[test]
 fn dump_ir_prints_the_entry() {
-    let p = tmp_program("dump.fut", "entry main (xs: []f32): f32 = reduce (+) 0 (map (* 2) xs)\n");
+    let p = tmp_program(
+        "dump.fut",
+        "entry main (xs: []f32): f32 = reduce (+) 0 (map (* 2) xs)\n",
+    );
     let out = vkad(&["dump-ir", &p], b"");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let ir = String::from_utf8_lossy(&out.stdout);
     assert!(ir.contains("main"), "{ir}");
     assert!(ir.contains("reduce"), "{ir}");
@@ -106,5 +134,9 @@ fn test_command_reports_summary() {
     let out = vkad(&["test", &p], b"");
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.lines().any(|l| l.trim() == "1 passed, 1 failed, 0 skipped"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.trim() == "1 passed, 1 failed, 0 skipped"),
+        "{text}"
+    );
 }

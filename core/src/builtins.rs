@@ -13,18 +13,33 @@ pub const INTRINSICS: &[(&str, &str)] = &[
     ("reduce", "'a : (a -> a -> a) -> a -> []a -> a"),
     ("reduce_comm", "'a : (a -> a -> a) -> a -> []a -> a"),
     ("scan", "'a [n] : (a -> a -> a) -> a -> [n]a -> *[n]a"),
-    ("reduce_by_index", "'a [k] [n] : *[k]a -> (a -> a -> a) -> a -> [n]i64 -> [n]a -> *[k]a"),
-    ("hist", "'a [n] : (a -> a -> a) -> a -> (k: i64) -> [n]i64 -> [n]a -> *[k]a"),
+    (
+        "reduce_by_index",
+        "'a [k] [n] : *[k]a -> (a -> a -> a) -> a -> [n]i64 -> [n]a -> *[k]a",
+    ),
+    (
+        "hist",
+        "'a [n] : (a -> a -> a) -> a -> (k: i64) -> [n]i64 -> [n]a -> *[k]a",
+    ),
     ("scatter", "'t [k] [n] : *[k]t -> [n]i64 -> [n]t -> *[k]t"),
-    ("scatter_2d", "'t [k1] [k2] [n] : *[k1][k2]t -> [n](i64, i64) -> [n]t -> *[k1][k2]t"),
-    ("scatter_3d", "'t [k1] [k2] [k3] [n] : *[k1][k2][k3]t -> [n](i64, i64, i64) -> [n]t -> *[k1][k2][k3]t"),
+    (
+        "scatter_2d",
+        "'t [k1] [k2] [n] : *[k1][k2]t -> [n](i64, i64) -> [n]t -> *[k1][k2]t",
+    ),
+    (
+        "scatter_3d",
+        "'t [k1] [k2] [k3] [n] : *[k1][k2][k3]t -> [n](i64, i64, i64) -> [n]t -> *[k1][k2][k3]t",
+    ),
     ("iota", "'t : (n: i64) -> *[n]i64"),
     ("replicate", "'t : (n: i64) -> t -> *[n]t"),
     ("zip", "'a 'b [n] : [n]a -> [n]b -> [n](a, b)"),
     ("unzip", "'a 'b [n] : [n](a, b) -> ([n]a, [n]b)"),
     ("transpose", "'t [n] [m] : [n][m]t -> [m][n]t"),
     ("flatten", "'t [n] [m] : [n][m]t -> [n*m]t"),
-    ("unflatten", "'t [n] [m] : (n: i64) -> (m: i64) -> [n*m]t -> [n][m]t"),
+    (
+        "unflatten",
+        "'t [n] [m] : (n: i64) -> (m: i64) -> [n*m]t -> [n][m]t",
+    ),
     ("concat", "'t [n] [m] : [n]t -> [m]t -> *[n+m]t"),
     ("length", "'t [n] : [n]t -> i64"),
     ("reverse", "'t [n] : [n]t -> [n]t"),
@@ -153,12 +168,12 @@ pub fn numeric_modules() -> impl Iterator<Item = PrimType> {
 
 /// Whether module `m`'s functions include one that `applies`.
 pub fn applies(a: Applies, m: PrimType) -> bool {
-    match (a, m) {
-        (Applies::Num, PrimType::Int(_) | PrimType::Float(_)) => true,
-        (Applies::Int, PrimType::Int(_)) => true,
-        (Applies::Float, PrimType::Float(_)) => true,
-        _ => false,
-    }
+    matches!(
+        (a, m),
+        (Applies::Num, PrimType::Int(_) | PrimType::Float(_))
+            | (Applies::Int, PrimType::Int(_))
+            | (Applies::Float, PrimType::Float(_))
+    )
 }
 
 /// Conversion functions of a numeric module: `T.P : P -> T` for every primitive type `P`

@@ -31,11 +31,19 @@ pub struct Span {
 
 impl Span {
     pub fn new(file: FileId, lo: usize, hi: usize) -> Span {
-        Span { file, lo: lo as u32, hi: hi as u32 }
+        Span {
+            file,
+            lo: lo as u32,
+            hi: hi as u32,
+        }
     }
     /// The smallest span covering both (they must be in the same file).
     pub fn to(self, other: Span) -> Span {
-        Span { file: self.file, lo: self.lo.min(other.lo), hi: self.hi.max(other.hi) }
+        Span {
+            file: self.file,
+            lo: self.lo.min(other.lo),
+            hi: self.hi.max(other.hi),
+        }
     }
 }
 
@@ -53,7 +61,11 @@ impl SourceFile {
         let text: Arc<str> = text.into();
         let mut line_starts = vec![0];
         line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        SourceFile { name: name.into(), text, line_starts }
+        SourceFile {
+            name: name.into(),
+            text,
+            line_starts,
+        }
     }
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, offset: usize) -> (u32, u32) {
@@ -63,7 +75,11 @@ impl SourceFile {
             Err(l) => l - 1,
         };
         let start = self.line_starts[line];
-        let col = self.text.get(start..offset).map(|s| s.chars().count()).unwrap_or(offset - start);
+        let col = self
+            .text
+            .get(start..offset)
+            .map(|s| s.chars().count())
+            .unwrap_or(offset - start);
         (line as u32 + 1, col as u32 + 1)
     }
 }
@@ -86,7 +102,11 @@ impl SourceMap {
     pub fn loc(&self, span: Span) -> SrcLoc {
         let f = self.file(span.file);
         let (line, col) = f.line_col(span.lo as usize);
-        SrcLoc { file: f.name.clone(), line, col }
+        SrcLoc {
+            file: f.name.clone(),
+            line,
+            col,
+        }
     }
 }
 
@@ -136,7 +156,10 @@ impl Diagnostic {
         }
     }
     pub fn warning(span: Span, message: impl Into<String>) -> Diagnostic {
-        Diagnostic { severity: Severity::Warning, ..Diagnostic::error(span, message) }
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(span, message)
+        }
     }
     /// "not supported: CONSTRUCT" — the standard error for a construct outside the subset.
     pub fn not_supported(span: Span, construct: impl fmt::Display) -> Diagnostic {
@@ -193,13 +216,19 @@ impl Diagnostic {
             let len = if end_line == line {
                 (end_col.saturating_sub(col)).max(1)
             } else {
-                (line_text.chars().count() as u32 + 1).saturating_sub(col).max(1)
+                (line_text.chars().count() as u32 + 1)
+                    .saturating_sub(col)
+                    .max(1)
             };
             if span.file != self.span.file {
                 out.push_str(&format!("{pad}--> {}\n", sources.loc(span)));
             }
             out.push_str(&format!("{pad} |\n"));
-            out.push_str(&format!("{:>width$} | {}\n", line, line_text.replace('\t', " ")));
+            out.push_str(&format!(
+                "{:>width$} | {}\n",
+                line,
+                line_text.replace('\t', " ")
+            ));
             let marks: String = std::iter::repeat_n(mark, len as usize).collect();
             let lead = " ".repeat(col as usize - 1);
             if text.is_empty() {
@@ -224,7 +253,11 @@ impl Diagnostics {
         self.0.iter().any(|d| d.severity == Severity::Error)
     }
     pub fn render(&self, sources: &SourceMap) -> String {
-        self.0.iter().map(|d| d.render(sources)).collect::<Vec<_>>().join("\n")
+        self.0
+            .iter()
+            .map(|d| d.render(sources))
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 }
 
@@ -256,7 +289,10 @@ mod tests {
         let out = d.render(&sm);
         assert!(out.contains("prog.fut:2:16"), "{out}");
         assert!(out.contains("let x = (1 + in x"), "{out}");
-        assert!(out.contains("\n  |                ^^ expected an expression\n"), "{out}");
+        assert!(
+            out.contains("\n  |                ^^ expected an expression\n"),
+            "{out}"
+        );
         assert!(out.contains("expected an expression, found `in`"), "{out}");
     }
 }

@@ -87,12 +87,20 @@ impl Compiled {
     }
     /// The names of all entry points, in source order, including those that failed to lower.
     pub fn entry_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.ir.entries().map(|f| f.entry.as_ref().unwrap().name.to_string()).collect();
+        let mut names: Vec<String> = self
+            .ir
+            .entries()
+            .map(|f| f.entry.as_ref().unwrap().name.to_string())
+            .collect();
         names.extend(self.entry_errors.keys().cloned());
         names
     }
     /// Run an entry point on the reference interpreter.
-    pub fn run_interp(&self, entry: &str, args: Vec<value::Value>) -> Result<Vec<value::Value>, interp::RuntimeError> {
+    pub fn run_interp(
+        &self,
+        entry: &str,
+        args: Vec<value::Value>,
+    ) -> Result<Vec<value::Value>, interp::RuntimeError> {
         if let Some(d) = self.entry_errors.get(entry) {
             return Err(interp::RuntimeError::new(d.render(&self.sources), None));
         }
@@ -105,19 +113,30 @@ pub fn check(name: &str, text: &str) -> Result<Checked, CompileError> {
     let mut sources = SourceMap::default();
     let prelude_id = sources.add(PRELUDE_NAME, PRELUDE);
     let file_id = sources.add(name, text);
-    let parsed = syntax::parser::parse_program(PRELUDE, prelude_id)
-        .and_then(|mut p| {
-            let user = syntax::parser::parse_program(text, file_id)?;
-            p.decs.extend(user.decs);
-            Ok(p)
-        });
+    let parsed = syntax::parser::parse_program(PRELUDE, prelude_id).and_then(|mut p| {
+        let user = syntax::parser::parse_program(text, file_id)?;
+        p.decs.extend(user.decs);
+        Ok(p)
+    });
     let mut ast = match parsed {
         Ok(p) => p,
-        Err(diagnostics) => return Err(CompileError { sources, diagnostics }),
+        Err(diagnostics) => {
+            return Err(CompileError {
+                sources,
+                diagnostics,
+            })
+        }
     };
     match typecheck::check_program(&mut ast, &sources) {
-        Ok(warnings) => Ok(Checked { sources, ast, warnings }),
-        Err(diagnostics) => Err(CompileError { sources, diagnostics }),
+        Ok(warnings) => Ok(Checked {
+            sources,
+            ast,
+            warnings,
+        }),
+        Err(diagnostics) => Err(CompileError {
+            sources,
+            diagnostics,
+        }),
     }
 }
 

@@ -50,7 +50,10 @@ impl IntType {
         }
     }
     pub fn signed(self) -> bool {
-        matches!(self, IntType::I8 | IntType::I16 | IntType::I32 | IntType::I64)
+        matches!(
+            self,
+            IntType::I8 | IntType::I16 | IntType::I32 | IntType::I64
+        )
     }
     pub fn name(self) -> &'static str {
         match self {

@@ -10,14 +10,22 @@ fn error_of(src: &str) -> String {
 /// Asserts the rendered error points at `line:col` with a caret and mentions `needle`.
 fn expect_error(src: &str, line: u32, col: u32, needle: &str) {
     let out = error_of(src);
-    assert!(out.contains(&format!("bad.fut:{line}:{col}")), "wrong location in:\n{out}");
+    assert!(
+        out.contains(&format!("bad.fut:{line}:{col}")),
+        "wrong location in:\n{out}"
+    );
     assert!(out.contains('^'), "no caret in:\n{out}");
     assert!(out.contains(needle), "expected {needle:?} in:\n{out}");
 }
 
 #[test]
 fn parse_error_points_at_the_token() {
-    expect_error("def main (x: i32) =\n  let y = (x + in y\n", 2, 16, "expected");
+    expect_error(
+        "def main (x: i32) =\n  let y = (x + in y\n",
+        2,
+        16,
+        "expected",
+    );
 }
 
 #[test]
@@ -56,7 +64,18 @@ fn records_are_not_supported() {
 
 #[test]
 fn garbage_does_not_panic() {
-    for src in ["", ")", "def", "def main =", "entry", "let let let", "def f = \\", "[[[[[[", "def x = 1 +", "\u{0}\u{ffff}"] {
+    for src in [
+        "",
+        ")",
+        "def",
+        "def main =",
+        "entry",
+        "let let let",
+        "def f = \\",
+        "[[[[[[",
+        "def x = 1 +",
+        "\u{0}\u{ffff}",
+    ] {
         let _ = vkad_core::check("bad.fut", src);
     }
 }

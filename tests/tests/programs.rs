@@ -5,7 +5,10 @@ use std::path::PathBuf;
 use vkad_core::testing::{run_paths, InterpBackend};
 
 fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_path_buf()
 }
 
 fn run_dir(dir: &str) {

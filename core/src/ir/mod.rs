@@ -46,12 +46,18 @@ pub struct NameSource {
 impl NameSource {
     pub fn fresh(&mut self, base: &str) -> VName {
         self.next += 1;
-        VName { id: self.next, base: Arc::from(base) }
+        VName {
+            id: self.next,
+            base: Arc::from(base),
+        }
     }
     /// A fresh name with the same base as `v`.
     pub fn fresh_like(&mut self, v: &VName) -> VName {
         self.next += 1;
-        VName { id: self.next, base: v.base.clone() }
+        VName {
+            id: self.next,
+            base: v.base.clone(),
+        }
     }
 }
 
@@ -88,10 +94,17 @@ pub enum ExtDim {
 pub enum TypeBase<D> {
     Prim(PrimType),
     /// An array of `elem` with `shape.len()` dimensions, outermost first.
-    Array { elem: PrimType, shape: Vec<D> },
+    Array {
+        elem: PrimType,
+        shape: Vec<D>,
+    },
     /// An accumulator (see [`Exp::WithAcc`]): updates scatter into arrays of the given row shape and
     /// element types. `cert` is the name that ties it to its `WithAcc`.
-    Acc { cert: VName, shape: Vec<SubExp>, elems: Vec<Type> },
+    Acc {
+        cert: VName,
+        shape: Vec<SubExp>,
+        elems: Vec<Type>,
+    },
 }
 
 pub type Type = TypeBase<SubExp>;
@@ -136,11 +149,17 @@ impl Type {
     /// `[d]self`.
     pub fn array_of(&self, d: SubExp) -> Type {
         match self {
-            TypeBase::Prim(p) => Type::Array { elem: *p, shape: vec![d] },
+            TypeBase::Prim(p) => Type::Array {
+                elem: *p,
+                shape: vec![d],
+            },
             TypeBase::Array { elem, shape } => {
                 let mut s = vec![d];
                 s.extend(shape.iter().cloned());
-                Type::Array { elem: *elem, shape: s }
+                Type::Array {
+                    elem: *elem,
+                    shape: s,
+                }
             }
             TypeBase::Acc { .. } => panic!("array of accumulators"),
         }
@@ -152,9 +171,11 @@ impl Type {
                 elem: *elem,
                 shape: shape.iter().map(|d| ExtDim::Free(d.clone())).collect(),
             },
-            TypeBase::Acc { cert, shape, elems } => {
-                ExtType::Acc { cert: cert.clone(), shape: shape.clone(), elems: elems.clone() }
-            }
+            TypeBase::Acc { cert, shape, elems } => ExtType::Acc {
+                cert: cert.clone(),
+                shape: shape.clone(),
+                elems: elems.clone(),
+            },
         }
     }
 }
@@ -179,12 +200,20 @@ pub struct Attrs(pub Vec<String>);
 
 impl Attrs {
     pub fn has(&self, name: &str) -> bool {
-        self.0.iter().any(|a| a == name || a.starts_with(&format!("{name}(")))
+        self.0
+            .iter()
+            .any(|a| a == name || a.starts_with(&format!("{name}(")))
     }
     /// The integer argument of `name(k)`, if present.
     pub fn int_arg(&self, name: &str) -> Option<i64> {
         let prefix = format!("{name}(");
-        self.0.iter().find_map(|a| a.strip_prefix(&prefix)?.strip_suffix(')')?.trim().parse().ok())
+        self.0.iter().find_map(|a| {
+            a.strip_prefix(&prefix)?
+                .strip_suffix(')')?
+                .trim()
+                .parse()
+                .ok()
+        })
     }
 }
 
@@ -337,13 +366,21 @@ pub enum DimIndex {
     /// A single index: removes the dimension.
     Fix(SubExp),
     /// `len` elements starting at `start`, every `stride`-th (stride may be negative, never 0).
-    Slice { start: SubExp, len: SubExp, stride: SubExp },
+    Slice {
+        start: SubExp,
+        len: SubExp,
+        stride: SubExp,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum LoopForm {
     /// `for i < bound`: `i` has type `it` and runs 0..bound.
-    For { i: VName, it: IntType, bound: SubExp },
+    For {
+        i: VName,
+        it: IntType,
+        bound: SubExp,
+    },
     /// Runs while the named loop parameter (a bool) is true; the body computes its next value.
     While(VName),
 }
@@ -361,19 +398,42 @@ pub struct Operator {
 pub enum Soac {
     /// `map lam arrs`: all `arrs` have outer size `w`; `lam` takes one row of each.
     /// Results are arrays `[w]t` for each lambda result `t`.
-    Map { w: SubExp, arrs: Vec<VName>, lam: Lambda },
+    Map {
+        w: SubExp,
+        arrs: Vec<VName>,
+        lam: Lambda,
+    },
     /// `reduce op arrs` (a monoid over `k` arrays). Results are `k` values of the row types.
-    Reduce { w: SubExp, arrs: Vec<VName>, op: Operator },
+    Reduce {
+        w: SubExp,
+        arrs: Vec<VName>,
+        op: Operator,
+    },
     /// Inclusive `scan op arrs`. Results are `k` arrays of size `w`.
-    Scan { w: SubExp, arrs: Vec<VName>, op: Operator },
+    Scan {
+        w: SubExp,
+        arrs: Vec<VName>,
+        op: Operator,
+    },
     /// `reduce_by_index dest op inds vals`: for each `j < w`, if `0 <= inds[j] < len(dest)`,
     /// `dest[inds[j]] = op(dest[inds[j]], vals[j])`. `dest` (k arrays) are consumed; results are the
     /// updated `k` arrays. `vals` rows may themselves be arrays (vectorised operators).
-    Hist { w: SubExp, dest: Vec<VName>, op: Operator, inds: VName, vals: Vec<VName> },
+    Hist {
+        w: SubExp,
+        dest: Vec<VName>,
+        op: Operator,
+        inds: VName,
+        vals: Vec<VName>,
+    },
     /// `scatter dest inds vals`: for each `j < w`, if the index (one array per dimension of `dest`
     /// written, i.e. `inds.len()` dims) is in bounds, write `vals[j]` there; later writes win.
     /// `dest` (k arrays) are consumed; results are the updated arrays.
-    Scatter { w: SubExp, dest: Vec<VName>, inds: Vec<VName>, vals: Vec<VName> },
+    Scatter {
+        w: SubExp,
+        dest: Vec<VName>,
+        inds: Vec<VName>,
+        vals: Vec<VName>,
+    },
 }
 
 /// One input of a `WithAcc`: arrays whose outer dimensions are `shape`, and optionally an operator
@@ -398,13 +458,28 @@ pub enum Exp {
     /// `a with [idx...] = v` (consumes `a`). `v` is a scalar or an array matching the slice.
     Update(VName, Vec<DimIndex>, SubExp),
     /// `[start, start+stride, ...]` of length `n`, element type `it`.
-    Iota { n: SubExp, start: SubExp, stride: SubExp, it: IntType },
+    Iota {
+        n: SubExp,
+        start: SubExp,
+        stride: SubExp,
+        it: IntType,
+    },
     /// An array of shape `shape` filled with `value` (a scalar or array variable).
-    Replicate { shape: Vec<SubExp>, value: SubExp },
+    Replicate {
+        shape: Vec<SubExp>,
+        value: SubExp,
+    },
     /// An array literal of rows of type `row` (each element a scalar or array of type `row`).
-    ArrayLit { elems: Vec<SubExp>, row: Type },
+    ArrayLit {
+        elems: Vec<SubExp>,
+        row: Type,
+    },
     /// Concatenation along dimension `dim`. `w` is the size of the result along `dim`.
-    Concat { dim: usize, arrs: Vec<VName>, w: SubExp },
+    Concat {
+        dim: usize,
+        arrs: Vec<VName>,
+        w: SubExp,
+    },
     /// A fresh copy.
     Copy(VName),
     /// Change the shape (same number of elements, row-major).
@@ -413,22 +488,45 @@ pub enum Exp {
     Rearrange(Vec<usize>, VName),
     /// Runtime check; a false condition is an error reporting `msg` and the statement's location.
     /// Binds nothing (an empty pattern).
-    Assert { cond: SubExp, msg: String },
+    Assert {
+        cond: SubExp,
+        msg: String,
+    },
     /// Call of a function in the program. Arguments are the callee's params in order (sizes first).
-    Apply { fun: Arc<str>, args: Vec<SubExp>, ret: Vec<ExtType> },
-    If { cond: SubExp, then_b: Body, else_b: Body, ret: Vec<ExtType> },
+    Apply {
+        fun: Arc<str>,
+        args: Vec<SubExp>,
+        ret: Vec<ExtType>,
+    },
+    If {
+        cond: SubExp,
+        then_b: Body,
+        else_b: Body,
+        ret: Vec<ExtType>,
+    },
     /// `loop (params = inits) for/while ... do body`: the body returns the new values of `params`;
     /// the loop's results are the final values. Size parameters are ordinary `i64` params that other
     /// params' types refer to.
-    Loop { params: Vec<(Param, SubExp)>, form: LoopForm, body: Body },
+    Loop {
+        params: Vec<(Param, SubExp)>,
+        form: LoopForm,
+        body: Body,
+    },
     Soac(Soac),
     /// `withacc inputs lam`: `lam` takes one accumulator per input (of type `Acc`) and returns them
     /// updated, followed by any extra results. The statement's results are the arrays of every input
     /// (with all updates applied, in input order) followed by the extra results.
-    WithAcc { inputs: Vec<AccInput>, lam: Lambda },
+    WithAcc {
+        inputs: Vec<AccInput>,
+        lam: Lambda,
+    },
     /// `upd acc [idx] vals`: add (with the input's operator) or write `vals` at `idx` in the
     /// accumulator; out-of-bounds indices are ignored. Returns the new accumulator.
-    UpdAcc { acc: VName, idx: Vec<SubExp>, vals: Vec<SubExp> },
+    UpdAcc {
+        acc: VName,
+        idx: Vec<SubExp>,
+        vals: Vec<SubExp>,
+    },
 }
 
 /// Describes how an entry point's IR parameters map to the source-level arguments.
@@ -467,7 +565,9 @@ impl Program {
         self.funs.iter().find(|f| &*f.name == name)
     }
     pub fn entry(&self, name: &str) -> Option<&FunDef> {
-        self.funs.iter().find(|f| f.entry.as_ref().is_some_and(|e| &*e.name == name))
+        self.funs
+            .iter()
+            .find(|f| f.entry.as_ref().is_some_and(|e| &*e.name == name))
     }
     pub fn entries(&self) -> impl Iterator<Item = &FunDef> {
         self.funs.iter().filter(|f| f.entry.is_some())

@@ -17,7 +17,10 @@ pub struct QualName {
 
 impl QualName {
     pub fn unqual(name: impl Into<String>) -> QualName {
-        QualName { quals: vec![], name: name.into() }
+        QualName {
+            quals: vec![],
+            name: name.into(),
+        }
     }
 }
 
@@ -57,6 +60,8 @@ pub struct Program {
     pub decs: Vec<Dec>,
 }
 
+// Declarations are few; boxing the large variant would only add noise at every use.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum Dec {
     /// `def`, `entry` or top-level `let`.
@@ -83,7 +88,11 @@ pub enum TypeParam {
     /// `[n]`
     Size(String, Span),
     /// `'t`, `'~t` (lifted: Sized/Lifted) or `'^t` (Lifted: may be a function type).
-    Type { name: String, liftedness: Liftedness, span: Span },
+    Type {
+        name: String,
+        liftedness: Liftedness,
+        span: Span,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -277,6 +286,8 @@ pub enum RangeKind {
     Inclusive,
 }
 
+// A slice is three optional expressions; indices are short-lived, so boxing buys nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum DimIndex {
     /// `a[i]`
@@ -312,13 +323,22 @@ pub enum ExprKind {
     /// `[e1, e2, ...]`
     ArrayLit(Vec<Expr>),
     /// `start..end`, `start..step...end` (`step` is the second element), `start..<end`, `start..>end`.
-    Range { start: Box<Expr>, second: Option<Box<Expr>>, end: Box<Expr>, kind: RangeKind },
+    Range {
+        start: Box<Expr>,
+        second: Option<Box<Expr>>,
+        end: Box<Expr>,
+        kind: RangeKind,
+    },
     BinOp(OpRef, Box<Expr>, Box<Expr>),
     UnOp(UnOp, Box<Expr>),
     /// Function application `f a b c`, already grouped: `Apply(f, [a, b, c])`.
     Apply(Box<Expr>, Vec<Expr>),
     /// `\p1 p2 : t -> body`
-    Lambda { params: Vec<Pat>, ret: Option<TypeExp>, body: Box<Expr> },
+    Lambda {
+        params: Vec<Pat>,
+        ret: Option<TypeExp>,
+        body: Box<Expr>,
+    },
     /// `(+)`, `` (`f`) ``
     OpSection(OpRef),
     /// `(x +)`: the left operand is given.
@@ -331,15 +351,42 @@ pub enum ExprKind {
     Project(Box<Expr>, String),
     If(Box<Expr>, Box<Expr>, Box<Expr>),
     /// `let p = e in body` (the `in` may be omitted before another `let`).
-    Let { pat: Pat, value: Box<Expr>, body: Box<Expr> },
+    Let {
+        pat: Pat,
+        value: Box<Expr>,
+        body: Box<Expr>,
+    },
     /// `let f params : t = e in body`, a local function.
-    LetFun { name: String, name_span: Span, type_params: Vec<TypeParam>, params: Vec<Pat>, ret: Option<TypeExp>, value: Box<Expr>, body: Box<Expr> },
+    LetFun {
+        name: String,
+        name_span: Span,
+        type_params: Vec<TypeParam>,
+        params: Vec<Pat>,
+        ret: Option<TypeExp>,
+        value: Box<Expr>,
+        body: Box<Expr>,
+    },
     /// `let xs[i] = v in body`: sugar for `let xs = xs with [i] = v in body`.
-    LetWith { name: String, name_span: Span, indices: Vec<DimIndex>, value: Box<Expr>, body: Box<Expr> },
+    LetWith {
+        name: String,
+        name_span: Span,
+        indices: Vec<DimIndex>,
+        value: Box<Expr>,
+        body: Box<Expr>,
+    },
     /// `xs with [i, j] = v`
-    Update { array: Box<Expr>, indices: Vec<DimIndex>, value: Box<Expr> },
+    Update {
+        array: Box<Expr>,
+        indices: Vec<DimIndex>,
+        value: Box<Expr>,
+    },
     /// `loop p = init for ... do body`; `init` is `None` when omitted (`loop x for ...`).
-    Loop { pat: Pat, init: Option<Box<Expr>>, form: LoopForm, body: Box<Expr> },
+    Loop {
+        pat: Pat,
+        init: Option<Box<Expr>>,
+        form: LoopForm,
+        body: Box<Expr>,
+    },
     /// `a[i, j:k]`
     Index(Box<Expr>, Vec<DimIndex>),
     /// `e : t`
@@ -356,12 +403,20 @@ pub enum ExprKind {
 
 impl Expr {
     pub fn new(kind: ExprKind, span: Span) -> Expr {
-        Expr { kind, span, ty: None }
+        Expr {
+            kind,
+            span,
+            ty: None,
+        }
     }
 }
 
 impl Pat {
     pub fn new(kind: PatKind, span: Span) -> Pat {
-        Pat { kind, span, ty: None }
+        Pat {
+            kind,
+            span,
+            ty: None,
+        }
     }
 }

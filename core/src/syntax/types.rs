@@ -22,7 +22,11 @@ pub struct TyVar(pub String);
 pub enum Type {
     Prim(PrimType),
     /// An array: `shape` lists the dimensions outermost first; `elem` is never an array.
-    Array { elem: Box<Type>, shape: Vec<Size>, unique: bool },
+    Array {
+        elem: Box<Type>,
+        shape: Vec<Size>,
+        unique: bool,
+    },
     /// A tuple; the empty tuple is the unit type `()`.
     Tuple(Vec<Type>),
     /// A function type `param -> ret`; curried.
@@ -45,19 +49,37 @@ impl Type {
     /// `[d]t` built from an element/row type, flattening nested arrays.
     pub fn array_of(row: Type, d: Size) -> Type {
         match row {
-            Type::Array { elem, mut shape, unique } => {
+            Type::Array {
+                elem,
+                mut shape,
+                unique,
+            } => {
                 shape.insert(0, d);
-                Type::Array { elem, shape, unique }
+                Type::Array {
+                    elem,
+                    shape,
+                    unique,
+                }
             }
-            t => Type::Array { elem: Box::new(t), shape: vec![d], unique: false },
+            t => Type::Array {
+                elem: Box::new(t),
+                shape: vec![d],
+                unique: false,
+            },
         }
     }
     /// The type of one row of an array (`None` if not an array).
     pub fn row(&self) -> Option<Type> {
         match self {
-            Type::Array { elem, shape, unique } if shape.len() > 1 => {
-                Some(Type::Array { elem: elem.clone(), shape: shape[1..].to_vec(), unique: *unique })
-            }
+            Type::Array {
+                elem,
+                shape,
+                unique,
+            } if shape.len() > 1 => Some(Type::Array {
+                elem: elem.clone(),
+                shape: shape[1..].to_vec(),
+                unique: *unique,
+            }),
             Type::Array { elem, .. } => Some((**elem).clone()),
             _ => None,
         }
@@ -90,7 +112,11 @@ impl fmt::Display for Type {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Type::Prim(p) => write!(f, "{p}"),
-            Type::Array { elem, shape, unique } => {
+            Type::Array {
+                elem,
+                shape,
+                unique,
+            } => {
                 if *unique {
                     write!(f, "*")?;
                 }
