@@ -1,0 +1,5 @@
+-- Character literals are not supported.
+-- ==
+-- error: not supported
+
+entry main (y: i32) : i32 = y + 'a'
