@@ -298,7 +298,9 @@ pub enum CmpOp {
 }
 
 /// A conversion `from -> to` with Futhark's semantics (`f64.i32`, `i32.f64` truncates toward zero,
-/// `i32.bool`, `bool.i32` = nonzero, integer conversions wrap/extend by signedness of the source).
+/// `i32.bool`, `bool.i32` = nonzero). Integer conversions wrap; widening sign-extends only when both
+/// types are signed and zero-extends otherwise (as Futhark's prelude: `u64.i32 (-1)` is
+/// `4294967295u64`, `i64.i8 (-1)` is `-1i64`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ConvOp {
     pub from: PrimType,
