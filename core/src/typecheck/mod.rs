@@ -78,6 +78,34 @@ pub fn check_program(
     prog: &mut Program,
     sources: &SourceMap,
 ) -> Result<Vec<Diagnostic>, Diagnostics> {
+    // The checker recurses over the AST; the parser accepts `let` chains up to ~2000 deep, more
+    // than a default thread stack holds in a debug build. Run on a thread with a large stack
+    // (address space only reserved, not committed).
+    let crashed = || {
+        Diagnostics(vec![Diagnostic::error(
+            Span::default(),
+            "internal error: the type checker could not run",
+        )])
+    };
+    std::thread::scope(|s| {
+        let handle = std::thread::Builder::new()
+            .name("vkad-typecheck".into())
+            .stack_size(CHECKER_STACK)
+            .spawn_scoped(s, move || check_program_here(prog, sources));
+        match handle {
+            Ok(h) => h.join().unwrap_or_else(|_| Err(crashed())),
+            Err(_) => Err(crashed()),
+        }
+    })
+}
+
+/// The stack size of the checker's thread.
+const CHECKER_STACK: usize = 64 << 20;
+
+fn check_program_here(
+    prog: &mut Program,
+    sources: &SourceMap,
+) -> Result<Vec<Diagnostic>, Diagnostics> {
     let _ = sources;
     let mut c = Checker::new();
     for dec in &mut prog.decs {

@@ -897,3 +897,86 @@ fn all_futhark_tests() {
         }
     }
 }
+
+/// Not part of the suite: mutate the AD corpus programs (delete, duplicate and swap words) and
+/// check that parsing + type checking never panics
+/// (`cargo test ... mutation_fuzz -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn mutation_fuzz() {
+    let Ok(rd) = std::fs::read_dir("/work/futhark-ref/tests/ad") else {
+        return;
+    };
+    let prelude = std::env::var("VKAD_TC_PRELUDE")
+        .ok()
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .unwrap_or_else(|| crate::PRELUDE.to_string());
+    let mut seed: u64 = 0x9e3779b97f4a7c15;
+    let mut rnd = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n.max(1) as u64) as usize
+    };
+    let (mut runs, mut checked) = (0, 0);
+    for e in rd.flatten() {
+        let Ok(text) = std::fs::read_to_string(e.path()) else {
+            continue;
+        };
+        let words: Vec<&str> = text.split_inclusive(|c: char| c.is_whitespace()).collect();
+        for _ in 0..60 {
+            let mut w = words.clone();
+            for _ in 0..1 + rnd(3) {
+                let i = rnd(w.len());
+                let j = rnd(w.len());
+                match rnd(3) {
+                    0 if !w.is_empty() => {
+                        w.remove(i);
+                    }
+                    1 if !w.is_empty() => {
+                        let x = w[j];
+                        w.insert(i, x);
+                    }
+                    _ if !w.is_empty() => w.swap(i, j),
+                    _ => {}
+                }
+            }
+            let src: String = w.concat();
+            let mut sources = SourceMap::default();
+            let pid = sources.add(crate::PRELUDE_NAME, prelude.as_str());
+            let fid = sources.add("m.fut", src.as_str());
+            runs += 1;
+            let Ok(mut prog) = parse_program(&prelude, pid).and_then(|mut p| {
+                p.decs.extend(parse_program(&src, fid)?.decs);
+                Ok(p)
+            }) else {
+                continue;
+            };
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                check_program(&mut prog, &sources)
+            }));
+            match r {
+                Ok(Ok(_)) => checked += 1,
+                Ok(Err(d)) => assert!(
+                    !d.0[0].message.contains("internal error"),
+                    "{}\n{src}",
+                    d.0[0].message
+                ),
+                Err(_) => panic!("type checker panicked on:\n{src}"),
+            }
+        }
+    }
+    eprintln!("{runs} mutants, {checked} type-check");
+}
+
+#[test]
+fn long_let_chains() {
+    // The parser reads `let` chains iteratively, so they can be much deeper than other nesting.
+    let mut src = String::from("def main (x: i32) =\n");
+    for i in 0..1900 {
+        src.push_str(&format!("  let x{i} = x + {i}\n"));
+    }
+    src.push_str("  in x1899");
+    let p = ok(&src);
+    assert_eq!(body_ty(&p, "main"), "i32");
+}
