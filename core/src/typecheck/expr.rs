@@ -520,7 +520,11 @@ impl Checker {
                 });
                 self.type_scopes.pop();
                 self.level -= 1;
-                let ft = self.zonk(&r?);
+                let ft = r?;
+                if self.size_exceeds(&ft, super::MAX_TYPE_SIZE) {
+                    return Err(super::too_large(span));
+                }
+                let ft = self.zonk(&ft);
                 // Generalise the variables of the function's type that belong to it and are not
                 // constrained by overloading or projections.
                 let mut fv = vec![];

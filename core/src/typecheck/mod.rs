@@ -20,7 +20,17 @@
 //!   `with` updates, ascriptions and coercions, type abbreviations with type and size
 //!   parameters (expanded), and entry points (no function types or type parameters in their
 //!   parameter and result types).
+//! - Function values where Futhark forbids them: in arrays, as `if` results, as loop
+//!   parameters, compared with `==`, or instantiating a non-lifted type parameter (`'t`); inside
+//!   a definition a lifted parameter (`'^t`) counts as a function. These constraints are kept on
+//!   inference variables, so they also catch types that become functions later.
+//! - Names bound twice in one binding (`(x, x)`, `f (x: i32) (x: i32)`, `'a 'a`), and uses of
+//!   names starting with `_`.
+//! - A top-level `def main` is an entry point (its `entry` flag is set), as in Futhark.
+//!   Point-free entry points (`entry f = g`) take the parameters of their function type.
 //! - Attributes: the known ones are accepted; any other gives a warning.
+//! - Types larger than [`MAX_TYPE_SIZE`] nodes (let-polymorphism can make them exponential)
+//!   are an error rather than an out-of-memory.
 //!
 //! # What is lenient
 //!
@@ -31,8 +41,10 @@
 //!   unknown.
 //! - **Uniqueness is not checked.** `*t` is accepted in written types and ignored; consumption
 //!   and aliasing are not tracked (the interpreter has value semantics).
-//! - Liftedness of type parameters (`'t` vs `'^t`) is not enforced for definitions, only for
-//!   type abbreviation arguments.
+//! - Integer literals are not checked against the range of their type.
+//! - A local `let` function's type is generalised only over variables not constrained by
+//!   overloading or projections (as in Futhark); the others are resolved by later uses or by
+//!   defaulting at the end of the enclosing top-level declaration.
 //!
 //! Errors stop at the first failing declaration; the checker never panics on any input.
 
@@ -274,6 +286,9 @@ impl Checker {
             }
         }
         // Generalise the remaining variables of the definition's type.
+        if self.size_exceeds(&ft, MAX_TYPE_SIZE) {
+            return Err(too_large(d.name_span));
+        }
         let ft = self.zonk(&ft);
         let mut fv = vec![];
         self.free_vars(&ft, &mut fv);
@@ -360,7 +375,11 @@ impl Checker {
                 "internal error: the type checker missed this expression",
             ));
         };
-        let z = self.zonk(&Ty::from_type(t));
+        let t = Ty::from_type(t);
+        if self.size_exceeds(&t, MAX_TYPE_SIZE) {
+            return Err(too_large(span));
+        }
+        let z = self.zonk(&t);
         let mut fv = vec![];
         self.free_vars(&z, &mut fv);
         if !fv.is_empty() {
@@ -511,6 +530,14 @@ impl Checker {
         e.ty = Some(self.final_type(&e.ty, e.span)?);
         Ok(())
     }
+}
+
+/// The largest type (in nodes) the checker writes into the AST.
+pub(crate) const MAX_TYPE_SIZE: usize = 100_000;
+
+pub(crate) fn too_large(span: Span) -> Diagnostic {
+    Diagnostic::error(span, "the type of this is too large")
+        .with_note(format!("types are limited to {MAX_TYPE_SIZE} nodes"))
 }
 
 /// Whether a type parameter occurs in a type.

@@ -980,3 +980,19 @@ fn long_let_chains() {
     let p = ok(&src);
     assert_eq!(body_ty(&p, "main"), "i32");
 }
+
+#[test]
+fn exponential_types_are_rejected_not_built() {
+    // Each application doubles the type; without a limit the final types would have 2^40 nodes.
+    let mut e = String::from("1i32");
+    for _ in 0..40 {
+        e = format!("f ({e})");
+    }
+    let (m, _) = err(&format!("def main = let f x = (x, x) in {e}"));
+    assert_eq!(m, "the type of this is too large");
+    let mut e = String::from("1i32");
+    for _ in 0..5 {
+        e = format!("f ({e})");
+    }
+    ok(&format!("def main = let f x = (x, x) in {e}"));
+}

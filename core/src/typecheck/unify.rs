@@ -10,6 +10,9 @@ use super::Checker;
 use crate::diag::{Diagnostic, Span};
 use std::collections::BTreeMap;
 
+/// The largest type (in nodes) printed in full in an error message.
+const MAX_SHOWN: usize = 2000;
+
 /// One unification variable.
 #[derive(Clone, Debug)]
 pub(crate) struct VarInfo {
@@ -81,27 +84,68 @@ impl Checker {
         }
     }
 
-    /// Unbound variables occurring in a (zonked) type.
+    /// Unbound variables occurring in a type (following links; each linked variable is visited
+    /// once, so this is linear in the size of the type as a graph).
     pub(crate) fn free_vars(&self, t: &Ty, out: &mut Vec<u32>) {
+        let mut seen = std::collections::HashSet::new();
+        self.free_vars_in(t, out, &mut seen);
+    }
+
+    fn free_vars_in(&self, t: &Ty, out: &mut Vec<u32>, seen: &mut std::collections::HashSet<u32>) {
         match t {
-            Ty::Var(v) => match &self.vars[*v as usize].link {
-                Some(l) => {
-                    let l = l.clone();
-                    self.free_vars(&l, out)
+            Ty::Var(v) => {
+                if !seen.insert(*v) {
+                    return;
                 }
-                None => {
-                    if !out.contains(v) {
-                        out.push(*v)
+                match &self.vars[*v as usize].link {
+                    Some(l) => self.free_vars_in(l, out, seen),
+                    None => out.push(*v),
+                }
+            }
+            Ty::Prim(_) | Ty::Param(_) => {}
+            Ty::Array(_, e) => self.free_vars_in(e, out, seen),
+            Ty::Tuple(ts) => ts.iter().for_each(|t| self.free_vars_in(t, out, seen)),
+            Ty::Fun(a, r) => {
+                self.free_vars_in(a, out, seen);
+                self.free_vars_in(r, out, seen)
+            }
+        }
+    }
+
+    /// Whether the fully substituted type would have more than `limit` nodes (computed in at most
+    /// `limit` steps).
+    pub(crate) fn size_exceeds(&self, t: &Ty, limit: usize) -> bool {
+        let mut budget = limit;
+        let mut stack = vec![t];
+        while let Some(t) = stack.pop() {
+            if budget == 0 {
+                return true;
+            }
+            budget -= 1;
+            match t {
+                Ty::Var(v) => {
+                    if let Some(l) = &self.vars[*v as usize].link {
+                        stack.push(l)
                     }
                 }
-            },
-            Ty::Prim(_) | Ty::Param(_) => {}
-            Ty::Array(_, e) => self.free_vars(e, out),
-            Ty::Tuple(ts) => ts.iter().for_each(|t| self.free_vars(t, out)),
-            Ty::Fun(a, r) => {
-                self.free_vars(a, out);
-                self.free_vars(r, out)
+                Ty::Prim(_) | Ty::Param(_) => {}
+                Ty::Array(_, e) => stack.push(e),
+                Ty::Tuple(ts) => stack.extend(ts.iter()),
+                Ty::Fun(a, r) => {
+                    stack.push(a);
+                    stack.push(r)
+                }
             }
+        }
+        false
+    }
+
+    /// A type for an error message (abbreviated if it is huge).
+    pub(crate) fn show(&self, t: &Ty) -> String {
+        if self.size_exceeds(t, MAX_SHOWN) {
+            "(a very large type)".into()
+        } else {
+            self.zonk(t).to_string()
         }
     }
 
@@ -218,6 +262,16 @@ impl Checker {
 
     /// Turn a unification failure into a diagnostic about `expected` vs `found` at `span`.
     pub(crate) fn uerr_diag(&self, e: UErr, expected: &Ty, found: &Ty, span: Span) -> Diagnostic {
+        if self.size_exceeds(expected, MAX_SHOWN) || self.size_exceeds(found, MAX_SHOWN) {
+            return Diagnostic::error(
+                span,
+                format!(
+                    "type mismatch: expected `{}`, found `{}`",
+                    self.show(expected),
+                    self.show(found)
+                ),
+            );
+        }
         let ez = self.zonk(expected);
         let fz = self.zonk(found);
         let main = format!("type mismatch: expected `{ez}`, found `{fz}`");
