@@ -30,13 +30,13 @@
 //!   Point-free entry points (`entry f = g`) take the parameters of their function type.
 //! - Attributes: the known ones are accepted; any other gives a warning.
 //! - Types larger than `MAX_TYPE_SIZE` (100 000) nodes (let-polymorphism can make them
-//!   exponential)
-//!   are an error rather than an out-of-memory.
+//!   exponential) are an error rather than an out-of-memory.
 //!
 //! # What is lenient
 //!
-//! - **Sizes are not checked.** Array types carry [`Size`](crate::syntax::types::Size)s (constants, names of size
-//!   parameters or variables, or unknown) as far as they are easily known, but unification never
+//! - **Sizes are not checked.** Array types carry sizes
+//!   ([`Size`](crate::syntax::types::Size): constants, names of size parameters or variables,
+//!   or unknown) as far as they are easily known, but unification never
 //!   fails because two sizes differ: every valid Futhark program must be accepted, and a real
 //!   size mismatch is caught at run time by the interpreter. Sizes of intrinsic results are
 //!   unknown.
