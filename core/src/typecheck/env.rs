@@ -1,0 +1,368 @@
+//! Scopes: value bindings (with type schemes), locally opened modules, type parameters and type
+//! abbreviations; conversion of written types ([`TypeExp`]) to inference types.
+
+use super::ty::Ty;
+use super::Checker;
+use crate::diag::{Diagnostic, Span};
+use crate::prim::PrimType;
+use crate::syntax::ast::{Liftedness, QualName, SizeExp, TypeArgExp, TypeExp, TypeParam};
+use crate::syntax::types::Size;
+use std::collections::HashMap;
+
+/// A polymorphic type: `params` are the names of the [`Ty::Param`]s to instantiate afresh at
+/// each use; those in `nofun_params` must be instantiated with types containing no function
+/// (non-lifted type parameters, and inferred ones used with `==`). For functions
+/// (`erase_sizes`), named sizes (which name the function's own size parameters and parameters)
+/// become unknown at each use.
+#[derive(Clone, Debug)]
+pub(crate) struct Scheme {
+    pub params: Vec<String>,
+    pub nofun_params: Vec<String>,
+    pub ty: Ty,
+    pub erase_sizes: bool,
+}
+
+impl Scheme {
+    pub fn mono(ty: Ty) -> Scheme {
+        Scheme {
+            params: vec![],
+            nofun_params: vec![],
+            ty,
+            erase_sizes: false,
+        }
+    }
+}
+
+/// Replace every named size by an unknown one.
+fn erase_named_sizes(t: &Ty) -> Ty {
+    match t {
+        Ty::Array(Size::Named(_), e) => Ty::arr(Size::Unknown, erase_named_sizes(e)),
+        Ty::Array(d, e) => Ty::arr(d.clone(), erase_named_sizes(e)),
+        Ty::Tuple(ts) => Ty::Tuple(ts.iter().map(erase_named_sizes).collect()),
+        Ty::Fun(a, r) => Ty::fun(erase_named_sizes(a), erase_named_sizes(r)),
+        Ty::Prim(_) | Ty::Param(_) | Ty::Var(_) => t.clone(),
+    }
+}
+
+/// What a value name is bound to.
+#[derive(Clone, Debug)]
+pub(crate) enum Binding {
+    Val(Scheme),
+    /// The function being defined (a reference to it is recursion, which is not supported).
+    Recursive,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum Scope {
+    Vars(HashMap<String, Binding>),
+    /// `m.(e)`: the members of a numeric module, unqualified.
+    Module(PrimType),
+}
+
+/// What a name in a written type refers to inside the current type scope.
+#[derive(Clone, Debug)]
+pub(crate) enum TypeBind {
+    Type(Ty),
+    Size(Size),
+}
+
+/// Type parameters bound by [`Checker::push_type_params`].
+pub(crate) struct TypeParams {
+    /// Internal names of the rigid type parameters.
+    pub tys: Vec<String>,
+    /// Those that are not lifted (`'t`, `'~t`): they cannot be instantiated with functions.
+    pub nofun: Vec<String>,
+    /// Size parameters with their spans.
+    pub sizes: Vec<(String, Span)>,
+}
+
+/// A type abbreviation `type name params = def`.
+#[derive(Clone, Debug)]
+pub(crate) struct TypeAbbr {
+    pub params: Vec<TypeParam>,
+    pub def: TypeExp,
+}
+
+impl Checker {
+    pub(crate) fn push_vars(&mut self) {
+        self.scopes.push(Scope::Vars(HashMap::new()));
+    }
+
+    pub(crate) fn pop_scope(&mut self) {
+        self.scopes.pop();
+    }
+
+    /// Bind a value name in the innermost scope (which must be a `Vars` scope).
+    pub(crate) fn bind_var(&mut self, name: &str, b: Binding) {
+        if !matches!(self.scopes.last(), Some(Scope::Vars(_))) {
+            self.push_vars();
+        }
+        if let Some(Scope::Vars(m)) = self.scopes.last_mut() {
+            m.insert(name.to_string(), b);
+        }
+    }
+
+    /// Look up an unqualified name among locals and opened modules (innermost first), then
+    /// top-level definitions, then intrinsics.
+    pub(crate) fn lookup_unqual(&mut self, name: &str) -> Option<Binding> {
+        for s in self.scopes.iter().rev() {
+            match s {
+                Scope::Vars(m) => {
+                    if let Some(b) = m.get(name) {
+                        return Some(b.clone());
+                    }
+                }
+                Scope::Module(p) => {
+                    if let Some(t) = super::builtins::module_member(*p, name) {
+                        return Some(Binding::Val(Scheme::mono(t)));
+                    }
+                }
+            }
+        }
+        if let Some(s) = self.globals.get(name) {
+            return Some(Binding::Val(s.clone()));
+        }
+        self.intrinsics.get(name).map(|s| Binding::Val(s.clone()))
+    }
+
+    /// The innermost locally opened module, if any.
+    pub(crate) fn open_module(&self) -> Option<PrimType> {
+        self.scopes.iter().rev().find_map(|s| match s {
+            Scope::Module(p) => Some(*p),
+            _ => None,
+        })
+    }
+
+    /// Instantiate a scheme with fresh variables.
+    pub(crate) fn instantiate(&mut self, s: &Scheme, span: Span) -> Ty {
+        let ty = if s.erase_sizes {
+            erase_named_sizes(&s.ty)
+        } else {
+            s.ty.clone()
+        };
+        if s.params.is_empty() {
+            return ty;
+        }
+        let mut m = HashMap::new();
+        for p in &s.params {
+            let v = self.fresh(span);
+            if s.nofun_params.contains(p) {
+                if let Ty::Var(i) = v {
+                    self.vars[i as usize].nofun = true;
+                }
+            }
+            m.insert(p.clone(), v);
+        }
+        ty.subst_params(&|n| m.get(n).cloned())
+    }
+
+    fn lookup_type_bind(&self, name: &str) -> Option<TypeBind> {
+        self.type_scopes
+            .iter()
+            .rev()
+            .find_map(|m| m.get(name).cloned())
+    }
+
+    /// Bind type parameters (`'t` as rigid parameters, `[n]` as named sizes) in a new type scope
+    /// (pushed even on error).
+    pub(crate) fn push_type_params(&mut self, tps: &[TypeParam]) -> Result<TypeParams, Diagnostic> {
+        let mut m = HashMap::new();
+        let mut tys = vec![];
+        let mut nofun = vec![];
+        let mut sizes = vec![];
+        let mut seen: Vec<&str> = vec![];
+        for tp in tps {
+            let (n, span) = match tp {
+                TypeParam::Type { name, span, .. } => (name, span),
+                TypeParam::Size(name, span) => (name, span),
+            };
+            if seen.contains(&n.as_str()) {
+                self.type_scopes.push(m);
+                return Err(Diagnostic::error(
+                    *span,
+                    format!("`{n}` is also bound as a parameter"),
+                )
+                .with_label("bound twice"));
+            }
+            seen.push(n);
+            match tp {
+                TypeParam::Type {
+                    name, liftedness, ..
+                } => {
+                    // Keep the source name unless an enclosing type parameter has it.
+                    let mut internal = name.clone();
+                    let mut k = 1;
+                    while self.lookup_type_bind(&internal).is_some() || tys.contains(&internal) {
+                        internal = format!("{name}_{k}");
+                        k += 1;
+                    }
+                    m.insert(name.clone(), TypeBind::Type(Ty::Param(internal.clone())));
+                    if *liftedness == Liftedness::Lifted {
+                        self.lifted.insert(internal.clone());
+                    } else {
+                        nofun.push(internal.clone());
+                    }
+                    tys.push(internal);
+                }
+                TypeParam::Size(n, span) => {
+                    m.insert(n.clone(), TypeBind::Size(Size::Named(n.clone())));
+                    sizes.push((n.clone(), *span));
+                }
+            }
+        }
+        self.type_scopes.push(m);
+        Ok(TypeParams { tys, nofun, sizes })
+    }
+
+    fn conv_size(&mut self, d: &SizeExp) -> Size {
+        match d {
+            SizeExp::Any => Size::Unknown,
+            SizeExp::Const(n) => Size::Const(*n),
+            SizeExp::Named(q) if q.quals.is_empty() => match self.lookup_type_bind(&q.name) {
+                Some(TypeBind::Size(s)) => s,
+                // A value variable in scope, or a name we do not track: kept by name (sizes are
+                // not checked, see the module documentation).
+                _ => {
+                    // A variable used as a size has type `i64` (as in Futhark: `def f n (xs:
+                    // [n]f32)` makes `n` an `i64`). Leniently, a variable of another type is
+                    // not an error here.
+                    if let Some(Binding::Val(s)) = self.lookup_unqual(&q.name) {
+                        if s.params.is_empty() && !s.erase_sizes {
+                            let _ = self.unify(&Ty::i64(), &s.ty);
+                        }
+                    }
+                    Size::Named(q.name.clone())
+                }
+            },
+            SizeExp::Named(_) => Size::Unknown,
+        }
+    }
+
+    /// Convert a written type.
+    pub(crate) fn conv_type(&mut self, te: &TypeExp) -> Result<Ty, Diagnostic> {
+        match te {
+            TypeExp::Named(q, args, span) => self.conv_named(q, args, *span),
+            TypeExp::Tuple(ts, _) => {
+                let mut out = vec![];
+                for t in ts {
+                    out.push(self.conv_type(t)?);
+                }
+                if out.len() == 1 {
+                    return Ok(out.pop().unwrap_or_else(Ty::unit));
+                }
+                Ok(Ty::Tuple(out))
+            }
+            TypeExp::Array(d, t, _) => {
+                let d = self.conv_size(d);
+                let t = self.conv_type(t)?;
+                Ok(Ty::arr(d, t))
+            }
+            TypeExp::Unique(t, _) => self.conv_type(t),
+            TypeExp::Arrow(_, a, r, _) => {
+                let a = self.conv_type(a)?;
+                let r = self.conv_type(r)?;
+                Ok(Ty::fun(a, r))
+            }
+            TypeExp::Exists(names, t, _) => {
+                let m = names
+                    .iter()
+                    .map(|n| (n.clone(), TypeBind::Size(Size::Unknown)))
+                    .collect();
+                self.type_scopes.push(m);
+                let r = self.conv_type(t);
+                self.type_scopes.pop();
+                r
+            }
+        }
+    }
+
+    fn conv_named(
+        &mut self,
+        q: &QualName,
+        args: &[TypeArgExp],
+        span: Span,
+    ) -> Result<Ty, Diagnostic> {
+        if !q.quals.is_empty() {
+            return Err(
+                Diagnostic::error(span, format!("unknown type `{q}`")).with_label("unknown type")
+            );
+        }
+        if args.is_empty() {
+            if let Some(TypeBind::Type(t)) = self.lookup_type_bind(&q.name) {
+                return Ok(t);
+            }
+            if let Some(p) = PrimType::from_name(&q.name) {
+                if !self.type_abbrs.contains_key(&q.name) {
+                    return Ok(Ty::Prim(p));
+                }
+            }
+        }
+        let Some(abbr) = self.type_abbrs.get(&q.name).cloned() else {
+            if args.is_empty() {
+                return Err(Diagnostic::error(span, format!("unknown type `{q}`"))
+                    .with_label("unknown type"));
+            }
+            return Err(
+                Diagnostic::error(span, format!("unknown type constructor `{q}`"))
+                    .with_label("not a parametric type abbreviation"),
+            );
+        };
+        if abbr.params.len() != args.len() {
+            return Err(Diagnostic::error(
+                span,
+                format!(
+                    "type `{q}` expects {} argument(s), but was given {}",
+                    abbr.params.len(),
+                    args.len()
+                ),
+            ));
+        }
+        let mut m = HashMap::new();
+        for (p, a) in abbr.params.iter().zip(args) {
+            match (p, a) {
+                (
+                    TypeParam::Type {
+                        name, liftedness, ..
+                    },
+                    TypeArgExp::Type(t),
+                ) => {
+                    let ty = self.conv_type(t)?;
+                    if *liftedness != Liftedness::Lifted && self.zonk(&ty).contains_fun() {
+                        return Err(Diagnostic::error(
+                            t.span(),
+                            format!("type parameter `{name}` of `{q}` cannot be instantiated with a function type"),
+                        ));
+                    }
+                    m.insert(name.clone(), TypeBind::Type(ty));
+                }
+                (TypeParam::Size(name, _), TypeArgExp::Size(d, _)) => {
+                    m.insert(name.clone(), TypeBind::Size(self.conv_size(d)));
+                }
+                (TypeParam::Size(name, _), TypeArgExp::Type(TypeExp::Named(qn, a2, _)))
+                    if a2.is_empty() && qn.quals.is_empty() =>
+                {
+                    // The parser cannot always tell `t [n]`-style size arguments from names.
+                    let d = self.conv_size(&SizeExp::Named(qn.clone()));
+                    m.insert(name.clone(), TypeBind::Size(d));
+                }
+                (TypeParam::Size(name, _), _) => {
+                    return Err(Diagnostic::error(
+                        span,
+                        format!("expected a size argument for `[{name}]` of `{q}`"),
+                    ))
+                }
+                (TypeParam::Type { name, .. }, TypeArgExp::Size(_, s)) => {
+                    return Err(Diagnostic::error(
+                        *s,
+                        format!("expected a type argument for `'{name}` of `{q}`"),
+                    ))
+                }
+            }
+        }
+        // Expand the definition in a scope holding only its parameters.
+        let saved = std::mem::replace(&mut self.type_scopes, vec![m]);
+        let r = self.conv_type(&abbr.def);
+        self.type_scopes = saved;
+        r
+    }
+}

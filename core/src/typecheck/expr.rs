@@ -1,0 +1,724 @@
+//! Inference for expressions and patterns.
+
+use super::builtins::{module_member, module_of};
+use super::env::{Binding, Scheme};
+use super::ty::{PrimSet, Ty};
+use super::Checker;
+use crate::diag::{Diagnostic, Span};
+use crate::syntax::ast::{
+    BinOp, DimIndex, Expr, ExprKind, Literal, LoopForm, OpRef, Pat, PatKind, QualName, UnOp,
+};
+use crate::syntax::types::Size;
+
+/// How deeply expressions may nest before the checker gives up (instead of overflowing the stack).
+const MAX_DEPTH: u32 = 2000;
+
+impl Checker {
+    /// Infer the types of patterns bound together (function or lambda parameters, or one `let`
+    /// pattern), rejecting a name bound twice.
+    pub(crate) fn infer_pats(&mut self, ps: &mut [Pat]) -> Result<Vec<Ty>, Diagnostic> {
+        let mut names: Vec<(String, Span)> = vec![];
+        for p in ps.iter() {
+            pat_names(p, &mut names);
+        }
+        for (i, (n, s)) in names.iter().enumerate() {
+            if let Some((_, first)) = names[..i].iter().find(|(m, _)| m == n) {
+                return Err(Diagnostic::error(
+                    *s,
+                    format!("`{n}` is also bound earlier in this binding"),
+                )
+                .with_label("bound again here")
+                .with_secondary(*first, "first bound here"));
+            }
+        }
+        ps.iter_mut().map(|p| self.infer_pat(p)).collect()
+    }
+
+    /// Infer the type of a pattern, binding its names in the innermost scope.
+    pub(crate) fn infer_pat(&mut self, p: &mut Pat) -> Result<Ty, Diagnostic> {
+        let t = match &mut p.kind {
+            PatKind::Id(n) => {
+                let t = self.fresh(p.span);
+                let n = n.clone();
+                self.bind_var(&n, Binding::Val(Scheme::mono(t.clone())));
+                t
+            }
+            PatKind::Wildcard => self.fresh(p.span),
+            PatKind::Tuple(ps) => {
+                let mut ts = vec![];
+                for q in ps.iter_mut() {
+                    ts.push(self.infer_pat(q)?);
+                }
+                if ts.len() == 1 {
+                    ts.pop().unwrap_or_else(Ty::unit)
+                } else {
+                    Ty::Tuple(ts)
+                }
+            }
+            PatKind::Ascribed(q, te) => {
+                let at = self.conv_type(te)?;
+                let pt = self.infer_pat(q)?;
+                self.expect(&at, &pt, q.span)?;
+                at
+            }
+            PatKind::Attr(a, q) => {
+                let a = a.clone();
+                self.check_attr(&a);
+                self.infer_pat(q)?
+            }
+        };
+        p.ty = Some(t.to_type());
+        Ok(t)
+    }
+
+    /// Infer the type of an expression (and record it in `e.ty`).
+    pub(crate) fn infer(&mut self, e: &mut Expr) -> Result<Ty, Diagnostic> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            self.depth -= 1;
+            return Err(Diagnostic::error(e.span, "expression is nested too deeply"));
+        }
+        let r = self.infer_kind(e);
+        self.depth -= 1;
+        let t = r?;
+        e.ty = Some(t.to_type());
+        Ok(t)
+    }
+
+    fn lookup_var(&mut self, q: &QualName, span: Span) -> Result<Ty, Diagnostic> {
+        let unknown =
+            || Diagnostic::error(span, format!("unknown name `{q}`")).with_label("not in scope");
+        match q.quals.as_slice() {
+            [] if q.name.starts_with('_') => Err(Diagnostic::error(
+                span,
+                format!("names starting with an underscore cannot be used: `{q}`"),
+            )),
+            [] => match self.lookup_unqual(&q.name) {
+                Some(Binding::Val(s)) => Ok(self.instantiate(&s, span)),
+                Some(Binding::Recursive) => Err(Diagnostic::error(
+                    span,
+                    format!(
+                        "recursion is not supported (as in Futhark): `{}` refers to itself",
+                        q.name
+                    ),
+                )
+                .with_label("recursive reference")),
+                None => Err(unknown()),
+            },
+            [m] => match module_of(m).and_then(|p| module_member(p, &q.name)) {
+                Some(t) => Ok(t),
+                None => Err(unknown()),
+            },
+            _ => Err(unknown()),
+        }
+    }
+
+    /// Require that `t` contains no function type, now (error `msg` at `span`) and later (the
+    /// variables in it are constrained).
+    fn no_functions(&mut self, t: &Ty, span: Span, msg: &str) -> Result<(), Diagnostic> {
+        match self.require_nofun(t) {
+            Ok(()) => Ok(()),
+            Err(_) => {
+                let z = self.zonk(t);
+                Err(Diagnostic::error(span, msg).with_label(format!("this has type `{z}`")))
+            }
+        }
+    }
+
+    /// Apply a function of type `ft` to an argument of type `at`; returns the result type.
+    fn apply_arg(
+        &mut self,
+        ft: &Ty,
+        at: &Ty,
+        arg_span: Span,
+        fun_span: Span,
+    ) -> Result<Ty, Diagnostic> {
+        match self.shallow(ft) {
+            Ty::Fun(p, r) => {
+                self.expect(&p, at, arg_span)?;
+                Ok(*r)
+            }
+            Ty::Var(_) => {
+                let r = self.fresh(fun_span);
+                let f2 = Ty::fun(at.clone(), r.clone());
+                self.expect(&f2, ft, fun_span)?;
+                Ok(r)
+            }
+            other => {
+                let other = self.zonk(&other);
+                Err(Diagnostic::error(
+                    fun_span,
+                    format!("type mismatch: a value of type `{other}` is applied to an argument, but it is not a function"),
+                )
+                .with_label(format!("this has type `{other}`")))
+            }
+        }
+    }
+
+    /// The operand and result types of a builtin binary operator: `(left, right, result)`.
+    fn binop_types(&mut self, op: BinOp, span: Span) -> (Ty, Ty, Ty) {
+        use BinOp::*;
+        let in_module = |s: &Self| {
+            s.open_module()
+                .filter(|m| module_member(*m, op.symbol()).is_some())
+                .map(Ty::Prim)
+        };
+        let over = |s: &mut Self, set: PrimSet| match in_module(s) {
+            Some(t) => t,
+            None => s.fresh_prims(set, span),
+        };
+        match op {
+            Add | Sub | Mul | Div | Mod | Pow => {
+                let t = over(self, PrimSet::nums());
+                (t.clone(), t.clone(), t)
+            }
+            Quot | Rem | Shl | Shr | UShr | BitAnd | BitOr | BitXor => {
+                let t = over(self, PrimSet::ints());
+                (t.clone(), t.clone(), t)
+            }
+            Eq | Neq => {
+                let t = match in_module(self) {
+                    Some(t) => t,
+                    None => {
+                        let t = self.fresh(span);
+                        if let Ty::Var(v) = t {
+                            self.vars[v as usize].nofun = true;
+                        }
+                        t
+                    }
+                };
+                (t.clone(), t, Ty::bool())
+            }
+            Lt | Le | Gt | Ge => {
+                let t = over(self, PrimSet::prims());
+                (t.clone(), t, Ty::bool())
+            }
+            LogAnd | LogOr => (Ty::bool(), Ty::bool(), Ty::bool()),
+            PipeRight => {
+                let a = self.fresh(span);
+                let b = self.fresh(span);
+                (a.clone(), Ty::fun(a, b.clone()), b)
+            }
+            PipeLeft => {
+                let a = self.fresh(span);
+                let b = self.fresh(span);
+                (Ty::fun(a.clone(), b.clone()), a, b)
+            }
+            Concat => {
+                let a = self.fresh(span);
+                let arr = Ty::arr(Size::Unknown, a);
+                (arr.clone(), arr.clone(), arr)
+            }
+        }
+    }
+
+    /// Operand and result types of an operator reference (builtin or backticked function).
+    fn opref_types(&mut self, op: &mut OpRef, span: Span) -> Result<(Ty, Ty, Ty), Diagnostic> {
+        match op {
+            OpRef::Builtin(b) => Ok(self.binop_types(*b, span)),
+            OpRef::Fun(f) => {
+                let ft = self.infer(f)?;
+                let (l, r, res) = (self.fresh(span), self.fresh(span), self.fresh(span));
+                let want = Ty::fun(l.clone(), Ty::fun(r.clone(), res.clone()));
+                match self.unify(&want, &ft) {
+                    Ok(()) => Ok((l, r, res)),
+                    Err(_) => {
+                        let ft = self.zonk(&ft);
+                        Err(Diagnostic::error(
+                            f.span,
+                            format!("type mismatch: an infix operator must take two arguments, but this has type `{ft}`"),
+                        ))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Project field `field` out of a value of type `t`.
+    fn project(&mut self, t: &Ty, field: &str, span: Span) -> Result<Ty, Diagnostic> {
+        let Ok(i) = field.parse::<usize>() else {
+            return Err(Diagnostic::not_supported(
+                span,
+                format!("records (field `{field}`)"),
+            ));
+        };
+        match self.shallow(t) {
+            Ty::Tuple(ts) => ts.get(i).cloned().ok_or_else(|| {
+                let t = self.zonk(t);
+                Diagnostic::error(span, format!("type `{t}` has no field {i}"))
+                    .with_label("no such field")
+            }),
+            Ty::Var(v) => {
+                let info = &self.vars[v as usize];
+                if let Some(s) = info.prims {
+                    return Err(Diagnostic::error(
+                        span,
+                        format!("type mismatch: expected a tuple, found {}", s.describe()),
+                    ));
+                }
+                if let Some(ft) = info.fields.get(&i) {
+                    return Ok(ft.clone());
+                }
+                let ft = self.fresh(span);
+                self.vars[v as usize].fields.insert(i, ft.clone());
+                Ok(ft)
+            }
+            other => {
+                let other = self.zonk(&other);
+                Err(Diagnostic::error(
+                    span,
+                    format!(
+                        "type mismatch: cannot project field {i} from a value of type `{other}`"
+                    ),
+                )
+                .with_label("not a tuple"))
+            }
+        }
+    }
+
+    /// The type of `a[idxs]` where `a : at` (the expression at `aspan`).
+    fn index_type(
+        &mut self,
+        at: &Ty,
+        aspan: Span,
+        idxs: &mut [DimIndex],
+        span: Span,
+    ) -> Result<Ty, Diagnostic> {
+        let mut slices = 0;
+        for d in idxs.iter_mut() {
+            match d {
+                DimIndex::Fix(e) => {
+                    let t = self.infer(e)?;
+                    self.require(PrimSet::signed(), &t, e.span)?;
+                }
+                DimIndex::Slice(a, b, c) => {
+                    slices += 1;
+                    for e in [a, b, c].into_iter().flatten() {
+                        let t = self.infer(e)?;
+                        self.expect(&Ty::i64(), &t, e.span)?;
+                    }
+                }
+            }
+        }
+        let z = self.zonk(at);
+        let rank = array_rank(&z);
+        if rank.is_some_and(|r| r < idxs.len()) {
+            return Err(Diagnostic::error(
+                span,
+                format!(
+                    "cannot index {} dimension(s) into a value of type `{z}`",
+                    idxs.len()
+                ),
+            )
+            .with_secondary(aspan, format!("this has type `{z}`")));
+        }
+        let elem = self.fresh(span);
+        let mut whole = elem.clone();
+        for _ in 0..idxs.len() {
+            whole = Ty::arr(Size::Unknown, whole);
+        }
+        self.expect(&whole, at, aspan)?;
+        // Keep the sizes of the sliced dimensions where they are known? They change with the
+        // slice, so the result's sliced dimensions are unknown.
+        let mut res = elem;
+        for _ in 0..slices {
+            res = Ty::arr(Size::Unknown, res);
+        }
+        Ok(res)
+    }
+
+    /// The type of the initial value of `loop p for ...` with the initialiser omitted: the
+    /// pattern's names as variables.
+    fn pat_as_value(&mut self, p: &Pat) -> Result<Ty, Diagnostic> {
+        match &p.kind {
+            PatKind::Id(n) => self.lookup_var(&QualName::unqual(n.clone()), p.span),
+            PatKind::Tuple(ps) => {
+                let mut ts = vec![];
+                for q in ps {
+                    ts.push(self.pat_as_value(q)?);
+                }
+                Ok(if ts.len() == 1 {
+                    ts.pop().unwrap_or_else(Ty::unit)
+                } else {
+                    Ty::Tuple(ts)
+                })
+            }
+            PatKind::Ascribed(q, _) | PatKind::Attr(_, q) => self.pat_as_value(q),
+            PatKind::Wildcard => Err(Diagnostic::error(
+                p.span,
+                "a loop without an initial value needs named loop parameters",
+            )),
+        }
+    }
+
+    fn infer_kind(&mut self, e: &mut Expr) -> Result<Ty, Diagnostic> {
+        let span = e.span;
+        match &mut e.kind {
+            ExprKind::Lit(l) => Ok(match l {
+                Literal::Int(_, Some(p)) | Literal::Float(_, Some(p)) => Ty::Prim(*p),
+                Literal::Int(_, None) => self.fresh_prims(PrimSet::nums(), span),
+                Literal::Float(_, None) => self.fresh_prims(PrimSet::floats(), span),
+                Literal::Bool(_) => Ty::bool(),
+            }),
+            ExprKind::Var(q) => {
+                let q = q.clone();
+                self.lookup_var(&q, span)
+            }
+            ExprKind::Tuple(es) => {
+                let mut ts = vec![];
+                for x in es.iter_mut() {
+                    ts.push(self.infer(x)?);
+                }
+                Ok(if ts.len() == 1 {
+                    ts.pop().unwrap_or_else(Ty::unit)
+                } else {
+                    Ty::Tuple(ts)
+                })
+            }
+            ExprKind::ArrayLit(es) => {
+                let elem = self.fresh(span);
+                for x in es.iter_mut() {
+                    let t = self.infer(x)?;
+                    self.expect(&elem, &t, x.span)?;
+                }
+                self.no_functions(&elem, span, "arrays of functions are not permitted")?;
+                Ok(Ty::arr(Size::Const(es.len() as i64), elem))
+            }
+            ExprKind::Range {
+                start, second, end, ..
+            } => {
+                let t = self.fresh_prims(PrimSet::ints(), span);
+                for x in [Some(start), second.as_mut(), Some(end)]
+                    .into_iter()
+                    .flatten()
+                {
+                    let xt = self.infer(x)?;
+                    self.expect(&t, &xt, x.span)?;
+                }
+                Ok(Ty::arr(Size::Unknown, t))
+            }
+            ExprKind::BinOp(op, l, r) => {
+                let (lt, rt, res) = self.opref_types(op, span)?;
+                let a = self.infer(l)?;
+                self.expect(&lt, &a, l.span)?;
+                let b = self.infer(r)?;
+                self.expect(&rt, &b, r.span)?;
+                Ok(res)
+            }
+            ExprKind::UnOp(op, x) => {
+                let t = self.infer(x)?;
+                match op {
+                    UnOp::Neg => match self
+                        .open_module()
+                        .filter(|m| module_member(*m, "-").is_some())
+                    {
+                        Some(m) => self.expect(&Ty::Prim(m), &t, x.span)?,
+                        None => self.require(PrimSet::nums(), &t, x.span)?,
+                    },
+                    UnOp::Not => self.require(PrimSet::ints_bool(), &t, x.span)?,
+                }
+                Ok(t)
+            }
+            ExprKind::Apply(f, args) => {
+                let mut ft = self.infer(f)?;
+                let fspan = f.span;
+                for a in args.iter_mut() {
+                    let at = self.infer(a)?;
+                    ft = self.apply_arg(&ft, &at, a.span, fspan)?;
+                }
+                Ok(ft)
+            }
+            ExprKind::Lambda { params, ret, body } => {
+                self.push_vars();
+                let r = (|| {
+                    let pts = self.infer_pats(params)?;
+                    let rt = match ret {
+                        Some(te) => Some(self.conv_type(te)?),
+                        None => None,
+                    };
+                    let bt = self.infer(body)?;
+                    let rt = match rt {
+                        Some(rt) => {
+                            self.expect(&rt, &bt, body.span)?;
+                            rt
+                        }
+                        None => bt,
+                    };
+                    Ok(pts.into_iter().rev().fold(rt, |acc, p| Ty::fun(p, acc)))
+                })();
+                self.pop_scope();
+                r
+            }
+            ExprKind::OpSection(op) => {
+                let (l, r, res) = self.opref_types(op, span)?;
+                Ok(Ty::fun(l, Ty::fun(r, res)))
+            }
+            ExprKind::LeftSection(op, x) => {
+                let (l, r, res) = self.opref_types(op, span)?;
+                let t = self.infer(x)?;
+                self.expect(&l, &t, x.span)?;
+                Ok(Ty::fun(r, res))
+            }
+            ExprKind::RightSection(op, x) => {
+                let (l, r, res) = self.opref_types(op, span)?;
+                let t = self.infer(x)?;
+                self.expect(&r, &t, x.span)?;
+                Ok(Ty::fun(l, res))
+            }
+            ExprKind::ProjectSection(fields) => {
+                let a = self.fresh(span);
+                let mut cur = a.clone();
+                for f in fields.iter() {
+                    cur = self.project(&cur, f, span)?;
+                }
+                Ok(Ty::fun(a, cur))
+            }
+            ExprKind::Project(x, f) => {
+                let t = self.infer(x)?;
+                let f = f.clone();
+                self.project(&t, &f, span)
+            }
+            ExprKind::If(c, a, b) => {
+                let ct = self.infer(c)?;
+                self.expect(&Ty::bool(), &ct, c.span)?;
+                let at = self.infer(a)?;
+                let bt = self.infer(b)?;
+                self.expect(&at, &bt, b.span)?;
+                self.no_functions(
+                    &at,
+                    span,
+                    "the branches of a conditional cannot be functions (as in Futhark)",
+                )?;
+                Ok(at)
+            }
+            ExprKind::Let { pat, value, body } => {
+                let vt = self.infer(value)?;
+                self.push_vars();
+                let r = (|| {
+                    let pt = self.infer_pats(std::slice::from_mut(pat))?.remove(0);
+                    self.expect(&pt, &vt, value.span)?;
+                    self.infer(body)
+                })();
+                self.pop_scope();
+                r
+            }
+            ExprKind::LetFun {
+                name,
+                type_params,
+                params,
+                ret,
+                value,
+                body,
+                ..
+            } => {
+                let first_var = self.vars.len();
+                self.level += 1;
+                let tps = self.push_type_params(type_params);
+                let r = tps.as_ref().map_err(|e| e.clone()).and_then(|tps| {
+                    let sizes = tps.sizes.clone();
+                    self.check_function(name, &sizes, params, ret, value)
+                });
+                self.type_scopes.pop();
+                self.level -= 1;
+                let ft = r?;
+                if self.size_exceeds(&ft, super::MAX_TYPE_SIZE) {
+                    return Err(super::too_large(span));
+                }
+                let ft = self.zonk(&ft);
+                // Generalise the variables of the function's type that belong to it and are not
+                // constrained by overloading or projections.
+                let mut fv = vec![];
+                self.free_vars(&ft, &mut fv);
+                // Variables mentioned by the field constraints of a variable that stays
+                // monomorphic must stay monomorphic too.
+                let mut blocked = vec![];
+                let mut work: Vec<u32> = fv.clone();
+                while let Some(v) = work.pop() {
+                    let info = self.vars[v as usize].clone();
+                    for t in info.fields.values() {
+                        let mut inner = vec![];
+                        self.free_vars(t, &mut inner);
+                        for w in inner {
+                            if !blocked.contains(&w) {
+                                blocked.push(w);
+                                work.push(w);
+                            }
+                        }
+                    }
+                }
+                let tps = tps?;
+                let mut ps = tps.tys;
+                let mut nofun_params = tps.nofun;
+                for v in fv {
+                    let info = self.vars[v as usize].clone();
+                    if info.level > self.level
+                        && info.prims.is_none()
+                        && info.fields.is_empty()
+                        && !blocked.contains(&v)
+                    {
+                        let n = self.gen_name(&ps);
+                        if info.nofun {
+                            nofun_params.push(n.clone());
+                        }
+                        self.vars[v as usize].link = Some(Ty::Param(n.clone()));
+                        ps.push(n);
+                    }
+                }
+                for v in first_var..self.vars.len() {
+                    let lvl = self.level;
+                    let info = &mut self.vars[v];
+                    info.level = info.level.min(lvl);
+                }
+                let scheme = Scheme {
+                    params: ps,
+                    nofun_params,
+                    ty: self.zonk(&ft),
+                    erase_sizes: true,
+                };
+                self.push_vars();
+                let name = name.clone();
+                self.bind_var(&name, Binding::Val(scheme));
+                let r = self.infer(body);
+                self.pop_scope();
+                r
+            }
+            ExprKind::LetWith {
+                name,
+                name_span,
+                indices,
+                value,
+                body,
+            } => {
+                let at = self.lookup_var(&QualName::unqual(name.clone()), *name_span)?;
+                let et = self.index_type(&at, *name_span, indices, span)?;
+                let vt = self.infer(value)?;
+                self.expect(&et, &vt, value.span)?;
+                self.push_vars();
+                let name = name.clone();
+                self.bind_var(&name, Binding::Val(Scheme::mono(at)));
+                let r = self.infer(body);
+                self.pop_scope();
+                r
+            }
+            ExprKind::Update {
+                array,
+                indices,
+                value,
+            } => {
+                let at = self.infer(array)?;
+                let et = self.index_type(&at, array.span, indices, span)?;
+                let vt = self.infer(value)?;
+                self.expect(&et, &vt, value.span)?;
+                Ok(at)
+            }
+            ExprKind::Index(a, idxs) => {
+                let at = self.infer(a)?;
+                let aspan = a.span;
+                self.index_type(&at, aspan, idxs, span)
+            }
+            ExprKind::Loop {
+                pat,
+                init,
+                form,
+                body,
+            } => {
+                let (it, ispan) = match init {
+                    Some(i) => (self.infer(i)?, i.span),
+                    None => (self.pat_as_value(pat)?, pat.span),
+                };
+                // The loop bound or the iterated array is evaluated before the loop.
+                let form_t = match form {
+                    LoopForm::For(_, _, n) => {
+                        let nt = self.infer(n)?;
+                        self.require(PrimSet::ints(), &nt, n.span)?;
+                        Some(nt)
+                    }
+                    LoopForm::ForIn(_, xs) => {
+                        let xt = self.infer(xs)?;
+                        let row = self.fresh(xs.span);
+                        self.expect(&Ty::arr(Size::Unknown, row.clone()), &xt, xs.span)?;
+                        Some(row)
+                    }
+                    LoopForm::While(_) => None,
+                };
+                self.push_vars();
+                let r = (|| {
+                    let pt = self.infer_pat(pat)?;
+                    self.expect(&pt, &it, ispan)?;
+                    self.no_functions(&pt, pat.span, "a loop parameter cannot be a function")?;
+                    match (form, form_t) {
+                        (LoopForm::For(i, _, _), Some(nt)) => {
+                            let i = i.clone();
+                            self.bind_var(&i, Binding::Val(Scheme::mono(nt)));
+                        }
+                        (LoopForm::ForIn(p, _), Some(row)) => {
+                            let xt = self.infer_pat(p)?;
+                            self.expect(&xt, &row, p.span)?;
+                        }
+                        (LoopForm::While(c), _) => {
+                            let ct = self.infer(c)?;
+                            self.expect(&Ty::bool(), &ct, c.span)?;
+                        }
+                        _ => {}
+                    }
+                    let bt = self.infer(body)?;
+                    self.expect(&pt, &bt, body.span)?;
+                    Ok(pt)
+                })();
+                self.pop_scope();
+                r
+            }
+            ExprKind::Ascribe(x, te) | ExprKind::Coerce(x, te) => {
+                let t = self.infer(x)?;
+                let at = self.conv_type(te)?;
+                self.expect(&at, &t, x.span)?;
+                Ok(at)
+            }
+            ExprKind::Attr(a, x) => {
+                let a = a.clone();
+                self.check_attr(&a);
+                self.infer(x)
+            }
+            ExprKind::LocalOpen(q, x) => {
+                let m = if q.quals.is_empty() {
+                    module_of(&q.name)
+                } else {
+                    None
+                };
+                let Some(m) = m else {
+                    return Err(Diagnostic::error(span, format!("unknown module `{q}`"))
+                        .with_label("not a module"));
+                };
+                self.scopes.push(super::env::Scope::Module(m));
+                let r = self.infer(x);
+                self.pop_scope();
+                r
+            }
+            ExprKind::Assert(c, x) => {
+                let ct = self.infer(c)?;
+                self.expect(&Ty::bool(), &ct, c.span)?;
+                self.infer(x)
+            }
+        }
+    }
+}
+
+/// The number of array dimensions known at the top of a (zonked) type, or `None` if the element
+/// type is still unknown (so the rank may be higher).
+fn array_rank(t: &Ty) -> Option<usize> {
+    match t {
+        Ty::Array(_, e) => array_rank(e).map(|r| r + 1),
+        Ty::Var(_) => None,
+        _ => Some(0),
+    }
+}
+
+/// The names a pattern binds, with their spans.
+fn pat_names(p: &Pat, out: &mut Vec<(String, Span)>) {
+    match &p.kind {
+        PatKind::Id(n) => out.push((n.clone(), p.span)),
+        PatKind::Wildcard => {}
+        PatKind::Tuple(ps) => ps.iter().for_each(|q| pat_names(q, out)),
+        PatKind::Ascribed(q, _) | PatKind::Attr(_, q) => pat_names(q, out),
+    }
+}

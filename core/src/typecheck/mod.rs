@@ -1,0 +1,553 @@
+//! The type checker: Hindley–Milner inference for the vkad language (a subset of Futhark),
+//! following Futhark's typing rules, that fills in every `Expr::ty` and `Pat::ty` of the AST.
+//!
+//! # What is checked
+//!
+//! - Unification with inference variables; let-polymorphism for top-level `def`s and for local
+//!   `let` functions (syntactic functions only, as in Futhark). Variables constrained by
+//!   overloading are never generalised; explicit type parameters (`'t`, `'^t`) are rigid.
+//! - Overloading as in Futhark: an unsuffixed integer literal may have any numeric type, a decimal
+//!   literal any float type; `+ - * / % **` work on numeric types, `// %% & | ^ << >> >>>` on
+//!   integers, `== !=` on any type without functions, `< <= > >=` on primitive types (including
+//!   `bool`), `&& ||` on `bool`, unary `-` on numbers, `!` on `bool` and integers. At the end of
+//!   each top-level declaration an ambiguous overloaded type defaults to `i32` (if allowed), else
+//!   `f64`. Inside `m.(e)` the builtin operators of module `m` are monomorphic at type `m`.
+//! - Names: locals, earlier top-level definitions (a definition referring to itself is the error
+//!   "recursion is not supported (as in Futhark)"), the intrinsics of [`crate::builtins`], numeric
+//!   module members (`f64.sqrt`, `i32.max`, `f32.i64`, `bool.i32`) and local opens.
+//! - Ranks of arrays (`[]i32` does not unify with `[][]i32`), tuple arity and projections,
+//!   indexing (signed integer indices, `i64` slice bounds), ranges (integer types), loops,
+//!   `with` updates, ascriptions and coercions, type abbreviations with type and size
+//!   parameters (expanded), and entry points (no function types or type parameters in their
+//!   parameter and result types).
+//! - Function values where Futhark forbids them: in arrays, as `if` results, as loop
+//!   parameters, compared with `==`, or instantiating a non-lifted type parameter (`'t`); inside
+//!   a definition a lifted parameter (`'^t`) counts as a function. These constraints are kept on
+//!   inference variables, so they also catch types that become functions later.
+//! - Names bound twice in one binding (`(x, x)`, `f (x: i32) (x: i32)`, `'a 'a`), and uses of
+//!   names starting with `_`.
+//! - A top-level `def main` is an entry point (its `entry` flag is set), as in Futhark.
+//!   Point-free entry points (`entry f = g`) take the parameters of their function type.
+//! - Attributes: the known ones are accepted; any other gives a warning.
+//! - Types larger than `MAX_TYPE_SIZE` (100 000) nodes (let-polymorphism can make them
+//!   exponential) are an error rather than an out-of-memory.
+//!
+//! # What is lenient
+//!
+//! - **Sizes are not checked.** Array types carry sizes
+//!   ([`Size`](crate::syntax::types::Size): constants, names of size parameters or variables,
+//!   or unknown) as far as they are easily known, but unification never
+//!   fails because two sizes differ: every valid Futhark program must be accepted, and a real
+//!   size mismatch is caught at run time by the interpreter. Sizes of intrinsic results are
+//!   unknown.
+//! - **Uniqueness is not checked.** `*t` is accepted in written types and ignored; consumption
+//!   and aliasing are not tracked (the interpreter has value semantics).
+//! - Integer literals are not checked against the range of their type.
+//! - A local `let` function's type is generalised only over variables not constrained by
+//!   overloading or projections (as in Futhark); the others are resolved by later uses or by
+//!   defaulting at the end of the enclosing top-level declaration.
+//!
+//! Errors stop at the first failing declaration; the checker never panics on any input.
+
+mod builtins;
+mod env;
+mod expr;
+mod ty;
+mod unify;
+
+#[cfg(test)]
+mod tests;
+
+use crate::diag::{Diagnostic, Diagnostics, SourceMap, Span};
+use crate::syntax::ast::DimIndex;
+use crate::syntax::ast::{
+    Attr, Dec, Expr, ExprKind, LoopForm, OpRef, Pat, PatKind, Program, TypeDec, ValDec,
+};
+use crate::syntax::types::Type;
+use env::{Binding, Scheme, Scope, TypeAbbr, TypeBind};
+use std::collections::HashMap;
+use ty::Ty;
+use unify::VarInfo;
+
+/// Attributes the language knows; any other is accepted with a warning.
+const KNOWN_ATTRS: &[&str] = &[
+    "unsafe",
+    "bound",
+    "stripmine",
+    "true_dep",
+    "noinline",
+    "inline",
+    "sequential",
+    "sequential_outer",
+    "sequential_inner",
+    "unroll",
+    "incremental_flattening",
+];
+
+/// Type-check a whole program (the prelude's declarations first, then the user's), filling in
+/// every `Expr::ty` and `Pat::ty`. Returns the warnings, or the errors of the first failing
+/// declaration.
+pub fn check_program(
+    prog: &mut Program,
+    sources: &SourceMap,
+) -> Result<Vec<Diagnostic>, Diagnostics> {
+    // The checker recurses over the AST; the parser accepts `let` chains up to ~2000 deep, more
+    // than a default thread stack holds in a debug build. Run on a thread with a large stack
+    // (address space only reserved, not committed).
+    let crashed = || {
+        Diagnostics(vec![Diagnostic::error(
+            Span::default(),
+            "internal error: the type checker could not run",
+        )])
+    };
+    std::thread::scope(|s| {
+        let handle = std::thread::Builder::new()
+            .name("vkad-typecheck".into())
+            .stack_size(CHECKER_STACK)
+            .spawn_scoped(s, move || check_program_here(prog, sources));
+        match handle {
+            Ok(h) => h.join().unwrap_or_else(|_| Err(crashed())),
+            Err(_) => Err(crashed()),
+        }
+    })
+}
+
+/// The stack size of the checker's thread.
+const CHECKER_STACK: usize = 64 << 20;
+
+fn check_program_here(
+    prog: &mut Program,
+    sources: &SourceMap,
+) -> Result<Vec<Diagnostic>, Diagnostics> {
+    let _ = sources;
+    let mut c = Checker::new();
+    for dec in &mut prog.decs {
+        let r = match dec {
+            Dec::Val(v) => c.check_val_dec(v),
+            Dec::Type(t) => c.check_type_dec(t),
+        };
+        if let Err(d) = r {
+            return Err(Diagnostics(vec![d]));
+        }
+    }
+    Ok(c.warnings)
+}
+
+/// The state of the checker.
+pub(crate) struct Checker {
+    vars: Vec<VarInfo>,
+    /// Current let-nesting level (for generalisation of local functions).
+    level: u32,
+    scopes: Vec<Scope>,
+    type_scopes: Vec<HashMap<String, TypeBind>>,
+    globals: HashMap<String, Scheme>,
+    type_abbrs: HashMap<String, TypeAbbr>,
+    intrinsics: HashMap<String, Scheme>,
+    warnings: Vec<Diagnostic>,
+    /// Counter for names of generalised type variables.
+    gen_counter: u32,
+    /// Internal names of the lifted type parameters (`'^t`) of the definitions being checked.
+    lifted: std::collections::HashSet<String>,
+    /// Current expression nesting depth.
+    depth: u32,
+}
+
+impl Checker {
+    fn new() -> Checker {
+        let (intrinsics, _errs) = builtins::intrinsic_schemes();
+        Checker {
+            vars: vec![],
+            level: 0,
+            scopes: vec![],
+            type_scopes: vec![],
+            globals: HashMap::new(),
+            type_abbrs: HashMap::new(),
+            intrinsics,
+            warnings: vec![],
+            gen_counter: 0,
+            depth: 0,
+            lifted: Default::default(),
+        }
+    }
+
+    pub(crate) fn check_attr(&mut self, a: &Attr) {
+        if let Some(n) = a.name() {
+            if !KNOWN_ATTRS.contains(&n) {
+                self.warnings.push(
+                    Diagnostic::warning(a.span(), format!("unknown attribute `{n}` ignored"))
+                        .with_label("unknown attribute"),
+                );
+            }
+        }
+    }
+
+    fn check_type_dec(&mut self, td: &mut TypeDec) -> Result<(), Diagnostic> {
+        self.vars.clear();
+        let r = self
+            .push_type_params(&td.params)
+            .and_then(|_| self.conv_type(&td.def));
+        self.type_scopes.pop();
+        r?;
+        self.type_abbrs.insert(
+            td.name.clone(),
+            TypeAbbr {
+                params: td.params.clone(),
+                def: td.def.clone(),
+            },
+        );
+        Ok(())
+    }
+
+    /// A fresh name for a generalised type variable, distinct from the type parameters in scope
+    /// and from `avoid`.
+    pub(crate) fn gen_name(&mut self, avoid: &[String]) -> String {
+        loop {
+            self.gen_counter += 1;
+            let n = format!("t_{}", self.gen_counter);
+            if !avoid.contains(&n) && !self.type_scopes.iter().any(|m| m.contains_key(&n)) {
+                return n;
+            }
+        }
+    }
+
+    /// Check the parameters, return annotation and body of a function (top-level or local);
+    /// returns the function type. Scopes are pushed and popped here; type parameters must already
+    /// be in scope. Binds `name` as [`Binding::Recursive`] while checking.
+    pub(crate) fn check_function(
+        &mut self,
+        name: &str,
+        sizes: &[(String, Span)],
+        params: &mut [Pat],
+        ret: &Option<crate::syntax::ast::TypeExp>,
+        body: &mut Expr,
+    ) -> Result<Ty, Diagnostic> {
+        self.push_vars();
+        self.bind_var(name, Binding::Recursive);
+        self.push_vars();
+        for (n, _) in sizes {
+            self.bind_var(n, Binding::Val(Scheme::mono(Ty::i64())));
+        }
+        let r = (|| {
+            let pts = self.infer_pats(params)?;
+            let rt = match ret {
+                Some(te) => Some(self.conv_type(te)?),
+                None => None,
+            };
+            let bt = self.infer(body)?;
+            let rt = match rt {
+                Some(rt) => {
+                    self.expect(&rt, &bt, body.span)?;
+                    rt
+                }
+                None => bt,
+            };
+            Ok(pts.into_iter().rev().fold(rt, |acc, p| Ty::fun(p, acc)))
+        })();
+        self.pop_scope();
+        self.pop_scope();
+        r
+    }
+
+    fn check_val_dec(&mut self, d: &mut ValDec) -> Result<(), Diagnostic> {
+        self.vars.clear();
+        self.lifted.clear();
+        // "Any top-level function named `main` is treated as if it had been defined with
+        // `entry`" (Futhark's language reference).
+        if d.name == "main" {
+            d.entry = true;
+        }
+        self.level = 1;
+        for a in &d.attrs {
+            self.check_attr(a);
+        }
+        let tps = self.push_type_params(&d.type_params);
+        let r = tps.as_ref().map_err(|e| e.clone()).and_then(|tps| {
+            let sizes = tps.sizes.clone();
+            self.check_function(&d.name, &sizes, &mut d.params, &d.ret, &mut d.body)
+        });
+        self.type_scopes.pop();
+        let ft = r?;
+        // Defaulting of ambiguous overloaded types.
+        for v in 0..self.vars.len() {
+            let info = &self.vars[v];
+            if info.link.is_none() {
+                if let Some(p) = info.prims.and_then(|s| s.default_type()) {
+                    self.vars[v].link = Some(Ty::Prim(p));
+                }
+            }
+        }
+        for info in &self.vars {
+            if info.link.is_none() && !info.fields.is_empty() {
+                return Err(Diagnostic::error(
+                    info.span,
+                    "type of tuple must be known before projection",
+                )
+                .with_label("the type of this is not known here")
+                .with_note("add a type annotation where the tuple is bound"));
+            }
+        }
+        // Generalise the remaining variables of the definition's type.
+        if self.size_exceeds(&ft, MAX_TYPE_SIZE) {
+            return Err(too_large(d.name_span));
+        }
+        let ft = self.zonk(&ft);
+        let mut fv = vec![];
+        self.free_vars(&ft, &mut fv);
+        let tps = tps?;
+        let mut params = tps.tys;
+        let mut nofun_params = tps.nofun;
+        for v in fv {
+            let n = self.gen_name(&params);
+            if self.vars[v as usize].nofun {
+                nofun_params.push(n.clone());
+            }
+            self.vars[v as usize].link = Some(Ty::Param(n.clone()));
+            params.push(n);
+        }
+        let ft = self.zonk(&ft);
+        if d.entry {
+            self.check_entry(d, &ft)?;
+        }
+        for p in &mut d.params {
+            self.fill_pat(p)?;
+        }
+        self.fill_expr(&mut d.body)?;
+        self.globals.insert(
+            d.name.clone(),
+            Scheme {
+                params,
+                nofun_params,
+                ty: ft,
+                erase_sizes: true,
+            },
+        );
+        self.level = 0;
+        Ok(())
+    }
+
+    fn check_entry(&self, d: &ValDec, ft: &Ty) -> Result<(), Diagnostic> {
+        let mut t = ft.clone();
+        let mut items: Vec<(Ty, Span, &str)> = vec![];
+        for p in &d.params {
+            match t {
+                Ty::Fun(a, r) => {
+                    items.push((*a, p.span, "parameter"));
+                    t = *r;
+                }
+                _ => break,
+            }
+        }
+        let ret_span = d.ret.as_ref().map(|r| r.span()).unwrap_or(d.name_span);
+        // A point-free entry point (`entry f = g`) takes the parameters of its function type.
+        while let Ty::Fun(a, r) = t {
+            items.push((*a, ret_span, "parameter"));
+            t = *r;
+        }
+        items.push((t, ret_span, "result"));
+        for (t, span, what) in items {
+            if t.contains_fun() {
+                return Err(Diagnostic::error(
+                    span,
+                    format!(
+                        "entry point `{}` cannot have a functional {what} type `{t}`",
+                        d.name
+                    ),
+                ));
+            }
+            if has_param(&t) {
+                return Err(Diagnostic::error(
+                    span,
+                    format!(
+                        "entry point `{}` must have a fully known {what} type, not `{t}`",
+                        d.name
+                    ),
+                )
+                .with_note("entry points cannot be polymorphic; add a type annotation"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The final type of a node: substituted, with no inference variables left.
+    fn final_type(&self, t: &Option<Type>, span: Span) -> Result<Type, Diagnostic> {
+        let Some(t) = t else {
+            return Err(Diagnostic::error(
+                span,
+                "internal error: the type checker missed this expression",
+            ));
+        };
+        let t = Ty::from_type(t);
+        if self.size_exceeds(&t, MAX_TYPE_SIZE) {
+            return Err(too_large(span));
+        }
+        let z = self.zonk(&t);
+        let mut fv = vec![];
+        self.free_vars(&z, &mut fv);
+        if !fv.is_empty() {
+            return Err(Diagnostic::error(span, format!("type is ambiguous: `{z}`"))
+                .with_label("the type of this cannot be inferred")
+                .with_note("add a type annotation"));
+        }
+        Ok(z.to_type())
+    }
+
+    fn fill_pat(&self, p: &mut Pat) -> Result<(), Diagnostic> {
+        p.ty = Some(self.final_type(&p.ty, p.span)?);
+        match &mut p.kind {
+            PatKind::Id(_) | PatKind::Wildcard => Ok(()),
+            PatKind::Tuple(ps) => ps.iter_mut().try_for_each(|p| self.fill_pat(p)),
+            PatKind::Ascribed(p, _) | PatKind::Attr(_, p) => self.fill_pat(p),
+        }
+    }
+
+    fn fill_dims(&self, ds: &mut [DimIndex]) -> Result<(), Diagnostic> {
+        for d in ds {
+            match d {
+                DimIndex::Fix(e) => self.fill_expr(e)?,
+                DimIndex::Slice(a, b, c) => {
+                    for e in [a, b, c].into_iter().flatten() {
+                        self.fill_expr(e)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn fill_op(&self, op: &mut OpRef) -> Result<(), Diagnostic> {
+        match op {
+            OpRef::Builtin(_) => Ok(()),
+            OpRef::Fun(f) => self.fill_expr(f),
+        }
+    }
+
+    fn fill_expr(&self, e: &mut Expr) -> Result<(), Diagnostic> {
+        match &mut e.kind {
+            ExprKind::Lit(_) | ExprKind::Var(_) | ExprKind::ProjectSection(_) => {}
+            ExprKind::Tuple(es) | ExprKind::ArrayLit(es) => {
+                es.iter_mut().try_for_each(|e| self.fill_expr(e))?
+            }
+            ExprKind::Range {
+                start, second, end, ..
+            } => {
+                self.fill_expr(start)?;
+                if let Some(s) = second {
+                    self.fill_expr(s)?;
+                }
+                self.fill_expr(end)?;
+            }
+            ExprKind::BinOp(op, a, b) => {
+                self.fill_op(op)?;
+                self.fill_expr(a)?;
+                self.fill_expr(b)?;
+            }
+            ExprKind::UnOp(_, a)
+            | ExprKind::Project(a, _)
+            | ExprKind::Ascribe(a, _)
+            | ExprKind::Coerce(a, _)
+            | ExprKind::Attr(_, a)
+            | ExprKind::LocalOpen(_, a) => self.fill_expr(a)?,
+            ExprKind::Apply(f, args) => {
+                self.fill_expr(f)?;
+                args.iter_mut().try_for_each(|e| self.fill_expr(e))?;
+            }
+            ExprKind::Lambda { params, body, .. } => {
+                params.iter_mut().try_for_each(|p| self.fill_pat(p))?;
+                self.fill_expr(body)?;
+            }
+            ExprKind::OpSection(op) => self.fill_op(op)?,
+            ExprKind::LeftSection(op, a) | ExprKind::RightSection(op, a) => {
+                self.fill_op(op)?;
+                self.fill_expr(a)?;
+            }
+            ExprKind::If(c, a, b) => {
+                self.fill_expr(c)?;
+                self.fill_expr(a)?;
+                self.fill_expr(b)?;
+            }
+            ExprKind::Let { pat, value, body } => {
+                self.fill_pat(pat)?;
+                self.fill_expr(value)?;
+                self.fill_expr(body)?;
+            }
+            ExprKind::LetFun {
+                params,
+                value,
+                body,
+                ..
+            } => {
+                params.iter_mut().try_for_each(|p| self.fill_pat(p))?;
+                self.fill_expr(value)?;
+                self.fill_expr(body)?;
+            }
+            ExprKind::LetWith {
+                indices,
+                value,
+                body,
+                ..
+            } => {
+                self.fill_dims(indices)?;
+                self.fill_expr(value)?;
+                self.fill_expr(body)?;
+            }
+            ExprKind::Update {
+                array,
+                indices,
+                value,
+            } => {
+                self.fill_expr(array)?;
+                self.fill_dims(indices)?;
+                self.fill_expr(value)?;
+            }
+            ExprKind::Loop {
+                pat,
+                init,
+                form,
+                body,
+            } => {
+                self.fill_pat(pat)?;
+                if let Some(i) = init {
+                    self.fill_expr(i)?;
+                }
+                match form {
+                    LoopForm::For(_, _, n) => self.fill_expr(n)?,
+                    LoopForm::ForIn(p, xs) => {
+                        self.fill_pat(p)?;
+                        self.fill_expr(xs)?;
+                    }
+                    LoopForm::While(c) => self.fill_expr(c)?,
+                }
+                self.fill_expr(body)?;
+            }
+            ExprKind::Index(a, idx) => {
+                self.fill_expr(a)?;
+                self.fill_dims(idx)?;
+            }
+            ExprKind::Assert(c, a) => {
+                self.fill_expr(c)?;
+                self.fill_expr(a)?;
+            }
+        }
+        e.ty = Some(self.final_type(&e.ty, e.span)?);
+        Ok(())
+    }
+}
+
+/// The largest type (in nodes) the checker writes into the AST.
+pub(crate) const MAX_TYPE_SIZE: usize = 100_000;
+
+pub(crate) fn too_large(span: Span) -> Diagnostic {
+    Diagnostic::error(span, "the type of this is too large")
+        .with_note(format!("types are limited to {MAX_TYPE_SIZE} nodes"))
+}
+
+/// Whether a type parameter occurs in a type.
+fn has_param(t: &Ty) -> bool {
+    match t {
+        Ty::Param(_) | Ty::Var(_) => true,
+        Ty::Prim(_) => false,
+        Ty::Array(_, e) => has_param(e),
+        Ty::Tuple(ts) => ts.iter().any(has_param),
+        Ty::Fun(a, r) => has_param(a) || has_param(r),
+    }
+}

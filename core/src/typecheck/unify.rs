@@ -1,0 +1,336 @@
+//! Unification variables, their constraints, and unification.
+//!
+//! A variable may carry constraints: a set of allowed primitive types (overloaded literals and
+//! operators), "equality type" (no functions, for `==`), and known tuple fields (from `e.0`
+//! projections on a not yet known type). Sizes never make unification fail (see the module doc
+//! of [`crate::typecheck`]); ranks do.
+
+use super::ty::{PrimSet, Ty};
+use super::Checker;
+use crate::diag::{Diagnostic, Span};
+use std::collections::BTreeMap;
+
+/// The largest type (in nodes) printed in full in an error message.
+const MAX_SHOWN: usize = 2000;
+
+/// One unification variable.
+#[derive(Clone, Debug)]
+pub(crate) struct VarInfo {
+    pub link: Option<Ty>,
+    /// The let-nesting level at which the variable was created (for generalisation).
+    pub level: u32,
+    pub prims: Option<PrimSet>,
+    pub nofun: bool,
+    /// Tuple fields required by projections: index -> field type.
+    pub fields: BTreeMap<usize, Ty>,
+    /// Where the variable came from (for ambiguity errors).
+    pub span: Span,
+}
+
+/// Why unification failed.
+#[derive(Clone, Debug)]
+pub(crate) enum UErr {
+    Mismatch(Ty, Ty),
+    NotIn(PrimSet, Ty),
+    NotEq(Ty),
+    NotTuple(Ty, usize),
+    Occurs,
+}
+
+impl Checker {
+    pub(crate) fn fresh(&mut self, span: Span) -> Ty {
+        self.vars.push(VarInfo {
+            link: None,
+            level: self.level,
+            prims: None,
+            nofun: false,
+            fields: BTreeMap::new(),
+            span,
+        });
+        Ty::Var(self.vars.len() as u32 - 1)
+    }
+
+    pub(crate) fn fresh_prims(&mut self, set: PrimSet, span: Span) -> Ty {
+        let t = self.fresh(span);
+        if let Ty::Var(v) = t {
+            self.vars[v as usize].prims = Some(set);
+        }
+        t
+    }
+
+    /// Follow links at the top of a type.
+    pub(crate) fn shallow(&self, t: &Ty) -> Ty {
+        let mut t = t.clone();
+        while let Ty::Var(v) = t {
+            match &self.vars[v as usize].link {
+                Some(l) => t = l.clone(),
+                None => break,
+            }
+        }
+        t
+    }
+
+    /// Apply the substitution everywhere.
+    pub(crate) fn zonk(&self, t: &Ty) -> Ty {
+        match t {
+            Ty::Var(v) => match &self.vars[*v as usize].link {
+                Some(l) => self.zonk(l),
+                None => t.clone(),
+            },
+            Ty::Prim(_) | Ty::Param(_) => t.clone(),
+            Ty::Array(d, e) => Ty::arr(d.clone(), self.zonk(e)),
+            Ty::Tuple(ts) => Ty::Tuple(ts.iter().map(|t| self.zonk(t)).collect()),
+            Ty::Fun(a, r) => Ty::fun(self.zonk(a), self.zonk(r)),
+        }
+    }
+
+    /// Unbound variables occurring in a type (following links; each linked variable is visited
+    /// once, so this is linear in the size of the type as a graph).
+    pub(crate) fn free_vars(&self, t: &Ty, out: &mut Vec<u32>) {
+        let mut seen = std::collections::HashSet::new();
+        self.free_vars_in(t, out, &mut seen);
+    }
+
+    fn free_vars_in(&self, t: &Ty, out: &mut Vec<u32>, seen: &mut std::collections::HashSet<u32>) {
+        match t {
+            Ty::Var(v) => {
+                if !seen.insert(*v) {
+                    return;
+                }
+                match &self.vars[*v as usize].link {
+                    Some(l) => self.free_vars_in(l, out, seen),
+                    None => out.push(*v),
+                }
+            }
+            Ty::Prim(_) | Ty::Param(_) => {}
+            Ty::Array(_, e) => self.free_vars_in(e, out, seen),
+            Ty::Tuple(ts) => ts.iter().for_each(|t| self.free_vars_in(t, out, seen)),
+            Ty::Fun(a, r) => {
+                self.free_vars_in(a, out, seen);
+                self.free_vars_in(r, out, seen)
+            }
+        }
+    }
+
+    /// Whether the fully substituted type would have more than `limit` nodes (computed in at most
+    /// `limit` steps).
+    pub(crate) fn size_exceeds(&self, t: &Ty, limit: usize) -> bool {
+        let mut budget = limit;
+        let mut stack = vec![t];
+        while let Some(t) = stack.pop() {
+            if budget == 0 {
+                return true;
+            }
+            budget -= 1;
+            match t {
+                Ty::Var(v) => {
+                    if let Some(l) = &self.vars[*v as usize].link {
+                        stack.push(l)
+                    }
+                }
+                Ty::Prim(_) | Ty::Param(_) => {}
+                Ty::Array(_, e) => stack.push(e),
+                Ty::Tuple(ts) => stack.extend(ts.iter()),
+                Ty::Fun(a, r) => {
+                    stack.push(a);
+                    stack.push(r)
+                }
+            }
+        }
+        false
+    }
+
+    /// A type for an error message (abbreviated if it is huge).
+    pub(crate) fn show(&self, t: &Ty) -> String {
+        if self.size_exceeds(t, MAX_SHOWN) {
+            "(a very large type)".into()
+        } else {
+            self.zonk(t).to_string()
+        }
+    }
+
+    pub(crate) fn unify(&mut self, a: &Ty, b: &Ty) -> Result<(), UErr> {
+        let a = self.shallow(a);
+        let b = self.shallow(b);
+        match (&a, &b) {
+            (Ty::Var(x), Ty::Var(y)) if x == y => Ok(()),
+            (Ty::Var(x), _) => self.bind(*x, &b),
+            (_, Ty::Var(y)) => self.bind(*y, &a),
+            (Ty::Prim(p), Ty::Prim(q)) if p == q => Ok(()),
+            (Ty::Param(p), Ty::Param(q)) if p == q => Ok(()),
+            // Sizes are not checked (lenient); ranks are, by the structure.
+            (Ty::Array(_, x), Ty::Array(_, y)) => self.unify(x, y),
+            (Ty::Tuple(xs), Ty::Tuple(ys)) if xs.len() == ys.len() => {
+                for (x, y) in xs.iter().zip(ys) {
+                    self.unify(x, y)?;
+                }
+                Ok(())
+            }
+            (Ty::Fun(a1, r1), Ty::Fun(a2, r2)) => {
+                self.unify(a1, a2)?;
+                self.unify(r1, r2)
+            }
+            _ => Err(UErr::Mismatch(self.zonk(&a), self.zonk(&b))),
+        }
+    }
+
+    fn occurs(&self, v: u32, t: &Ty) -> bool {
+        let mut fv = vec![];
+        self.free_vars(t, &mut fv);
+        fv.contains(&v)
+    }
+
+    fn bind(&mut self, v: u32, t: &Ty) -> Result<(), UErr> {
+        let info = self.vars[v as usize].clone();
+        if let Ty::Var(w) = *t {
+            // Merge v's constraints into w, then link.
+            let wi = &mut self.vars[w as usize];
+            wi.level = wi.level.min(info.level);
+            if let Some(s) = info.prims {
+                let ns = match wi.prims {
+                    Some(s2) => s.inter(s2),
+                    None => s,
+                };
+                if ns.is_empty() {
+                    return Err(UErr::NotIn(s, Ty::Var(w)));
+                }
+                wi.prims = Some(ns);
+            }
+            wi.nofun |= info.nofun;
+            let mut pending = vec![];
+            for (i, ft) in &info.fields {
+                match wi.fields.get(i) {
+                    Some(t2) => pending.push((ft.clone(), t2.clone())),
+                    None => {
+                        wi.fields.insert(*i, ft.clone());
+                    }
+                }
+            }
+            if wi.prims.is_some() && !wi.fields.is_empty() {
+                let s = wi.prims.unwrap_or(PrimSet::prims());
+                return Err(UErr::NotIn(s, Ty::Tuple(vec![])));
+            }
+            self.vars[v as usize].link = Some(t.clone());
+            for (a, b) in pending {
+                self.unify(&a, &b)?;
+            }
+            return Ok(());
+        }
+        if self.occurs(v, t) {
+            return Err(UErr::Occurs);
+        }
+        if let Some(s) = info.prims {
+            match t {
+                Ty::Prim(p) if s.contains(*p) => {}
+                _ => return Err(UErr::NotIn(s, self.zonk(t))),
+            }
+        }
+        if info.nofun {
+            self.require_nofun(t)?;
+        }
+        let mut fv = vec![];
+        self.free_vars(t, &mut fv);
+        for w in fv {
+            let wi = &mut self.vars[w as usize];
+            wi.level = wi.level.min(info.level);
+        }
+        self.vars[v as usize].link = Some(t.clone());
+        for (i, ft) in &info.fields {
+            match self.shallow(t) {
+                Ty::Tuple(ts) if *i < ts.len() => self.unify(&ts[*i], ft)?,
+                other => return Err(UErr::NotTuple(self.zonk(&other), *i)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Require an equality type (one without functions).
+    pub(crate) fn require_nofun(&mut self, t: &Ty) -> Result<(), UErr> {
+        match self.shallow(t) {
+            Ty::Fun(..) => Err(UErr::NotEq(self.zonk(t))),
+            Ty::Var(w) => {
+                self.vars[w as usize].nofun = true;
+                Ok(())
+            }
+            Ty::Array(_, e) => self.require_nofun(&e),
+            Ty::Tuple(ts) => ts.iter().try_for_each(|t| self.require_nofun(t)),
+            // A lifted type parameter (`'^t`) may be a function: treated as one, as in Futhark.
+            Ty::Param(p) if self.lifted.contains(&p) => Err(UErr::NotEq(Ty::Param(p))),
+            Ty::Prim(_) | Ty::Param(_) => Ok(()),
+        }
+    }
+
+    /// Turn a unification failure into a diagnostic about `expected` vs `found` at `span`.
+    pub(crate) fn uerr_diag(&self, e: UErr, expected: &Ty, found: &Ty, span: Span) -> Diagnostic {
+        if self.size_exceeds(expected, MAX_SHOWN) || self.size_exceeds(found, MAX_SHOWN) {
+            return Diagnostic::error(
+                span,
+                format!(
+                    "type mismatch: expected `{}`, found `{}`",
+                    self.show(expected),
+                    self.show(found)
+                ),
+            );
+        }
+        let ez = self.zonk(expected);
+        let fz = self.zonk(found);
+        let main = format!("type mismatch: expected `{ez}`, found `{fz}`");
+        match e {
+            UErr::Mismatch(a, b) => {
+                let d = Diagnostic::error(span, main).with_label(format!("this has type `{fz}`"));
+                if (a == ez && b == fz) || (a == fz && b == ez) {
+                    d
+                } else {
+                    d.with_note(format!("`{a}` does not match `{b}`"))
+                }
+            }
+            UErr::NotIn(set, t) => {
+                if let Ty::Var(_) = ez {
+                    Diagnostic::error(
+                        span,
+                        format!("type mismatch: expected {}, found `{fz}`", set.describe()),
+                    )
+                    .with_label(format!("this has type `{fz}`"))
+                } else if let Ty::Var(_) = fz {
+                    Diagnostic::error(
+                        span,
+                        format!("type mismatch: expected `{ez}`, found {}", set.describe()),
+                    )
+                    .with_label(format!("this has {}", set.describe()))
+                } else {
+                    Diagnostic::error(span, main)
+                        .with_note(format!("`{t}` is not {}", set.describe()))
+                }
+            }
+            UErr::NotEq(t) => Diagnostic::error(span, main).with_note(format!(
+                "`{t}` is or contains a function type, which is not allowed here: values compared \
+                 with `==`, array elements, results of `if`, loop parameters and non-lifted type \
+                 parameters (`'t`) cannot be functions"
+            )),
+            UErr::NotTuple(t, i) => Diagnostic::error(span, format!("type `{t}` has no field {i}")),
+            UErr::Occurs => Diagnostic::error(
+                span,
+                format!("type mismatch: `{ez}` and `{fz}` would make an infinite type"),
+            ),
+        }
+    }
+
+    /// Unify, reporting a mismatch at `span` (the expression whose type is `found`).
+    pub(crate) fn expect(
+        &mut self,
+        expected: &Ty,
+        found: &Ty,
+        span: Span,
+    ) -> Result<(), Diagnostic> {
+        match self.unify(expected, found) {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.uerr_diag(e, expected, found, span)),
+        }
+    }
+
+    /// Require `t` (the type of the expression at `span`) to be one of `set`.
+    pub(crate) fn require(&mut self, set: PrimSet, t: &Ty, span: Span) -> Result<(), Diagnostic> {
+        let v = self.fresh_prims(set, span);
+        self.expect(&v, t, span)
+    }
+}
