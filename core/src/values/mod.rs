@@ -30,6 +30,7 @@
 //! and from 10^7 on: `1.0f32`, `0.1f64`, `1.0e-10f64`, `1.2345678e7f64`).
 
 mod binary;
+pub mod gzip;
 mod text;
 
 pub use binary::{read_binary, write_binary};
@@ -424,6 +425,32 @@ mod tests {
         let mut bytes = b"b\x02\x01 f64".to_vec();
         bytes.extend_from_slice(&u64::MAX.to_le_bytes());
         assert!(parse_values(&bytes).is_err());
+    }
+
+    #[test]
+    fn reads_a_futhark_binary_data_file() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../futhark-ref/tests/ad/reducebyindexminmax7.in");
+        let Ok(bytes) = std::fs::read(path) else {
+            return; // The reference tree is not available here.
+        };
+        let vs = parse_values(&bytes).unwrap();
+        let types: Vec<(usize, PrimType)> = vs
+            .iter()
+            .map(|v| (v.shape().len(), v.elem_type()))
+            .collect();
+        assert_eq!(
+            types,
+            vec![(1, PrimType::I64), (2, PrimType::F32), (2, PrimType::F32)]
+        );
+        assert_eq!(vs[0].shape()[0], vs[2].shape()[0]);
+        assert_eq!(vs[1].shape()[1], vs[2].shape()[1]);
+        // Writing it back in the binary format gives the same bytes.
+        let mut out = Vec::new();
+        for v in &vs {
+            write_binary(v, &mut out);
+        }
+        assert_eq!(out, bytes);
     }
 
     #[test]
