@@ -6,7 +6,9 @@
 //! property). [`Summary::passed`] and [`Summary::failed`] count tests; [`Summary::skipped`]
 //! counts tests that were not run: those of files tagged `disable`, `notest` or
 //! `no_<backend>` (all their tests), datasets with such a run tag, and tests that need
-//! something vkad does not support (`script input`, `auto output`, property tests). Data files
+//! something vkad does not support (`script input`, `auto output`, property tests, and the
+//! datasets of an entry point whose lowering failed with a `not supported: ...` error, unless
+//! [`RunOptions::unsupported_fails`]). Each skip for lack of support is reported. Data files
 //! (`input @ file`) may be text or binary, and gzip-compressed (`.gz`). When a file does not compile, each of its tests counts as failed.
 //! `structure` and `warning:` lines are accepted and ignored. Datasets tagged `compiled` are
 //! run as well (they only exclude Futhark's slow interpreter).

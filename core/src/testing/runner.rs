@@ -3,7 +3,9 @@
 //! Output: one line per failed test,
 //! ``path: entry `main`, dataset #2 ("1i32 [1i32, 2i32]"): <what differed>``, a line per test
 //! skipped because it needs an unsupported feature, a single `path: compilation failed: ...`
-//! for a file that does not compile, and finally `N passed, M failed, K skipped`.
+//! for a file that does not compile, a single ``path: entry `f`: skipped: ...`` (or
+//! `cannot be compiled`) for an entry point whose lowering failed, and finally
+//! `N passed, M failed, K skipped`.
 //! Messages spanning several lines have their continuation lines indented by two spaces.
 
 use super::compare::compare_values;
@@ -29,6 +31,9 @@ pub struct RunOptions {
     pub entries: Vec<String>,
     /// The largest random input value generated, in elements.
     pub max_random_elems: usize,
+    /// Count the tests of entry points that use a construct vkad does not support (their
+    /// lowering failed with a `not supported: ...` error) as failed instead of skipped.
+    pub unsupported_fails: bool,
 }
 
 impl Default for RunOptions {
@@ -37,6 +42,7 @@ impl Default for RunOptions {
             verbose: false,
             entries: Vec::new(),
             max_random_elems: 1 << 26,
+            unsupported_fails: false,
         }
     }
 }
@@ -363,6 +369,7 @@ pub fn run_file(
         s.skipped += 1;
     }
     let entry_names = compiled.entry_names();
+    let mut reported_entries: Vec<&str> = Vec::new();
     let mut fr = FileRun {
         name: name.clone(),
         dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
@@ -383,7 +390,29 @@ pub fn run_file(
             }
             continue;
         }
-        let outcome = if entry_names.iter().any(|e| e == entry) {
+        let outcome = if let Some(d) = compiled.entry_errors.get(entry) {
+            // The entry point could not be lowered: report it once, count each dataset.
+            let unsupported = d.message.starts_with("not supported") && !opts.unsupported_fails;
+            if !reported_entries.contains(&entry) {
+                reported_entries.push(entry);
+                let what = if unsupported {
+                    "skipped"
+                } else {
+                    "cannot be compiled"
+                };
+                writeln!(
+                    out,
+                    "{name}: entry `{entry}`: {what}:\n  {}",
+                    indent(&d.render(&compiled.sources))
+                )?;
+            }
+            if unsupported {
+                s.skipped += 1;
+            } else {
+                s.failed += 1;
+            }
+            continue;
+        } else if entry_names.iter().any(|e| e == entry) {
             fr.test(&compiled, entry, block, run)
         } else {
             Outcome::Fail(format!("the program has no entry point `{entry}`"))
@@ -442,19 +471,43 @@ mod tests {
                 });
             }
             let mut entry_errors = BTreeMap::new();
+            let mut ir = crate::ir::Program::default();
             for line in text.lines() {
                 if let Some(names) = line.strip_prefix("-- fake entries:") {
                     for n in names.split_whitespace() {
-                        entry_errors.insert(
-                            n.to_string(),
-                            Diagnostic::error(Span::new(file, 0, 0), "fake"),
-                        );
+                        ir.funs.push(crate::ir::FunDef {
+                            name: n.into(),
+                            entry: Some(crate::ir::EntryPoint {
+                                name: n.into(),
+                                param_counts: vec![],
+                                result_counts: vec![],
+                            }),
+                            size_params: vec![],
+                            params: vec![],
+                            ret: vec![],
+                            body: crate::ir::Body {
+                                stms: vec![],
+                                result: vec![],
+                            },
+                            attrs: Default::default(),
+                        });
+                    }
+                }
+                for (prefix, msg) in [
+                    ("-- fake unsupported:", "not supported: `vjp`"),
+                    ("-- fake broken:", "internal error: cannot lower"),
+                ] {
+                    if let Some(names) = line.strip_prefix(prefix) {
+                        for n in names.split_whitespace() {
+                            let d = Diagnostic::error(Span::new(file, 0, 2), msg);
+                            entry_errors.insert(n.to_string(), d);
+                        }
                     }
                 }
             }
             Ok(Compiled {
                 sources,
-                ir: Default::default(),
+                ir,
                 warnings: vec![],
                 entry_errors,
             })
@@ -745,6 +798,47 @@ mod tests {
         let mut buf = Vec::new();
         let s = run_paths(&[d.0.join("nope")], &Fake, &mut buf).unwrap();
         assert_eq!(s.failed, 1);
+    }
+
+    #[test]
+    fn entries_that_failed_to_lower() {
+        let d = TempDir::new("lowering");
+        let f = d.file(
+            "a.fut",
+            b"-- fake entries: main\n-- fake unsupported: rev\n-- fake broken: fwd\n-- ==\n-- entry: main rev fwd\n-- input { 1 } output { 1 }\n-- input { 2 } output { 2 }\n",
+        );
+        let mut out = Vec::new();
+        let s = run_file(&f, &Fake, &RunOptions::default(), &mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert_eq!(
+            s,
+            Summary {
+                passed: 2,
+                failed: 2,
+                skipped: 2
+            },
+            "{out}"
+        );
+        assert_eq!(out.matches("entry `rev`: skipped:").count(), 1, "{out}");
+        assert!(out.contains("not supported: `vjp`"), "{out}");
+        assert_eq!(
+            out.matches("entry `fwd`: cannot be compiled:").count(),
+            1,
+            "{out}"
+        );
+        let strict = RunOptions {
+            unsupported_fails: true,
+            ..RunOptions::default()
+        };
+        let s = run_file(&f, &Fake, &strict, &mut Vec::new()).unwrap();
+        assert_eq!(
+            s,
+            Summary {
+                passed: 2,
+                failed: 4,
+                skipped: 0
+            }
+        );
     }
 
     #[test]
