@@ -6,8 +6,10 @@
 //! property). [`Summary::passed`] and [`Summary::failed`] count tests; [`Summary::skipped`]
 //! counts tests that were not run: those of files tagged `disable`, `notest` or
 //! `no_<backend>` (all their tests), datasets with such a run tag, and tests that need
-//! something vkad does not support (`script input`, `auto output`, gzip-compressed data
-//! files, property tests). When a file does not compile, each of its tests counts as failed.
+//! something vkad does not support (`script input`, `auto output`, property tests, and the
+//! datasets of an entry point whose lowering failed with a `not supported: ...` error, unless
+//! [`RunOptions::unsupported_fails`]). Each skip for lack of support is reported. Data files
+//! (`input @ file`) may be text or binary, and gzip-compressed (`.gz`). When a file does not compile, each of its tests counts as failed.
 //! `structure` and `warning:` lines are accepted and ignored. Datasets tagged `compiled` are
 //! run as well (they only exclude Futhark's slow interpreter).
 
@@ -53,9 +55,17 @@ impl Backend for InterpBackend {
         entry: &str,
         args: Vec<Value>,
     ) -> Result<Vec<Value>, String> {
-        compiled.run_interp(entry, args).map_err(|e| match &e.loc {
-            Some(loc) => format!("Error: {}\nat {loc}", e.message),
-            None => format!("Error: {}", e.message),
+        compiled.run_interp(entry, args).map_err(|e| {
+            // Futhark's run-time errors start with "Error:"; rendered diagnostics already do.
+            let prefix = if e.message.starts_with("Error") {
+                ""
+            } else {
+                "Error: "
+            };
+            match &e.loc {
+                Some(loc) => format!("{prefix}{}\nat {loc}", e.message),
+                None => format!("{prefix}{}", e.message),
+            }
         })
     }
 }

@@ -3,7 +3,9 @@
 //! Output: one line per failed test,
 //! ``path: entry `main`, dataset #2 ("1i32 [1i32, 2i32]"): <what differed>``, a line per test
 //! skipped because it needs an unsupported feature, a single `path: compilation failed: ...`
-//! for a file that does not compile, and finally `N passed, M failed, K skipped`.
+//! for a file that does not compile, a single ``path: entry `f`: skipped: ...`` (or
+//! `cannot be compiled`) for an entry point whose lowering failed, and finally
+//! `N passed, M failed, K skipped`.
 //! Messages spanning several lines have their continuation lines indented by two spaces.
 
 use super::compare::compare_values;
@@ -13,7 +15,7 @@ use super::spec::{
 };
 use super::{collect_fut_files, Backend, Summary};
 use crate::value::Value;
-use crate::values::parse_values;
+use crate::values::{gzip, parse_values};
 use crate::Compiled;
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -29,6 +31,9 @@ pub struct RunOptions {
     pub entries: Vec<String>,
     /// The largest random input value generated, in elements.
     pub max_random_elems: usize,
+    /// Count the tests of entry points that use a construct vkad does not support (their
+    /// lowering failed with a `not supported: ...` error) as failed instead of skipped.
+    pub unsupported_fails: bool,
 }
 
 impl Default for RunOptions {
@@ -37,6 +42,7 @@ impl Default for RunOptions {
             verbose: false,
             entries: Vec::new(),
             max_random_elems: 1 << 26,
+            unsupported_fails: false,
         }
     }
 }
@@ -106,19 +112,17 @@ struct FileRun<'a> {
 
 impl FileRun<'_> {
     fn data_file(&mut self, f: &str) -> Result<Vec<Value>, Outcome> {
-        if f.ends_with(".gz") {
-            return Err(Outcome::Skip(format!(
-                "not supported: gzip-compressed data file `{f}`"
-            )));
-        }
         let path = self.dir.join(f);
-        let r = self
-            .files
-            .entry(path.clone())
-            .or_insert_with(|| match std::fs::read(&path) {
-                Ok(bytes) => parse_values(&bytes).map_err(|e| format!("{}:{e}", path.display())),
-                Err(e) => Err(format!("cannot read {}: {e}", path.display())),
-            });
+        let r = self.files.entry(path.clone()).or_insert_with(|| {
+            let bytes =
+                std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let bytes = if f.ends_with(".gz") || gzip::is_gzip(&bytes) {
+                gzip::gunzip(&bytes).map_err(|e| format!("{}: {e}", path.display()))?
+            } else {
+                bytes
+            };
+            parse_values(&bytes).map_err(|e| format!("{}:{e}", path.display()))
+        });
         r.clone().map_err(Outcome::Fail)
     }
 
@@ -365,6 +369,7 @@ pub fn run_file(
         s.skipped += 1;
     }
     let entry_names = compiled.entry_names();
+    let mut reported_entries: Vec<&str> = Vec::new();
     let mut fr = FileRun {
         name: name.clone(),
         dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
@@ -385,7 +390,29 @@ pub fn run_file(
             }
             continue;
         }
-        let outcome = if entry_names.iter().any(|e| e == entry) {
+        let outcome = if let Some(d) = compiled.entry_errors.get(entry) {
+            // The entry point could not be lowered: report it once, count each dataset.
+            let unsupported = d.message.starts_with("not supported") && !opts.unsupported_fails;
+            if !reported_entries.contains(&entry) {
+                reported_entries.push(entry);
+                let what = if unsupported {
+                    "skipped"
+                } else {
+                    "cannot be compiled"
+                };
+                writeln!(
+                    out,
+                    "{name}: entry `{entry}`: {what}:\n  {}",
+                    indent(&d.render(&compiled.sources))
+                )?;
+            }
+            if unsupported {
+                s.skipped += 1;
+            } else {
+                s.failed += 1;
+            }
+            continue;
+        } else if entry_names.iter().any(|e| e == entry) {
             fr.test(&compiled, entry, block, run)
         } else {
             Outcome::Fail(format!("the program has no entry point `{entry}`"))
@@ -444,19 +471,43 @@ mod tests {
                 });
             }
             let mut entry_errors = BTreeMap::new();
+            let mut ir = crate::ir::Program::default();
             for line in text.lines() {
                 if let Some(names) = line.strip_prefix("-- fake entries:") {
                     for n in names.split_whitespace() {
-                        entry_errors.insert(
-                            n.to_string(),
-                            Diagnostic::error(Span::new(file, 0, 0), "fake"),
-                        );
+                        ir.funs.push(crate::ir::FunDef {
+                            name: n.into(),
+                            entry: Some(crate::ir::EntryPoint {
+                                name: n.into(),
+                                param_counts: vec![],
+                                result_counts: vec![],
+                            }),
+                            size_params: vec![],
+                            params: vec![],
+                            ret: vec![],
+                            body: crate::ir::Body {
+                                stms: vec![],
+                                result: vec![],
+                            },
+                            attrs: Default::default(),
+                        });
+                    }
+                }
+                for (prefix, msg) in [
+                    ("-- fake unsupported:", "not supported: `vjp`"),
+                    ("-- fake broken:", "internal error: cannot lower"),
+                ] {
+                    if let Some(names) = line.strip_prefix(prefix) {
+                        for n in names.split_whitespace() {
+                            let d = Diagnostic::error(Span::new(file, 0, 2), msg);
+                            entry_errors.insert(n.to_string(), d);
+                        }
                     }
                 }
             }
             Ok(Compiled {
                 sources,
-                ir: Default::default(),
+                ir,
                 warnings: vec![],
                 entry_errors,
             })
@@ -696,6 +747,12 @@ mod tests {
         d.file("data/x.out", b"42 -- the answer\n");
         d.file("data/y.in", &bin);
         d.file("data/z.in", &bin);
+        // "42\n" compressed with `gzip -n`.
+        let gz: &[u8] = &[
+            0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x33, 0x31, 0xe2, 0x02,
+            0x00, 0x31, 0x29, 0x86, 0xd1, 0x03, 0x00, 0x00, 0x00,
+        ];
+        d.file("data/x.out.gz", gz);
         d.file(
             "sub/a.fut",
             b"-- fake entries: double main\n-- ==\n-- entry: double\n-- input @ ../data/x.in output @ ../data/x.out\n-- input @ ../data/y.in output @ ../data/missing.out\n-- input @ ../data/z.in output @ ../data/x.out.gz\n-- script input { f 1 } output { 1 }\n-- input { 1 } auto output\n\n-- ==\n-- entry: main\n-- random input { [10][3]f32 7i64 } output { 1 }\n-- random input { [4]i32 }\n",
@@ -704,18 +761,14 @@ mod tests {
         assert_eq!(
             s,
             Summary {
-                passed: 2,
+                passed: 3,
                 failed: 2,
-                skipped: 3
+                skipped: 2
             },
             "{out}"
         );
         assert!(
             out.contains("cannot read") && out.contains("missing.out"),
-            "{out}"
-        );
-        assert!(
-            out.contains("skipped: not supported: gzip-compressed data file `../data/x.out.gz`"),
             "{out}"
         );
         assert!(
@@ -745,6 +798,47 @@ mod tests {
         let mut buf = Vec::new();
         let s = run_paths(&[d.0.join("nope")], &Fake, &mut buf).unwrap();
         assert_eq!(s.failed, 1);
+    }
+
+    #[test]
+    fn entries_that_failed_to_lower() {
+        let d = TempDir::new("lowering");
+        let f = d.file(
+            "a.fut",
+            b"-- fake entries: main\n-- fake unsupported: rev\n-- fake broken: fwd\n-- ==\n-- entry: main rev fwd\n-- input { 1 } output { 1 }\n-- input { 2 } output { 2 }\n",
+        );
+        let mut out = Vec::new();
+        let s = run_file(&f, &Fake, &RunOptions::default(), &mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert_eq!(
+            s,
+            Summary {
+                passed: 2,
+                failed: 2,
+                skipped: 2
+            },
+            "{out}"
+        );
+        assert_eq!(out.matches("entry `rev`: skipped:").count(), 1, "{out}");
+        assert!(out.contains("not supported: `vjp`"), "{out}");
+        assert_eq!(
+            out.matches("entry `fwd`: cannot be compiled:").count(),
+            1,
+            "{out}"
+        );
+        let strict = RunOptions {
+            unsupported_fails: true,
+            ..RunOptions::default()
+        };
+        let s = run_file(&f, &Fake, &strict, &mut Vec::new()).unwrap();
+        assert_eq!(
+            s,
+            Summary {
+                passed: 2,
+                failed: 4,
+                skipped: 0
+            }
+        );
     }
 
     #[test]

@@ -128,6 +128,7 @@ pub struct ExpectedError {
 }
 
 impl ExpectedError {
+    /// Whether an error with this message is the expected one (searched, not anchored).
     pub fn matches(&self, message: &str) -> bool {
         self.regex.as_ref().is_none_or(|r| r.is_match(message))
     }

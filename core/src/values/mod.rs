@@ -30,6 +30,7 @@
 //! and from 10^7 on: `1.0f32`, `0.1f64`, `1.0e-10f64`, `1.2345678e7f64`).
 
 mod binary;
+pub mod gzip;
 mod text;
 
 pub use binary::{read_binary, write_binary};
@@ -427,6 +428,32 @@ mod tests {
     }
 
     #[test]
+    fn reads_a_futhark_binary_data_file() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../futhark-ref/tests/ad/reducebyindexminmax7.in");
+        let Ok(bytes) = std::fs::read(path) else {
+            return; // The reference tree is not available here.
+        };
+        let vs = parse_values(&bytes).unwrap();
+        let types: Vec<(usize, PrimType)> = vs
+            .iter()
+            .map(|v| (v.shape().len(), v.elem_type()))
+            .collect();
+        assert_eq!(
+            types,
+            vec![(1, PrimType::I64), (2, PrimType::F32), (2, PrimType::F32)]
+        );
+        assert_eq!(vs[0].shape()[0], vs[2].shape()[0]);
+        assert_eq!(vs[1].shape()[1], vs[2].shape()[1]);
+        // Writing it back in the binary format gives the same bytes.
+        let mut out = Vec::new();
+        for v in &vs {
+            write_binary(v, &mut out);
+        }
+        assert_eq!(out, bytes);
+    }
+
+    #[test]
     fn value_types() {
         assert_eq!(
             parse_value_type("[10][2]f32").unwrap(),
@@ -438,6 +465,54 @@ mod tests {
         let v = one("[[1f32],[2f32]]");
         assert!(value_type_matches(&v, &[2, 1], PrimType::F32));
         assert!(!value_type_matches(&v, &[2], PrimType::F32));
+    }
+
+    fn same_scalar(a: &Value, b: &Value) -> bool {
+        match (a, b) {
+            (Value::Scalar(x), Value::Scalar(y)) => match (x.as_f64(), y.as_f64()) {
+                (Some(p), Some(q)) if p.is_nan() && q.is_nan() => x.prim_type() == y.prim_type(),
+                _ => {
+                    x == y
+                        && x.as_f64().map(|v| v.is_sign_negative())
+                            == y.as_f64().map(|v| v.is_sign_negative())
+                }
+            },
+            _ => a == b,
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn floats_round_trip_through_text(bits64: u64, bits32: u32, bits16: u16) {
+            for v in [
+                Value::Scalar(PrimValue::F64(f64::from_bits(bits64))),
+                Value::Scalar(PrimValue::F32(f32::from_bits(bits32))),
+                Value::Scalar(PrimValue::F16(f16::from_bits(bits16))),
+            ] {
+                let s = write_text(&v);
+                let back = one(&s);
+                proptest::prop_assert!(same_scalar(&back, &v), "{} read back as {:?}", s, back);
+            }
+        }
+
+        #[test]
+        fn ints_round_trip(x: i64, y: u64, z: i8) {
+            let v = arr(vec![3], Buffer::I64(vec![x, y as i64, z as i64]));
+            proptest::prop_assert_eq!(one(&write_text(&v)), v.clone());
+            let mut b = Vec::new();
+            write_binary(&v, &mut b);
+            proptest::prop_assert_eq!(parse_values(&b).unwrap(), vec![v]);
+            let u = Value::Scalar(PrimValue::U64(y));
+            proptest::prop_assert_eq!(one(&write_text(&u)), u);
+        }
+
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes: Vec<u8>) {
+            let _ = parse_values(&bytes);
+            let mut with_b = vec![b'b', 2];
+            with_b.extend_from_slice(&bytes);
+            let _ = parse_values(&with_b);
+        }
     }
 
     #[test]
