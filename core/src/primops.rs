@@ -633,15 +633,8 @@ mod tests {
             P::I64(i64::MIN)
         );
         for (a, b) in [(-7i128, 2i128), (7, -2), (-7, -2), (7, 2), (0, 5), (-1, 3)] {
-            assert_eq!(
-                floor_div(a, b) * b + {
-                    let r = bin(BinOp::Mod(pi(I64)), P::I64(a as i64), P::I64(b as i64))
-                        .as_i128()
-                        .unwrap();
-                    r
-                },
-                a
-            );
+            let r = bin(BinOp::Mod(pi(I64)), P::I64(a as i64), P::I64(b as i64));
+            assert_eq!(floor_div(a, b) * b + r.as_i128().unwrap(), a);
             assert_eq!(
                 bin(BinOp::Div(pi(I64)), P::I64(a as i64), P::I64(b as i64))
                     .as_i128()
