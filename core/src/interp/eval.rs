@@ -38,7 +38,7 @@ pub(crate) struct Interp<'p> {
 }
 
 /// Fast paths for the common scalar binary operations; `None` defers to [`primops`].
-#[inline]
+#[inline(always)]
 pub(crate) fn fast_binop(op: BinOp, x: PrimValue, y: PrimValue) -> Option<PrimValue> {
     use PrimValue as P;
     Some(match (op, x, y) {

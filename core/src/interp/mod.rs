@@ -95,6 +95,14 @@ pub fn run_entry(
     }
     // Check types and infer the size parameters from the argument shapes.
     let mut sizes: HashMap<&ir::VName, (usize, usize)> = HashMap::new();
+    // Sizes given by scalar parameters (`entry f (n: i64) (xs: [n]f32)`): they must agree.
+    for (k, (p, a)) in f.params.iter().zip(&args).enumerate() {
+        if let Value::Scalar(v) = a {
+            if let Some(n) = v.as_i128().and_then(|n| usize::try_from(n).ok()) {
+                sizes.insert(&p.name, (n, k));
+            }
+        }
+    }
     let mut vals = Vec::with_capacity(args.len());
     for (k, (p, a)) in f.params.iter().zip(args).enumerate() {
         let bad = || {

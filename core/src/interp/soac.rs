@@ -548,7 +548,23 @@ impl<'p> Interp<'p> {
             }
         }
         let mut regs = prog.regs();
-        for i in 0..w {
+        // Column-wise in chunks; a chunk that fails anywhere is rerun element by element below,
+        // which reports the first error in element order.
+        const CHUNK: usize = 4096;
+        let mut lo = 0;
+        while lo < w {
+            let hi = (lo + CHUNK).min(w);
+            let cols = ins
+                .iter()
+                .map(|a| a.data.slice(a.off + lo, a.off + hi))
+                .collect();
+            if prog.run_columns(cols, hi - lo, &mut bufs) {
+                lo = hi;
+                continue;
+            }
+            break;
+        }
+        for i in lo..w {
             for (k, a) in ins.iter().enumerate() {
                 if let (Some(x), Some(r)) = (a.data.get(a.off + i), regs.get_mut(k)) {
                     *r = x;

@@ -1593,3 +1593,541 @@ fn runtime_error_display() {
     assert_eq!(e.to_string(), "t.fut:3:5: boom");
     assert_eq!(RuntimeError::new("boom", None).to_string(), "boom");
 }
+
+/// `main (xs: [n]i64) (d: i64) = map (\x -> if x < 0 then 0 else x / d) xs` (not a straight-line
+/// lambda: runs on the general path) and `map (\x -> x / d) xs` (the register-program path); both
+/// report division by zero at the division's location.
+#[test]
+fn map_general_and_register_paths_agree_and_report_errors() {
+    let mut b = B::default();
+    let (n, xs, d, x, neg, q, r, y, q2, r2) = (
+        b.v("n"),
+        b.v("xs"),
+        b.v("d"),
+        b.v("x"),
+        b.v("neg"),
+        b.v("q"),
+        b.v("r"),
+        b.v("y"),
+        b.v("q2"),
+        b.v("r2"),
+    );
+    let qv = b.v("qv");
+    let tn = arr(I64, vec![var(&n)]);
+    let general = lam(
+        vec![param(&x, prim(I64))],
+        vec![
+            stm(
+                &[(&neg, prim(BOOL))],
+                Exp::CmpOp(CmpOp::Lt(I64), var(&x), c64(0)),
+            ),
+            stm(
+                &[(&q, prim(I64))],
+                Exp::If {
+                    cond: var(&neg),
+                    then_b: body(vec![], vec![c64(0)]),
+                    else_b: body(
+                        vec![stm_at(
+                            &[(&qv, prim(I64))],
+                            Exp::BinOp(BinOp::Div(I64), var(&x), var(&d)),
+                            30,
+                        )],
+                        vec![var(&qv)],
+                    ),
+                    ret: vec![ExtType::Prim(I64)],
+                },
+            ),
+        ],
+        vec![var(&q)],
+        vec![prim(I64)],
+    );
+    let straight = lam(
+        vec![param(&y, prim(I64))],
+        vec![stm_at(
+            &[(&q2, prim(I64))],
+            Exp::BinOp(BinOp::Div(I64), var(&y), var(&d)),
+            31,
+        )],
+        vec![var(&q2)],
+        vec![prim(I64)],
+    );
+    let bd = body(
+        vec![
+            stm(
+                &[(&r, tn.clone())],
+                Exp::Soac(Soac::Map {
+                    w: var(&n),
+                    arrs: vec![xs.clone()],
+                    lam: general,
+                }),
+            ),
+            stm(
+                &[(&r2, tn.clone())],
+                Exp::Soac(Soac::Map {
+                    w: var(&n),
+                    arrs: vec![xs.clone()],
+                    lam: straight,
+                }),
+            ),
+        ],
+        vec![var(&r), var(&r2)],
+    );
+    let p = program(
+        b,
+        vec![entry(
+            "main",
+            vec![n.clone()],
+            vec![param(&xs, tn), param(&d, prim(I64))],
+            bd,
+            2,
+        )],
+    );
+    let r = run(&p, vec![vi64(&[7, -7, 9]), s64(2)]).unwrap();
+    assert_eq!(r, vec![vi64(&[3, 0, 4]), vi64(&[3, -4, 4])]);
+    assert_eq!(
+        run(&p, vec![vi64(&[7]), s64(0)]).unwrap_err().to_string(),
+        "t.fut:30:5: division by zero"
+    );
+    // With only negative inputs the general map never divides; the register program does.
+    assert_eq!(
+        run(&p, vec![vi64(&[-1]), s64(0)]).unwrap_err().to_string(),
+        "t.fut:31:5: division by zero"
+    );
+}
+
+/// `map (\i -> xs[i]) is` with an out-of-bounds index reports the index's location; a map whose
+/// rows differ in shape is an error.
+#[test]
+fn errors_inside_map_lambdas() {
+    let mut b = B::default();
+    let (n, m, xs, is, i, e, r) = (
+        b.v("n"),
+        b.v("m"),
+        b.v("xs"),
+        b.v("is"),
+        b.v("i"),
+        b.v("e"),
+        b.v("r"),
+    );
+    let get = lam(
+        vec![param(&i, prim(I64))],
+        vec![stm_at(
+            &[(&e, prim(I64))],
+            Exp::Index(xs.clone(), vec![DimIndex::Fix(var(&i))]),
+            40,
+        )],
+        vec![var(&e)],
+        vec![prim(I64)],
+    );
+    let bd = body(
+        vec![stm(
+            &[(&r, arr(I64, vec![var(&m)]))],
+            Exp::Soac(Soac::Map {
+                w: var(&m),
+                arrs: vec![is.clone()],
+                lam: get,
+            }),
+        )],
+        vec![var(&r)],
+    );
+    let p = program(
+        b,
+        vec![entry(
+            "main",
+            vec![n.clone(), m.clone()],
+            vec![
+                param(&xs, arr(I64, vec![var(&n)])),
+                param(&is, arr(I64, vec![var(&m)])),
+            ],
+            bd,
+            1,
+        )],
+    );
+    assert_eq!(
+        run(&p, vec![vi64(&[5, 6, 7]), vi64(&[2, 0])]).unwrap(),
+        vec![vi64(&[7, 5])]
+    );
+    let err = run(&p, vec![vi64(&[5, 6, 7]), vi64(&[2, 3])]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "t.fut:40:5: index [3] out of bounds for array of shape [3]"
+    );
+
+    // map (\k -> iota k) [1, 2]: irregular.
+    let mut b = B::default();
+    let (ks, k, io, r) = (b.v("ks"), b.v("k"), b.v("io"), b.v("r"));
+    let mk = lam(
+        vec![param(&k, prim(I64))],
+        vec![stm(
+            &[(&io, arr(I64, vec![var(&k)]))],
+            Exp::Iota {
+                n: var(&k),
+                start: c64(0),
+                stride: c64(1),
+                it: IntType::I64,
+            },
+        )],
+        vec![var(&io)],
+        vec![arr(I64, vec![var(&k)])],
+    );
+    let bd = body(
+        vec![stm_at(
+            &[(&r, arr(I64, vec![c64(2), c64(2)]))],
+            Exp::Soac(Soac::Map {
+                w: c64(2),
+                arrs: vec![ks.clone()],
+                lam: mk,
+            }),
+            41,
+        )],
+        vec![var(&r)],
+    );
+    let p = program(
+        b,
+        vec![entry(
+            "main",
+            vec![],
+            vec![param(&ks, arr(I64, vec![c64(2)]))],
+            bd,
+            1,
+        )],
+    );
+    assert_eq!(
+        run(&p, vec![vi64(&[2, 2])]).unwrap(),
+        vec![vi64_2d(2, 2, &[0, 1, 0, 1])]
+    );
+    let err = run(&p, vec![vi64(&[1, 2])]).unwrap_err();
+    assert_eq!(err.loc, loc(41));
+    assert!(err.message.contains("irregular"), "{}", err.message);
+}
+
+/// Hist with an operator that is not a single binary operation (`\a b -> if a < b then b else a`)
+/// over f64, and scatter into two destinations at once; row update of a 2-D array.
+#[test]
+fn hist_generic_scatter_two_dests_and_row_update() {
+    let mut b = B::default();
+    let (dest, is, vs, h, a, c, lt, mx) = (
+        b.v("dest"),
+        b.v("is"),
+        b.v("vs"),
+        b.v("h"),
+        b.v("a"),
+        b.v("c"),
+        b.v("lt"),
+        b.v("mx"),
+    );
+    let maxop = lam(
+        vec![param(&a, prim(F64)), param(&c, prim(F64))],
+        vec![
+            stm(
+                &[(&lt, prim(BOOL))],
+                Exp::CmpOp(CmpOp::Lt(F64), var(&a), var(&c)),
+            ),
+            stm(
+                &[(&mx, prim(F64))],
+                Exp::If {
+                    cond: var(&lt),
+                    then_b: body(vec![], vec![var(&c)]),
+                    else_b: body(vec![], vec![var(&a)]),
+                    ret: vec![ExtType::Prim(F64)],
+                },
+            ),
+        ],
+        vec![var(&mx)],
+        vec![prim(F64)],
+    );
+    let (d1, d2, s1, s2, ws, xss, row, upd) = (
+        b.v("d1"),
+        b.v("d2"),
+        b.v("s1"),
+        b.v("s2"),
+        b.v("ws"),
+        b.v("xss"),
+        b.v("row"),
+        b.v("upd"),
+    );
+    let t3 = arr(F64, vec![c64(3)]);
+    let t4i = arr(I64, vec![c64(4)]);
+    let bd = body(
+        vec![
+            stm(
+                &[(&h, t3.clone())],
+                Exp::Soac(Soac::Hist {
+                    w: c64(4),
+                    dest: vec![dest.clone()],
+                    op: Operator {
+                        lam: maxop,
+                        neutral: vec![cf(f64::NEG_INFINITY)],
+                        commutative: true,
+                    },
+                    inds: is.clone(),
+                    vals: vec![vs.clone()],
+                }),
+            ),
+            stm(
+                &[(&s1, t4i.clone()), (&s2, t4i.clone())],
+                Exp::Soac(Soac::Scatter {
+                    w: c64(4),
+                    dest: vec![d1.clone(), d2.clone()],
+                    inds: vec![is.clone()],
+                    vals: vec![ws.clone(), is.clone()],
+                }),
+            ),
+            stm(
+                &[(&row, arr(I64, vec![c64(2)]))],
+                Exp::ArrayLit {
+                    elems: vec![c64(8), c64(9)],
+                    row: prim(I64),
+                },
+            ),
+            stm(
+                &[(&upd, arr(I64, vec![c64(2), c64(2)]))],
+                Exp::Update(xss.clone(), vec![DimIndex::Fix(c64(1))], var(&row)),
+            ),
+        ],
+        vec![var(&h), var(&s1), var(&s2), var(&upd)],
+    );
+    let p = program(
+        b,
+        vec![entry(
+            "main",
+            vec![],
+            vec![
+                param(&dest, t3),
+                param(&is, t4i.clone()),
+                param(&vs, arr(F64, vec![c64(4)])),
+                param(&d1, t4i.clone()),
+                param(&d2, t4i.clone()),
+                param(&ws, t4i),
+                param(&xss, arr(I64, vec![c64(2), c64(2)])),
+            ],
+            bd,
+            4,
+        )],
+    );
+    let r = run(
+        &p,
+        vec![
+            vf64(&[0.0, 0.0, 0.0]),
+            vi64(&[2, 0, 2, 3]),
+            vf64(&[5.0, -1.0, 4.0, 100.0]),
+            vi64(&[0; 4]),
+            vi64(&[-1; 4]),
+            vi64(&[10, 20, 30, 40]),
+            vi64_2d(2, 2, &[1, 2, 3, 4]),
+        ],
+    )
+    .unwrap();
+    // Index 3 is out of range for the hist destination ([3]) but not for the scatter ones ([4]).
+    assert_eq!(
+        r,
+        vec![
+            vf64(&[0.0, 0.0, 5.0]),
+            vi64(&[20, 0, 30, 40]),
+            vi64(&[0, -1, 2, 3]),
+            vi64_2d(2, 2, &[1, 2, 8, 9])
+        ]
+    );
+}
+
+#[test]
+fn for_loop_with_i32_counter_and_unsigned_bound() {
+    // loop s = 0i32 for i < 5i32 do s + i; loop t = 0u8 for j < 0u8 do t + 1 (no iterations)
+    let mut b = B::default();
+    let (s, i, s2, r, t, j, t2, r2) = (
+        b.v("s"),
+        b.v("i"),
+        b.v("s2"),
+        b.v("r"),
+        b.v("t"),
+        b.v("j"),
+        b.v("t2"),
+        b.v("r2"),
+    );
+    let i32t = PrimType::I32;
+    let u8t = PrimType::Int(IntType::U8);
+    let bd = body(
+        vec![
+            stm(
+                &[(&r, prim(i32t))],
+                Exp::Loop {
+                    params: vec![(param(&s, prim(i32t)), SubExp::Const(PrimValue::I32(0)))],
+                    form: LoopForm::For {
+                        i: i.clone(),
+                        it: IntType::I32,
+                        bound: SubExp::Const(PrimValue::I32(5)),
+                    },
+                    body: body(
+                        vec![stm(
+                            &[(&s2, prim(i32t))],
+                            Exp::BinOp(BinOp::Add(i32t), var(&s), var(&i)),
+                        )],
+                        vec![var(&s2)],
+                    ),
+                },
+            ),
+            stm(
+                &[(&r2, prim(u8t))],
+                Exp::Loop {
+                    params: vec![(param(&t, prim(u8t)), SubExp::Const(PrimValue::U8(7)))],
+                    form: LoopForm::For {
+                        i: j.clone(),
+                        it: IntType::U8,
+                        bound: SubExp::Const(PrimValue::U8(0)),
+                    },
+                    body: body(
+                        vec![stm(
+                            &[(&t2, prim(u8t))],
+                            Exp::BinOp(BinOp::Add(u8t), var(&t), SubExp::Const(PrimValue::U8(1))),
+                        )],
+                        vec![var(&t2)],
+                    ),
+                },
+            ),
+        ],
+        vec![var(&r), var(&r2)],
+    );
+    let p = program(b, vec![entry("main", vec![], vec![], bd, 2)]);
+    assert_eq!(
+        run(&p, vec![]).unwrap(),
+        vec![
+            Value::Scalar(PrimValue::I32(10)),
+            Value::Scalar(PrimValue::U8(7))
+        ]
+    );
+}
+
+#[test]
+fn size_given_by_a_scalar_parameter_must_match() {
+    // entry main (n: i64) (xs: [n]i64) = xs
+    let mut b = B::default();
+    let (n, xs) = (b.v("n"), b.v("xs"));
+    let p = program(
+        b,
+        vec![entry(
+            "main",
+            vec![],
+            vec![param(&n, prim(I64)), param(&xs, arr(I64, vec![var(&n)]))],
+            body(vec![], vec![var(&xs)]),
+            1,
+        )],
+    );
+    assert_eq!(
+        run(&p, vec![s64(2), vi64(&[1, 2])]).unwrap(),
+        vec![vi64(&[1, 2])]
+    );
+    let e = run(&p, vec![s64(3), vi64(&[1, 2])]).unwrap_err();
+    assert!(
+        e.message
+            .starts_with("shape mismatch: argument 2 has size 2"),
+        "{}",
+        e.message
+    );
+}
+
+/// A straight-line map over more elements than one column chunk, mixing typed kernels
+/// (`*`, `+`), element-wise column operations (`Conv`, `Math`, `CmpOp`, integer `/`) and
+/// constants; then a division by zero in the second chunk.
+#[test]
+fn column_wise_map_over_several_chunks() {
+    let mut b = B::default();
+    let (n, xs, x, f, sq, d, q, c, r1, one) = (
+        b.v("n"),
+        b.v("xs"),
+        b.v("x"),
+        b.v("f"),
+        b.v("sq"),
+        b.v("d"),
+        b.v("q"),
+        b.v("c"),
+        b.v("r1"),
+        b.v("one"),
+    );
+    let (rq, rc, ro) = (b.v("rq"), b.v("rc"), b.v("ro"));
+    let tn = |t: PrimType| arr(t, vec![var(&n)]);
+    let l = lam(
+        vec![param(&x, prim(I64))],
+        vec![
+            stm(
+                &[(&f, prim(F64))],
+                Exp::Conv(ConvOp { from: I64, to: F64 }, var(&x)),
+            ),
+            stm(
+                &[(&sq, prim(F64))],
+                Exp::Math(MathFn::Sqrt(crate::prim::FloatType::F64), vec![var(&f)]),
+            ),
+            stm(
+                &[(&d, prim(I64))],
+                Exp::BinOp(BinOp::Sub(I64), var(&x), c64(6000)),
+            ),
+            stm_at(
+                &[(&q, prim(I64))],
+                Exp::BinOp(BinOp::Div(I64), c64(12000), var(&d)),
+                50,
+            ),
+            stm(
+                &[(&c, prim(BOOL))],
+                Exp::CmpOp(CmpOp::Lt(I64), var(&q), c64(0)),
+            ),
+            stm(&[(&one, prim(F64))], Exp::SubExp(cf(1.0))),
+        ],
+        vec![var(&sq), var(&q), var(&c), var(&one)],
+        vec![prim(F64), prim(I64), prim(BOOL), prim(F64)],
+    );
+    let bd = body(
+        vec![stm(
+            &[
+                (&r1, tn(F64)),
+                (&rq, tn(I64)),
+                (&rc, tn(BOOL)),
+                (&ro, tn(F64)),
+            ],
+            Exp::Soac(Soac::Map {
+                w: var(&n),
+                arrs: vec![xs.clone()],
+                lam: l,
+            }),
+        )],
+        vec![var(&r1), var(&rq), var(&rc), var(&ro)],
+    );
+    let p = program(
+        b,
+        vec![entry(
+            "main",
+            vec![n.clone()],
+            vec![param(&xs, tn(I64))],
+            bd,
+            4,
+        )],
+    );
+    let xs: Vec<i64> = (0..5000).chain(6001..11000).collect();
+    let r = run(&p, vec![vi64(&xs)]).unwrap();
+    let expect_sq: Vec<f64> = xs.iter().map(|&x| (x as f64).sqrt()).collect();
+    let expect_q: Vec<i64> = xs
+        .iter()
+        .map(|&x| {
+            (12000i64).div_euclid(x - 6000)
+                - if (x - 6000) < 0 && 12000 % (x - 6000) != 0 {
+                    1
+                } else {
+                    0
+                }
+        })
+        .collect();
+    assert_eq!(r[0], vf64(&expect_sq));
+    assert_eq!(r[1], vi64(&expect_q));
+    assert_eq!(
+        r[2],
+        Value::Array(ArrayValue::new(
+            vec![9999],
+            Buffer::Bool(xs.iter().map(|&x| x < 6000).collect())
+        ))
+    );
+    assert_eq!(r[3], vf64(&vec![1.0; 9999]));
+    // Element 6000 divides by zero.
+    let xs: Vec<i64> = (0..11000).collect();
+    assert_eq!(
+        run(&p, vec![vi64(&xs)]).unwrap_err().to_string(),
+        "t.fut:50:5: division by zero"
+    );
+}
