@@ -1,0 +1,120 @@
+//! Tests of [`simplify`](super::simplify) as a whole: every pass keeps the program valid.
+
+use super::*;
+use crate::ir::builder::*;
+use crate::ir::check::check_program;
+use crate::ir::*;
+use crate::prim::{IntType, PrimType};
+
+fn f32t() -> Type {
+    Type::Prim(PrimType::F32)
+}
+
+/// `scale k x = x * k`; `main xs = map (\x -> scale (1+1) x * 1 + dead) xs` with a duplicated
+/// reduction, a constant `if`, and an unused computation.
+fn prog() -> Program {
+    let mut ns = NameSource::default();
+    let scale = fun(
+        &mut ns,
+        "scale",
+        false,
+        &[],
+        &[("k", f32t()), ("x", f32t())],
+        vec![f32t()],
+        |b, ps| {
+            let r = b.binop(BinOp::Mul(PrimType::F32), var(&ps[1]), var(&ps[0]));
+            vec![var(&r)]
+        },
+    );
+    let n = ns.fresh("n");
+    let xs_t = arr(PrimType::F32, vec![var(&n)]);
+    let main = fun_sized(
+        &mut ns,
+        "main",
+        true,
+        vec![n.clone()],
+        |_, _| vec![("xs".into(), xs_t.clone())],
+        vec![xs_t.to_ext(), f32t().to_ext()],
+        |b, ps| {
+            let two = b.binop(BinOp::Add(PrimType::F32), f32c(1.0), f32c(1.0));
+            let lam = b.lambda(&[("x", f32t())], vec![f32t()], |b, lp| {
+                let s = b.bind(
+                    "s",
+                    f32t(),
+                    Exp::Apply {
+                        fun: "scale".into(),
+                        args: vec![var(&two), var(&lp[0])],
+                        ret: vec![f32t().to_ext()],
+                    },
+                );
+                let t = b.binop(BinOp::Mul(PrimType::F32), var(&s), f32c(1.0));
+                let _unused = b.math(MathFn::Sin(crate::prim::FloatType::F32), vec![var(&t)]);
+                vec![var(&t)]
+            });
+            let ys = b.map(var(&ps[0]), vec![ps[1].clone()], lam);
+            let op1 = binop_operator(b.ns, BinOp::Add(PrimType::F32), f32c(0.0), true);
+            let op2 = binop_operator(b.ns, BinOp::Add(PrimType::F32), f32c(0.0), true);
+            let s1 = b.reduce(var(&ps[0]), vec![ys[0].clone()], op1);
+            let s2 = b.reduce(var(&ps[0]), vec![ys[0].clone()], op2);
+            let sum = b.binop(BinOp::Add(PrimType::F32), var(&s1[0]), var(&s2[0]));
+            let then_b = b.body(|_| vec![var(&sum)]);
+            let else_b = b.body(|_| vec![f32c(0.0)]);
+            let c = b.cmp(CmpOp::Lt(PrimType::I64), i64c(0), i64c(1));
+            let r = b.bind(
+                "r",
+                f32t(),
+                Exp::If {
+                    cond: var(&c),
+                    then_b,
+                    else_b,
+                    ret: vec![f32t().to_ext()],
+                },
+            );
+            let _dead_iota = b.bind(
+                "d",
+                arr(PrimType::I64, vec![var(&ps[0])]),
+                Exp::Iota {
+                    n: var(&ps[0]),
+                    start: i64c(0),
+                    stride: i64c(1),
+                    it: IntType::I64,
+                },
+            );
+            vec![var(&ys[0]), var(&r)]
+        },
+    );
+    let p = program(ns, vec![scale, main]);
+    check_program(&p).unwrap();
+    p
+}
+
+#[test]
+fn each_pass_keeps_the_program_valid() {
+    type Pass = fn(Program) -> Program;
+    let passes: [(&str, Pass); 5] = [
+        ("inline", inline::inline),
+        ("copy_prop", copy_prop::copy_prop),
+        ("const_fold", const_fold::const_fold),
+        ("cse", cse::cse),
+        ("dce", dce::dce),
+    ];
+    let mut p = prog();
+    for round in 0..4 {
+        for (name, pass) in passes {
+            p = pass(p);
+            if let Err(e) = check_program(&p) {
+                panic!("after {name} (round {round}): {e}\n{p}");
+            }
+        }
+    }
+}
+
+#[test]
+fn simplify_reaches_a_small_fixpoint() {
+    let p = simplify(prog());
+    check_program(&p).unwrap();
+    insta::assert_snapshot!(p.to_string());
+    // Simplifying again changes nothing.
+    let q = simplify(p.clone());
+    assert_eq!(p.funs, q.funs);
+}
