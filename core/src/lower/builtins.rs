@@ -139,8 +139,9 @@ fn float_fn(n: &str, f: FloatType) -> Option<(M, usize)> {
 impl<'a> Lowerer<'a> {
     /// The member `n` of numeric module `m`: a function value, or a constant's value.
     pub fn mod_member(&mut self, m: PrimType, n: &str, span: Span) -> R<SV<'a>> {
-        if let Some(to) = PrimType::from_name(n) {
-            return Ok(SV::fun(Head::Conv(to)));
+        if PrimType::from_name(n).is_some() {
+            // `m.t x` converts `x` (of type `t`) to `m`.
+            return Ok(SV::fun(Head::Conv(m)));
         }
         let (name, sig) = modfn(n, m)
             .ok_or_else(|| internal(span, &format!("unknown module function {m}.{n}")))?;
@@ -475,6 +476,12 @@ impl<'a> Lowerer<'a> {
                     "last",
                     I64,
                     Exp::BinOp(B::Sub(PrimType::I64), n.clone(), SubExp::i64(1)),
+                );
+                // The slice of an empty array starts at 0.
+                let last = self.let1(
+                    "last",
+                    I64,
+                    Exp::BinOp(B::Max(PrimType::I64), last, SubExp::i64(0)),
                 );
                 let d = DimIndex::Slice {
                     start: last,

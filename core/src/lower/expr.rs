@@ -480,6 +480,30 @@ impl<'a> Lowerer<'a> {
         if from == to {
             return s;
         }
+        // Conversion to a wider unsigned type zero-extends, as in Futhark (`u32.i8 (-1) == 255`):
+        // reinterpret as the unsigned type of the source's width first.
+        if let (PrimType::Int(f), PrimType::Int(t)) = (from, to) {
+            if f.signed() && !t.signed() && t.bits() > f.bits() {
+                let u = match f.bits() {
+                    8 => IntType::U8,
+                    16 => IntType::U16,
+                    32 => IntType::U32,
+                    _ => IntType::U64,
+                };
+                let r = self.let1(
+                    "conv",
+                    Type::Prim(PrimType::Int(u)),
+                    Exp::Conv(
+                        ConvOp {
+                            from,
+                            to: PrimType::Int(u),
+                        },
+                        s,
+                    ),
+                );
+                return self.conv(r, PrimType::Int(u), to);
+            }
+        }
         self.let1("conv", Type::Prim(to), Exp::Conv(ConvOp { from, to }, s))
     }
 
@@ -886,7 +910,7 @@ impl<'a> Lowerer<'a> {
                     BOOL,
                     Exp::CmpOp(crate::ir::CmpOp::Eq(PrimType::I64), a.clone(), b.clone()),
                 );
-                self.assert(c, "dimensions do not match".to_string());
+                self.assert(c, "array sizes do not match (shape mismatch)".to_string());
             }
         }
         let v = super::types::arr_var(&s, span)?;
@@ -1200,6 +1224,11 @@ impl<'a> Lowerer<'a> {
                                 I64,
                                 Exp::BinOp(B::Sub(PrimType::I64), n.clone(), SubExp::i64(1)),
                             );
+                            let last = self.let1(
+                                "last",
+                                I64,
+                                Exp::BinOp(B::Max(PrimType::I64), last, SubExp::i64(0)),
+                            );
                             self.select(pos.clone(), SubExp::i64(0), last, PrimType::I64)
                         }
                     };
@@ -1248,7 +1277,10 @@ impl<'a> Lowerer<'a> {
                             BOOL,
                             Exp::CmpOp(C::Le(PrimType::I64), SubExp::i64(0), len.clone()),
                         );
-                        self.assert(ok, "invalid slice: negative length".to_string());
+                        self.assert(
+                            ok,
+                            "index out of bounds: the slice has a negative length".to_string(),
+                        );
                     }
                     sliced.push(len.clone());
                     dims.push(IrDim::Slice { start, len, stride });

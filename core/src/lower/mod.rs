@@ -61,9 +61,17 @@ pub fn lower_program(p: &Program, sources: &SourceMap) -> Lowered {
     let mut l = Lowerer::new(p, sources);
     let mut funs = vec![];
     let mut entry_errors = vec![];
+    // A top-level function named `main` (the last one, outside the prelude) is an entry point too.
+    let prelude_file = p.decs.first().map(|d| match d {
+        Dec::Val(v) => v.span.file,
+        Dec::Type(t) => t.span.file,
+    });
+    let main = p.decs.iter().rposition(
+        |d| matches!(d, Dec::Val(v) if v.name == "main" && Some(v.span.file) != prelude_file),
+    );
     for (i, d) in p.decs.iter().enumerate() {
         if let Dec::Val(v) = d {
-            if v.entry {
+            if v.entry || Some(i) == main {
                 l.stms.clear();
                 l.depth = 0;
                 match l.lower_entry(i, v) {

@@ -556,3 +556,123 @@ fn copies_before_in_place_updates() {
     assert!(count_copies(&p.entry("main").unwrap().body) >= 1);
     check_run(src, "2i64", "[0i64, 1i64]\n[0i64, 0i64]");
 }
+
+#[test]
+fn multi_dimensional_histograms_and_sized() {
+    check_run(
+        "entry main (m: [][]i32) : [][]i32 = reduce_by_index_2d m (+) 0 [(0, 1), (1, 0), (0, 1), (2, 0)] [1, 2, 3, 4]",
+        "[[0, 0], [0, 0]]",
+        "[[0i32, 4i32], [2i32, 0i32]]",
+    );
+    check_run(
+        "entry main (m: [][][]i32) : [][][]i32 = reduce_by_index_3d m (+) 0 [(0, 1, 1), (0, 0, 0)] [5, 6]",
+        "[[[0, 0], [0, 0]]]",
+        "[[[6i32, 0i32], [0i32, 5i32]]]",
+    );
+    check_run(
+        "entry main (xs: []i32) : []i32 = sized 2 xs",
+        "[1, 2]",
+        "[1i32, 2i32]",
+    );
+    assert!(run(
+        "entry main (xs: []i32) : []i32 = sized 3 xs",
+        "main",
+        "[1, 2]"
+    )
+    .is_err());
+}
+
+/// Lowers Futhark's AD test programs and reports what fails for reasons other than AD.
+#[test]
+#[ignore]
+fn survey_futhark_ad_tests() {
+    let dir = "/work/futhark-ref/tests/ad";
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    let (mut fe, mut ok, mut errs) = (0, 0, 0);
+    for p in entries {
+        if p.extension().and_then(|e| e.to_str()) != Some("fut") {
+            continue;
+        }
+        let src = std::fs::read_to_string(&p).unwrap();
+        let checked = match crate::check("t.fut", &src) {
+            Ok(c) => c,
+            Err(e) => {
+                fe += 1;
+                println!(
+                    "FRONTEND {}: {}",
+                    p.display(),
+                    e.render().lines().next().unwrap_or("")
+                );
+                continue;
+            }
+        };
+        let l = lower_program(&checked.ast, &checked.sources);
+        for (n, d) in &l.entry_errors {
+            if !d.message.contains("automatic differentiation") {
+                errs += 1;
+                println!("LOWER {} {n}: {}", p.display(), d.message);
+            }
+        }
+        if let Err(e) = crate::ir::check::check_program(&l.program) {
+            println!("CHECK {}: {e}", p.display());
+        }
+        ok += l.program.funs.len();
+    }
+    println!("frontend failures {fe}, lowered entries {ok}, lowering errors {errs}");
+}
+
+/// The interpreter, dropping the existential sizes that lead an entry's results.
+struct StripBackend;
+
+impl crate::testing::Backend for StripBackend {
+    fn name(&self) -> &str {
+        "interp"
+    }
+    fn run(
+        &self,
+        c: &crate::Compiled,
+        entry: &str,
+        args: Vec<crate::value::Value>,
+    ) -> Result<Vec<crate::value::Value>, String> {
+        let vs = c
+            .run_interp(entry, args)
+            .map_err(|e| format!("{} {:?}", e.message, e.loc))?;
+        let n: usize =
+            c.ir.entry(entry)
+                .and_then(|f| f.entry.as_ref())
+                .map(|e| e.result_counts.iter().sum())
+                .unwrap_or(vs.len());
+        Ok(vs[vs.len().saturating_sub(n)..].to_vec())
+    }
+}
+
+/// Runs the repository's test programs (`tests/programs`, `examples`) on the interpreter.
+#[test]
+#[ignore]
+fn survey_test_programs() {
+    let mut out = Vec::new();
+    let paths = vec![
+        std::path::PathBuf::from("/work/wt-programs/tests/programs"),
+        std::path::PathBuf::from("/work/wt-programs/examples"),
+    ];
+    let _ = crate::testing::runner::run_paths(&paths, &StripBackend, &mut out);
+    println!("{}", String::from_utf8_lossy(&out));
+}
+
+#[test]
+fn conversions_follow_futhark() {
+    check_run(
+        "entry main (c: i8) (e: i32) (d: u8) : (u32, u64, i32, i8, f32) = (u32.i8 c, u64.i32 e, i32.u8 d, i8.i32 300, f32.i64 (-2))",
+        "-1i8 -1 255u8",
+        "255u32\n4294967295u64\n255i32\n44i8\n-2.0f32",
+    );
+}
+
+#[test]
+fn main_is_an_entry_point() {
+    check_run("def main (x: i32) : i32 = x + 1", "41", "42i32");
+}
