@@ -6,7 +6,7 @@
 
 use crate::ir::{SubExp, Type};
 use crate::prim::PrimType;
-use crate::syntax::ast::{BinOp, Expr, Pat};
+use crate::syntax::ast::{BinOp, Expr, Pat, TypeParam};
 use crate::syntax::types::Type as SType;
 use std::rc::Rc;
 
@@ -31,9 +31,11 @@ pub(crate) struct FunVal<'a> {
 /// What a function value is.
 #[derive(Clone, Debug)]
 pub(crate) enum Head<'a> {
-    /// A lambda or local function with its captured environment.
+    /// A lambda or local function with its captured environment; `tparams` are a local
+    /// function's declared type and size parameters.
     Closure {
         params: &'a [Pat],
+        tparams: &'a [TypeParam],
         body: &'a Expr,
         env: Env<'a>,
     },

@@ -11,7 +11,8 @@ use crate::ir::{
 };
 use crate::prim::{IntType, PrimType, PrimValue};
 use crate::syntax::ast::{
-    BinOp, DimIndex, Expr, ExprKind, Literal, LoopForm, OpRef, Pat, PatKind, RangeKind, UnOp,
+    BinOp, DimIndex, Expr, ExprKind, Literal, LoopForm, OpRef, Pat, PatKind, RangeKind, TypeParam,
+    UnOp,
 };
 use crate::syntax::types::{Size, Type as SType};
 use std::collections::HashSet;
@@ -154,6 +155,7 @@ impl<'a> Lowerer<'a> {
             }
             ExprKind::Lambda { params, body, .. } => Ok(SV::fun(Head::Closure {
                 params,
+                tparams: &[],
                 body,
                 env: env.clone(),
             })),
@@ -181,6 +183,7 @@ impl<'a> Lowerer<'a> {
             }
             ExprKind::LetFun {
                 name,
+                type_params,
                 params,
                 value,
                 body,
@@ -191,6 +194,7 @@ impl<'a> Lowerer<'a> {
                 } else {
                     SV::fun(Head::Closure {
                         params,
+                        tparams: type_params,
                         body: value,
                         env: env.clone(),
                     })
@@ -359,9 +363,12 @@ impl<'a> Lowerer<'a> {
 
     fn call(&mut self, h: &Head<'a>, args: Vec<SV<'a>>, span: Span) -> R<SV<'a>> {
         match h {
-            Head::Closure { params, body, env } => {
-                self.inline(env.clone(), params, args, body, span)
-            }
+            Head::Closure {
+                params,
+                tparams,
+                body,
+                env,
+            } => self.inline(env.clone(), tparams, params, args, body, span),
             Head::TopDef(i) => self.call_topdef(*i, args, span),
             Head::Intrinsic(n) => self.call_intrinsic(n, args, span),
             Head::ModFn(m, n) => self.call_modfn(*m, n, args, span),
@@ -399,13 +406,14 @@ impl<'a> Lowerer<'a> {
 
     pub fn call_topdef(&mut self, i: usize, args: Vec<SV<'a>>, span: Span) -> R<SV<'a>> {
         let d = self.valdec(i);
-        self.inline(Env::new(i), &d.params, args, &d.body, span)
+        self.inline(Env::new(i), &d.type_params, &d.params, args, &d.body, span)
     }
 
     /// Inlines a function body with its parameters bound to the arguments.
     fn inline(
         &mut self,
         env: Env<'a>,
+        tparams: &'a [TypeParam],
         params: &'a [Pat],
         args: Vec<SV<'a>>,
         body: &'a Expr,
@@ -421,7 +429,7 @@ impl<'a> Lowerer<'a> {
         let mut env = env;
         for (p, a) in params.iter().zip(&args) {
             if let Some(t) = &p.ty {
-                env = match_type(env, t, a, 0);
+                env = match_type(env, tparams, t, a, 0);
             }
         }
         let r = (|| {
@@ -1773,15 +1781,31 @@ fn project<'a>(v: SV<'a>, f: &str, span: Span) -> R<SV<'a>> {
     }
 }
 
-/// Binds the size parameters and type variables of a parameter type from the argument.
-fn match_type<'a>(env: Env<'a>, ty: &SType, sv: &SV<'a>, strip: usize) -> Env<'a> {
+/// Binds the size parameters and type variables of a parameter type from the argument. Only
+/// the declared size parameters are bound (other sizes name variables already in scope); type
+/// variables are bound when declared or not yet known.
+fn match_type<'a>(
+    env: Env<'a>,
+    tparams: &[TypeParam],
+    ty: &SType,
+    sv: &SV<'a>,
+    strip: usize,
+) -> Env<'a> {
+    let declared = |n: &str, size: bool| {
+        tparams.iter().any(|p| match p {
+            TypeParam::Size(m, _) => size && m == n,
+            TypeParam::Type { name, .. } => !size && name == n,
+        })
+    };
     match ty {
-        SType::Var(v) => env.bind_tyvar(&v.0, super::types::sv_to_stype(sv, strip)),
+        SType::Var(v) if declared(&v.0, false) || env.lookup_tyvar(&v.0).is_none() => {
+            env.bind_tyvar(&v.0, super::types::sv_to_stype(sv, strip))
+        }
         SType::Tuple(ts) => match sv {
             SV::Tuple(vs) if vs.len() == ts.len() => ts
                 .iter()
                 .zip(vs)
-                .fold(env, |e, (t, v)| match_type(e, t, v, strip)),
+                .fold(env, |e, (t, v)| match_type(e, tparams, t, v, strip)),
             _ => env,
         },
         SType::Array { elem, shape, .. } => {
@@ -1789,11 +1813,13 @@ fn match_type<'a>(env: Env<'a>, ty: &SType, sv: &SV<'a>, strip: usize) -> Env<'a
             if let Some((_, t)) = sv.leaves().first() {
                 for (k, s) in shape.iter().enumerate() {
                     if let (Size::Named(n), Some(d)) = (s, t.shape().get(strip + k)) {
-                        env = env.bind(n, SV::Val(d.clone(), I64));
+                        if declared(n, true) {
+                            env = env.bind(n, SV::Val(d.clone(), I64));
+                        }
                     }
                 }
             }
-            match_type(env, elem, sv, strip + shape.len())
+            match_type(env, tparams, elem, sv, strip + shape.len())
         }
         _ => env,
     }

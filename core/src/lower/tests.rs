@@ -655,10 +655,11 @@ impl crate::testing::Backend for StripBackend {
 #[ignore]
 fn survey_test_programs() {
     let mut out = Vec::new();
-    let paths = vec![
-        std::path::PathBuf::from("/work/wt-programs/tests/programs"),
-        std::path::PathBuf::from("/work/wt-programs/examples"),
-    ];
+    // The repository's programs; `VKAD_PROGRAMS` may name another checkout's root.
+    let root = std::env::var("VKAD_PROGRAMS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".."));
+    let paths = vec![root.join("tests/programs"), root.join("examples")];
     let _ = crate::testing::runner::run_paths(&paths, &StripBackend, &mut out);
     println!("{}", String::from_utf8_lossy(&out));
 }
