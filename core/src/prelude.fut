@@ -1,0 +1,161 @@
+-- The vkad prelude: library functions written in vkad itself. The intrinsics (map, reduce,
+-- scan, scatter, iota, zip, ...) and the numeric modules (f64.sqrt, i32.max, ...) are built in
+-- (see core/src/builtins.rs); everything here is type-checked and lowered like user code.
+-- Semantics and signatures follow Futhark's prelude.
+
+-- Functions.
+
+def id '^a (x: a) : a = x
+
+def const '^a '^b (x: a) (_: b) : a = x
+
+def flip '^a '^b '^c (f: a -> b -> c) (b: b) (a: a) : c = f a b
+
+def curry '^a '^b '^c (f: (a, b) -> c) (a: a) (b: b) : c = f (a, b)
+
+def uncurry '^a '^b '^c (f: a -> b -> c) (p: (a, b)) : c = f p.0 p.1
+
+def iterate 'a (n: i32) (f: a -> a) (x: a) : a =
+  loop x for _i < n do f x
+
+def iterate_until 'a (p: a -> bool) (f: a -> a) (x: a) : a =
+  loop x while !(p x) do f x
+
+def iterate_while 'a (p: a -> bool) (f: a -> a) (x: a) : a =
+  loop x while p x do f x
+
+-- Zipping.
+
+def zip2 [n] 'a 'b (as: [n]a) (bs: [n]b) : [n](a, b) = zip as bs
+
+def zip3 [n] 'a 'b 'c (as: [n]a) (bs: [n]b) (cs: [n]c) : [n](a, b, c) =
+  map (\(a, (b, c)) -> (a, b, c)) (zip as (zip bs cs))
+
+def zip4 [n] 'a 'b 'c 'd (as: [n]a) (bs: [n]b) (cs: [n]c) (ds: [n]d) : [n](a, b, c, d) =
+  map (\(a, (b, (c, d))) -> (a, b, c, d)) (zip as (zip bs (zip cs ds)))
+
+def zip5 [n] 'a 'b 'c 'd 'e (as: [n]a) (bs: [n]b) (cs: [n]c) (ds: [n]d) (es: [n]e) : [n](a, b, c, d, e) =
+  map (\(a, (b, (c, (d, e)))) -> (a, b, c, d, e)) (zip as (zip bs (zip cs (zip ds es))))
+
+def unzip2 [n] 'a 'b (xs: [n](a, b)) : ([n]a, [n]b) = unzip xs
+
+def unzip3 [n] 'a 'b 'c (xs: [n](a, b, c)) : ([n]a, [n]b, [n]c) =
+  let (as, bcs) = unzip (map (\(a, b, c) -> (a, (b, c))) xs)
+  let (bs, cs) = unzip bcs
+  in (as, bs, cs)
+
+def unzip4 [n] 'a 'b 'c 'd (xs: [n](a, b, c, d)) : ([n]a, [n]b, [n]c, [n]d) =
+  let (as, bcds) = unzip (map (\(a, b, c, d) -> (a, (b, (c, d)))) xs)
+  let (bs, cds) = unzip bcds
+  let (cs, ds) = unzip cds
+  in (as, bs, cs, ds)
+
+def unzip5 [n] 'a 'b 'c 'd 'e (xs: [n](a, b, c, d, e)) : ([n]a, [n]b, [n]c, [n]d, [n]e) =
+  let (as, bcdes) = unzip (map (\(a, b, c, d, e) -> (a, (b, (c, (d, e))))) xs)
+  let (bs, cdes) = unzip bcdes
+  let (cs, des) = unzip cdes
+  let (ds, es) = unzip des
+  in (as, bs, cs, ds, es)
+
+-- Mapping.
+
+def map1 'a [n] 'x (f: a -> x) (as: [n]a) : *[n]x = map f as
+
+def map2 'a 'b [n] 'x (f: a -> b -> x) (as: [n]a) (bs: [n]b) : *[n]x =
+  map (\(a, b) -> f a b) (zip as bs)
+
+def map3 'a 'b 'c [n] 'x (f: a -> b -> c -> x) (as: [n]a) (bs: [n]b) (cs: [n]c) : *[n]x =
+  map (\(a, (b, c)) -> f a b c) (zip as (zip bs cs))
+
+def map4 'a 'b 'c 'd [n] 'x (f: a -> b -> c -> d -> x) (as: [n]a) (bs: [n]b) (cs: [n]c) (ds: [n]d) : *[n]x =
+  map (\(a, (b, (c, d))) -> f a b c d) (zip as (zip bs (zip cs ds)))
+
+def map5 'a 'b 'c 'd 'e [n] 'x (f: a -> b -> c -> d -> e -> x) (as: [n]a) (bs: [n]b) (cs: [n]c) (ds: [n]d) (es: [n]e) : *[n]x =
+  map (\(a, (b, (c, (d, e)))) -> f a b c d e) (zip as (zip bs (zip cs (zip ds es))))
+
+-- Reductions and scans.
+
+def all [n] 'a (f: a -> bool) (as: [n]a) : bool = reduce (&&) true (map f as)
+
+def any [n] 'a (f: a -> bool) (as: [n]a) : bool = reduce (||) false (map f as)
+
+def and [n] (xs: [n]bool) : bool = all id xs
+
+def or [n] (xs: [n]bool) : bool = any id xs
+
+def foldl [n] 'a 'b (f: a -> b -> a) (acc: a) (bs: [n]b) : a =
+  loop acc for b in bs do f acc b
+
+def foldr [n] 'a 'b (f: b -> a -> a) (acc: a) (bs: [n]b) : a =
+  loop acc for b in reverse bs do f b acc
+
+def exscan [n] 'a (op: a -> a -> a) (ne: a) (as: [n]a) : *[n]a =
+  let s = scan op ne as
+  in map (\i -> if i == 0 then ne else s[i - 1]) (iota n)
+
+-- Index spaces.
+
+def tabulate 'a (n: i64) (f: i64 -> a) : *[n]a = map f (iota n)
+
+def tabulate_2d 'a (n: i64) (m: i64) (f: i64 -> i64 -> a) : *[n][m]a =
+  map (\i -> map (f i) (iota m)) (iota n)
+
+def tabulate_3d 'a (n: i64) (m: i64) (o: i64) (f: i64 -> i64 -> i64 -> a) : *[n][m][o]a =
+  map (\i -> map (\j -> map (f i j) (iota o)) (iota m)) (iota n)
+
+def indices [n] 't (_: [n]t) : *[n]i64 = iota n
+
+-- Arrays.
+
+def null [n] 't (_: [n]t) : bool = n == 0
+
+def head [n] 't (x: [n]t) : t = x[0]
+
+def last [n] 't (x: [n]t) : t = x[n - 1]
+
+def tail [n] 't (x: [n]t) : []t = x[1:]
+
+def init [n] 't (x: [n]t) : []t = x[0:n - 1]
+
+def take [n] 't (i: i64) (x: [n]t) : []t = x[0:i]
+
+def drop [n] 't (i: i64) (x: [n]t) : []t = x[i:]
+
+def flatten_3d [n] [m] [l] 't (xs: [n][m][l]t) : []t = flatten (flatten xs)
+
+def unflatten_3d [p] 't (n: i64) (m: i64) (l: i64) (xs: [p]t) : [n][m][l]t =
+  map (\ys -> unflatten m l ys) (unflatten n (m * l) xs)
+
+def sized [m] 't (n: i64) (xs: [m]t) : [n]t = xs :> [n]t
+
+def spread 't [n] (k: i64) (x: t) (is: [n]i64) (vs: [n]t) : *[k]t =
+  scatter (replicate k x) is vs
+
+-- Multi-dimensional histograms (indices outside the destination are ignored).
+
+def reduce_by_index_2d 'a [k] [m] [n] (dest: *[k][m]a) (f: a -> a -> a) (ne: a) (is: [n](i64, i64)) (as: [n]a) : *[k][m]a =
+  let flat_is = map (\(i, j) -> if i >= 0 && i < k && j >= 0 && j < m then i * m + j else -1) is
+  in unflatten k m (reduce_by_index (flatten dest) f ne flat_is as)
+
+def reduce_by_index_3d 'a [k] [m] [l] [n] (dest: *[k][m][l]a) (f: a -> a -> a) (ne: a) (is: [n](i64, i64, i64)) (as: [n]a) : *[k][m][l]a =
+  let flat_is =
+    map (\(i, j, h) -> if i >= 0 && i < k && j >= 0 && j < m && h >= 0 && h < l then (i * m + j) * l + h else -1) is
+  in unflatten_3d k m l (reduce_by_index (flatten_3d dest) f ne flat_is as)
+
+-- Filtering (the result size is known only at run time).
+
+def filter [n] 'a (p: a -> bool) (as: [n]a) : *[]a =
+  let flags = map (\x -> if p x then 1i64 else 0i64) as
+  let offsets = scan (+) 0i64 flags
+  let m = if n == 0 then 0i64 else offsets[n - 1]
+  let is = map2 (\f o -> if f == 1 then o - 1 else -1) flags offsets
+  let res = scatter (copy as) is as
+  in res[0:m]
+
+def partition [n] 'a (p: a -> bool) (as: [n]a) : ([]a, []a) =
+  let flags = map p as
+  let offsets = scan (+) 0i64 (map (\b -> if b then 1i64 else 0i64) flags)
+  let k = if n == 0 then 0i64 else offsets[n - 1]
+  let is = map3 (\b o i -> if b then o - 1 else k + i - o) flags offsets (iota n)
+  let res = scatter (copy as) is as
+  in (res[0:k], res[k:n])

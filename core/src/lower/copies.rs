@@ -1,0 +1,373 @@
+//! Removal of unneeded copies.
+//!
+//! The lowering copies every array before an in-place operation consumes it (`with` updates,
+//! `scatter`, `reduce_by_index`), because the type checker does not track uniqueness. This pass
+//! removes a copy `c = copy x` when consuming `x` itself is safe: `x` is a fresh array (made by
+//! this body, not a view of another array) or an owned loop parameter, nothing uses `x` after the
+//! copy, and nothing used before the copy can alias `x`. This keeps `loop acc = ... do acc with
+//! [i] = v` linear instead of quadratic.
+
+use crate::ir::{Body, DimIndex, Exp, Soac, Stm, SubExp, Type, VName};
+use std::collections::HashSet;
+
+/// Removes unneeded copies in a function body.
+pub(crate) fn remove_copies(body: &mut Body) {
+    process(body, &HashSet::new());
+}
+
+fn fresh_exp(e: &Exp) -> bool {
+    matches!(
+        e,
+        Exp::Update(..)
+            | Exp::Copy(_)
+            | Exp::Iota { .. }
+            | Exp::Replicate { .. }
+            | Exp::ArrayLit { .. }
+            | Exp::Concat { .. }
+            | Exp::Soac(
+                Soac::Map { .. } | Soac::Scan { .. } | Soac::Hist { .. } | Soac::Scatter { .. }
+            )
+    )
+}
+
+/// Whether `v` may be consumed by statement `k` of `stms` (given the owned outer variables).
+fn consumable(
+    stms: &[Stm],
+    result: &[SubExp],
+    k: usize,
+    v: &VName,
+    owned: &HashSet<VName>,
+) -> bool {
+    let bound_fresh = stms[..k]
+        .iter()
+        .any(|s| fresh_exp(&s.exp) && s.pat.elems.iter().any(|p| &p.name == v));
+    if !bound_fresh && !owned.contains(v) {
+        return false;
+    }
+    if result.iter().any(|r| r.as_var() == Some(v))
+        || stms[k + 1..].iter().any(|s| mentions(&s.exp, v))
+    {
+        return false;
+    }
+    // Earlier uses must not create aliases of `v` (views, or branch/loop results that may be `v`).
+    stms[..k].iter().all(|s| {
+        !mentions(&s.exp, v)
+            || s.pat.elems.iter().all(|p| matches!(p.ty, Type::Prim(_)))
+            || matches!(
+                s.exp,
+                Exp::Soac(Soac::Map { .. } | Soac::Reduce { .. } | Soac::Scan { .. })
+                    | Exp::Concat { .. }
+                    | Exp::Copy(_)
+            )
+    })
+}
+
+fn process(body: &mut Body, owned: &HashSet<VName>) {
+    let mut k = 0;
+    while k < body.stms.len() {
+        // Nested bodies first.
+        let loop_owned: HashSet<VName> = match &body.stms[k].exp {
+            Exp::Loop {
+                params, body: lb, ..
+            } => params
+                .iter()
+                .enumerate()
+                .filter(|(j, (p, init))| {
+                    matches!(p.ty, Type::Array { .. })
+                        && init
+                            .as_var()
+                            .is_some_and(|v| consumable(&body.stms, &body.result, k, v, owned))
+                        && lb.result.get(*j).is_some_and(|r| {
+                            r.as_var().is_some_and(|rv| {
+                                rv == &p.name
+                                    || lb.stms.iter().any(|s| {
+                                        fresh_exp(&s.exp)
+                                            && s.pat.elems.iter().any(|q| &q.name == rv)
+                                    })
+                            })
+                        })
+                })
+                .map(|(_, (p, _))| p.name.clone())
+                .collect(),
+            _ => HashSet::new(),
+        };
+        match &mut body.stms[k].exp {
+            Exp::Loop { body: lb, .. } => process(lb, &loop_owned),
+            Exp::If { then_b, else_b, .. } => {
+                process(then_b, &HashSet::new());
+                process(else_b, &HashSet::new());
+            }
+            Exp::Soac(s) => match s {
+                Soac::Map { lam, .. } => process(&mut lam.body, &HashSet::new()),
+                Soac::Reduce { op, .. } | Soac::Scan { op, .. } | Soac::Hist { op, .. } => {
+                    process(&mut op.lam.body, &HashSet::new())
+                }
+                Soac::Scatter { .. } => {}
+            },
+            Exp::WithAcc { lam, .. } => process(&mut lam.body, &HashSet::new()),
+            _ => {}
+        }
+        if let Exp::Copy(x) = &body.stms[k].exp {
+            let x = x.clone();
+            if body.stms[k].pat.elems.len() == 1
+                && consumable(&body.stms, &body.result, k, &x, owned)
+            {
+                let c = body.stms[k].pat.elems[0].name.clone();
+                body.stms.remove(k);
+                for s in &mut body.stms[k..] {
+                    rename_exp(&mut s.exp, &c, &x);
+                }
+                for r in &mut body.result {
+                    rename_se(r, &c, &x);
+                }
+                continue;
+            }
+        }
+        k += 1;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Variable occurrences.
+
+fn se_is(s: &SubExp, v: &VName) -> bool {
+    s.as_var() == Some(v)
+}
+
+fn dims_mention(d: &[DimIndex], v: &VName) -> bool {
+    d.iter().any(|d| match d {
+        DimIndex::Fix(s) => se_is(s, v),
+        DimIndex::Slice { start, len, stride } => {
+            se_is(start, v) || se_is(len, v) || se_is(stride, v)
+        }
+    })
+}
+
+fn body_mentions(b: &Body, v: &VName) -> bool {
+    b.stms.iter().any(|s| mentions(&s.exp, v)) || b.result.iter().any(|r| se_is(r, v))
+}
+
+/// Whether an expression uses variable `v` (as an operand, anywhere inside).
+pub(crate) fn mentions(e: &Exp, v: &VName) -> bool {
+    match e {
+        Exp::SubExp(a) | Exp::UnOp(_, a) | Exp::Conv(_, a) => se_is(a, v),
+        Exp::BinOp(_, a, b) | Exp::CmpOp(_, a, b) => se_is(a, v) || se_is(b, v),
+        Exp::Math(_, xs) => xs.iter().any(|x| se_is(x, v)),
+        Exp::Index(a, d) => a == v || dims_mention(d, v),
+        Exp::Update(a, d, x) => a == v || dims_mention(d, v) || se_is(x, v),
+        Exp::Iota {
+            n, start, stride, ..
+        } => se_is(n, v) || se_is(start, v) || se_is(stride, v),
+        Exp::Replicate { shape, value } => shape.iter().any(|s| se_is(s, v)) || se_is(value, v),
+        Exp::ArrayLit { elems, .. } => elems.iter().any(|x| se_is(x, v)),
+        Exp::Concat { arrs, w, .. } => arrs.contains(v) || se_is(w, v),
+        Exp::Copy(a) | Exp::Rearrange(_, a) => a == v,
+        Exp::Reshape(s, a) => a == v || s.iter().any(|x| se_is(x, v)),
+        Exp::Assert { cond, .. } => se_is(cond, v),
+        Exp::Apply { args, .. } => args.iter().any(|x| se_is(x, v)),
+        Exp::If {
+            cond,
+            then_b,
+            else_b,
+            ..
+        } => se_is(cond, v) || body_mentions(then_b, v) || body_mentions(else_b, v),
+        Exp::Loop { params, form, body } => {
+            params.iter().any(|(_, i)| se_is(i, v))
+                || matches!(form, crate::ir::LoopForm::For { bound, .. } if se_is(bound, v))
+                || body_mentions(body, v)
+        }
+        Exp::Soac(s) => match s {
+            Soac::Map { w, arrs, lam } => {
+                se_is(w, v) || arrs.contains(v) || body_mentions(&lam.body, v)
+            }
+            Soac::Reduce { w, arrs, op } | Soac::Scan { w, arrs, op } => {
+                se_is(w, v)
+                    || arrs.contains(v)
+                    || body_mentions(&op.lam.body, v)
+                    || op.neutral.iter().any(|x| se_is(x, v))
+            }
+            Soac::Hist {
+                w,
+                dest,
+                op,
+                inds,
+                vals,
+            } => {
+                se_is(w, v)
+                    || dest.contains(v)
+                    || inds == v
+                    || vals.contains(v)
+                    || body_mentions(&op.lam.body, v)
+                    || op.neutral.iter().any(|x| se_is(x, v))
+            }
+            Soac::Scatter {
+                w,
+                dest,
+                inds,
+                vals,
+            } => se_is(w, v) || dest.contains(v) || inds.contains(v) || vals.contains(v),
+        },
+        Exp::WithAcc { inputs, lam } => {
+            inputs
+                .iter()
+                .any(|i| i.arrs.contains(v) || i.shape.iter().any(|x| se_is(x, v)))
+                || body_mentions(&lam.body, v)
+        }
+        Exp::UpdAcc { acc, idx, vals } => {
+            acc == v || idx.iter().any(|x| se_is(x, v)) || vals.iter().any(|x| se_is(x, v))
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Renaming (of an array variable: it never occurs in types).
+
+fn rename_se(s: &mut SubExp, from: &VName, to: &VName) {
+    if let SubExp::Var(x) = s {
+        if x == from {
+            *x = to.clone();
+        }
+    }
+}
+
+fn rename_v(x: &mut VName, from: &VName, to: &VName) {
+    if x == from {
+        *x = to.clone();
+    }
+}
+
+fn rename_dims(d: &mut [DimIndex], from: &VName, to: &VName) {
+    for d in d {
+        match d {
+            DimIndex::Fix(s) => rename_se(s, from, to),
+            DimIndex::Slice { start, len, stride } => {
+                rename_se(start, from, to);
+                rename_se(len, from, to);
+                rename_se(stride, from, to);
+            }
+        }
+    }
+}
+
+fn rename_body(b: &mut Body, from: &VName, to: &VName) {
+    for s in &mut b.stms {
+        rename_exp(&mut s.exp, from, to);
+    }
+    for r in &mut b.result {
+        rename_se(r, from, to);
+    }
+}
+
+fn rename_exp(e: &mut Exp, from: &VName, to: &VName) {
+    let (f, t) = (from, to);
+    match e {
+        Exp::SubExp(a) | Exp::UnOp(_, a) | Exp::Conv(_, a) => rename_se(a, f, t),
+        Exp::BinOp(_, a, b) | Exp::CmpOp(_, a, b) => {
+            rename_se(a, f, t);
+            rename_se(b, f, t);
+        }
+        Exp::Math(_, xs) | Exp::ArrayLit { elems: xs, .. } | Exp::Apply { args: xs, .. } => {
+            xs.iter_mut().for_each(|x| rename_se(x, f, t))
+        }
+        Exp::Index(a, d) => {
+            rename_v(a, f, t);
+            rename_dims(d, f, t);
+        }
+        Exp::Update(a, d, x) => {
+            rename_v(a, f, t);
+            rename_dims(d, f, t);
+            rename_se(x, f, t);
+        }
+        Exp::Iota {
+            n, start, stride, ..
+        } => {
+            rename_se(n, f, t);
+            rename_se(start, f, t);
+            rename_se(stride, f, t);
+        }
+        Exp::Replicate { shape, value } => {
+            shape.iter_mut().for_each(|x| rename_se(x, f, t));
+            rename_se(value, f, t);
+        }
+        Exp::Concat { arrs, w, .. } => {
+            arrs.iter_mut().for_each(|x| rename_v(x, f, t));
+            rename_se(w, f, t);
+        }
+        Exp::Copy(a) | Exp::Rearrange(_, a) => rename_v(a, f, t),
+        Exp::Reshape(s, a) => {
+            rename_v(a, f, t);
+            s.iter_mut().for_each(|x| rename_se(x, f, t));
+        }
+        Exp::Assert { cond, .. } => rename_se(cond, f, t),
+        Exp::If {
+            cond,
+            then_b,
+            else_b,
+            ..
+        } => {
+            rename_se(cond, f, t);
+            rename_body(then_b, f, t);
+            rename_body(else_b, f, t);
+        }
+        Exp::Loop { params, form, body } => {
+            params.iter_mut().for_each(|(_, i)| rename_se(i, f, t));
+            if let crate::ir::LoopForm::For { bound, .. } = form {
+                rename_se(bound, f, t);
+            }
+            rename_body(body, f, t);
+        }
+        Exp::Soac(s) => match s {
+            Soac::Map { w, arrs, lam } => {
+                rename_se(w, f, t);
+                arrs.iter_mut().for_each(|x| rename_v(x, f, t));
+                rename_body(&mut lam.body, f, t);
+            }
+            Soac::Reduce { w, arrs, op } | Soac::Scan { w, arrs, op } => {
+                rename_se(w, f, t);
+                arrs.iter_mut().for_each(|x| rename_v(x, f, t));
+                rename_body(&mut op.lam.body, f, t);
+                op.neutral.iter_mut().for_each(|x| rename_se(x, f, t));
+            }
+            Soac::Hist {
+                w,
+                dest,
+                op,
+                inds,
+                vals,
+            } => {
+                rename_se(w, f, t);
+                dest.iter_mut()
+                    .chain(vals.iter_mut())
+                    .for_each(|x| rename_v(x, f, t));
+                rename_v(inds, f, t);
+                rename_body(&mut op.lam.body, f, t);
+                op.neutral.iter_mut().for_each(|x| rename_se(x, f, t));
+            }
+            Soac::Scatter {
+                w,
+                dest,
+                inds,
+                vals,
+            } => {
+                rename_se(w, f, t);
+                dest.iter_mut()
+                    .chain(inds.iter_mut())
+                    .chain(vals.iter_mut())
+                    .for_each(|x| rename_v(x, f, t));
+            }
+        },
+        Exp::WithAcc { inputs, lam } => {
+            for i in inputs {
+                i.arrs.iter_mut().for_each(|x| rename_v(x, f, t));
+                i.shape.iter_mut().for_each(|x| rename_se(x, f, t));
+            }
+            rename_body(&mut lam.body, f, t);
+        }
+        Exp::UpdAcc { acc, idx, vals } => {
+            rename_v(acc, f, t);
+            idx.iter_mut()
+                .chain(vals.iter_mut())
+                .for_each(|x| rename_se(x, f, t));
+        }
+    }
+}

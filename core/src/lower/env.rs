@@ -1,0 +1,201 @@
+//! Static values and environments of the lowering.
+//!
+//! Lowering is a partial evaluator: every source expression becomes a [`SV`] (static value).
+//! First-order values are IR operands; tuples and arrays of tuples are trees of them (structure of
+//! arrays); functions are closures that are inlined when fully applied.
+
+use crate::ir::{SubExp, Type};
+use crate::prim::PrimType;
+use crate::syntax::ast::{BinOp, Expr, Pat, TypeParam};
+use crate::syntax::types::Type as SType;
+use std::rc::Rc;
+
+/// A static value.
+#[derive(Clone, Debug)]
+pub(crate) enum SV<'a> {
+    /// One IR value (a scalar or an array of scalars) with its type.
+    Val(SubExp, Type),
+    /// A tuple, or an array of tuples (each component then is an array with the same outer size).
+    Tuple(Vec<SV<'a>>),
+    /// A function value, possibly partially applied.
+    Fun(Rc<FunVal<'a>>),
+}
+
+/// A function with the arguments collected so far.
+#[derive(Clone, Debug)]
+pub(crate) struct FunVal<'a> {
+    pub head: Head<'a>,
+    pub args: Vec<SV<'a>>,
+}
+
+/// What a function value is.
+#[derive(Clone, Debug)]
+pub(crate) enum Head<'a> {
+    /// A lambda or local function with its captured environment; `tparams` are a local
+    /// function's declared type and size parameters.
+    Closure {
+        params: &'a [Pat],
+        tparams: &'a [TypeParam],
+        body: &'a Expr,
+        env: Env<'a>,
+    },
+    /// A top-level definition (index into the program's declarations), with parameters.
+    TopDef(usize),
+    /// An intrinsic from [`crate::builtins::INTRINSICS`].
+    Intrinsic(&'static str),
+    /// A numeric module function `m.name`.
+    ModFn(PrimType, &'static str),
+    /// A conversion `to.from` (the source type comes from the argument).
+    Conv(PrimType),
+    /// A builtin binary operator used as a function.
+    Op(BinOp),
+    /// A right section `(op y)`: applies `op x y`.
+    RightSection(Box<SV<'a>>, Box<SV<'a>>),
+    /// `(.a.b)`
+    Project(Vec<String>),
+}
+
+/// One binding in an environment.
+#[derive(Debug)]
+enum Node<'a> {
+    Var(String, SV<'a>),
+    /// A locally opened numeric module (`f64.(e)`).
+    Open(PrimType),
+    /// A type variable's instantiation.
+    TyVar(String, SType),
+}
+
+#[derive(Debug)]
+struct Link<'a> {
+    node: Node<'a>,
+    next: Option<Rc<Link<'a>>>,
+}
+
+/// A persistent environment. `top` is the number of top-level declarations visible (a
+/// declaration sees only those before it).
+#[derive(Clone, Debug)]
+pub(crate) struct Env<'a> {
+    head: Option<Rc<Link<'a>>>,
+    pub top: usize,
+}
+
+/// What a name resolves to in the local environment.
+pub(crate) enum Found<'a> {
+    Var(SV<'a>),
+    Open(PrimType),
+}
+
+impl<'a> Env<'a> {
+    pub fn new(top: usize) -> Env<'a> {
+        Env { head: None, top }
+    }
+    fn push(&self, node: Node<'a>) -> Env<'a> {
+        Env {
+            head: Some(Rc::new(Link {
+                node,
+                next: self.head.clone(),
+            })),
+            top: self.top,
+        }
+    }
+    pub fn bind(&self, name: &str, v: SV<'a>) -> Env<'a> {
+        self.push(Node::Var(name.to_string(), v))
+    }
+    pub fn open(&self, m: PrimType) -> Env<'a> {
+        self.push(Node::Open(m))
+    }
+    pub fn bind_tyvar(&self, name: &str, t: SType) -> Env<'a> {
+        self.push(Node::TyVar(name.to_string(), t))
+    }
+    /// Looks up an unqualified name: a local variable, or an opened module that has it
+    /// (`is_mod_name` says whether a module has the name).
+    pub fn lookup(
+        &self,
+        name: &str,
+        is_mod_name: &dyn Fn(PrimType, &str) -> bool,
+    ) -> Option<Found<'a>> {
+        let mut cur = self.head.as_ref();
+        while let Some(l) = cur {
+            match &l.node {
+                Node::Var(n, v) if n == name => return Some(Found::Var(v.clone())),
+                Node::Open(m) if is_mod_name(*m, name) => return Some(Found::Open(*m)),
+                _ => {}
+            }
+            cur = l.next.as_ref();
+        }
+        None
+    }
+    pub fn lookup_var(&self, name: &str) -> Option<SV<'a>> {
+        match self.lookup(name, &|_, _| false) {
+            Some(Found::Var(v)) => Some(v),
+            _ => None,
+        }
+    }
+    pub fn lookup_tyvar(&self, name: &str) -> Option<SType> {
+        let mut cur = self.head.as_ref();
+        while let Some(l) = cur {
+            if let Node::TyVar(n, t) = &l.node {
+                if n == name {
+                    return Some(t.clone());
+                }
+            }
+            cur = l.next.as_ref();
+        }
+        None
+    }
+}
+
+impl<'a> SV<'a> {
+    /// The IR leaves in order.
+    pub fn leaves(&self) -> Vec<(SubExp, Type)> {
+        let mut out = vec![];
+        self.collect(&mut out);
+        out
+    }
+    fn collect(&self, out: &mut Vec<(SubExp, Type)>) {
+        match self {
+            SV::Val(s, t) => out.push((s.clone(), t.clone())),
+            SV::Tuple(vs) => vs.iter().for_each(|v| v.collect(out)),
+            SV::Fun(_) => {}
+        }
+    }
+    pub fn contains_fun(&self) -> bool {
+        match self {
+            SV::Val(..) => false,
+            SV::Tuple(vs) => vs.iter().any(|v| v.contains_fun()),
+            SV::Fun(_) => true,
+        }
+    }
+    /// Rebuilds a value of the same structure from new leaves (taken in order).
+    pub fn rebuild(&self, leaves: &mut impl Iterator<Item = (SubExp, Type)>) -> SV<'a> {
+        match self {
+            SV::Val(..) => {
+                let (s, t) = leaves.next().expect("rebuild: too few leaves");
+                SV::Val(s, t)
+            }
+            SV::Tuple(vs) => SV::Tuple(vs.iter().map(|v| v.rebuild(leaves)).collect()),
+            SV::Fun(f) => SV::Fun(f.clone()),
+        }
+    }
+    /// Rebuilds with the same structure, mapping every leaf.
+    pub fn map_leaves<E>(
+        &self,
+        f: &mut impl FnMut(&SubExp, &Type) -> Result<(SubExp, Type), E>,
+    ) -> Result<SV<'a>, E> {
+        Ok(match self {
+            SV::Val(s, t) => {
+                let (s, t) = f(s, t)?;
+                SV::Val(s, t)
+            }
+            SV::Tuple(vs) => SV::Tuple(
+                vs.iter()
+                    .map(|v| v.map_leaves(f))
+                    .collect::<Result<_, E>>()?,
+            ),
+            SV::Fun(x) => SV::Fun(x.clone()),
+        })
+    }
+    pub fn fun(head: Head<'a>) -> SV<'a> {
+        SV::Fun(Rc::new(FunVal { head, args: vec![] }))
+    }
+}

@@ -1,0 +1,1826 @@
+//! Lowering of expressions: names, application (inlining), patterns, `if`, `loop`, indexing,
+//! updates, ranges, literals and operators.
+
+use super::env::{Env, Found, FunVal, Head, SV};
+use super::types::{outer_dim, scope_dim, stype_to_sv};
+use super::{attr_text, internal, Lowerer, MAX_INLINE_DEPTH, R};
+use crate::diag::{Diagnostic, Span};
+use crate::ir::{
+    self, Body, ConvOp, DimIndex as IrDim, Exp, ExtDim, ExtType, LoopForm as IrLoopForm, Param,
+    Stm, SubExp, Type, UnOp as IrUnOp, VName,
+};
+use crate::prim::{IntType, PrimType, PrimValue};
+use crate::syntax::ast::{
+    BinOp, DimIndex, Expr, ExprKind, Literal, LoopForm, OpRef, Pat, PatKind, RangeKind, TypeParam,
+    UnOp,
+};
+use crate::syntax::types::{Size, Type as SType};
+use std::collections::HashSet;
+use std::rc::Rc;
+
+const BOOL: Type = Type::Prim(PrimType::Bool);
+const I64: Type = Type::Prim(PrimType::Int(IntType::I64));
+
+pub(crate) fn bool_c(b: bool) -> SubExp {
+    SubExp::Const(PrimValue::Bool(b))
+}
+
+/// Names bound by the top-level statements of a body.
+pub(crate) fn bound_names(stms: &[Stm]) -> HashSet<VName> {
+    stms.iter()
+        .flat_map(|s| s.pat.elems.iter().map(|p| p.name.clone()))
+        .collect()
+}
+
+/// Whether evaluating the statements can never fail (so `&&`/`||` need not short-circuit).
+fn safe_stms(stms: &[Stm]) -> bool {
+    use crate::ir::BinOp as B;
+    stms.iter().all(|s| match &s.exp {
+        Exp::SubExp(_) | Exp::UnOp(..) | Exp::CmpOp(..) | Exp::Conv(..) => true,
+        Exp::BinOp(op, _, _) => !matches!(
+            op,
+            B::Div(PrimType::Int(_))
+                | B::Mod(PrimType::Int(_))
+                | B::Quot(_)
+                | B::Rem(_)
+                | B::Pow(PrimType::Int(_))
+        ),
+        _ => false,
+    })
+}
+
+impl<'a> Lowerer<'a> {
+    pub fn lower_expr(&mut self, env: &Env<'a>, e: &'a Expr) -> R<SV<'a>> {
+        let saved = self.loc.replace(self.loc_of(e.span));
+        let r = self.lower_expr_inner(env, e);
+        self.loc = saved;
+        r
+    }
+
+    /// Lowers a scalar expression.
+    pub fn lower_scalar(&mut self, env: &Env<'a>, e: &'a Expr) -> R<(SubExp, PrimType)> {
+        let v = self.lower_expr(env, e)?;
+        scalar(&v, e.span)
+    }
+
+    /// The primitive type of an expression (resolving type variables).
+    fn prim_type_of(&self, env: &Env<'a>, e: &Expr) -> Option<PrimType> {
+        match &e.ty {
+            Some(SType::Prim(p)) => Some(*p),
+            Some(SType::Var(v)) => match env.lookup_tyvar(&v.0) {
+                Some(SType::Prim(p)) => Some(p),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn lower_expr_inner(&mut self, env: &Env<'a>, e: &'a Expr) -> R<SV<'a>> {
+        let span = e.span;
+        match &e.kind {
+            ExprKind::Lit(l) => {
+                let t = self.prim_type_of(env, e);
+                let v = match (l, t) {
+                    (Literal::Bool(b), _) => PrimValue::Bool(*b),
+                    (Literal::Int(v, _), Some(PrimType::Int(it))) => PrimValue::int(it, *v as i128),
+                    (Literal::Int(v, _), Some(PrimType::Float(ft))) => {
+                        PrimValue::float(ft, *v as f64)
+                    }
+                    (Literal::Int(v, Some(PrimType::Int(it))), None) => {
+                        PrimValue::int(*it, *v as i128)
+                    }
+                    (Literal::Int(v, Some(PrimType::Float(ft))), None) => {
+                        PrimValue::float(*ft, *v as f64)
+                    }
+                    (Literal::Int(v, _), None) => PrimValue::int(IntType::I32, *v as i128),
+                    (Literal::Float(f, _), Some(PrimType::Float(ft))) => PrimValue::float(ft, *f),
+                    (Literal::Float(f, Some(PrimType::Float(ft))), None) => {
+                        PrimValue::float(*ft, *f)
+                    }
+                    (Literal::Float(f, _), None) => PrimValue::F64(*f),
+                    _ => return Err(internal(span, "literal of a non-numeric type")),
+                };
+                Ok(SV::Val(SubExp::Const(v), Type::Prim(v.prim_type())))
+            }
+            ExprKind::Var(q) => self.resolve(env, q, span),
+            ExprKind::Tuple(es) => Ok(SV::Tuple(
+                es.iter()
+                    .map(|x| self.lower_expr(env, x))
+                    .collect::<R<_>>()?,
+            )),
+            ExprKind::ArrayLit(es) => self.lower_array_lit(env, es, e),
+            ExprKind::Range {
+                start,
+                second,
+                end,
+                kind,
+            } => self.lower_range(env, start, second.as_deref(), end, *kind, span),
+            ExprKind::BinOp(op, a, b) => match op {
+                OpRef::Builtin(o @ (BinOp::LogAnd | BinOp::LogOr)) => {
+                    self.short_circuit(env, *o, a, b)
+                }
+                OpRef::Builtin(BinOp::PipeRight) => {
+                    let x = self.lower_expr(env, a)?;
+                    let f = self.lower_expr(env, b)?;
+                    self.apply(f, vec![x], span)
+                }
+                OpRef::Builtin(BinOp::PipeLeft) => {
+                    let f = self.lower_expr(env, a)?;
+                    let x = self.lower_expr(env, b)?;
+                    self.apply(f, vec![x], span)
+                }
+                OpRef::Builtin(o) => {
+                    let x = self.lower_expr(env, a)?;
+                    let y = self.lower_expr(env, b)?;
+                    self.binop(*o, x, y, span)
+                }
+                OpRef::Fun(f) => {
+                    let f = self.lower_expr(env, f)?;
+                    let x = self.lower_expr(env, a)?;
+                    let y = self.lower_expr(env, b)?;
+                    self.apply(f, vec![x, y], span)
+                }
+            },
+            ExprKind::UnOp(op, x) => {
+                let (s, t) = self.lower_scalar(env, x)?;
+                Ok(SV::Val(self.unop(*op, s, t, span)?, Type::Prim(t)))
+            }
+            ExprKind::Apply(f, args) => {
+                let fv = self.lower_expr(env, f)?;
+                let args = args
+                    .iter()
+                    .map(|a| self.lower_expr(env, a))
+                    .collect::<R<Vec<_>>>()?;
+                self.apply(fv, args, span)
+            }
+            ExprKind::Lambda { params, body, .. } => Ok(SV::fun(Head::Closure {
+                params,
+                tparams: &[],
+                body,
+                env: env.clone(),
+            })),
+            ExprKind::OpSection(op) => self.op_value(env, op, span),
+            ExprKind::LeftSection(op, x) => {
+                let f = self.op_value(env, op, span)?;
+                let x = self.lower_expr(env, x)?;
+                self.apply(f, vec![x], span)
+            }
+            ExprKind::RightSection(op, y) => {
+                let f = self.op_value(env, op, span)?;
+                let y = self.lower_expr(env, y)?;
+                Ok(SV::fun(Head::RightSection(Box::new(f), Box::new(y))))
+            }
+            ExprKind::ProjectSection(fs) => Ok(SV::fun(Head::Project(fs.clone()))),
+            ExprKind::Project(x, f) => {
+                let v = self.lower_expr(env, x)?;
+                project(v, f, span)
+            }
+            ExprKind::If(c, t, f) => self.lower_if(env, c, t, f, span),
+            ExprKind::Let { pat, value, body } => {
+                let v = self.lower_expr(env, value)?;
+                let env2 = self.bind_pat(env, pat, v)?;
+                self.lower_expr(&env2, body)
+            }
+            ExprKind::LetFun {
+                name,
+                type_params,
+                params,
+                value,
+                body,
+                ..
+            } => {
+                let v = if params.is_empty() {
+                    self.lower_expr(env, value)?
+                } else {
+                    SV::fun(Head::Closure {
+                        params,
+                        tparams: type_params,
+                        body: value,
+                        env: env.clone(),
+                    })
+                };
+                let env2 = env.bind(name, v);
+                self.lower_expr(&env2, body)
+            }
+            ExprKind::LetWith {
+                name,
+                name_span,
+                indices,
+                value,
+                body,
+            } => {
+                let arr = env
+                    .lookup_var(name)
+                    .ok_or_else(|| internal(*name_span, "unknown variable in `let ... with`"))?;
+                let v = self.lower_expr(env, value)?;
+                let r = self.lower_update(env, arr, indices, v, span)?;
+                let env2 = env.bind(name, r);
+                self.lower_expr(&env2, body)
+            }
+            ExprKind::Update {
+                array,
+                indices,
+                value,
+            } => {
+                let arr = self.lower_expr(env, array)?;
+                let v = self.lower_expr(env, value)?;
+                self.lower_update(env, arr, indices, v, span)
+            }
+            ExprKind::Loop {
+                pat,
+                init,
+                form,
+                body,
+            } => self.lower_loop(env, pat, init.as_deref(), form, body, span),
+            ExprKind::Index(a, idx) => {
+                let arr = self.lower_expr(env, a)?;
+                self.lower_index(env, arr, idx, span)
+            }
+            ExprKind::Ascribe(x, _) => self.lower_expr(env, x),
+            ExprKind::Coerce(x, _) => {
+                let v = self.lower_expr(env, x)?;
+                self.coerce_to_stype(env, v, e.ty.as_ref(), span)
+            }
+            ExprKind::Attr(a, x) => {
+                let n = self.attrs.len();
+                self.attrs.push(attr_text(a));
+                let r = self.lower_expr(env, x);
+                self.attrs.truncate(n);
+                r
+            }
+            ExprKind::LocalOpen(q, x) => {
+                let m = match (q.quals.is_empty(), PrimType::from_name(&q.name)) {
+                    (true, Some(m)) => m,
+                    _ => {
+                        return Err(Diagnostic::not_supported(
+                            span,
+                            format!("opening module `{q}`"),
+                        ))
+                    }
+                };
+                self.lower_expr(&env.open(m), x)
+            }
+            ExprKind::Assert(c, x) => {
+                let (cv, _) = self.lower_scalar(env, c)?;
+                let text = self
+                    .sources
+                    .file(c.span.file)
+                    .text
+                    .get(c.span.lo as usize..c.span.hi as usize)
+                    .unwrap_or("")
+                    .to_string();
+                self.assert(cv, format!("Assertion is false: {text}"));
+                self.lower_expr(env, x)
+            }
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Names and application.
+
+    fn resolve(
+        &mut self,
+        env: &Env<'a>,
+        q: &crate::syntax::ast::QualName,
+        span: Span,
+    ) -> R<SV<'a>> {
+        if q.quals.is_empty() {
+            match env.lookup(&q.name, &|m, n| super::builtins::mod_has(m, n)) {
+                Some(Found::Var(v)) => return Ok(v),
+                Some(Found::Open(m)) => return self.mod_member(m, &q.name, span),
+                None => {}
+            }
+            if let Some(i) = self.top(&q.name, env.top) {
+                if self.valdec(i).params.is_empty() {
+                    return self.call_topdef(i, vec![], span);
+                }
+                return Ok(SV::fun(Head::TopDef(i)));
+            }
+            if let Some(n) = super::builtins::intrinsic_name(&q.name) {
+                return Ok(SV::fun(Head::Intrinsic(n)));
+            }
+            return Err(internal(span, &format!("unknown name `{q}`")));
+        }
+        if q.quals.len() == 1 {
+            if let Some(m) = PrimType::from_name(&q.quals[0]) {
+                if super::builtins::mod_has(m, &q.name) {
+                    return self.mod_member(m, &q.name, span);
+                }
+            }
+            if q.quals[0] == "intrinsics" {
+                if let Some(n) = super::builtins::intrinsic_name(&q.name) {
+                    return Ok(SV::fun(Head::Intrinsic(n)));
+                }
+            }
+        }
+        Err(Diagnostic::not_supported(
+            span,
+            format!("the qualified name `{q}`"),
+        ))
+    }
+
+    fn op_value(&mut self, env: &Env<'a>, op: &'a OpRef, _span: Span) -> R<SV<'a>> {
+        match op {
+            OpRef::Builtin(b) => Ok(SV::fun(Head::Op(*b))),
+            OpRef::Fun(f) => self.lower_expr(env, f),
+        }
+    }
+
+    fn arity(&self, h: &Head<'a>) -> usize {
+        match h {
+            Head::Closure { params, .. } => params.len(),
+            Head::TopDef(i) => self.valdec(*i).params.len(),
+            Head::Intrinsic(n) => super::builtins::intrinsic_arity(n),
+            Head::ModFn(_, n) => super::builtins::modfn_arity(n),
+            Head::Conv(_) | Head::RightSection(..) | Head::Project(_) => 1,
+            Head::Op(_) => 2,
+        }
+    }
+
+    /// Applies a function value to arguments (inlining it once all its arguments are known).
+    pub fn apply(&mut self, f: SV<'a>, args: Vec<SV<'a>>, span: Span) -> R<SV<'a>> {
+        let fv = match f {
+            SV::Fun(fv) => fv,
+            _ => return Err(internal(span, "applying a value that is not a function")),
+        };
+        let mut all = fv.args.clone();
+        all.extend(args);
+        let arity = self.arity(&fv.head);
+        if all.len() < arity {
+            return Ok(SV::Fun(Rc::new(FunVal {
+                head: fv.head.clone(),
+                args: all,
+            })));
+        }
+        let rest = all.split_off(arity);
+        let r = self.call(&fv.head, all, span)?;
+        if rest.is_empty() {
+            Ok(r)
+        } else {
+            self.apply(r, rest, span)
+        }
+    }
+
+    fn call(&mut self, h: &Head<'a>, args: Vec<SV<'a>>, span: Span) -> R<SV<'a>> {
+        match h {
+            Head::Closure {
+                params,
+                tparams,
+                body,
+                env,
+            } => self.inline(env.clone(), tparams, params, args, body, span),
+            Head::TopDef(i) => self.call_topdef(*i, args, span),
+            Head::Intrinsic(n) => self.call_intrinsic(n, args, span),
+            Head::ModFn(m, n) => self.call_modfn(*m, n, args, span),
+            Head::Conv(to) => {
+                let (s, from) = scalar(&args[0], span)?;
+                Ok(SV::Val(self.conv(s, from, *to), Type::Prim(*to)))
+            }
+            Head::Op(op) => {
+                let mut it = args.into_iter();
+                let (x, y) = (it.next(), it.next());
+                match (x, y) {
+                    (Some(x), Some(y)) => self.binop(*op, x, y, span),
+                    _ => Err(internal(span, "operator arity")),
+                }
+            }
+            Head::RightSection(op, y) => {
+                let x = args
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| internal(span, "section arity"))?;
+                self.apply((**op).clone(), vec![x, (**y).clone()], span)
+            }
+            Head::Project(fs) => {
+                let mut v = args
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| internal(span, "projection arity"))?;
+                for f in fs {
+                    v = project(v, f, span)?;
+                }
+                Ok(v)
+            }
+        }
+    }
+
+    pub fn call_topdef(&mut self, i: usize, args: Vec<SV<'a>>, span: Span) -> R<SV<'a>> {
+        let d = self.valdec(i);
+        self.inline(Env::new(i), &d.type_params, &d.params, args, &d.body, span)
+    }
+
+    /// Inlines a function body with its parameters bound to the arguments.
+    fn inline(
+        &mut self,
+        env: Env<'a>,
+        tparams: &'a [TypeParam],
+        params: &'a [Pat],
+        args: Vec<SV<'a>>,
+        body: &'a Expr,
+        span: Span,
+    ) -> R<SV<'a>> {
+        if self.depth >= MAX_INLINE_DEPTH {
+            return Err(Diagnostic::not_supported(
+                span,
+                "recursive functions (inlining nested too deeply)",
+            ));
+        }
+        self.depth += 1;
+        let mut env = env;
+        for (p, a) in params.iter().zip(&args) {
+            if let Some(t) = &p.ty {
+                env = match_type(env, tparams, t, a, 0);
+            }
+        }
+        let r = (|| {
+            for (p, a) in params.iter().zip(args) {
+                env = self.bind_pat(&env, p, a)?;
+            }
+            self.lower_expr(&env, body)
+        })();
+        self.depth -= 1;
+        r
+    }
+
+    /// Binds a pattern to a value.
+    pub fn bind_pat(&mut self, env: &Env<'a>, p: &'a Pat, v: SV<'a>) -> R<Env<'a>> {
+        match &p.kind {
+            PatKind::Id(n) => Ok(env.bind(n, v)),
+            PatKind::Wildcard => Ok(env.clone()),
+            PatKind::Tuple(ps) => match v {
+                SV::Tuple(vs) if vs.len() == ps.len() => {
+                    let mut env = env.clone();
+                    for (p, v) in ps.iter().zip(vs) {
+                        env = self.bind_pat(&env, p, v)?;
+                    }
+                    Ok(env)
+                }
+                v if ps.len() == 1 => self.bind_pat(env, &ps[0], v),
+                _ => Err(internal(p.span, "tuple pattern does not match the value")),
+            },
+            PatKind::Ascribed(p, _) | PatKind::Attr(_, p) => self.bind_pat(env, p, v),
+        }
+    }
+
+    /// The value of the variables of a pattern (for `loop x for ...` without an initial value).
+    fn pat_value(&self, env: &Env<'a>, p: &Pat) -> R<SV<'a>> {
+        match &p.kind {
+            PatKind::Id(n) => env
+                .lookup_var(n)
+                .ok_or_else(|| internal(p.span, "loop variable without initial value")),
+            PatKind::Tuple(ps) => Ok(SV::Tuple(
+                ps.iter()
+                    .map(|p| self.pat_value(env, p))
+                    .collect::<R<_>>()?,
+            )),
+            PatKind::Ascribed(p, _) | PatKind::Attr(_, p) => self.pat_value(env, p),
+            PatKind::Wildcard => Err(Diagnostic::not_supported(
+                p.span,
+                "`_` in a loop pattern without an initial value",
+            )),
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Scalars and operators.
+
+    pub fn conv(&mut self, s: SubExp, from: PrimType, to: PrimType) -> SubExp {
+        if from == to {
+            return s;
+        }
+        // Conversion to a wider unsigned type zero-extends, as in Futhark (`u32.i8 (-1) == 255`):
+        // reinterpret as the unsigned type of the source's width first.
+        if let (PrimType::Int(f), PrimType::Int(t)) = (from, to) {
+            if f.signed() && !t.signed() && t.bits() > f.bits() {
+                let u = match f.bits() {
+                    8 => IntType::U8,
+                    16 => IntType::U16,
+                    32 => IntType::U32,
+                    _ => IntType::U64,
+                };
+                let r = self.let1(
+                    "conv",
+                    Type::Prim(PrimType::Int(u)),
+                    Exp::Conv(
+                        ConvOp {
+                            from,
+                            to: PrimType::Int(u),
+                        },
+                        s,
+                    ),
+                );
+                return self.conv(r, PrimType::Int(u), to);
+            }
+        }
+        self.let1("conv", Type::Prim(to), Exp::Conv(ConvOp { from, to }, s))
+    }
+
+    pub fn i64_of(&mut self, s: SubExp, t: PrimType) -> SubExp {
+        self.conv(s, t, PrimType::I64)
+    }
+
+    fn unop(&mut self, op: UnOp, s: SubExp, t: PrimType, span: Span) -> R<SubExp> {
+        if let (UnOp::Neg, SubExp::Const(c)) = (op, &s) {
+            if let Some(v) = c.as_i128() {
+                if let PrimType::Int(it) = t {
+                    return Ok(SubExp::Const(PrimValue::int(it, v.wrapping_neg())));
+                }
+            }
+            if let (Some(v), PrimType::Float(ft)) = (c.as_f64(), t) {
+                return Ok(SubExp::Const(PrimValue::float(ft, -v)));
+            }
+        }
+        let op = match (op, t) {
+            (UnOp::Neg, PrimType::Bool) => return Err(internal(span, "negating a bool")),
+            (UnOp::Neg, t) => IrUnOp::Neg(t),
+            (UnOp::Not, PrimType::Float(_)) => return Err(internal(span, "`!` on a float")),
+            (UnOp::Not, t) => IrUnOp::Not(t),
+        };
+        Ok(self.let1("un", Type::Prim(t), Exp::UnOp(op, s)))
+    }
+
+    /// `x op y` for already evaluated operands.
+    pub fn binop(&mut self, op: BinOp, x: SV<'a>, y: SV<'a>, span: Span) -> R<SV<'a>> {
+        match op {
+            BinOp::Eq | BinOp::Neq => {
+                let c = self.sv_eq(&x, &y, span)?;
+                let c = if op == BinOp::Neq {
+                    self.let1("neq", BOOL, Exp::UnOp(IrUnOp::Not(PrimType::Bool), c))
+                } else {
+                    c
+                };
+                Ok(SV::Val(c, BOOL))
+            }
+            BinOp::Concat => self.concat(x, y, span),
+            BinOp::PipeRight => self.apply(y, vec![x], span),
+            BinOp::PipeLeft => self.apply(x, vec![y], span),
+            _ => {
+                let (a, t) = scalar(&x, span)?;
+                let (b, _) = scalar(&y, span)?;
+                let (s, rt) = self.scalar_binop(op, a, b, t, span)?;
+                Ok(SV::Val(s, Type::Prim(rt)))
+            }
+        }
+    }
+
+    /// A scalar binary operator; returns the result and its type.
+    pub fn scalar_binop(
+        &mut self,
+        op: BinOp,
+        a: SubExp,
+        b: SubExp,
+        t: PrimType,
+        span: Span,
+    ) -> R<(SubExp, PrimType)> {
+        use crate::ir::{BinOp as B, CmpOp as C};
+        let int = || match t {
+            PrimType::Int(it) => Ok(it),
+            _ => Err(internal(span, "integer operator on a non-integer")),
+        };
+        let (e, rt) = match op {
+            BinOp::Add => (Exp::BinOp(B::Add(t), a, b), t),
+            BinOp::Sub => (Exp::BinOp(B::Sub(t), a, b), t),
+            BinOp::Mul => (Exp::BinOp(B::Mul(t), a, b), t),
+            BinOp::Div => (Exp::BinOp(B::Div(t), a, b), t),
+            BinOp::Mod => (Exp::BinOp(B::Mod(t), a, b), t),
+            BinOp::Quot => (Exp::BinOp(B::Quot(int()?), a, b), t),
+            BinOp::Rem => (Exp::BinOp(B::Rem(int()?), a, b), t),
+            BinOp::Pow => (Exp::BinOp(B::Pow(t), a, b), t),
+            BinOp::Shl => (Exp::BinOp(B::Shl(int()?), a, b), t),
+            BinOp::Shr => (Exp::BinOp(B::Shr(int()?), a, b), t),
+            BinOp::UShr => (Exp::BinOp(B::UShr(int()?), a, b), t),
+            BinOp::BitAnd => (Exp::BinOp(B::And(t), a, b), t),
+            BinOp::BitOr => (Exp::BinOp(B::Or(t), a, b), t),
+            BinOp::BitXor => (Exp::BinOp(B::Xor(int()?), a, b), t),
+            BinOp::LogAnd => (Exp::BinOp(B::LogAnd, a, b), PrimType::Bool),
+            BinOp::LogOr => (Exp::BinOp(B::LogOr, a, b), PrimType::Bool),
+            BinOp::Eq => (Exp::CmpOp(C::Eq(t), a, b), PrimType::Bool),
+            BinOp::Neq => {
+                let c = self.let1("eq", BOOL, Exp::CmpOp(C::Eq(t), a, b));
+                (Exp::UnOp(IrUnOp::Not(PrimType::Bool), c), PrimType::Bool)
+            }
+            BinOp::Lt => (Exp::CmpOp(C::Lt(t), a, b), PrimType::Bool),
+            BinOp::Le => (Exp::CmpOp(C::Le(t), a, b), PrimType::Bool),
+            BinOp::Gt => (Exp::CmpOp(C::Lt(t), b, a), PrimType::Bool),
+            BinOp::Ge => (Exp::CmpOp(C::Le(t), b, a), PrimType::Bool),
+            BinOp::PipeLeft | BinOp::PipeRight | BinOp::Concat => {
+                return Err(internal(span, "not a scalar operator"))
+            }
+        };
+        Ok((self.let1("bop", Type::Prim(rt), e), rt))
+    }
+
+    fn short_circuit(&mut self, env: &Env<'a>, op: BinOp, a: &'a Expr, b: &'a Expr) -> R<SV<'a>> {
+        let (ca, _) = self.lower_scalar(env, a)?;
+        let (stms, (cb, _)) = self.in_body(|s| s.lower_scalar(env, b))?;
+        let and = op == BinOp::LogAnd;
+        if safe_stms(&stms) {
+            self.stms.extend(stms);
+            let bop = if and {
+                crate::ir::BinOp::LogAnd
+            } else {
+                crate::ir::BinOp::LogOr
+            };
+            return Ok(SV::Val(
+                self.let1("sc", BOOL, Exp::BinOp(bop, ca, cb)),
+                BOOL,
+            ));
+        }
+        let rhs = Body {
+            stms,
+            result: vec![cb],
+        };
+        let other = Body {
+            stms: vec![],
+            result: vec![bool_c(!and)],
+        };
+        let (then_b, else_b) = if and { (rhs, other) } else { (other, rhs) };
+        let r = self.let1(
+            "sc",
+            BOOL,
+            Exp::If {
+                cond: ca,
+                then_b,
+                else_b,
+                ret: vec![ExtType::Prim(PrimType::Bool)],
+            },
+        );
+        Ok(SV::Val(r, BOOL))
+    }
+
+    /// Structural equality of two values of the same type.
+    fn sv_eq(&mut self, x: &SV<'a>, y: &SV<'a>, span: Span) -> R<SubExp> {
+        if x.contains_fun() || y.contains_fun() {
+            return Err(internal(span, "comparing functions"));
+        }
+        let (xl, yl) = (x.leaves(), y.leaves());
+        if xl.len() != yl.len() {
+            return Err(internal(span, "comparing values of different types"));
+        }
+        let mut acc = bool_c(true);
+        for ((a, ta), (b, tb)) in xl.into_iter().zip(yl) {
+            let c = match (&ta, &tb) {
+                (Type::Prim(t), Type::Prim(_)) => {
+                    self.let1("eq", BOOL, Exp::CmpOp(crate::ir::CmpOp::Eq(*t), a, b))
+                }
+                (Type::Array { .. }, Type::Array { .. }) => self.array_eq(a, &ta, b, &tb, span)?,
+                _ => return Err(internal(span, "comparing values of different types")),
+            };
+            acc = if acc == bool_c(true) {
+                c
+            } else {
+                self.let1("and", BOOL, Exp::BinOp(crate::ir::BinOp::LogAnd, acc, c))
+            };
+        }
+        Ok(acc)
+    }
+
+    fn array_eq(&mut self, a: SubExp, ta: &Type, b: SubExp, tb: &Type, span: Span) -> R<SubExp> {
+        use crate::ir::{BinOp as B, CmpOp as C, Lambda, Operator, Soac};
+        let (sa, sb) = (ta.shape().to_vec(), tb.shape().to_vec());
+        let elem = ta
+            .elem()
+            .ok_or_else(|| internal(span, "array of accumulators"))?;
+        if sa.len() != sb.len() {
+            return Err(internal(span, "comparing arrays of different ranks"));
+        }
+        let mut shapes_eq = bool_c(true);
+        for (x, y) in sa.iter().zip(&sb) {
+            let c = self.let1(
+                "dim_eq",
+                BOOL,
+                Exp::CmpOp(C::Eq(PrimType::I64), x.clone(), y.clone()),
+            );
+            shapes_eq = if shapes_eq == bool_c(true) {
+                c
+            } else {
+                self.let1("and", BOOL, Exp::BinOp(B::LogAnd, shapes_eq, c))
+            };
+        }
+        let (av, bv) = (
+            super::types::arr_var(&a, span)?,
+            super::types::arr_var(&b, span)?,
+        );
+        let (stms, r) = self.in_body(|s| {
+            let mut total = SubExp::i64(1);
+            for d in &sa {
+                total = s.let1(
+                    "total",
+                    I64,
+                    Exp::BinOp(B::Mul(PrimType::I64), total, d.clone()),
+                );
+            }
+            let flat_t = Type::array(elem, vec![total.clone()]);
+            let fa = s.let1(
+                "flat",
+                flat_t.clone(),
+                Exp::Reshape(vec![total.clone()], av),
+            );
+            let fb = s.let1("flat", flat_t, Exp::Reshape(vec![total.clone()], bv));
+            let (px, py) = (s.names.fresh("x"), s.names.fresh("y"));
+            let pe = s.names.fresh("eq");
+            let map_lam = Lambda {
+                params: vec![
+                    Param {
+                        name: px.clone(),
+                        ty: Type::Prim(elem),
+                    },
+                    Param {
+                        name: py.clone(),
+                        ty: Type::Prim(elem),
+                    },
+                ],
+                body: Body {
+                    stms: vec![Stm {
+                        pat: ir::Pat {
+                            elems: vec![Param {
+                                name: pe.clone(),
+                                ty: BOOL,
+                            }],
+                        },
+                        exp: Exp::CmpOp(C::Eq(elem), SubExp::Var(px), SubExp::Var(py)),
+                        attrs: Default::default(),
+                        loc: None,
+                    }],
+                    result: vec![SubExp::Var(pe)],
+                },
+                ret: vec![BOOL],
+            };
+            let (fa, fb) = (
+                super::types::arr_var(&fa, span)?,
+                super::types::arr_var(&fb, span)?,
+            );
+            let eqs = s.let1(
+                "eqs",
+                Type::array(PrimType::Bool, vec![total.clone()]),
+                Exp::Soac(Soac::Map {
+                    w: total.clone(),
+                    arrs: vec![fa, fb],
+                    lam: map_lam,
+                }),
+            );
+            let lam = s.scalar_lambda(PrimType::Bool, B::LogAnd);
+            let eqs = super::types::arr_var(&eqs, span)?;
+            Ok(s.let1(
+                "all_eq",
+                BOOL,
+                Exp::Soac(Soac::Reduce {
+                    w: total,
+                    arrs: vec![eqs],
+                    op: Operator {
+                        lam,
+                        neutral: vec![bool_c(true)],
+                        commutative: true,
+                    },
+                }),
+            ))
+        })?;
+        if shapes_eq == bool_c(true) {
+            self.stms.extend(stms);
+            return Ok(r);
+        }
+        Ok(self.let1(
+            "arr_eq",
+            BOOL,
+            Exp::If {
+                cond: shapes_eq,
+                then_b: Body {
+                    stms,
+                    result: vec![r],
+                },
+                else_b: Body {
+                    stms: vec![],
+                    result: vec![bool_c(false)],
+                },
+                ret: vec![ExtType::Prim(PrimType::Bool)],
+            },
+        ))
+    }
+
+    /// `\a b -> a op b` on scalars of type `t`.
+    pub fn scalar_lambda(&mut self, t: PrimType, op: crate::ir::BinOp) -> crate::ir::Lambda {
+        let (a, b, r) = (
+            self.names.fresh("a"),
+            self.names.fresh("b"),
+            self.names.fresh("r"),
+        );
+        let rt = match op {
+            crate::ir::BinOp::LogAnd | crate::ir::BinOp::LogOr => PrimType::Bool,
+            _ => t,
+        };
+        crate::ir::Lambda {
+            params: vec![
+                Param {
+                    name: a.clone(),
+                    ty: Type::Prim(t),
+                },
+                Param {
+                    name: b.clone(),
+                    ty: Type::Prim(t),
+                },
+            ],
+            body: Body {
+                stms: vec![Stm {
+                    pat: ir::Pat {
+                        elems: vec![Param {
+                            name: r.clone(),
+                            ty: Type::Prim(rt),
+                        }],
+                    },
+                    exp: Exp::BinOp(op, SubExp::Var(a), SubExp::Var(b)),
+                    attrs: Default::default(),
+                    loc: None,
+                }],
+                result: vec![SubExp::Var(r)],
+            },
+            ret: vec![Type::Prim(rt)],
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Arrays: literals, ranges, indexing, updates, coercions.
+
+    fn lower_array_lit(&mut self, env: &Env<'a>, es: &'a [Expr], e: &'a Expr) -> R<SV<'a>> {
+        if es.is_empty() {
+            let row =
+                e.ty.as_ref()
+                    .and_then(|t| t.row())
+                    .ok_or_else(|| internal(e.span, "empty array literal without an array type"))?;
+            let mut dim = scope_dim(env, e.span);
+            let tmpl =
+                stype_to_sv(env, &row, &mut dim).map_err(|d| Diagnostic { span: e.span, ..d })?;
+            return tmpl.map_leaves(&mut |_, t| {
+                let at = t.array_of(SubExp::i64(0));
+                Ok((
+                    self.let1(
+                        "empty",
+                        at.clone(),
+                        Exp::ArrayLit {
+                            elems: vec![],
+                            row: t.clone(),
+                        },
+                    ),
+                    at,
+                ))
+            });
+        }
+        let vs = es
+            .iter()
+            .map(|x| self.lower_expr(env, x))
+            .collect::<R<Vec<_>>>()?;
+        if vs[0].contains_fun() {
+            return Err(Diagnostic::not_supported(e.span, "arrays of functions"));
+        }
+        let first = vs[0].leaves();
+        let all: Vec<Vec<(SubExp, Type)>> = vs.iter().map(|v| v.leaves()).collect();
+        let n = SubExp::i64(vs.len() as i64);
+        let mut out = vec![];
+        for (j, (_, row)) in first.iter().enumerate() {
+            let mut elems = vec![];
+            for l in &all {
+                let (s, t) = l
+                    .get(j)
+                    .ok_or_else(|| internal(e.span, "array literal elements of different types"))?;
+                elems.push(self.coerce(s.clone(), t, row.shape(), e.span)?);
+            }
+            let at = row.array_of(n.clone());
+            out.push((
+                self.let1(
+                    "arr",
+                    at.clone(),
+                    Exp::ArrayLit {
+                        elems,
+                        row: row.clone(),
+                    },
+                ),
+                at,
+            ));
+        }
+        Ok(vs[0].rebuild(&mut out.into_iter()))
+    }
+
+    /// Makes an array have exactly the dimensions `want` (checked at run time).
+    pub fn coerce(&mut self, s: SubExp, have: &Type, want: &[SubExp], span: Span) -> R<SubExp> {
+        let (elem, shape) = match have {
+            Type::Array { elem, shape } => (*elem, shape),
+            _ => return Ok(s),
+        };
+        if shape.as_slice() == want {
+            return Ok(s);
+        }
+        if shape.len() != want.len() {
+            return Err(internal(span, "coercing between different ranks"));
+        }
+        for (a, b) in shape.iter().zip(want) {
+            if a != b {
+                let c = self.let1(
+                    "dim_ok",
+                    BOOL,
+                    Exp::CmpOp(crate::ir::CmpOp::Eq(PrimType::I64), a.clone(), b.clone()),
+                );
+                self.assert(c, "array sizes do not match (shape mismatch)".to_string());
+            }
+        }
+        let v = super::types::arr_var(&s, span)?;
+        Ok(self.let1(
+            "coerced",
+            Type::array(elem, want.to_vec()),
+            Exp::Reshape(want.to_vec(), v),
+        ))
+    }
+
+    /// Makes every leaf of an array value have outer dimension `w`.
+    pub fn coerce_outer(&mut self, v: SV<'a>, w: &SubExp, span: Span) -> R<SV<'a>> {
+        v.map_leaves(&mut |s, t| {
+            let mut want = t.shape().to_vec();
+            if want.is_empty() {
+                return Err(internal(span, "expected an array"));
+            }
+            want[0] = w.clone();
+            let s = self.coerce(s.clone(), t, &want, span)?;
+            Ok((s, Type::array(t.elem().unwrap_or(PrimType::Bool), want)))
+        })
+    }
+
+    /// `e :> t`: checks the sizes that the target type names.
+    fn coerce_to_stype(
+        &mut self,
+        env: &Env<'a>,
+        v: SV<'a>,
+        ty: Option<&SType>,
+        span: Span,
+    ) -> R<SV<'a>> {
+        let Some(ty) = ty else { return Ok(v) };
+        let unknown = SubExp::Const(PrimValue::Bool(false));
+        let tmpl = match stype_to_sv(env, ty, &mut |s: &Size| {
+            Ok(match s {
+                Size::Const(k) => SubExp::i64(*k),
+                Size::Named(n) => match env.lookup_var(n) {
+                    Some(SV::Val(s, _)) => s,
+                    _ => unknown.clone(),
+                },
+                Size::Unknown => unknown.clone(),
+            })
+        }) {
+            Ok(t) => t,
+            Err(_) => return Ok(v),
+        };
+        let tl = tmpl.leaves();
+        let vl = v.leaves();
+        if tl.len() != vl.len() {
+            return Ok(v);
+        }
+        let mut out = vec![];
+        for ((s, t), (_, want)) in vl.into_iter().zip(tl) {
+            if t.rank() != want.rank() {
+                return Err(internal(span, "size coercion changes the rank"));
+            }
+            let dims: Vec<SubExp> = t
+                .shape()
+                .iter()
+                .zip(want.shape())
+                .map(|(h, w)| if *w == unknown { h.clone() } else { w.clone() })
+                .collect();
+            let s2 = self.coerce(s, &t, &dims, span)?;
+            let t2 = match &t {
+                Type::Array { elem, .. } => Type::array(*elem, dims),
+                t => t.clone(),
+            };
+            out.push((s2, t2));
+        }
+        Ok(v.rebuild(&mut out.into_iter()))
+    }
+
+    fn lower_range(
+        &mut self,
+        env: &Env<'a>,
+        start: &'a Expr,
+        second: Option<&'a Expr>,
+        end: &'a Expr,
+        kind: RangeKind,
+        span: Span,
+    ) -> R<SV<'a>> {
+        use crate::ir::{BinOp as B, CmpOp as C};
+        let (s, t) = self.lower_scalar(env, start)?;
+        let it = match t {
+            PrimType::Int(it) => it,
+            _ => {
+                return Err(Diagnostic::not_supported(
+                    span,
+                    "ranges of non-integer type",
+                ))
+            }
+        };
+        let sec = match second {
+            Some(x) => Some(self.lower_scalar(env, x)?.0),
+            None => None,
+        };
+        let (e, _) = self.lower_scalar(env, end)?;
+        let msg = format!(
+            "Range {} is invalid.",
+            self.sources
+                .file(span.file)
+                .text
+                .get(span.lo as usize..span.hi as usize)
+                .unwrap_or("")
+                .trim()
+        );
+        let s64 = self.i64_of(s.clone(), t);
+        let e64 = self.i64_of(e.clone(), t);
+        let sub = |l: &mut Self, a: SubExp, b: SubExp| {
+            l.let1("d", I64, Exp::BinOp(B::Sub(PrimType::I64), a, b))
+        };
+        let lt =
+            |l: &mut Self, a: SubExp, b: SubExp| l.let1("lt", BOOL, Exp::CmpOp(C::Lt(t), a, b));
+        let not =
+            |l: &mut Self, a: SubExp| l.let1("ok", BOOL, Exp::UnOp(IrUnOp::Not(PrimType::Bool), a));
+        let Some(sec) = sec else {
+            // Stride +-1: simple sizes (`0..<n` has size `n`).
+            let (n, stride) = match kind {
+                RangeKind::UpToExclusive => {
+                    let bad = lt(self, e.clone(), s.clone());
+                    let ok = not(self, bad);
+                    self.assert(ok, msg);
+                    (sub(self, e64, s64), 1)
+                }
+                RangeKind::Inclusive => {
+                    let bad = lt(self, e.clone(), s.clone());
+                    let ok = not(self, bad);
+                    self.assert(ok, msg);
+                    let d = sub(self, e64, s64);
+                    (
+                        self.let1(
+                            "n",
+                            I64,
+                            Exp::BinOp(B::Add(PrimType::I64), d, SubExp::i64(1)),
+                        ),
+                        1,
+                    )
+                }
+                RangeKind::DownToExclusive => {
+                    let bad = lt(self, s.clone(), e.clone());
+                    let ok = not(self, bad);
+                    self.assert(ok, msg);
+                    (sub(self, s64, e64), -1)
+                }
+            };
+            let stride = SubExp::Const(PrimValue::int(it, stride));
+            let r = self.let1(
+                "range",
+                Type::array(t, vec![n.clone()]),
+                Exp::Iota {
+                    n: n.clone(),
+                    start: s,
+                    stride,
+                    it,
+                },
+            );
+            return Ok(SV::Val(r, Type::array(t, vec![n])));
+        };
+        let step = self.let1(
+            "step",
+            Type::Prim(t),
+            Exp::BinOp(B::Sub(t), sec.clone(), s.clone()),
+        );
+        let step_zero = self.let1("step_zero", BOOL, Exp::CmpOp(C::Eq(t), s.clone(), sec));
+        let sign = self.let1(
+            "sign",
+            Type::Prim(t),
+            Exp::UnOp(IrUnOp::Signum(t), step.clone()),
+        );
+        let one = SubExp::Const(PrimValue::int(it, 1));
+        let negone = SubExp::Const(PrimValue::int(it, -1));
+        let inv_down = lt(self, s.clone(), e.clone());
+        let inv_up = lt(self, e.clone(), s.clone());
+        let (distance, wrong_dir, bounds_invalid) = match kind {
+            RangeKind::DownToExclusive => {
+                let w = self.let1("wrong_dir", BOOL, Exp::CmpOp(C::Eq(t), sign.clone(), one));
+                (sub(self, s64, e64), w, inv_down)
+            }
+            RangeKind::UpToExclusive => {
+                let w = self.let1(
+                    "wrong_dir",
+                    BOOL,
+                    Exp::CmpOp(C::Eq(t), sign.clone(), negone),
+                );
+                (sub(self, e64, s64), w, inv_up)
+            }
+            RangeKind::Inclusive => {
+                let down = self.let1("down", BOOL, Exp::CmpOp(C::Eq(t), sign.clone(), negone));
+                let bad = self.select(down.clone(), inv_down, inv_up, PrimType::Bool);
+                let dd = sub(self, s64.clone(), e64.clone());
+                let du = sub(self, e64, s64);
+                let dist = self.select(down, dd, du, PrimType::I64);
+                let dist = self.let1(
+                    "dist",
+                    I64,
+                    Exp::BinOp(B::Add(PrimType::I64), dist, SubExp::i64(1)),
+                );
+                (dist, bool_c(false), bad)
+            }
+        };
+        let a = self.let1("bad", BOOL, Exp::BinOp(B::LogOr, wrong_dir, step_zero));
+        let bad = self.let1("bad", BOOL, Exp::BinOp(B::LogOr, a, bounds_invalid));
+        let ok = not(self, bad);
+        self.assert(ok, msg);
+        let step64 = self.i64_of(step.clone(), t);
+        let sign64 = self.i64_of(sign, t);
+        let pos_step = self.let1(
+            "pos_step",
+            I64,
+            Exp::BinOp(B::Mul(PrimType::I64), step64, sign64),
+        );
+        let x = self.let1(
+            "x",
+            I64,
+            Exp::BinOp(B::Add(PrimType::I64), distance, pos_step.clone()),
+        );
+        let x = self.let1(
+            "x",
+            I64,
+            Exp::BinOp(B::Sub(PrimType::I64), x, SubExp::i64(1)),
+        );
+        let n = self.let1("n", I64, Exp::BinOp(B::Quot(IntType::I64), x, pos_step));
+        let r = self.let1(
+            "range",
+            Type::array(t, vec![n.clone()]),
+            Exp::Iota {
+                n: n.clone(),
+                start: s,
+                stride: step,
+                it,
+            },
+        );
+        Ok(SV::Val(r, Type::array(t, vec![n])))
+    }
+
+    /// `if c then a else b` on scalars, as an `If` statement.
+    pub fn select(&mut self, c: SubExp, a: SubExp, b: SubExp, t: PrimType) -> SubExp {
+        if let SubExp::Const(PrimValue::Bool(k)) = c {
+            return if k { a } else { b };
+        }
+        self.let1(
+            "sel",
+            Type::Prim(t),
+            Exp::If {
+                cond: c,
+                then_b: Body {
+                    stms: vec![],
+                    result: vec![a],
+                },
+                else_b: Body {
+                    stms: vec![],
+                    result: vec![b],
+                },
+                ret: vec![ExtType::Prim(t)],
+            },
+        )
+    }
+
+    /// The IR indices for source indices into an array of shape `shape`; also the sizes of the
+    /// sliced dimensions.
+    fn index_dims(
+        &mut self,
+        env: &Env<'a>,
+        shape: &[SubExp],
+        idx: &'a [DimIndex],
+        span: Span,
+    ) -> R<(Vec<IrDim>, Vec<SubExp>)> {
+        use crate::ir::{BinOp as B, CmpOp as C};
+        if idx.len() > shape.len() {
+            return Err(internal(span, "too many indices"));
+        }
+        let mut dims = vec![];
+        let mut sliced = vec![];
+        for (k, di) in idx.iter().enumerate() {
+            let n = shape[k].clone();
+            match di {
+                DimIndex::Fix(i) => {
+                    let (s, t) = self.lower_scalar(env, i)?;
+                    dims.push(IrDim::Fix(self.i64_of(s, t)));
+                }
+                DimIndex::Slice(a, b, st) => {
+                    let get = |l: &mut Self, x: &'a Option<Expr>| -> R<Option<SubExp>> {
+                        Ok(match x {
+                            Some(x) => {
+                                let (s, t) = l.lower_scalar(env, x)?;
+                                Some(l.i64_of(s, t))
+                            }
+                            None => None,
+                        })
+                    };
+                    let a = get(self, a)?;
+                    let b = get(self, b)?;
+                    let stride = get(self, st)?.unwrap_or(SubExp::i64(1));
+                    let known = match &stride {
+                        SubExp::Const(PrimValue::I64(k)) => Some(*k),
+                        _ => None,
+                    };
+                    let pos = match known {
+                        Some(k) => bool_c(k > 0),
+                        None => self.let1(
+                            "pos",
+                            BOOL,
+                            Exp::CmpOp(C::Lt(PrimType::I64), SubExp::i64(0), stride.clone()),
+                        ),
+                    };
+                    let start = match a {
+                        Some(a) => a,
+                        None => {
+                            let last = self.let1(
+                                "last",
+                                I64,
+                                Exp::BinOp(B::Sub(PrimType::I64), n.clone(), SubExp::i64(1)),
+                            );
+                            let last = self.let1(
+                                "last",
+                                I64,
+                                Exp::BinOp(B::Max(PrimType::I64), last, SubExp::i64(0)),
+                            );
+                            self.select(pos.clone(), SubExp::i64(0), last, PrimType::I64)
+                        }
+                    };
+                    let end = match b {
+                        Some(b) => b,
+                        None => self.select(pos, n.clone(), SubExp::i64(-1), PrimType::I64),
+                    };
+                    let len = match known {
+                        Some(1) => self.let1(
+                            "len",
+                            I64,
+                            Exp::BinOp(B::Sub(PrimType::I64), end, start.clone()),
+                        ),
+                        Some(-1) => self.let1(
+                            "len",
+                            I64,
+                            Exp::BinOp(B::Sub(PrimType::I64), start.clone(), end),
+                        ),
+                        _ => {
+                            let d = self.let1(
+                                "d",
+                                I64,
+                                Exp::BinOp(B::Sub(PrimType::I64), end, start.clone()),
+                            );
+                            let sg = self.let1(
+                                "sg",
+                                I64,
+                                Exp::UnOp(IrUnOp::Signum(PrimType::I64), stride.clone()),
+                            );
+                            let x = self.let1(
+                                "x",
+                                I64,
+                                Exp::BinOp(B::Add(PrimType::I64), d, stride.clone()),
+                            );
+                            let x = self.let1("x", I64, Exp::BinOp(B::Sub(PrimType::I64), x, sg));
+                            self.let1(
+                                "len",
+                                I64,
+                                Exp::BinOp(B::Quot(IntType::I64), x, stride.clone()),
+                            )
+                        }
+                    };
+                    if let SubExp::Var(_) = len {
+                        let ok = self.let1(
+                            "slice_ok",
+                            BOOL,
+                            Exp::CmpOp(C::Le(PrimType::I64), SubExp::i64(0), len.clone()),
+                        );
+                        self.assert(
+                            ok,
+                            "index out of bounds: the slice has a negative length".to_string(),
+                        );
+                    }
+                    sliced.push(len.clone());
+                    dims.push(IrDim::Slice { start, len, stride });
+                }
+            }
+        }
+        Ok((dims, sliced))
+    }
+
+    pub fn lower_index(
+        &mut self,
+        env: &Env<'a>,
+        arr: SV<'a>,
+        idx: &'a [DimIndex],
+        span: Span,
+    ) -> R<SV<'a>> {
+        let leaves = arr.leaves();
+        let shape = match leaves.first() {
+            Some((_, t)) => t.shape().to_vec(),
+            None => {
+                return Err(Diagnostic::not_supported(
+                    span,
+                    "indexing arrays of empty tuples",
+                ))
+            }
+        };
+        let (dims, sliced) = self.index_dims(env, &shape, idx, span)?;
+        self.index_with(&arr, &dims, &sliced, span)
+    }
+
+    /// Indexes every leaf of an array value.
+    pub fn index_with(
+        &mut self,
+        arr: &SV<'a>,
+        dims: &[IrDim],
+        sliced: &[SubExp],
+        span: Span,
+    ) -> R<SV<'a>> {
+        arr.map_leaves(&mut |s, t| {
+            let (elem, shape) = match t {
+                Type::Array { elem, shape } if shape.len() >= dims.len() => (*elem, shape),
+                _ => return Err(internal(span, "indexing a non-array")),
+            };
+            let mut rs = sliced.to_vec();
+            rs.extend(shape[dims.len()..].iter().cloned());
+            let rt = Type::array(elem, rs);
+            let v = super::types::arr_var(s, span)?;
+            Ok((
+                self.let1("idx", rt.clone(), Exp::Index(v, dims.to_vec())),
+                rt,
+            ))
+        })
+    }
+
+    fn lower_update(
+        &mut self,
+        env: &Env<'a>,
+        arr: SV<'a>,
+        idx: &'a [DimIndex],
+        v: SV<'a>,
+        span: Span,
+    ) -> R<SV<'a>> {
+        let leaves = arr.leaves();
+        let shape = match leaves.first() {
+            Some((_, t)) => t.shape().to_vec(),
+            None => {
+                return Err(Diagnostic::not_supported(
+                    span,
+                    "updating arrays of empty tuples",
+                ))
+            }
+        };
+        let (dims, sliced) = self.index_dims(env, &shape, idx, span)?;
+        let vl = v.leaves();
+        if vl.len() != leaves.len() {
+            return Err(internal(span, "update value does not match the array"));
+        }
+        let mut out = vec![];
+        for ((a, t), (x, xt)) in leaves.into_iter().zip(vl) {
+            let mut want = sliced.clone();
+            want.extend(t.shape()[dims.len()..].iter().cloned());
+            let x = self.coerce(x, &xt, &want, span)?;
+            let av = super::types::arr_var(&a, span)?;
+            let c = self.let1("upd_src", t.clone(), Exp::Copy(av));
+            let cv = super::types::arr_var(&c, span)?;
+            out.push((
+                self.let1("upd", t.clone(), Exp::Update(cv, dims.clone(), x)),
+                t,
+            ));
+        }
+        Ok(arr.rebuild(&mut out.into_iter()))
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Control flow.
+
+    fn lower_if(
+        &mut self,
+        env: &Env<'a>,
+        c: &'a Expr,
+        t: &'a Expr,
+        f: &'a Expr,
+        span: Span,
+    ) -> R<SV<'a>> {
+        let (cv, _) = self.lower_scalar(env, c)?;
+        if let SubExp::Const(PrimValue::Bool(b)) = cv {
+            return self.lower_expr(env, if b { t } else { f });
+        }
+        let (ts, tv) = self.in_body(|s| s.lower_expr(env, t))?;
+        let (fs, fv) = self.in_body(|s| s.lower_expr(env, f))?;
+        self.join_if(cv, ts, tv, fs, fv, span)
+    }
+
+    /// Emits an `If` of two lowered branches, with existential sizes where they differ.
+    pub fn join_if(
+        &mut self,
+        cond: SubExp,
+        ts: Vec<Stm>,
+        tv: SV<'a>,
+        fs: Vec<Stm>,
+        fv: SV<'a>,
+        span: Span,
+    ) -> R<SV<'a>> {
+        if tv.contains_fun() || fv.contains_fun() {
+            return Err(Diagnostic::not_supported(span, "`if` returning a function"));
+        }
+        let (tl, fl) = (tv.leaves(), fv.leaves());
+        if tl.len() != fl.len() {
+            return Err(internal(span, "branches of different types"));
+        }
+        let (bt, bf) = (bound_names(&ts), bound_names(&fs));
+        let inside = |d: &SubExp| d.as_var().is_some_and(|v| bt.contains(v) || bf.contains(v));
+        let mut ext: Vec<(SubExp, SubExp)> = vec![];
+        let mut rets = vec![];
+        for ((_, a), (_, b)) in tl.iter().zip(&fl) {
+            rets.push(match (a, b) {
+                (Type::Prim(p), Type::Prim(_)) => ExtType::Prim(*p),
+                (Type::Array { elem, shape: s1 }, Type::Array { shape: s2, .. })
+                    if s1.len() == s2.len() =>
+                {
+                    ExtType::Array {
+                        elem: *elem,
+                        shape: s1
+                            .iter()
+                            .zip(s2)
+                            .map(|(d1, d2)| {
+                                if d1 == d2 && !inside(d1) {
+                                    ExtDim::Free(d1.clone())
+                                } else {
+                                    let pair = (d1.clone(), d2.clone());
+                                    let k =
+                                        ext.iter().position(|p| *p == pair).unwrap_or_else(|| {
+                                            ext.push(pair);
+                                            ext.len() - 1
+                                        });
+                                    ExtDim::Ext(k)
+                                }
+                            })
+                            .collect(),
+                    }
+                }
+                _ => return Err(internal(span, "branches of different types")),
+            });
+        }
+        let ext_vars: Vec<VName> = ext.iter().map(|_| self.names.fresh("ext")).collect();
+        let mut elems: Vec<Param> = ext_vars
+            .iter()
+            .map(|v| Param {
+                name: v.clone(),
+                ty: I64,
+            })
+            .collect();
+        let mut out = vec![];
+        for r in &rets {
+            let ty = instantiate_ext(r, &ext_vars);
+            let v = self.names.fresh("if_res");
+            elems.push(Param {
+                name: v.clone(),
+                ty: ty.clone(),
+            });
+            out.push((SubExp::Var(v), ty));
+        }
+        let mut tres: Vec<SubExp> = ext.iter().map(|p| p.0.clone()).collect();
+        tres.extend(tl.into_iter().map(|l| l.0));
+        let mut fres: Vec<SubExp> = ext.iter().map(|p| p.1.clone()).collect();
+        fres.extend(fl.into_iter().map(|l| l.0));
+        let mut ret: Vec<ExtType> = ext.iter().map(|_| ExtType::Prim(PrimType::I64)).collect();
+        ret.extend(rets);
+        self.emit(
+            elems,
+            Exp::If {
+                cond,
+                then_b: Body {
+                    stms: ts,
+                    result: tres,
+                },
+                else_b: Body {
+                    stms: fs,
+                    result: fres,
+                },
+                ret,
+            },
+        );
+        Ok(tv.rebuild(&mut out.into_iter()))
+    }
+
+    fn lower_loop(
+        &mut self,
+        env: &Env<'a>,
+        pat: &'a Pat,
+        init: Option<&'a Expr>,
+        form: &'a LoopForm,
+        body: &'a Expr,
+        span: Span,
+    ) -> R<SV<'a>> {
+        let init_sv = match init {
+            Some(e) => self.lower_expr(env, e)?,
+            None => self.pat_value(env, pat)?,
+        };
+        if init_sv.contains_fun() {
+            return Err(Diagnostic::not_supported(
+                span,
+                "loop parameters of function type",
+            ));
+        }
+        // Computed before the loop.
+        let mut bound: Option<(SubExp, IntType)> = None;
+        let mut xs: Option<SV<'a>> = None;
+        let mut cond0 = None;
+        match form {
+            LoopForm::For(_, _, b) => {
+                let (b, t) = self.lower_scalar(env, b)?;
+                let it = match t {
+                    PrimType::Int(it) => it,
+                    _ => return Err(internal(span, "loop bound is not an integer")),
+                };
+                bound = Some((b, it));
+            }
+            LoopForm::ForIn(_, arr) => {
+                let v = self.lower_expr(env, arr)?;
+                bound = Some((outer_dim(&v, arr.span)?, IntType::I64));
+                xs = Some(v);
+            }
+            LoopForm::While(c) => {
+                let env0 = self.bind_pat(env, pat, init_sv.clone())?;
+                cond0 = Some(self.lower_scalar(&env0, c)?.0);
+            }
+        }
+        let leaves = init_sv.leaves();
+        let mut gen: Vec<Vec<bool>> = leaves.iter().map(|(_, t)| vec![false; t.rank()]).collect();
+        let loop_attrs = std::mem::take(&mut self.attrs);
+        self.attrs = loop_attrs
+            .iter()
+            .filter(|a| *a == "unsafe")
+            .cloned()
+            .collect();
+        let result = (|| {
+            for _attempt in 0..=leaves.iter().map(|(_, t)| t.rank()).sum::<usize>() {
+                let mut size_params: Vec<(Param, SubExp)> = vec![];
+                let mut vparams: Vec<(Param, SubExp)> = vec![];
+                let mut pleaves = vec![];
+                for (j, (s, t)) in leaves.iter().enumerate() {
+                    let mut t2 = t.clone();
+                    if let Type::Array { shape, .. } = &mut t2 {
+                        for (d, g) in shape.iter_mut().zip(&gen[j]) {
+                            if *g {
+                                let v = self.names.fresh("loop_sz");
+                                size_params.push((
+                                    Param {
+                                        name: v.clone(),
+                                        ty: I64,
+                                    },
+                                    d.clone(),
+                                ));
+                                *d = SubExp::Var(v);
+                            }
+                        }
+                    }
+                    let v = self.names.fresh("loop_p");
+                    vparams.push((
+                        Param {
+                            name: v.clone(),
+                            ty: t2.clone(),
+                        },
+                        s.clone(),
+                    ));
+                    pleaves.push((SubExp::Var(v), t2));
+                }
+                let params_sv = init_sv.rebuild(&mut pleaves.clone().into_iter());
+                let cond_param = cond0.clone().map(|c| {
+                    (
+                        Param {
+                            name: self.names.fresh("loop_cond"),
+                            ty: BOOL,
+                        },
+                        c,
+                    )
+                });
+                let ivar = self.names.fresh(match form {
+                    LoopForm::For(i, _, _) => i.as_str(),
+                    _ => "i",
+                });
+                let (stms, (res, cres)) = self.in_body(|s| {
+                    let mut benv = s.bind_pat(env, pat, params_sv.clone())?;
+                    match form {
+                        LoopForm::For(i, _, _) => {
+                            let it = bound.as_ref().map(|b| b.1).unwrap_or(IntType::I64);
+                            benv = benv.bind(
+                                i,
+                                SV::Val(SubExp::Var(ivar.clone()), Type::Prim(PrimType::Int(it))),
+                            );
+                        }
+                        LoopForm::ForIn(p, arr) => {
+                            let xs = xs
+                                .as_ref()
+                                .ok_or_else(|| internal(arr.span, "loop array"))?;
+                            let row = s.index_with(
+                                xs,
+                                &[IrDim::Fix(SubExp::Var(ivar.clone()))],
+                                &[],
+                                arr.span,
+                            )?;
+                            benv = s.bind_pat(&benv, p, row)?;
+                        }
+                        LoopForm::While(_) => {}
+                    }
+                    let r = s.lower_expr(&benv, body)?;
+                    if r.contains_fun() {
+                        return Err(Diagnostic::not_supported(
+                            span,
+                            "loop parameters of function type",
+                        ));
+                    }
+                    let cres = match form {
+                        LoopForm::While(c) => {
+                            let cenv = s.bind_pat(env, pat, r.clone())?;
+                            Some(s.lower_scalar(&cenv, c)?.0)
+                        }
+                        _ => None,
+                    };
+                    Ok((r.leaves(), cres))
+                })?;
+                if res.len() != leaves.len() {
+                    return Err(internal(
+                        span,
+                        "loop body result does not match the loop parameters",
+                    ));
+                }
+                let mut retry = false;
+                for (j, ((_, rt), (_, pt))) in res.iter().zip(&pleaves).enumerate() {
+                    if rt.rank() != pt.rank() {
+                        return Err(internal(
+                            span,
+                            "loop body result rank differs from the parameter",
+                        ));
+                    }
+                    for (k, (a, b)) in rt.shape().iter().zip(pt.shape()).enumerate() {
+                        if !gen[j][k] && a != b {
+                            gen[j][k] = true;
+                            retry = true;
+                        }
+                    }
+                }
+                if retry {
+                    continue;
+                }
+                // The loop statement.
+                let mut result = vec![];
+                for (j, (_, rt)) in res.iter().enumerate() {
+                    for (k, d) in rt.shape().iter().enumerate() {
+                        if gen[j][k] {
+                            result.push(d.clone());
+                        }
+                    }
+                }
+                let mut params = size_params.clone();
+                if let (Some(p), Some(c)) = (&cond_param, cres) {
+                    params.push(p.clone());
+                    result.push(c);
+                }
+                params.extend(vparams.iter().cloned());
+                result.extend(res.into_iter().map(|l| l.0));
+                // Pattern: sizes, condition, values (value types refer to the pattern's sizes).
+                let mut subst: Vec<(VName, SubExp)> = vec![];
+                let mut elems = vec![];
+                for (p, _) in &size_params {
+                    let v = self.names.fresh("loop_sz");
+                    subst.push((p.name.clone(), SubExp::Var(v.clone())));
+                    elems.push(Param { name: v, ty: I64 });
+                }
+                if cond_param.is_some() {
+                    elems.push(Param {
+                        name: self.names.fresh("loop_cond"),
+                        ty: BOOL,
+                    });
+                }
+                let mut out = vec![];
+                for (p, _) in &vparams {
+                    let ty = match &p.ty {
+                        Type::Array { elem, shape } => Type::Array {
+                            elem: *elem,
+                            shape: shape
+                                .iter()
+                                .map(|d| {
+                                    match d
+                                        .as_var()
+                                        .and_then(|v| subst.iter().find(|(n, _)| n == v))
+                                    {
+                                        Some((_, s)) => s.clone(),
+                                        None => d.clone(),
+                                    }
+                                })
+                                .collect(),
+                        },
+                        t => t.clone(),
+                    };
+                    let v = self.names.fresh("loop_res");
+                    elems.push(Param {
+                        name: v.clone(),
+                        ty: ty.clone(),
+                    });
+                    out.push((SubExp::Var(v), ty));
+                }
+                let lform = match (form, &cond_param) {
+                    (LoopForm::While(_), Some((p, _))) => IrLoopForm::While(p.name.clone()),
+                    _ => {
+                        let (b, it) = bound.clone().ok_or_else(|| internal(span, "loop bound"))?;
+                        IrLoopForm::For {
+                            i: ivar,
+                            it,
+                            bound: b,
+                        }
+                    }
+                };
+                self.attrs = loop_attrs.clone();
+                self.emit(
+                    elems,
+                    Exp::Loop {
+                        params,
+                        form: lform,
+                        body: Body { stms, result },
+                    },
+                );
+                return Ok(init_sv.rebuild(&mut out.into_iter()));
+            }
+            Err(internal(span, "loop parameter sizes do not stabilise"))
+        })();
+        self.attrs = loop_attrs;
+        result
+    }
+}
+
+/// The type of a result with existential dimensions replaced by the bound size variables.
+pub(crate) fn instantiate_ext(t: &ExtType, ext_vars: &[VName]) -> Type {
+    match t {
+        ExtType::Prim(p) => Type::Prim(*p),
+        ExtType::Array { elem, shape } => Type::Array {
+            elem: *elem,
+            shape: shape
+                .iter()
+                .map(|d| match d {
+                    ExtDim::Free(s) => s.clone(),
+                    ExtDim::Ext(k) => SubExp::Var(ext_vars[*k].clone()),
+                })
+                .collect(),
+        },
+        ExtType::Acc { cert, shape, elems } => Type::Acc {
+            cert: cert.clone(),
+            shape: shape.clone(),
+            elems: elems.clone(),
+        },
+    }
+}
+
+/// The scalar of a value.
+pub(crate) fn scalar(v: &SV<'_>, span: Span) -> R<(SubExp, PrimType)> {
+    match v {
+        SV::Val(s, Type::Prim(p)) => Ok((s.clone(), *p)),
+        _ => Err(internal(span, "expected a scalar")),
+    }
+}
+
+fn project<'a>(v: SV<'a>, f: &str, span: Span) -> R<SV<'a>> {
+    let i: usize = f
+        .parse()
+        .map_err(|_| Diagnostic::not_supported(span, format!("record field `{f}`")))?;
+    match v {
+        SV::Tuple(mut vs) if i < vs.len() => Ok(vs.swap_remove(i)),
+        _ => Err(internal(span, "projection from a non-tuple")),
+    }
+}
+
+/// Binds the size parameters and type variables of a parameter type from the argument. Only
+/// the declared size parameters are bound (other sizes name variables already in scope); type
+/// variables are bound when declared or not yet known.
+fn match_type<'a>(
+    env: Env<'a>,
+    tparams: &[TypeParam],
+    ty: &SType,
+    sv: &SV<'a>,
+    strip: usize,
+) -> Env<'a> {
+    let declared = |n: &str, size: bool| {
+        tparams.iter().any(|p| match p {
+            TypeParam::Size(m, _) => size && m == n,
+            TypeParam::Type { name, .. } => !size && name == n,
+        })
+    };
+    match ty {
+        SType::Var(v) if declared(&v.0, false) || env.lookup_tyvar(&v.0).is_none() => {
+            env.bind_tyvar(&v.0, super::types::sv_to_stype(sv, strip))
+        }
+        SType::Tuple(ts) => match sv {
+            SV::Tuple(vs) if vs.len() == ts.len() => ts
+                .iter()
+                .zip(vs)
+                .fold(env, |e, (t, v)| match_type(e, tparams, t, v, strip)),
+            _ => env,
+        },
+        SType::Array { elem, shape, .. } => {
+            let mut env = env;
+            if let Some((_, t)) = sv.leaves().first() {
+                for (k, s) in shape.iter().enumerate() {
+                    if let (Size::Named(n), Some(d)) = (s, t.shape().get(strip + k)) {
+                        if declared(n, true) {
+                            env = env.bind(n, SV::Val(d.clone(), I64));
+                        }
+                    }
+                }
+            }
+            match_type(env, tparams, elem, sv, strip + shape.len())
+        }
+        _ => env,
+    }
+}

@@ -1,0 +1,427 @@
+//! Lowering: the typed AST to the first-order [`crate::ir`].
+//!
+//! Lowering works like Futhark's defunctionalisation by partial evaluation: each `entry`
+//! declaration becomes one IR function, and every application of a user function, lambda, local
+//! function or prelude function is inlined, with the arguments bound as *static values*
+//! ([`env::SV`]). Polymorphism and higher-order functions thus disappear: a function value is a
+//! closure known at compile time, a tuple is a tree of IR values, and an array of tuples is a tuple
+//! of arrays (structure of arrays).
+//!
+//! Sizes: a size parameter `[n]` is bound to the IR dimension of the argument it describes, so
+//! sizes in types are ordinary variables of the lowering environment. Where the size of a result
+//! is not known statically (`if`s whose branches differ, loops whose arrays change size, entry
+//! results) the IR's existential sizes are used.
+//!
+//! An entry point that uses something the lowering cannot handle (automatic differentiation, a
+//! function-valued `if`, ...) fails alone: its diagnostic is collected in
+//! [`Lowered::entry_errors`] and the other entry points are lowered normally.
+
+mod builtins;
+mod copies;
+mod env;
+mod expr;
+mod soacs;
+mod types;
+
+#[cfg(test)]
+mod tests;
+
+use crate::diag::{Diagnostic, SourceMap, Span, SrcLoc};
+use crate::ir::{
+    self, Attrs, Body, EntryPoint, Exp, ExtDim, ExtType, FunDef, NameSource, Param, Stm, SubExp,
+    Type, VName,
+};
+use crate::prim::{IntType, PrimType, PrimValue};
+use crate::syntax::ast::{Dec, Program, TypeParam, ValDec};
+use crate::syntax::types::Size;
+use env::{Env, SV};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The result of lowering a program.
+pub struct Lowered {
+    /// One function per entry point that could be lowered.
+    pub program: ir::Program,
+    /// Entry points that could not be lowered, with the reason.
+    pub entry_errors: Vec<(String, Diagnostic)>,
+}
+
+type R<T> = Result<T, Diagnostic>;
+
+/// How deeply inlining may nest before we assume (forbidden) recursion.
+const MAX_INLINE_DEPTH: usize = 200;
+
+/// Lowers every entry point of a type-checked program (the prelude's declarations first).
+///
+/// Entry point results: each result dimension that is a constant or one of the entry's size
+/// parameters is [`ExtDim::Free`]; every other dimension is existential ([`ExtDim::Ext`]) and
+/// returned as an extra leading `i64` result, so `ret.len()` is the sum of
+/// `EntryPoint::result_counts` plus the number of existential sizes, which come first.
+pub fn lower_program(p: &Program, sources: &SourceMap) -> Lowered {
+    let mut l = Lowerer::new(p, sources);
+    let mut funs = vec![];
+    let mut entry_errors = vec![];
+    // A top-level function named `main` (the last one, outside the prelude) is an entry point too.
+    let prelude_file = p.decs.first().map(|d| match d {
+        Dec::Val(v) => v.span.file,
+        Dec::Type(t) => t.span.file,
+    });
+    let main = p.decs.iter().rposition(
+        |d| matches!(d, Dec::Val(v) if v.name == "main" && Some(v.span.file) != prelude_file),
+    );
+    for (i, d) in p.decs.iter().enumerate() {
+        if let Dec::Val(v) = d {
+            if v.entry || Some(i) == main {
+                l.stms.clear();
+                l.depth = 0;
+                match l.lower_entry(i, v) {
+                    Ok(f) => funs.push(f),
+                    Err(d) => entry_errors.push((v.name.clone(), d)),
+                }
+            }
+        }
+    }
+    Lowered {
+        program: ir::Program {
+            funs,
+            name_source: l.names,
+        },
+        entry_errors,
+    }
+}
+
+/// The state of the lowering of one program.
+pub(crate) struct Lowerer<'a> {
+    pub prog: &'a Program,
+    pub sources: &'a SourceMap,
+    pub names: NameSource,
+    /// The statements of the body being built.
+    pub stms: Vec<Stm>,
+    /// Location attached to emitted statements.
+    pub loc: Option<SrcLoc>,
+    /// Attributes attached to emitted statements.
+    pub attrs: Vec<String>,
+    /// Top-level value declarations by name (indices into `prog.decs`, ascending).
+    tops: HashMap<&'a str, Vec<usize>>,
+    pub depth: usize,
+}
+
+impl<'a> Lowerer<'a> {
+    fn new(prog: &'a Program, sources: &'a SourceMap) -> Lowerer<'a> {
+        let mut tops: HashMap<&'a str, Vec<usize>> = HashMap::new();
+        for (i, d) in prog.decs.iter().enumerate() {
+            if let Dec::Val(v) = d {
+                tops.entry(v.name.as_str()).or_default().push(i);
+            }
+        }
+        Lowerer {
+            prog,
+            sources,
+            names: NameSource::default(),
+            stms: vec![],
+            loc: None,
+            attrs: vec![],
+            tops,
+            depth: 0,
+        }
+    }
+
+    /// The latest top-level declaration named `name` before declaration `limit`.
+    pub fn top(&self, name: &str, limit: usize) -> Option<usize> {
+        self.tops
+            .get(name)?
+            .iter()
+            .rev()
+            .copied()
+            .find(|&i| i < limit)
+    }
+
+    pub fn valdec(&self, i: usize) -> &'a ValDec {
+        match &self.prog.decs[i] {
+            Dec::Val(v) => v,
+            Dec::Type(_) => unreachable!("top() only returns value declarations"),
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Emitting statements.
+
+    pub fn emit(&mut self, elems: Vec<Param>, exp: Exp) {
+        self.stms.push(Stm {
+            pat: ir::Pat { elems },
+            exp,
+            attrs: Attrs(self.attrs.clone()),
+            loc: self.loc.clone(),
+        });
+    }
+
+    /// Binds `exp` (one result of type `ty`) to a fresh variable.
+    pub fn let1(&mut self, base: &str, ty: Type, exp: Exp) -> SubExp {
+        if let Some(s) = fold(&exp) {
+            return s;
+        }
+        let v = self.names.fresh(base);
+        self.emit(
+            vec![Param {
+                name: v.clone(),
+                ty,
+            }],
+            exp,
+        );
+        SubExp::Var(v)
+    }
+
+    /// Binds `exp` to fresh variables of the given types.
+    pub fn letn(&mut self, base: &str, tys: Vec<Type>, exp: Exp) -> Vec<VName> {
+        let elems: Vec<Param> = tys
+            .into_iter()
+            .map(|ty| Param {
+                name: self.names.fresh(base),
+                ty,
+            })
+            .collect();
+        let names = elems.iter().map(|p| p.name.clone()).collect();
+        self.emit(elems, exp);
+        names
+    }
+
+    /// Runs `f` collecting the statements it emits separately.
+    pub fn in_body<T>(&mut self, f: impl FnOnce(&mut Self) -> R<T>) -> R<(Vec<Stm>, T)> {
+        let saved = std::mem::take(&mut self.stms);
+        let r = f(self);
+        let stms = std::mem::replace(&mut self.stms, saved);
+        Ok((stms, r?))
+    }
+
+    pub fn loc_of(&self, span: Span) -> SrcLoc {
+        self.sources.loc(span)
+    }
+
+    /// Emits a runtime assertion.
+    pub fn assert(&mut self, cond: SubExp, msg: String) {
+        if cond == SubExp::Const(PrimValue::Bool(true)) {
+            return;
+        }
+        self.emit(vec![], Exp::Assert { cond, msg });
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Entry points.
+
+    fn lower_entry(&mut self, idx: usize, dec: &'a ValDec) -> R<FunDef> {
+        let mut env = Env::new(idx);
+        let mut size_params: Vec<VName> = vec![];
+        let mut named: Vec<(String, VName)> = vec![];
+        for tp in &dec.type_params {
+            match tp {
+                TypeParam::Size(n, _) => {
+                    let v = self.names.fresh(n);
+                    named.push((n.clone(), v.clone()));
+                    size_params.push(v);
+                }
+                TypeParam::Type { span, .. } => {
+                    return Err(Diagnostic::not_supported(
+                        *span,
+                        "type parameters on an entry point",
+                    ));
+                }
+            }
+        }
+        let mut params = vec![];
+        let mut param_counts = vec![];
+        let mut param_svs = vec![];
+        for p in &dec.params {
+            let ty =
+                p.ty.as_ref()
+                    .ok_or_else(|| internal(p.span, "parameter without a type"))?;
+            let mut names = std::mem::take(&mut self.names);
+            let mut new_sizes = vec![];
+            let sv = types::stype_to_sv(&env, ty, &mut |s: &Size| -> R<SubExp> {
+                Ok(match s {
+                    Size::Const(k) => SubExp::i64(*k),
+                    Size::Named(n) => {
+                        if let Some((_, v)) = named.iter().find(|(m, _)| m == n) {
+                            SubExp::Var(v.clone())
+                        } else {
+                            let v = names.fresh(n);
+                            named.push((n.clone(), v.clone()));
+                            new_sizes.push(v.clone());
+                            SubExp::Var(v)
+                        }
+                    }
+                    Size::Unknown => {
+                        let v = names.fresh("d");
+                        new_sizes.push(v.clone());
+                        SubExp::Var(v)
+                    }
+                })
+            });
+            self.names = names;
+            let sv = sv?;
+            if sv.contains_fun() {
+                return Err(Diagnostic::not_supported(
+                    p.span,
+                    "function-typed entry point parameters",
+                ));
+            }
+            size_params.extend(new_sizes);
+            let sv = sv.map_leaves(&mut |_, t| -> R<(SubExp, Type)> {
+                let v = self.names.fresh("p");
+                params.push(Param {
+                    name: v.clone(),
+                    ty: t.clone(),
+                });
+                Ok((SubExp::Var(v), t.clone()))
+            })?;
+            param_counts.push(sv.leaves().len());
+            param_svs.push((p, sv));
+        }
+        for (n, v) in &named {
+            env = env.bind(
+                n,
+                SV::Val(SubExp::Var(v.clone()), Type::Prim(PrimType::I64)),
+            );
+        }
+        for (p, sv) in param_svs {
+            env = self.bind_pat(&env, p, sv)?;
+        }
+        // A size named after a value parameter (`(n: i64) (xs: [n]f64)`) must agree with it.
+        for (n, v) in &named {
+            if let Some(SV::Val(s, Type::Prim(PrimType::Int(IntType::I64)))) = env.lookup_var(n) {
+                if s != SubExp::Var(v.clone()) {
+                    let c = self.let1(
+                        "size_ok",
+                        Type::Prim(PrimType::Bool),
+                        Exp::CmpOp(ir::CmpOp::Eq(PrimType::I64), s, SubExp::Var(v.clone())),
+                    );
+                    self.loc = Some(self.loc_of(dec.span));
+                    self.assert(
+                        c,
+                        format!("entry point argument size does not match parameter `{n}`"),
+                    );
+                }
+            }
+        }
+        let result = self.lower_expr(&env, &dec.body)?;
+        if result.contains_fun() {
+            return Err(Diagnostic::not_supported(
+                dec.body.span,
+                "entry points returning functions",
+            ));
+        }
+        let result_counts = match &result {
+            SV::Tuple(vs) if !vs.is_empty() => vs.iter().map(|v| v.leaves().len()).collect(),
+            v => vec![v.leaves().len()],
+        };
+        let leaves = result.leaves();
+        let mut ext: Vec<SubExp> = vec![];
+        let mut ret = vec![];
+        for (_, t) in &leaves {
+            ret.push(match t {
+                Type::Prim(p) => ExtType::Prim(*p),
+                Type::Array { elem, shape } => ExtType::Array {
+                    elem: *elem,
+                    shape: shape
+                        .iter()
+                        .map(|d| match d {
+                            SubExp::Var(v) if !size_params.contains(v) => {
+                                let i = ext.iter().position(|e| e == d).unwrap_or_else(|| {
+                                    ext.push(d.clone());
+                                    ext.len() - 1
+                                });
+                                ExtDim::Ext(i)
+                            }
+                            d => ExtDim::Free(d.clone()),
+                        })
+                        .collect(),
+                },
+                Type::Acc { .. } => {
+                    return Err(internal(dec.span, "accumulator in an entry result"))
+                }
+            });
+        }
+        let mut rets: Vec<ExtType> = ext.iter().map(|_| ExtType::Prim(PrimType::I64)).collect();
+        rets.extend(ret);
+        let mut res = ext;
+        res.extend(leaves.into_iter().map(|(s, _)| s));
+        let mut body = Body {
+            stms: std::mem::take(&mut self.stms),
+            result: res,
+        };
+        copies::remove_copies(&mut body);
+        let attrs = Attrs(dec.attrs.iter().map(attr_text).collect());
+        Ok(FunDef {
+            name: Arc::from(dec.name.as_str()),
+            entry: Some(EntryPoint {
+                name: Arc::from(dec.name.as_str()),
+                param_counts,
+                result_counts,
+            }),
+            size_params,
+            params,
+            ret: rets,
+            body,
+            attrs,
+        })
+    }
+}
+
+/// An internal inconsistency (a bug in an earlier stage or in the lowering), reported as an error.
+pub(crate) fn internal(span: Span, what: &str) -> Diagnostic {
+    Diagnostic::error(span, format!("internal error in lowering: {what}"))
+}
+
+/// The printed text of an attribute: `unsafe`, `bound(100)`.
+pub(crate) fn attr_text(a: &crate::syntax::ast::Attr) -> String {
+    use crate::syntax::ast::Attr;
+    match a {
+        Attr::Atom(n, _) => n.clone(),
+        Attr::Int(k, _) => k.to_string(),
+        Attr::Call(n, args, _) => format!(
+            "{n}({})",
+            args.iter().map(attr_text).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
+/// Constant folding of `i64` arithmetic and trivial identities, so that sizes stay simple.
+fn fold(exp: &Exp) -> Option<SubExp> {
+    use crate::ir::BinOp as B;
+    let i64c = |s: &SubExp| match s {
+        SubExp::Const(PrimValue::I64(v)) => Some(*v),
+        _ => None,
+    };
+    match exp {
+        Exp::SubExp(s) => Some(s.clone()),
+        Exp::BinOp(op, a, b) => {
+            let (x, y) = (i64c(a), i64c(b));
+            match (op, x, y) {
+                (B::Add(PrimType::Int(IntType::I64)), Some(x), Some(y)) => {
+                    Some(SubExp::i64(x.wrapping_add(y)))
+                }
+                (B::Sub(PrimType::Int(IntType::I64)), Some(x), Some(y)) => {
+                    Some(SubExp::i64(x.wrapping_sub(y)))
+                }
+                (B::Mul(PrimType::Int(IntType::I64)), Some(x), Some(y)) => {
+                    Some(SubExp::i64(x.wrapping_mul(y)))
+                }
+                (B::Add(PrimType::Int(IntType::I64)), Some(0), _) => Some(b.clone()),
+                (
+                    B::Add(PrimType::Int(IntType::I64)) | B::Sub(PrimType::Int(IntType::I64)),
+                    _,
+                    Some(0),
+                ) => Some(a.clone()),
+                (B::Mul(PrimType::Int(IntType::I64)), Some(1), _) => Some(b.clone()),
+                (B::Mul(PrimType::Int(IntType::I64)), _, Some(1)) => Some(a.clone()),
+                (B::Quot(IntType::I64) | B::Div(PrimType::Int(IntType::I64)), _, Some(1)) => {
+                    Some(a.clone())
+                }
+                _ => None,
+            }
+        }
+        Exp::CmpOp(crate::ir::CmpOp::Eq(PrimType::Int(_) | PrimType::Bool), a, b) if a == b => {
+            Some(SubExp::Const(PrimValue::Bool(true)))
+        }
+        _ => None,
+    }
+}

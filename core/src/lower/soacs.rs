@@ -1,0 +1,349 @@
+//! Lowering of the SOAC intrinsics: `map`, `reduce`, `scan`, `reduce_by_index`, `hist`,
+//! `scatter`. Function arguments become [`ir::Lambda`]s whose bodies are the inlined functions.
+
+use super::env::SV;
+use super::expr::bound_names;
+use super::types::{arr_var, outer_dim, row_template};
+use super::{internal, Lowerer, R};
+use crate::diag::{Diagnostic, Span};
+use crate::ir::{Body, Exp, Lambda, Operator, Param, Soac, Stm, SubExp, Type, VName};
+use std::collections::HashSet;
+
+impl<'a> Lowerer<'a> {
+    /// Builds a lambda applying `f` to fresh parameters shaped like `templates`. Returns the
+    /// lambda and the structure of its result.
+    pub fn make_lambda(
+        &mut self,
+        f: &SV<'a>,
+        templates: &[SV<'a>],
+        span: Span,
+    ) -> R<(Lambda, SV<'a>)> {
+        let mut params: Vec<Param> = vec![];
+        let mut args = vec![];
+        for t in templates {
+            args.push(t.map_leaves(&mut |_, ty| -> R<(SubExp, Type)> {
+                let v = self.names.fresh("x");
+                params.push(Param {
+                    name: v.clone(),
+                    ty: ty.clone(),
+                });
+                Ok((SubExp::Var(v), ty.clone()))
+            })?);
+        }
+        let saved_attrs = std::mem::take(&mut self.attrs);
+        self.attrs = saved_attrs
+            .iter()
+            .filter(|a| *a == "unsafe")
+            .cloned()
+            .collect();
+        let r = self.in_body(|s| s.apply(f.clone(), args, span));
+        self.attrs = saved_attrs;
+        let (mut stms, r) = r?;
+        if r.contains_fun() {
+            return Err(Diagnostic::not_supported(
+                span,
+                "a function passed to a SOAC that returns a function",
+            ));
+        }
+        let leaves = r.leaves();
+        let needed: Vec<VName> = leaves
+            .iter()
+            .flat_map(|(_, t)| t.shape().iter().filter_map(|d| d.as_var().cloned()))
+            .collect();
+        let hoisted = hoist_sizes(&mut stms, &params, &needed, span)?;
+        self.stms.extend(hoisted);
+        let lam = Lambda {
+            params,
+            body: Body {
+                stms,
+                result: leaves.iter().map(|l| l.0.clone()).collect(),
+            },
+            ret: leaves.iter().map(|l| l.1.clone()).collect(),
+        };
+        Ok((lam, r))
+    }
+
+    pub fn soac_map(&mut self, f: &SV<'a>, xs: &SV<'a>, span: Span) -> R<SV<'a>> {
+        let w = outer_dim(xs, span)?;
+        let row = row_template(xs, span)?;
+        let arrs = xs
+            .leaves()
+            .iter()
+            .map(|(s, _)| arr_var(s, span))
+            .collect::<R<Vec<_>>>()?;
+        let (lam, shape) = self.make_lambda(f, &[row], span)?;
+        let tys: Vec<Type> = lam.ret.iter().map(|t| t.array_of(w.clone())).collect();
+        let names = self.letn(
+            "map_res",
+            tys.clone(),
+            Exp::Soac(Soac::Map { w, arrs, lam }),
+        );
+        Ok(shape.rebuild(&mut names.into_iter().map(SubExp::Var).zip(tys)))
+    }
+
+    fn operator(
+        &mut self,
+        op: &SV<'a>,
+        ne: &SV<'a>,
+        row: &SV<'a>,
+        commutative: bool,
+        span: Span,
+    ) -> R<Operator> {
+        let (lam, _) = self.make_lambda(op, &[row.clone(), row.clone()], span)?;
+        let neutral: Vec<SubExp> = ne.leaves().into_iter().map(|l| l.0).collect();
+        if neutral.len() != lam.ret.len() {
+            return Err(internal(
+                span,
+                "neutral element does not match the operator",
+            ));
+        }
+        Ok(Operator {
+            lam,
+            neutral,
+            commutative,
+        })
+    }
+
+    pub fn soac_reduce(
+        &mut self,
+        op: &SV<'a>,
+        ne: &SV<'a>,
+        xs: &SV<'a>,
+        commutative: bool,
+        span: Span,
+    ) -> R<SV<'a>> {
+        let w = outer_dim(xs, span)?;
+        let row = row_template(xs, span)?;
+        let arrs = xs
+            .leaves()
+            .iter()
+            .map(|(s, _)| arr_var(s, span))
+            .collect::<R<Vec<_>>>()?;
+        let op = self.operator(op, ne, &row, commutative, span)?;
+        let tys: Vec<Type> = row.leaves().into_iter().map(|l| l.1).collect();
+        let names = self.letn("red", tys.clone(), Exp::Soac(Soac::Reduce { w, arrs, op }));
+        Ok(row.rebuild(&mut names.into_iter().map(SubExp::Var).zip(tys)))
+    }
+
+    pub fn soac_scan(&mut self, op: &SV<'a>, ne: &SV<'a>, xs: &SV<'a>, span: Span) -> R<SV<'a>> {
+        let w = outer_dim(xs, span)?;
+        let row = row_template(xs, span)?;
+        let arrs = xs
+            .leaves()
+            .iter()
+            .map(|(s, _)| arr_var(s, span))
+            .collect::<R<Vec<_>>>()?;
+        let op = self.operator(op, ne, &row, false, span)?;
+        let tys: Vec<Type> = row
+            .leaves()
+            .into_iter()
+            .map(|l| l.1.array_of(w.clone()))
+            .collect();
+        let names = self.letn("scan", tys.clone(), Exp::Soac(Soac::Scan { w, arrs, op }));
+        Ok(xs.rebuild(&mut names.into_iter().map(SubExp::Var).zip(tys)))
+    }
+
+    /// Fresh copies of the leaves of an array value (for consumption).
+    pub fn copy_leaves(&mut self, v: &SV<'a>, span: Span) -> R<SV<'a>> {
+        v.map_leaves(&mut |s, t| match t {
+            Type::Array { .. } => {
+                let var = arr_var(s, span)?;
+                Ok((self.let1("copy", t.clone(), Exp::Copy(var)), t.clone()))
+            }
+            _ => Ok((s.clone(), t.clone())),
+        })
+    }
+
+    /// `Hist` into `dest` (already fresh arrays).
+    fn hist_into(
+        &mut self,
+        dest: SV<'a>,
+        op: &SV<'a>,
+        ne: &SV<'a>,
+        is: &SV<'a>,
+        vs: &SV<'a>,
+        span: Span,
+    ) -> R<SV<'a>> {
+        let w = outer_dim(is, span)?;
+        let inds = match is.leaves().as_slice() {
+            [(s, _)] => arr_var(s, span)?,
+            _ => {
+                return Err(Diagnostic::not_supported(
+                    span,
+                    "multi-dimensional `reduce_by_index`",
+                ))
+            }
+        };
+        let vs = self.coerce_outer(vs.clone(), &w, span)?;
+        let row = row_template(&vs, span)?;
+        let op = self.operator(op, ne, &row, true, span)?;
+        let vals = vs
+            .leaves()
+            .iter()
+            .map(|(s, _)| arr_var(s, span))
+            .collect::<R<Vec<_>>>()?;
+        let dl = dest.leaves();
+        let dests = dl
+            .iter()
+            .map(|(s, _)| arr_var(s, span))
+            .collect::<R<Vec<_>>>()?;
+        let tys: Vec<Type> = dl.into_iter().map(|l| l.1).collect();
+        let names = self.letn(
+            "hist",
+            tys.clone(),
+            Exp::Soac(Soac::Hist {
+                w,
+                dest: dests,
+                op,
+                inds,
+                vals,
+            }),
+        );
+        Ok(dest.rebuild(&mut names.into_iter().map(SubExp::Var).zip(tys)))
+    }
+
+    pub fn soac_reduce_by_index(
+        &mut self,
+        dest: &SV<'a>,
+        op: &SV<'a>,
+        ne: &SV<'a>,
+        is: &SV<'a>,
+        vs: &SV<'a>,
+        span: Span,
+    ) -> R<SV<'a>> {
+        let dest = self.copy_leaves(dest, span)?;
+        self.hist_into(dest, op, ne, is, vs, span)
+    }
+
+    pub fn soac_hist(
+        &mut self,
+        op: &SV<'a>,
+        ne: &SV<'a>,
+        k: &SV<'a>,
+        is: &SV<'a>,
+        vs: &SV<'a>,
+        span: Span,
+    ) -> R<SV<'a>> {
+        let (k, _) = super::expr::scalar(k, span)?;
+        let dest = ne.map_leaves(&mut |s, t| {
+            let at = t.array_of(k.clone());
+            Ok((
+                self.let1(
+                    "bins",
+                    at.clone(),
+                    Exp::Replicate {
+                        shape: vec![k.clone()],
+                        value: s.clone(),
+                    },
+                ),
+                at,
+            ))
+        })?;
+        self.hist_into(dest, op, ne, is, vs, span)
+    }
+
+    pub fn soac_scatter(
+        &mut self,
+        dest: &SV<'a>,
+        is: &SV<'a>,
+        vs: &SV<'a>,
+        dims: usize,
+        span: Span,
+    ) -> R<SV<'a>> {
+        let w = outer_dim(is, span)?;
+        let vs = self.coerce_outer(vs.clone(), &w, span)?;
+        let inds = is
+            .leaves()
+            .iter()
+            .map(|(s, _)| arr_var(s, span))
+            .collect::<R<Vec<_>>>()?;
+        if inds.len() != dims {
+            return Err(internal(span, "scatter index arity"));
+        }
+        let dest = self.copy_leaves(dest, span)?;
+        let dl = dest.leaves();
+        let dests = dl
+            .iter()
+            .map(|(s, _)| arr_var(s, span))
+            .collect::<R<Vec<_>>>()?;
+        let vals = vs
+            .leaves()
+            .iter()
+            .map(|(s, _)| arr_var(s, span))
+            .collect::<R<Vec<_>>>()?;
+        let tys: Vec<Type> = dl.into_iter().map(|l| l.1).collect();
+        let names = self.letn(
+            "scatter",
+            tys.clone(),
+            Exp::Soac(Soac::Scatter {
+                w,
+                dest: dests,
+                inds,
+                vals,
+            }),
+        );
+        Ok(dest.rebuild(&mut names.into_iter().map(SubExp::Var).zip(tys)))
+    }
+}
+
+/// Moves the statements computing result sizes of a lambda out of it, when they are simple scalar
+/// computations of values bound outside (e.g. `n - 1` for `map (\r -> r[1:])`). Fails for sizes
+/// that really depend on the lambda's parameters (irregular arrays).
+fn hoist_sizes(stms: &mut Vec<Stm>, params: &[Param], needed: &[VName], span: Span) -> R<Vec<Stm>> {
+    use crate::ir::BinOp as B;
+    let inner: HashSet<VName> = bound_names(stms)
+        .into_iter()
+        .chain(params.iter().map(|p| p.name.clone()))
+        .collect();
+    let mut todo: Vec<VName> = needed
+        .iter()
+        .filter(|v| inner.contains(*v))
+        .cloned()
+        .collect();
+    let mut hoist: HashSet<VName> = HashSet::new();
+    while let Some(v) = todo.pop() {
+        if hoist.contains(&v) {
+            continue;
+        }
+        let bad = || {
+            Diagnostic::not_supported(span, "a function passed to a SOAC whose result size depends on its argument (irregular arrays)")
+        };
+        let stm = stms
+            .iter()
+            .find(|s| s.pat.elems.iter().any(|p| p.name == v))
+            .ok_or_else(bad)?;
+        let operands: Vec<&SubExp> = match &stm.exp {
+            Exp::SubExp(a) | Exp::UnOp(_, a) | Exp::Conv(_, a) => vec![a],
+            Exp::BinOp(op, a, b) => {
+                if matches!(
+                    op,
+                    B::Div(_) | B::Mod(_) | B::Quot(_) | B::Rem(_) | B::Pow(_)
+                ) {
+                    return Err(bad());
+                }
+                vec![a, b]
+            }
+            Exp::CmpOp(_, a, b) => vec![a, b],
+            _ => return Err(bad()),
+        };
+        hoist.insert(v);
+        for o in operands {
+            if let SubExp::Var(x) = o {
+                if inner.contains(x) {
+                    todo.push(x.clone());
+                }
+            }
+        }
+    }
+    let mut out = vec![];
+    let mut keep = vec![];
+    for s in stms.drain(..) {
+        if s.pat.elems.iter().any(|p| hoist.contains(&p.name)) {
+            out.push(s);
+        } else {
+            keep.push(s);
+        }
+    }
+    *stms = keep;
+    Ok(out)
+}

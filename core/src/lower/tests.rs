@@ -1,0 +1,679 @@
+//! Tests of the lowering: type-checked programs lowered to IR, checked with the IR checker and
+//! run on the reference interpreter.
+
+use super::*;
+
+/// Parses, type-checks and lowers `src` (after the prelude).
+fn lower_src(src: &str) -> (Lowered, SourceMap) {
+    let checked = match crate::check("test.fut", src) {
+        Ok(c) => c,
+        Err(e) => panic!("front end failed:\n{}", e.render()),
+    };
+    let l = lower_program(&checked.ast, &checked.sources);
+    (l, checked.sources)
+}
+
+/// Lowers, requires every entry point to succeed and the IR to pass the checker.
+fn lower_ok(src: &str) -> ir::Program {
+    let (l, sources) = lower_src(src);
+    if let Some((n, d)) = l.entry_errors.first() {
+        panic!("entry {n} failed to lower:\n{}", d.render(&sources));
+    }
+    if let Err(e) = crate::ir::check::check_program(&l.program) {
+        panic!(
+            "IR check failed: {e}\n{}",
+            crate::ir::print::program_to_string(&l.program)
+        );
+    }
+    l.program
+}
+
+/// Runs entry `entry` on `args` (Futhark value syntax); the results as text, one per line.
+fn run(src: &str, entry: &str, args: &str) -> Result<String, String> {
+    let prog = lower_ok(src);
+    let args = crate::values::parse_values(args.as_bytes())
+        .map_err(|e| format!("bad test input: {e:?}"))?;
+    let f = prog.entry(entry).ok_or("no such entry")?;
+    let n: usize = f
+        .entry
+        .as_ref()
+        .map(|e| e.result_counts.iter().sum())
+        .unwrap_or(0);
+    match crate::interp::run_entry(&prog, entry, args) {
+        Ok(vs) => {
+            // Existential sizes come first.
+            let skip = vs.len().saturating_sub(n);
+            Ok(crate::values::write_text_all(&vs[skip..])
+                .trim_end()
+                .to_string())
+        }
+        Err(e) => Err(e.message),
+    }
+}
+
+fn check_run(src: &str, args: &str, expected: &str) {
+    match run(src, "main", args) {
+        Ok(out) => assert_eq!(out, expected, "program:\n{src}"),
+        Err(e) => panic!("runtime error: {e}\nprogram:\n{src}"),
+    }
+}
+
+#[test]
+fn scalar_arithmetic() {
+    check_run(
+        "entry main (x: i32) (y: i32) : i32 = x + y * 2 - x / 2",
+        "7 3",
+        "10i32",
+    );
+    check_run(
+        "entry main (x: f64) : f64 = f64.sqrt x + 1",
+        "16.0",
+        "5.0f64",
+    );
+    check_run("entry main (x: i32) : bool = x > 3 && x != 5", "4", "true");
+    check_run(
+        "entry main (x: i32) : (i32, i32, i32, i32) = (x % 3, x // 3, x %% 3, -x)",
+        "-7",
+        "2i32\n-2i32\n-1i32\n7i32",
+    );
+}
+
+#[test]
+fn map_reduce_scan() {
+    check_run(
+        "entry main (xs: []f64) : f64 = reduce (+) 0 (map (\\x -> x * 2) xs)",
+        "[1.0, 2.0, 3.0]",
+        "12.0f64",
+    );
+    check_run(
+        "entry main (xs: []i32) : []i32 = scan (+) 0 xs",
+        "[1, 2, 3]",
+        "[1i32, 3i32, 6i32]",
+    );
+    check_run(
+        "entry main (xs: []i32) : i32 = i32.sum xs + i32.maximum xs",
+        "[1, 5, 3]",
+        "14i32",
+    );
+}
+
+#[test]
+fn tuples_and_arrays_of_tuples() {
+    check_run(
+        "entry main (xs: []i32) (ys: []f64) : ([]f64, []i32) = unzip (map (\\(x, y) -> (y * 2, x + 1)) (zip xs ys))",
+        "[1, 2] [0.5, 1.5]",
+        "[1.0f64, 3.0f64]\n[2i32, 3i32]",
+    );
+    check_run(
+        "entry main (xs: []i32) (ys: []i32) : []i32 = map2 (+) xs ys",
+        "[1, 2] [10, 20]",
+        "[11i32, 22i32]",
+    );
+    check_run(
+        "entry main (xs: []i32) : (i32, i32) = reduce (\\(a, b) (c, d) -> (a + c, i32.max b d)) (0, i32.lowest) (zip xs xs)",
+        "[3, 9, 4]",
+        "16i32\n9i32",
+    );
+    check_run(
+        "entry main (xs: []i32) : ([]i32, []i32, []i32) = unzip3 (zip3 xs (map (*2) xs) (map (\\x -> x - 1) xs))",
+        "[1, 2]",
+        "[1i32, 2i32]\n[2i32, 4i32]\n[0i32, 1i32]",
+    );
+}
+
+#[test]
+fn higher_order_functions() {
+    let src = "
+def twice 'a (f: a -> a) (x: a) : a = f (f x)
+def compose 'a 'b 'c (g: b -> c) (f: a -> b) : a -> c = \\x -> g (f x)
+entry main (x: i32) : (i32, i32, i32) =
+  let add k y = y + k
+  let h = compose (add 1) (twice (add 10))
+  in (h x, twice (\\y -> y * 3) x, (x |> (+ 2)) - (5 - x |> (2 -)))";
+    check_run(src, "1", "22i32\n9i32\n5i32");
+    check_run(
+        "entry main (xs: [][]i32) : [][]i32 = map (map (\\x -> x * x)) xs",
+        "[[1, 2], [3, 4]]",
+        "[[1i32, 4i32], [9i32, 16i32]]",
+    );
+    check_run(
+        "entry main (xs: []i32) : i32 = foldl (-) 100 xs + foldr (-) 0 xs",
+        "[1, 2, 3]",
+        "96i32",
+    );
+}
+
+#[test]
+fn loops() {
+    check_run(
+        "entry main (n: i32) : i32 = loop acc = 1 for i < n do acc * (i + 1)",
+        "5",
+        "120i32",
+    );
+    check_run("entry main (n: i32) : i32 = loop x = n while x > 1 do if x % 2 == 0 then x / 2 else 3 * x + 1", "27", "1i32");
+    check_run(
+        "entry main (xs: []f64) : f64 = loop s = 0 for x in xs do s + x",
+        "[1.0, 2.5]",
+        "3.5f64",
+    );
+    check_run(
+        "entry main (n: i64) : []i64 = loop xs = replicate n 0 for i < n do xs with [i] = i * i",
+        "3i64",
+        "[0i64, 1i64, 4i64]",
+    );
+    // The array grows: the loop needs a size parameter.
+    check_run(
+        "entry main (n: i32) : []i32 = loop xs = [0] for i < n do xs ++ [i + 1]",
+        "3",
+        "[0i32, 1i32, 2i32, 3i32]",
+    );
+    check_run(
+        "entry main (n: i32) : (i32, []i32) = loop (k, xs) = (0, [1]) while k < n do (k + 1, map (*2) xs ++ xs)",
+        "2",
+        "2i32\n[4i32, 2i32, 2i32, 1i32]",
+    );
+}
+
+#[test]
+fn if_with_different_sizes() {
+    check_run(
+        "entry main (b: bool) (n: i64) : []i64 = if b then iota n else iota (n + 1)",
+        "false 2i64",
+        "[0i64, 1i64, 2i64]",
+    );
+    check_run(
+        "entry main (b: bool) (xs: []i32) : []i32 = if b then xs else xs[1:]",
+        "true [1, 2]",
+        "[1i32, 2i32]",
+    );
+}
+
+#[test]
+fn filter_and_partition() {
+    check_run(
+        "entry main (xs: []i32) : []i32 = filter (\\x -> x % 2 == 0) xs",
+        "[1, 2, 3, 4, 6]",
+        "[2i32, 4i32, 6i32]",
+    );
+    check_run(
+        "entry main (xs: []i32) : []i32 = filter (\\x -> x > 10) xs",
+        "[1, 2]",
+        "empty([0]i32)",
+    );
+    check_run(
+        "entry main (xs: []i32) : ([]i32, []i32) = partition (\\x -> x < 3) xs",
+        "[5, 1, 4, 2, 3]",
+        "[1i32, 2i32]\n[5i32, 4i32, 3i32]",
+    );
+}
+
+#[test]
+fn ranges_and_slices() {
+    check_run(
+        "entry main (n: i32) : []i32 = 0..<n",
+        "3",
+        "[0i32, 1i32, 2i32]",
+    );
+    check_run(
+        "entry main (n: i32) : []i32 = 1...n",
+        "3",
+        "[1i32, 2i32, 3i32]",
+    );
+    check_run(
+        "entry main (n: i32) : []i32 = n..>0",
+        "3",
+        "[3i32, 2i32, 1i32]",
+    );
+    check_run(
+        "entry main (n: i64) : []i64 = 1..3...n",
+        "8i64",
+        "[1i64, 3i64, 5i64, 7i64]",
+    );
+    check_run(
+        "entry main (n: i64) : []i64 = 10..7..>n",
+        "0i64",
+        "[10i64, 7i64, 4i64, 1i64]",
+    );
+    check_run(
+        "entry main (n: i64) : []i64 = 5..4...n",
+        "2i64",
+        "[5i64, 4i64, 3i64, 2i64]",
+    );
+    assert!(run("entry main (n: i32) : []i32 = 5..<n", "main", "3").is_err());
+    check_run(
+        "entry main (xs: []i32) : ([]i32, []i32, []i32, []i32) = (xs[1:3], xs[::-1], xs[::2], xs[3:0:-2])",
+        "[0, 1, 2, 3, 4]",
+        "[1i32, 2i32]\n[4i32, 3i32, 2i32, 1i32, 0i32]\n[0i32, 2i32, 4i32]\n[3i32, 1i32]",
+    );
+    check_run(
+        "entry main (xss: [][]i32) : []i32 = xss[:, 1]",
+        "[[1, 2], [3, 4]]",
+        "[2i32, 4i32]",
+    );
+}
+
+#[test]
+fn array_builtins() {
+    check_run(
+        "entry main (xs: []i32) : []i32 = reverse xs ++ rotate 1 xs",
+        "[1, 2, 3]",
+        "[3i32, 2i32, 1i32, 2i32, 3i32, 1i32]",
+    );
+    check_run(
+        "entry main (xss: [][]i32) : [][]i32 = transpose xss",
+        "[[1, 2, 3], [4, 5, 6]]",
+        "[[1i32, 4i32], [2i32, 5i32], [3i32, 6i32]]",
+    );
+    check_run(
+        "entry main (xss: [][]i32) : [][]i32 = unflatten 3 2 (flatten xss)",
+        "[[1, 2, 3], [4, 5, 6]]",
+        "[[1i32, 2i32], [3i32, 4i32], [5i32, 6i32]]",
+    );
+    check_run(
+        "entry main (x: i32) : [][]i32 = [[x, 2], [3, x]]",
+        "7",
+        "[[7i32, 2i32], [3i32, 7i32]]",
+    );
+    check_run(
+        "entry main (xs: []i32) : (i32, i32, []i32, []i32, []i32, []i32, i64) = (head xs, last xs, tail xs, init xs, take 2 xs, drop 2 xs, length xs)",
+        "[1, 2, 3]",
+        "1i32\n3i32\n[2i32, 3i32]\n[1i32, 2i32]\n[1i32, 2i32]\n[3i32]\n3i64",
+    );
+    check_run(
+        "entry main (n: i64) : [][]i64 = tabulate_2d n 2 (\\i j -> i * 10 + j)",
+        "2i64",
+        "[[0i64, 1i64], [10i64, 11i64]]",
+    );
+    check_run(
+        "entry main (xs: []i32) : []i32 = exscan (+) 0 xs",
+        "[1, 2, 3]",
+        "[0i32, 1i32, 3i32]",
+    );
+}
+
+#[test]
+fn scatter_and_histograms() {
+    check_run(
+        "entry main (xs: []i32) : []i32 = scatter (replicate 4 0) [0, 2, 7] xs",
+        "[5, 6, 7]",
+        "[5i32, 0i32, 6i32, 0i32]",
+    );
+    check_run(
+        "entry main (is: []i64) (vs: []f64) : []f64 = hist (+) 0 3 is vs",
+        "[0i64, 2i64, 0i64, 5i64] [1.0, 2.0, 3.0, 4.0]",
+        "[4.0f64, 0.0f64, 2.0f64]",
+    );
+    check_run(
+        "entry main (is: []i64) (vs: []i32) : []i32 = reduce_by_index (replicate 2 100) i32.min i32.highest is vs",
+        "[1i64, 1i64, 0i64] [5, 3, 200]",
+        "[100i32, 3i32]",
+    );
+    check_run(
+        "entry main (m: [][]i32) : [][]i32 = scatter_2d m [(0, 1), (1, 0)] [8, 9]",
+        "[[1, 2], [3, 4]]",
+        "[[1i32, 8i32], [9i32, 4i32]]",
+    );
+}
+
+#[test]
+fn updates_and_equality() {
+    check_run(
+        "entry main (xs: []i32) : ([]i32, []i32) = let ys = xs with [0] = 9 let zs = copy xs let zs[1] = 7 in (ys, zs)",
+        "[1, 2]",
+        "[9i32, 2i32]\n[1i32, 7i32]",
+    );
+    check_run(
+        "entry main (xs: []i32) (ys: []i32) : (bool, bool, bool) = (xs == ys, (1, xs) != (1, ys), [xs] == [ys[:1]])",
+        "[1, 2] [1, 2]",
+        "true\nfalse\nfalse",
+    );
+}
+
+#[test]
+fn numeric_module_functions() {
+    check_run(
+        "entry main (x: i32) : (i32, i32, i32, u32, f32, f64) = (i32.get_bit 2 x, i32.set_bit 0 x 1, i32.popc x, f32.to_bits 1.0, f32.from_fraction 1 4, f64.(pi - pi + e * 0 + abs (-2)))",
+        "6",
+        "1i32\n7i32\n2i32\n1065353216u32\n0.25f32\n2.0f64",
+    );
+    check_run(
+        "entry main (x: f32) : (bool, bool, i64) = (f32.isnan x, f32.isfinite x, f32.to_i64 x)",
+        "2.5f32",
+        "false\ntrue\n2i64",
+    );
+    check_run(
+        "entry main (x: u8) : (u8, u8, i32) = (u8.highest, x >> 1, u8.num_bits)",
+        "9u8",
+        "255u8\n4u8\n8i32",
+    );
+}
+
+#[test]
+fn runtime_errors_have_locations() {
+    let e = run("entry main (xs: []i32) : i32 =\n  xs[3]", "main", "[1, 2]").unwrap_err();
+    assert!(!e.is_empty());
+    let e = run(
+        "entry main (x: i32) : i32 = assert (x > 0) (x + 1)",
+        "main",
+        "-1",
+    )
+    .unwrap_err();
+    assert!(e.contains("x > 0"), "{e}");
+    // Both sides of `&&` evaluate only when needed.
+    check_run(
+        "entry main (xs: []i32) (i: i64) : bool = i < length xs && xs[i] > 0",
+        "[1] 5i64",
+        "false",
+    );
+}
+
+#[test]
+fn unsupported_entry_fails_alone() {
+    let (l, sources) = lower_src(
+        "entry good (x: f64) : f64 = x * 2
+entry bad (x: f64) : f64 = vjp (\\y -> y * y) x 1",
+    );
+    assert_eq!(l.entry_errors.len(), 1);
+    let (name, d) = &l.entry_errors[0];
+    assert_eq!(name, "bad");
+    assert!(
+        d.render(&sources).contains("not supported: `vjp`"),
+        "{}",
+        d.render(&sources)
+    );
+    assert!(l.program.entry("good").is_some());
+}
+
+#[test]
+fn attributes_and_locations_are_carried() {
+    let p = lower_ok("entry main (xs: []i32) (n: i32) : i32 = #[bound(10)] loop s = 0 for i < n do s + #[unsafe] xs[i]");
+    let f = p.entry("main").unwrap();
+    let lp = f
+        .body
+        .stms
+        .iter()
+        .find(|s| matches!(s.exp, ir::Exp::Loop { .. }))
+        .expect("a loop");
+    assert!(lp.attrs.has("bound"), "{:?}", lp.attrs);
+    assert_eq!(lp.attrs.int_arg("bound"), Some(10));
+    let ir::Exp::Loop { body, .. } = &lp.exp else {
+        unreachable!()
+    };
+    let idx = body
+        .stms
+        .iter()
+        .find(|s| matches!(s.exp, ir::Exp::Index(..)))
+        .expect("an index");
+    assert!(idx.attrs.has("unsafe"));
+    assert!(!idx.attrs.has("bound"));
+    let loc = idx.loc.as_ref().expect("a location");
+    assert_eq!(&*loc.file, "test.fut");
+}
+
+#[test]
+fn entry_signatures() {
+    let p = lower_ok(
+        "entry main [n] (xs: [n]i32) (p: (f64, [n]f64)) : ([n]i32, []i32, f64) = (xs, xs[1:], p.0)",
+    );
+    let f = p.entry("main").unwrap();
+    let e = f.entry.as_ref().unwrap();
+    assert_eq!(e.param_counts, vec![1, 2]);
+    assert_eq!(e.result_counts, vec![1, 1, 1]);
+    assert_eq!(f.size_params.len(), 1);
+    // One existential size (n - 1) comes first.
+    assert_eq!(f.ret.len(), 4);
+    assert_eq!(f.ret[0], ir::ExtType::Prim(PrimType::I64));
+    check_run(
+        "entry main [n] (xs: [n]i32) (p: (f64, [n]f64)) : ([n]i32, []i32, f64) = (xs, xs[1:], p.0)",
+        "[1, 2] 1.5 [0.0, 0.0]",
+        "[1i32, 2i32]\n[2i32]\n1.5f64",
+    );
+}
+
+#[test]
+fn polymorphism_and_constants() {
+    let src = "
+def k = 3i32
+def empty_like 't (_: []t) : []t = []
+def pair 'a (x: a) = (x, x)
+entry main (xs: []f64) : ([]f64, i32, (i32, i32)) = (empty_like xs, k * 2, pair k)";
+    check_run(src, "[1.0]", "empty([0]f64)\n6i32\n3i32\n3i32");
+}
+
+#[test]
+fn more_prelude_and_sugar() {
+    check_run(
+        "entry main (xs: []i32) : (bool, bool, bool, bool, i32, i32, i32) =
+  (all (> 0) xs, any (> 2) xs, and (map (> 0) xs), or [false],
+   iterate 3 (* 2) 1, uncurry (+) (curry (\\(a, b) -> a - b) 5 2, 1), flip (-) 1 10 + const 0 true + id 0)",
+        "[1, 2]",
+        "true\nfalse\ntrue\nfalse\n8i32\n4i32\n9i32",
+    );
+    check_run(
+        "entry main (xss: [][][]i32) : ([]i32, [][][]i32, []i64) = (flatten_3d xss, unflatten_3d 1 2 2 (flatten_3d xss), indices xss)",
+        "[[[1, 2], [3, 4]]]",
+        "[1i32, 2i32, 3i32, 4i32]\n[[[1i32, 2i32], [3i32, 4i32]]]\n[0i64]",
+    );
+    check_run(
+        "entry main (xs: []f32) : []f32 = spread 3 0 [2, 0] xs",
+        "[1f32, 2f32]",
+        "[2.0f32, 0.0f32, 1.0f32]",
+    );
+    check_run(
+        "entry main (xs: [](i32, f32)) : [](f32, i32) = map (\\p -> (p.1, p.0)) xs",
+        "[1, 2] [0.5f32, 1.5f32]",
+        "[0.5f32, 1.5f32]\n[1i32, 2i32]",
+    );
+    check_run(
+        "entry main (xs: []i32) (ys: []i32) : []i32 = map (.0) (zip xs ys)",
+        "[1, 2] [3, 4]",
+        "[1i32, 2i32]",
+    );
+}
+
+#[test]
+fn nested_arrays_in_soacs() {
+    // Vectorised reduce with an array neutral element and rows computed inside a lambda whose
+    // result size is computed from outer sizes (hoisted out of the lambda).
+    check_run(
+        "entry main [n][m] (xss: [n][m]i32) : ([]i32, [][]i32) = (reduce (map2 (+)) (replicate m 0) xss, map (\\r -> r[1:]) xss)",
+        "[[1, 2, 3], [4, 5, 6]]",
+        "[5i32, 7i32, 9i32]\n[[2i32, 3i32], [5i32, 6i32]]",
+    );
+    check_run(
+        "entry main (xs: []i32) : [][]i32 = map (\\x -> map (\\y -> x * y) xs) xs",
+        "[1, 2]",
+        "[[1i32, 2i32], [2i32, 4i32]]",
+    );
+    check_run(
+        "entry main (xs: []i32) : []i32 = let (a, b) = (copy xs, scan (+) 0 xs) in map2 (\\x y -> if x > 1 then x else y) a b",
+        "[1, 2, 3]",
+        "[1i32, 2i32, 3i32]",
+    );
+}
+
+#[test]
+fn local_open_and_shadowing() {
+    check_run(
+        "entry main (x: f64) : f64 = f64.(let pi = 1 in pi + sqrt x)",
+        "4.0",
+        "3.0f64",
+    );
+    check_run(
+        "entry main (e: f32) : f32 = e + f32.(e * 0)",
+        "1f32",
+        "1.0f32",
+    );
+    check_run(
+        "def f (x: i32) = x + 1
+def g (x: i32) = f x * 2
+def f (x: i32) = x + 100
+entry main (x: i32) : (i32, i32) = (g x, f x)",
+        "1",
+        "4i32\n101i32",
+    );
+}
+
+#[test]
+fn irregular_maps_are_not_supported() {
+    let (l, sources) = lower_src("entry main (ns: []i64) : [][]i64 = map (\\n -> iota n) ns");
+    assert_eq!(l.entry_errors.len(), 1);
+    let msg = l.entry_errors[0].1.render(&sources);
+    assert!(msg.contains("not supported"), "{msg}");
+}
+
+/// Counts the `Copy` statements anywhere in a body.
+fn count_copies(b: &ir::Body) -> usize {
+    b.stms
+        .iter()
+        .map(|s| {
+            let nested = match &s.exp {
+                ir::Exp::Loop { body, .. } => count_copies(body),
+                ir::Exp::If { then_b, else_b, .. } => count_copies(then_b) + count_copies(else_b),
+                ir::Exp::Soac(ir::Soac::Map { lam, .. }) => count_copies(&lam.body),
+                _ => 0,
+            };
+            nested + usize::from(matches!(s.exp, ir::Exp::Copy(_)))
+        })
+        .sum()
+}
+
+#[test]
+fn copies_before_in_place_updates() {
+    // The accumulator is fresh and owned by the loop: no copy per iteration.
+    let p = lower_ok(
+        "entry main (n: i64) : []i64 = loop xs = replicate n 0 for i < n do xs with [i] = i",
+    );
+    assert_eq!(count_copies(&p.entry("main").unwrap().body), 0);
+    // The parameter is still used afterwards: it must be copied.
+    let src = "entry main (xs: []i32) : ([]i32, []i32) = (xs with [0] = 5, xs)";
+    let p = lower_ok(src);
+    assert_eq!(count_copies(&p.entry("main").unwrap().body), 1);
+    check_run(src, "[1, 2]", "[5i32, 2i32]\n[1i32, 2i32]");
+    // A loop whose initial value is used after the loop keeps its copies.
+    let src = "entry main (n: i64) : ([]i64, []i64) = let ys = iota n let zs = loop xs = ys for i < n do xs with [i] = 0 in (ys, zs)";
+    let p = lower_ok(src);
+    assert!(count_copies(&p.entry("main").unwrap().body) >= 1);
+    check_run(src, "2i64", "[0i64, 1i64]\n[0i64, 0i64]");
+}
+
+#[test]
+fn multi_dimensional_histograms_and_sized() {
+    check_run(
+        "entry main (m: [][]i32) : [][]i32 = reduce_by_index_2d m (+) 0 [(0, 1), (1, 0), (0, 1), (2, 0)] [1, 2, 3, 4]",
+        "[[0, 0], [0, 0]]",
+        "[[0i32, 4i32], [2i32, 0i32]]",
+    );
+    check_run(
+        "entry main (m: [][][]i32) : [][][]i32 = reduce_by_index_3d m (+) 0 [(0, 1, 1), (0, 0, 0)] [5, 6]",
+        "[[[0, 0], [0, 0]]]",
+        "[[[6i32, 0i32], [0i32, 5i32]]]",
+    );
+    check_run(
+        "entry main (xs: []i32) : []i32 = sized 2 xs",
+        "[1, 2]",
+        "[1i32, 2i32]",
+    );
+    assert!(run(
+        "entry main (xs: []i32) : []i32 = sized 3 xs",
+        "main",
+        "[1, 2]"
+    )
+    .is_err());
+}
+
+/// Lowers Futhark's AD test programs and reports what fails for reasons other than AD.
+#[test]
+#[ignore]
+fn survey_futhark_ad_tests() {
+    let dir = "/work/futhark-ref/tests/ad";
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    let (mut fe, mut ok, mut errs) = (0, 0, 0);
+    for p in entries {
+        if p.extension().and_then(|e| e.to_str()) != Some("fut") {
+            continue;
+        }
+        let src = std::fs::read_to_string(&p).unwrap();
+        let checked = match crate::check("t.fut", &src) {
+            Ok(c) => c,
+            Err(e) => {
+                fe += 1;
+                println!(
+                    "FRONTEND {}: {}",
+                    p.display(),
+                    e.render().lines().next().unwrap_or("")
+                );
+                continue;
+            }
+        };
+        let l = lower_program(&checked.ast, &checked.sources);
+        for (n, d) in &l.entry_errors {
+            if !d.message.contains("automatic differentiation") {
+                errs += 1;
+                println!("LOWER {} {n}: {}", p.display(), d.message);
+            }
+        }
+        if let Err(e) = crate::ir::check::check_program(&l.program) {
+            println!("CHECK {}: {e}", p.display());
+        }
+        ok += l.program.funs.len();
+    }
+    println!("frontend failures {fe}, lowered entries {ok}, lowering errors {errs}");
+}
+
+/// The interpreter, dropping the existential sizes that lead an entry's results.
+struct StripBackend;
+
+impl crate::testing::Backend for StripBackend {
+    fn name(&self) -> &str {
+        "interp"
+    }
+    fn run(
+        &self,
+        c: &crate::Compiled,
+        entry: &str,
+        args: Vec<crate::value::Value>,
+    ) -> Result<Vec<crate::value::Value>, String> {
+        let vs = c
+            .run_interp(entry, args)
+            .map_err(|e| format!("{} {:?}", e.message, e.loc))?;
+        let n: usize =
+            c.ir.entry(entry)
+                .and_then(|f| f.entry.as_ref())
+                .map(|e| e.result_counts.iter().sum())
+                .unwrap_or(vs.len());
+        Ok(vs[vs.len().saturating_sub(n)..].to_vec())
+    }
+}
+
+/// Runs the repository's test programs (`tests/programs`, `examples`) on the interpreter.
+#[test]
+#[ignore]
+fn survey_test_programs() {
+    let mut out = Vec::new();
+    // The repository's programs; `VKAD_PROGRAMS` may name another checkout's root.
+    let root = std::env::var("VKAD_PROGRAMS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".."));
+    let paths = vec![root.join("tests/programs"), root.join("examples")];
+    let _ = crate::testing::runner::run_paths(&paths, &StripBackend, &mut out);
+    println!("{}", String::from_utf8_lossy(&out));
+}
+
+#[test]
+fn conversions_follow_futhark() {
+    check_run(
+        "entry main (c: i8) (e: i32) (d: u8) : (u32, u64, i32, i8, f32) = (u32.i8 c, u64.i32 e, i32.u8 d, i8.i32 300, f32.i64 (-2))",
+        "-1i8 -1 255u8",
+        "255u32\n4294967295u64\n255i32\n44i8\n-2.0f32",
+    );
+}
+
+#[test]
+fn main_is_an_entry_point() {
+    check_run("def main (x: i32) : i32 = x + 1", "41", "42i32");
+}

@@ -1,0 +1,128 @@
+//! Between semantic (source) types and IR types.
+
+use super::env::{Env, SV};
+use super::{internal, R};
+use crate::diag::{Diagnostic, Span};
+use crate::ir::{SubExp, Type};
+use crate::prim::PrimValue;
+use crate::syntax::types::{Size, Type as SType};
+
+/// A value template of a semantic type: an [`SV`] whose leaves have the IR types (with dimensions
+/// given by `dim`) and placeholder operands. Type variables are resolved through `env`.
+pub(crate) fn stype_to_sv<'a>(
+    env: &Env<'a>,
+    ty: &SType,
+    dim: &mut dyn FnMut(&Size) -> R<SubExp>,
+) -> R<SV<'a>> {
+    Ok(match ty {
+        SType::Prim(p) => SV::Val(SubExp::Const(PrimValue::zero(*p)), Type::Prim(*p)),
+        SType::Array { elem, shape, .. } => {
+            let dims: Vec<SubExp> = shape.iter().map(&mut *dim).collect::<R<_>>()?;
+            let inner = stype_to_sv(env, elem, dim)?;
+            inner.map_leaves(&mut |s, t| -> R<(SubExp, Type)> {
+                let mut t = t.clone();
+                for d in dims.iter().rev() {
+                    t = t.array_of(d.clone());
+                }
+                Ok((s.clone(), t))
+            })?
+        }
+        SType::Tuple(ts) => SV::Tuple(
+            ts.iter()
+                .map(|t| stype_to_sv(env, t, dim))
+                .collect::<R<_>>()?,
+        ),
+        SType::Var(v) => match env.lookup_tyvar(&v.0) {
+            Some(t) => stype_to_sv(env, &t, dim)?,
+            None => {
+                return Err(Diagnostic::not_supported(
+                    Span::default(),
+                    format!(
+                        "a value of unknown type `{}` here (type variable not instantiated)",
+                        v.0
+                    ),
+                ))
+            }
+        },
+        SType::Fun(..) => {
+            return Err(Diagnostic::not_supported(
+                Span::default(),
+                "a function type here",
+            ))
+        }
+    })
+}
+
+/// The dimension function for types inside expressions: constants, sizes in scope, and zero
+/// for unknown sizes (used only for empty arrays).
+pub(crate) fn scope_dim<'e, 'a>(
+    env: &'e Env<'a>,
+    span: Span,
+) -> impl FnMut(&Size) -> R<SubExp> + 'e {
+    move |s: &Size| match s {
+        Size::Const(k) => Ok(SubExp::i64(*k)),
+        Size::Named(n) => match env.lookup_var(n) {
+            Some(SV::Val(s, _)) => Ok(s),
+            _ => Err(Diagnostic::not_supported(
+                span,
+                format!("the size `{n}` is not known here"),
+            )),
+        },
+        Size::Unknown => Ok(SubExp::i64(0)),
+    }
+}
+
+/// The semantic type of a value, dropping `strip` outer dimensions of every leaf (sizes are left
+/// unknown). Used to instantiate type variables.
+pub(crate) fn sv_to_stype(sv: &SV<'_>, strip: usize) -> SType {
+    match sv {
+        SV::Val(_, t) => match t {
+            Type::Prim(p) => SType::Prim(*p),
+            Type::Array { elem, shape } => {
+                let n = shape.len().saturating_sub(strip);
+                if n == 0 {
+                    SType::Prim(*elem)
+                } else {
+                    SType::Array {
+                        elem: Box::new(SType::Prim(*elem)),
+                        shape: vec![Size::Unknown; n],
+                        unique: false,
+                    }
+                }
+            }
+            Type::Acc { .. } => SType::unit(),
+        },
+        SV::Tuple(vs) => SType::Tuple(vs.iter().map(|v| sv_to_stype(v, strip)).collect()),
+        SV::Fun(_) => SType::unit(),
+    }
+}
+
+/// The outer size of an array value (the first leaf's outer dimension).
+pub(crate) fn outer_dim(sv: &SV<'_>, span: Span) -> R<SubExp> {
+    match sv.leaves().first() {
+        Some((_, Type::Array { shape, .. })) => Ok(shape[0].clone()),
+        Some(_) => Err(internal(span, "expected an array")),
+        None => Err(Diagnostic::not_supported(
+            span,
+            "arrays of empty tuples or of functions",
+        )),
+    }
+}
+
+/// The row template of an array value: every leaf with its outer dimension dropped.
+pub(crate) fn row_template<'a>(sv: &SV<'a>, span: Span) -> R<SV<'a>> {
+    if sv.contains_fun() {
+        return Err(Diagnostic::not_supported(span, "arrays of functions"));
+    }
+    sv.map_leaves(&mut |s, t| match t {
+        Type::Array { .. } => Ok((s.clone(), t.row())),
+        _ => Err(internal(span, "expected an array")),
+    })
+}
+
+/// The variable of an array leaf.
+pub(crate) fn arr_var(s: &SubExp, span: Span) -> R<crate::ir::VName> {
+    s.as_var()
+        .cloned()
+        .ok_or_else(|| internal(span, "array operand is a constant"))
+}
