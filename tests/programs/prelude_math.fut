@@ -61,7 +61,7 @@ entry bits (x: f32) (y: f64) : (u32, u64, f32, u16, f64) =
 -- ==
 -- entry: fused
 -- input { 2.0 3.0 4.0 }
--- output { 10.0 10.0 2.5 3.0 10.0 -2.0 0.25 }
+-- output { 10.0 10.0 2.5 3.0 15.0 -2.0 0.25 }
 entry fused (a: f64) (b: f64) (c: f64) : (f64, f64, f64, f64, f64, f64, f64) =
   (f64.fma a b c, f64.mad a b c, f64.lerp 0 10 0.25, f64.lerp a c 0.5, f64.lerp 0 10 1.5,
    f64.copysign a (-b), f64.from_fraction 1 4)

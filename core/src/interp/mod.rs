@@ -184,6 +184,7 @@ pub fn run_entry(
     let results = interp.apply(&f.name, all, &None)?;
     results
         .into_iter()
+        .skip(f.num_ext_results())
         .map(|v| match v {
             Val::Prim(p) => Ok(Value::Scalar(p)),
             Val::Arr(a) => {

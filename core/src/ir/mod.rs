@@ -555,6 +555,18 @@ pub struct FunDef {
     pub attrs: Attrs,
 }
 
+impl FunDef {
+    /// For an entry point: how many leading results are existential sizes (returned before the
+    /// values, see the module doc) rather than values the user asked for. They are not part of
+    /// the entry point's user-visible results.
+    pub fn num_ext_results(&self) -> usize {
+        match &self.entry {
+            Some(e) => self.ret.len().saturating_sub(e.result_counts.iter().sum()),
+            None => 0,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Program {
     pub funs: Vec<FunDef>,
