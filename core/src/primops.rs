@@ -30,6 +30,8 @@
 //!   (values beyond ±2^127 saturate first). So `u8.f64 (-1.5) == 255` and `i8.f64 200 == -56`.
 //! - `Round` rounds half to even; `Signum` gives -1/0/1 (0/1 for unsigned; NaN stays NaN, and
 //!   `-0.0` gives `0.0`); `Abs` of the most negative integer is itself.
+//! - `Lerp v0 v1 t` is `v0 + (v1 - v0) * t` with `t` clamped to `[0, 1]` (as Futhark's reference
+//!   interpreter; Futhark leaves `t` outside `[0, 1]` unspecified).
 //! - `Clz`/`Popc`/`Ctz` count bits at the operand's width and return `i32`; `MulHi` is the upper
 //!   half of the double-width product, signed for signed types.
 //! - `ToBits` gives the unsigned integer of the float's width; `FromBits` accepts an integer
@@ -567,8 +569,8 @@ pub fn eval_math(f: MathFn, args: &[PrimValue]) -> Result<PrimValue, String> {
             x,
             args[1],
             args[2],
-            |a, b, t| a + (b - a) * t,
-            |a, b, t| a + (b - a) * t,
+            |a, b, t| a + (b - a) * t.min(1.0).max(0.0),
+            |a, b, t| a + (b - a) * t.min(1.0).max(0.0),
         ),
         IsNan(_) => x.as_f64().map(|v| PrimValue::Bool(v.is_nan())),
         IsInf(_) => x.as_f64().map(|v| PrimValue::Bool(v.is_infinite())),
@@ -972,6 +974,9 @@ mod tests {
             m(MathFn::Lerp(d), &[P::F64(1.0), P::F64(3.0), P::F64(0.25)]),
             P::F64(1.5)
         );
+        let lerp = |t: f64| m(MathFn::Lerp(d), &[P::F64(0.0), P::F64(10.0), P::F64(t)]);
+        assert_eq!(lerp(1.5), P::F64(10.0));
+        assert_eq!(lerp(-1.0), P::F64(0.0));
         assert_eq!(
             m(MathFn::CopySign(d), &[P::F64(2.0), P::F64(-0.0)]),
             P::F64(-2.0)

@@ -68,7 +68,9 @@ fn param_type_name(t: &Type) -> String {
 }
 
 /// Runs entry point `entry` of `prog` on `args` (one value per IR parameter, tuples flattened)
-/// and returns its results.
+/// and returns its results (one per IR result, tuples flattened). Existential sizes that the
+/// entry's IR returns as extra results (referred to by [`ir::ExtDim::Ext`] in its return types)
+/// are left out when [`ir::EntryPoint::result_counts`] counts only the other results.
 pub fn run_entry(
     prog: &ir::Program,
     entry: &str,
@@ -182,8 +184,33 @@ pub fn run_entry(
     all.extend(vals);
     let mut interp = Interp::new(prog);
     let results = interp.apply(&f.name, all, &None)?;
+    // Existential sizes (`ExtDim::Ext(i)`) are returned as extra `i64` results; users of an entry
+    // point see only the source-level results, so drop them when the counts say so.
+    let mut ext: Vec<usize> = f
+        .ret
+        .iter()
+        .flat_map(|t| match t {
+            ir::ExtType::Array { shape, .. } => shape
+                .iter()
+                .filter_map(|d| match d {
+                    ir::ExtDim::Ext(i) => Some(*i),
+                    ir::ExtDim::Free(_) => None,
+                })
+                .collect::<Vec<_>>(),
+            _ => vec![],
+        })
+        .collect();
+    ext.sort_unstable();
+    ext.dedup();
+    let expected: Option<usize> = f.entry.as_ref().map(|e| e.result_counts.iter().sum());
+    let drop_sizes = !ext.is_empty()
+        && results.len() == f.ret.len()
+        && expected == Some(f.ret.len() - ext.len());
     results
         .into_iter()
+        .enumerate()
+        .filter(|(k, _)| !(drop_sizes && ext.binary_search(k).is_ok()))
+        .map(|(_, v)| v)
         .map(|v| match v {
             Val::Prim(p) => Ok(Value::Scalar(p)),
             Val::Arr(a) => {
