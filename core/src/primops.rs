@@ -23,13 +23,17 @@
 //!   Haskell's `mod'`, which is the same; its C backend uses `fmod`, which differs for operands of
 //!   different signs).
 //! - `Min`/`Max` on floats return the non-NaN operand when exactly one is NaN (C `fmin`/`fmax`).
-//! - Conversions: int→int wraps, extending by the signedness of the *source*; bool→int/float gives
+//! - Conversions: int→int wraps; widening sign-extends only when source and target are both
+//!   signed, and zero-extends otherwise (Futhark's prelude: `u64.i32 (-1) == 4294967295`); bool→int/float gives
 //!   0/1; int/float→bool is "nonzero" (so NaN → true); int→float rounds to nearest; float→float
 //!   rounds to nearest. float→int truncates toward zero; NaN and ±infinity give 0 (as Futhark's C
 //!   backend does); finite values out of the target's range wrap modulo 2^width after truncation
 //!   (values beyond ±2^127 saturate first). So `u8.f64 (-1.5) == 255` and `i8.f64 200 == -56`.
 //! - `Round` rounds half to even; `Signum` gives -1/0/1 (0/1 for unsigned; NaN stays NaN, and
 //!   `-0.0` gives `0.0`); `Abs` of the most negative integer is itself.
+//! - `Lerp v0 v1 t` is `v0 + (v1 - v0) * t` with no clamping, as Futhark's C runtime computes it
+//!   (and GPU `mix`); Futhark leaves `t` outside `[0, 1]` unspecified, and its Haskell interpreter
+//!   clamps. We follow the compiled code, which the Vulkan backend must match.
 //! - `Clz`/`Popc`/`Ctz` count bits at the operand's width and return `i32`; `MulHi` is the upper
 //!   half of the double-width product, signed for signed types.
 //! - `ToBits` gives the unsigned integer of the float's width; `FromBits` accepts an integer
@@ -412,7 +416,13 @@ pub fn eval_conv(op: ConvOp, x: PrimValue) -> Result<PrimValue, String> {
             _ => x.as_i128().ok_or_else(|| mismatch(op, &[x]))? != 0,
         }),
         (_, PrimType::Int(t)) => match x.as_i128() {
-            Some(v) => PrimValue::int(t, v),
+            Some(v) => match op.from {
+                // Futhark zero-extends a signed source into an unsigned target.
+                PrimType::Int(from) if from.signed() && !t.signed() => {
+                    PrimValue::int(t, v & ((1i128 << from.bits()) - 1))
+                }
+                _ => PrimValue::int(t, v),
+            },
             None => {
                 let f = x.as_f64().ok_or_else(|| mismatch(op, &[x]))?;
                 float_to_int(f, t)
@@ -904,7 +914,9 @@ mod tests {
         );
         assert_eq!(c(pi(I8), pi(I32), P::I8(-1)), P::I32(-1));
         assert_eq!(c(pi(U8), pi(I32), P::U8(255)), P::I32(255));
-        assert_eq!(c(pi(I8), pi(U32), P::I8(-1)), P::U32(u32::MAX));
+        assert_eq!(c(pi(I8), pi(U32), P::I8(-1)), P::U32(255));
+        assert_eq!(c(pi(I32), pi(U64), P::I32(-1)), P::U64(4_294_967_295));
+        assert_eq!(c(pi(I8), pi(I64), P::I8(-1)), P::I64(-1));
         assert_eq!(c(pi(I32), pi(I8), P::I32(300)), P::I8(44));
         assert_eq!(c(pi(I64), pi(U8), P::I64(-1)), P::U8(255));
         assert_eq!(c(PrimType::Bool, pi(I32), P::Bool(true)), P::I32(1));
@@ -972,6 +984,9 @@ mod tests {
             m(MathFn::Lerp(d), &[P::F64(1.0), P::F64(3.0), P::F64(0.25)]),
             P::F64(1.5)
         );
+        let lerp = |t: f64| m(MathFn::Lerp(d), &[P::F64(0.0), P::F64(10.0), P::F64(t)]);
+        assert_eq!(lerp(1.5), P::F64(15.0));
+        assert_eq!(lerp(-1.0), P::F64(-10.0));
         assert_eq!(
             m(MathFn::CopySign(d), &[P::F64(2.0), P::F64(-0.0)]),
             P::F64(-2.0)

@@ -720,12 +720,15 @@ impl<'p> Interp<'p> {
                     let sd = self.prim(stride, loc)?.as_i128().unwrap_or(0);
                     shown.push((st, Some((ln, sd))));
                     let last = st + (ln - 1) * sd;
-                    let valid = ln == 0 && (0..=n).contains(&st)
+                    let valid = ln == 0
                         || ln > 0 && sd != 0 && (0..n).contains(&st) && (0..n).contains(&last);
                     if !valid {
                         ok = false;
                     } else {
-                        base += st as isize * s;
+                        // An empty slice may start anywhere; it reads nothing.
+                        if ln > 0 {
+                            base += st as isize * s;
+                        }
                         dims.push((ln as usize, sd as isize * s));
                     }
                 }
@@ -754,6 +757,10 @@ impl<'p> Interp<'p> {
             };
         }
         let shape: Vec<usize> = dims.iter().map(|d| d.0).collect();
+        if shape.contains(&0) {
+            let empty = Buffer::with_capacity(a.elem_type(), 0);
+            return Ok(Val::Arr(Arr::from_buffer(empty, shape)));
+        }
         // A contiguous row-major view needs no copy.
         if natural_dims(&shape)
             .iter()

@@ -68,7 +68,9 @@ fn param_type_name(t: &Type) -> String {
 }
 
 /// Runs entry point `entry` of `prog` on `args` (one value per IR parameter, tuples flattened)
-/// and returns its results.
+/// and returns its results (one per IR result, tuples flattened). Existential sizes that the
+/// entry's IR returns as extra results (referred to by [`ir::ExtDim::Ext`] in its return types)
+/// are left out when [`ir::EntryPoint::result_counts`] counts only the other results.
 pub fn run_entry(
     prog: &ir::Program,
     entry: &str,
@@ -184,6 +186,7 @@ pub fn run_entry(
     let results = interp.apply(&f.name, all, &None)?;
     results
         .into_iter()
+        // Existential result sizes come first and are not user-visible results.
         .skip(f.num_ext_results())
         .map(|v| match v {
             Val::Prim(p) => Ok(Value::Scalar(p)),

@@ -556,7 +556,7 @@ impl<'p> Interp<'p> {
             let hi = (lo + CHUNK).min(w);
             let cols = ins
                 .iter()
-                .map(|a| a.data.slice(a.off + lo, a.off + hi))
+                .map(|a| super::val::slice(&a.data, a.off + lo, a.off + hi))
                 .collect();
             if prog.run_columns(cols, hi - lo, &mut bufs) {
                 lo = hi;
@@ -776,7 +776,7 @@ impl<'p> Interp<'p> {
                         } else {
                             let n = row.iter().product::<usize>();
                             Val::Arr(Arr::from_buffer(
-                                a.data.slice(a.off + rel, a.off + rel + n),
+                                super::val::slice(&a.data, a.off + rel, a.off + rel + n),
                                 row.clone(),
                             ))
                         }

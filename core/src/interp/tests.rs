@@ -2131,3 +2131,65 @@ fn column_wise_map_over_several_chunks() {
         "t.fut:50:5: division by zero"
     );
 }
+
+/// An entry returning an array of existential size: the IR returns the size first; the caller
+/// sees only the array. Also reversing an empty array (`xs[-1:len 0:-1]`) is an empty slice.
+#[test]
+fn existential_results_and_empty_reversed_slice() {
+    let mut b = B::default();
+    let (n, xs, k, io, rv) = (b.v("n"), b.v("xs"), b.v("k"), b.v("io"), b.v("rv"));
+    let mut f = entry(
+        "main",
+        vec![n.clone()],
+        vec![param(&xs, arr(I64, vec![var(&n)])), param(&k, prim(I64))],
+        body(
+            vec![
+                stm(
+                    &[(&io, arr(I64, vec![var(&k)]))],
+                    Exp::Iota {
+                        n: var(&k),
+                        start: c64(0),
+                        stride: c64(1),
+                        it: IntType::I64,
+                    },
+                ),
+                stm_at(
+                    &[(&rv, arr(I64, vec![var(&n)]))],
+                    Exp::Index(
+                        xs.clone(),
+                        vec![DimIndex::Slice {
+                            start: c64(-1),
+                            len: var(&n),
+                            stride: c64(-1),
+                        }],
+                    ),
+                    60,
+                ),
+            ],
+            vec![var(&k), var(&io), var(&rv)],
+        ),
+        2,
+    );
+    f.ret = vec![
+        ExtType::Prim(I64),
+        ExtType::Array {
+            elem: I64,
+            shape: vec![ExtDim::Ext(0)],
+        },
+        ExtType::Array {
+            elem: I64,
+            shape: vec![ExtDim::Free(var(&n))],
+        },
+    ];
+    let p = program(b, vec![f]);
+    assert_eq!(
+        run(&p, vec![vi64(&[]), s64(3)]).unwrap(),
+        vec![vi64(&[0, 1, 2]), vi64(&[])]
+    );
+    // On a non-empty array the same slice is out of bounds.
+    let e = run(&p, vec![vi64(&[1]), s64(3)]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "t.fut:60:5: index [-1:-2:-1] out of bounds for array of shape [1]"
+    );
+}

@@ -113,7 +113,7 @@ impl Arr {
         if self.whole() {
             (*self.data).clone()
         } else {
-            self.data.slice(self.off, self.off + self.len())
+            slice(&self.data, self.off, self.off + self.len())
         }
     }
     /// The elements as a buffer, without copying when this is the only reference to all of it.
@@ -121,9 +121,9 @@ impl Arr {
         if self.whole() {
             let len = self.len();
             let off = self.off;
-            Arc::try_unwrap(self.data).unwrap_or_else(|a| a.slice(off, off + len))
+            Arc::try_unwrap(self.data).unwrap_or_else(|a| slice(&a, off, off + len))
         } else {
-            self.data.slice(self.off, self.off + self.len())
+            slice(&self.data, self.off, self.off + self.len())
         }
     }
     /// Mutable access to the buffer for an in-place update at view-relative element offset `rel`:
@@ -131,7 +131,7 @@ impl Arr {
     /// Returns the buffer and the buffer offset of `rel`.
     pub fn make_unique_at(&mut self, rel: isize) -> (&mut Buffer, isize) {
         if Arc::get_mut(&mut self.data).is_none() {
-            self.data = Arc::new(self.data.slice(self.off, self.off + self.len()));
+            self.data = Arc::new(slice(&self.data, self.off, self.off + self.len()));
             self.off = 0;
         }
         let at = self.off as isize + rel;
@@ -169,6 +169,12 @@ impl Val {
             Val::Empty | Val::Consumed => "<no value>".to_string(),
         }
     }
+}
+
+/// Elements `lo..hi` of a buffer as a new buffer (empty if the range is out of bounds, which the
+/// interpreter's invariants rule out; this never panics).
+pub(crate) fn slice(b: &Buffer, lo: usize, hi: usize) -> Buffer {
+    map_buf!(b, v => v.get(lo..hi).map(|s| s.to_vec()).unwrap_or_default())
 }
 
 /// Calls `f` with every offset of a strided view `base + sum(i_k * stride_k)`, `i_k < size_k`,
