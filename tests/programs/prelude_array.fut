@@ -45,14 +45,6 @@ entry ends (xs: []i32) : (i32, i32, []i32, []i32, []i32, []i32) =
 -- input { [1, 2] } output { empty([0]i32) empty([0]i32) [1, 2] }
 entry ends_empty (xs: []i32) : ([]i32, []i32, []i32) = (take 0 xs, drop 2 xs, drop 0 xs)
 
--- split: the sizes come from the argument's type [n+m].
--- ==
--- entry: split_concat
--- input { [1, 2] [3, 4, 5] } output { [2, 3] [4, 5, 6] }
-entry split_concat [n][m] (xs: [n]i32) (ys: [m]i32) : ([n]i32, [m]i32) =
-  let (a, b) = split (xs ++ ys)
-  in (map (+ 1) a, map (+ 1) b)
-
 -- ==
 -- entry: copies
 -- input { [1, 2, 3] } output { [1, 2, 3] [1, 2, 3] [1, 2, 3] [1, 2, 3] }
