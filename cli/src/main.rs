@@ -109,7 +109,7 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
             binary_output,
         } => {
             let compiled = compile(&file)?;
-            if !compiled.entry_names().iter().any(|e| *e == entry) {
+            if !compiled.entry_names().contains(&entry) {
                 let names = compiled.entry_names().join(", ");
                 return Err(Failure(format!(
                     "error: {} has no entry point `{entry}` (entry points: {})",
