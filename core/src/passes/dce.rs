@@ -111,7 +111,9 @@ impl Dce<'_> {
             return;
         }
         match &mut s.exp {
-            Exp::Soac(Soac::Map { lam, .. }) if lam.ret.len() == n => {
+            Exp::Soac(Soac::Map { lam, .. })
+                if lam.ret.len() == n && lam.body.result.len() == n =>
+            {
                 for k in (0..n).rev() {
                     if dead[k] {
                         let r = lam.body.result.remove(k);
@@ -142,7 +144,7 @@ impl Dce<'_> {
                 else_b,
                 ret,
                 ..
-            } if ret.len() == n => {
+            } if ret.len() == n && then_b.result.len() == n && else_b.result.len() == n => {
                 let referenced: HashSet<usize> = ret
                     .iter()
                     .flat_map(|t| match t {
@@ -187,7 +189,7 @@ impl Dce<'_> {
                     if let TypeBase::Array { shape, .. } = t {
                         for d in shape.iter_mut() {
                             if let ExtDim::Ext(i) = d {
-                                *i = new_idx[*i];
+                                *i = new_idx.get(*i).copied().unwrap_or(*i);
                             }
                         }
                     }
