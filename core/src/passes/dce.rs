@@ -7,8 +7,10 @@
 //! - Removes unused results of `map` (with the lambda results computing them, and then lambda
 //!   params and input arrays the lambda no longer uses) and of `if` (from both branches; a result
 //!   that other results' types refer to as an existential size is kept).
-//! - Does not remove unused loop parameters, unused results of reductions/scans/hist/scatter/
-//!   with_acc, or unused functions (see [`inline`](super::inline) for those).
+//! - Removes loop parameters whose results are unused and whose values do not contribute to the
+//!   results that are used (nor to the `while` condition, nor to the types of kept parameters).
+//! - Does not remove unused results of reductions/scans/hist/scatter/with_acc, or unused functions
+//!   (see [`inline`](super::inline) for those).
 
 use super::traverse::{
     effectful_funs, has_effect, walk_body, walk_stm, walk_type, UseCounter, Visitor,
@@ -96,7 +98,7 @@ impl Dce<'_> {
             .all(|pe| self.count(&pe.name) <= own.uses.get(&pe.name).copied().unwrap_or(0))
     }
 
-    /// Removes unused results of `map` and `if`.
+    /// Removes unused results of `map`, `if` and loops.
     fn drop_results(&mut self, s: &mut Stm) {
         let n = s.pat.elems.len();
         let dead: Vec<bool> = s
@@ -109,7 +111,9 @@ impl Dce<'_> {
             return;
         }
         match &mut s.exp {
-            Exp::Soac(Soac::Map { lam, .. }) if lam.ret.len() == n => {
+            Exp::Soac(Soac::Map { lam, .. })
+                if lam.ret.len() == n && lam.body.result.len() == n =>
+            {
                 for k in (0..n).rev() {
                     if dead[k] {
                         let r = lam.body.result.remove(k);
@@ -121,12 +125,26 @@ impl Dce<'_> {
                     }
                 }
             }
+            Exp::Loop { params, form, body } if params.len() == n && body.result.len() == n => {
+                let keep = live_loop_params(&dead, params, form, body);
+                for k in (0..n).rev() {
+                    if !keep[k] {
+                        let (mut prm, init) = params.remove(k);
+                        self.uncount_subexp(&init);
+                        walk_type(&mut Uncount(&mut self.uses), &mut prm.ty);
+                        let r = body.result.remove(k);
+                        self.uncount_subexp(&r);
+                        let mut pe = s.pat.elems.remove(k);
+                        walk_type(&mut Uncount(&mut self.uses), &mut pe.ty);
+                    }
+                }
+            }
             Exp::If {
                 then_b,
                 else_b,
                 ret,
                 ..
-            } if ret.len() == n => {
+            } if ret.len() == n && then_b.result.len() == n && else_b.result.len() == n => {
                 let referenced: HashSet<usize> = ret
                     .iter()
                     .flat_map(|t| match t {
@@ -171,7 +189,7 @@ impl Dce<'_> {
                     if let TypeBase::Array { shape, .. } = t {
                         for d in shape.iter_mut() {
                             if let ExtDim::Ext(i) = d {
-                                *i = new_idx[*i];
+                                *i = new_idx.get(*i).copied().unwrap_or(*i);
                             }
                         }
                     }
@@ -195,6 +213,59 @@ impl Dce<'_> {
                     self.uncount_subexp(&SubExp::Var(a));
                 }
             }
+        }
+    }
+}
+
+/// Which loop parameters must stay, given which results are unused (`dead`): the parameters whose
+/// results are used, the `while` condition, and every parameter that the body needs to compute
+/// those (found by backward liveness through the body, to a fixpoint).
+fn live_loop_params(
+    dead: &[bool],
+    params: &[(Param, SubExp)],
+    form: &LoopForm,
+    body: &Body,
+) -> Vec<bool> {
+    let n = params.len();
+    let mut keep: Vec<bool> = dead.iter().map(|d| !d).collect();
+    if let LoopForm::While(c) = form {
+        for (k, (p, _)) in params.iter().enumerate() {
+            if &p.name == c {
+                keep[k] = true;
+            }
+        }
+    }
+    // Statements with an effect are always live: their operands too.
+    let no_eff = HashSet::new();
+    loop {
+        let mut live: HashSet<VName> = HashSet::new();
+        let mut uc = UseCounter::default();
+        for k in 0..n {
+            if keep[k] {
+                uc.subexp(&mut body.result[k].clone());
+                walk_type(&mut uc, &mut params[k].0.ty.clone());
+            }
+        }
+        live.extend(uc.uses.into_keys());
+        for s in body.stms.iter().rev() {
+            let needed = has_effect(&s.exp, &no_eff)
+                || matches!(s.exp, Exp::Apply { .. })
+                || s.pat.elems.iter().any(|pe| live.contains(&pe.name));
+            if needed {
+                let mut uc = UseCounter::default();
+                walk_stm(&mut uc, &mut s.clone());
+                live.extend(uc.uses.into_keys());
+            }
+        }
+        let mut changed = false;
+        for k in 0..n {
+            if !keep[k] && live.contains(&params[k].0.name) {
+                keep[k] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            return keep;
         }
     }
 }
@@ -425,5 +496,86 @@ mod tests {
             }
         );
         assert_eq!(then_b.result.len(), 2);
+    }
+}
+
+#[cfg(test)]
+mod loop_tests {
+    use super::*;
+    use crate::ir::builder::*;
+    use crate::ir::check::check_program;
+    use crate::prim::{IntType, PrimType};
+
+    /// `loop (a, j, k) = (0, 0, 0) for i < 10 do (a + J, j + 1, k * 2)` returning `a`, where `J` is
+    /// `j` when `a_uses_j`, else `1`.
+    fn prog(a_uses_j: bool) -> Program {
+        let mut ns = NameSource::default();
+        let i32t = Type::Prim(PrimType::I32);
+        let f = fun(
+            &mut ns,
+            "main",
+            true,
+            &[],
+            &[],
+            vec![i32t.clone()],
+            |b, _| {
+                let a = b.param("a", i32t.clone());
+                let j = b.param("j", i32t.clone());
+                let k = b.param("k", i32t.clone());
+                let (an, jn, kn) = (a.name.clone(), j.name.clone(), k.name.clone());
+                let body = b.body(|b| {
+                    let inc = if a_uses_j { var(&jn) } else { i32c(1) };
+                    let a2 = b.binop(BinOp::Add(PrimType::I32), var(&an), inc);
+                    let j2 = b.binop(BinOp::Add(PrimType::I32), var(&jn), i32c(1));
+                    let k2 = b.binop(BinOp::Mul(PrimType::I32), var(&kn), i32c(2));
+                    vec![var(&a2), var(&j2), var(&k2)]
+                });
+                let i = b.fresh("i");
+                let r = b.bind_many(
+                    &[
+                        ("ra", i32t.clone()),
+                        ("rj", i32t.clone()),
+                        ("rk", i32t.clone()),
+                    ],
+                    Exp::Loop {
+                        params: vec![(a, i32c(0)), (j, i32c(0)), (k, i32c(0))],
+                        form: LoopForm::For {
+                            i,
+                            it: IntType::I32,
+                            bound: i32c(10),
+                        },
+                        body,
+                    },
+                );
+                vec![var(&r[0])]
+            },
+        );
+        let p = program(ns, vec![f]);
+        check_program(&p).unwrap();
+        p
+    }
+
+    fn nparams(p: &Program) -> usize {
+        match &p.funs[0].body.stms[0].exp {
+            Exp::Loop { params, body, .. } => {
+                assert_eq!(body.stms.len(), params.len());
+                params.len()
+            }
+            e => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn removes_unneeded_loop_params() {
+        let p = dce(prog(false));
+        check_program(&p).unwrap();
+        assert_eq!(nparams(&p), 1);
+    }
+
+    #[test]
+    fn keeps_loop_params_that_used_results_depend_on() {
+        let p = dce(prog(true));
+        check_program(&p).unwrap();
+        assert_eq!(nparams(&p), 2);
     }
 }

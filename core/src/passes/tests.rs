@@ -118,3 +118,93 @@ fn simplify_reaches_a_small_fixpoint() {
     let q = simplify(p.clone());
     assert_eq!(p.funs, q.funs);
 }
+
+/// Malformed IR (wrong arities, existential indices out of range, unknown callees) must not make
+/// any pass panic.
+#[test]
+fn malformed_programs_do_not_panic() {
+    let mut ns = NameSource::default();
+    let i32t = Type::Prim(PrimType::I32);
+    let f = fun(
+        &mut ns,
+        "main",
+        true,
+        &[],
+        &[("c", Type::Prim(PrimType::Bool))],
+        vec![i32t.clone()],
+        |b, ps| {
+            let then_b = b.body(|_| vec![i32c(1)]);
+            let else_b = b.body(|_| vec![i32c(1), i32c(2)]);
+            b.bind_many(
+                &[("a", i32t.clone()), ("d", i32t.clone())],
+                Exp::If {
+                    cond: var(&ps[0]),
+                    then_b,
+                    else_b,
+                    ret: vec![
+                        i32t.to_ext(),
+                        ExtType::Array {
+                            elem: PrimType::I32,
+                            shape: vec![ExtDim::Ext(7)],
+                        },
+                    ],
+                },
+            );
+            let lam = b.lambda(
+                &[("x", i32t.clone())],
+                vec![i32t.clone(), i32t.clone()],
+                |_, lp| vec![var(&lp[0])],
+            );
+            b.bind_many(
+                &[("m", i32t.clone())],
+                Exp::Soac(Soac::Map {
+                    w: i64c(3),
+                    arrs: vec![],
+                    lam,
+                }),
+            );
+            b.bind(
+                "ap",
+                i32t.clone(),
+                Exp::Apply {
+                    fun: "nope".into(),
+                    args: vec![],
+                    ret: vec![],
+                },
+            );
+            b.bind(
+                "ap2",
+                i32t.clone(),
+                Exp::Apply {
+                    fun: "main".into(),
+                    args: vec![],
+                    ret: vec![],
+                },
+            );
+            let body = b.body(|_| vec![]);
+            let p = b.param("p", i32t.clone());
+            let i = b.fresh("i");
+            b.bind_many(
+                &[("l", i32t.clone())],
+                Exp::Loop {
+                    params: vec![(p, i32c(0))],
+                    form: LoopForm::For {
+                        i,
+                        it: IntType::I32,
+                        bound: i32c(1),
+                    },
+                    body,
+                },
+            );
+            vec![i32c(0)]
+        },
+    );
+    let p = program(ns, vec![f]);
+    assert!(check_program(&p).is_err());
+    let _ = simplify(p.clone());
+    let _ = dce::dce(p.clone());
+    let _ = cse::cse(p.clone());
+    let _ = const_fold::const_fold(p.clone());
+    let _ = copy_prop::copy_prop(p.clone());
+    let _ = inline::inline(p);
+}
