@@ -24,10 +24,26 @@ pub const MAX_ROUNDS: usize = 16;
 /// Inlines, then runs copy propagation, constant folding, CSE and DCE until nothing changes (at
 /// most [`MAX_ROUNDS`] rounds).
 pub fn simplify(p: Program) -> Program {
+    simplify_with(p, &mut |_, _| {})
+}
+
+/// [`simplify`], calling `after_each(pass_name, &program)` after every pass (tests use it to run
+/// the IR checker between passes).
+pub fn simplify_with(p: Program, after_each: &mut dyn FnMut(&'static str, &Program)) -> Program {
     let mut p = inline::inline(p);
+    after_each("inline", &p);
+    let round: [(&'static str, fn(Program) -> Program); 4] = [
+        ("copy_prop", copy_prop::copy_prop),
+        ("const_fold", const_fold::const_fold),
+        ("cse", cse::cse),
+        ("dce", dce::dce),
+    ];
     for _ in 0..MAX_ROUNDS {
         let before = p.funs.clone();
-        p = dce::dce(cse::cse(const_fold::const_fold(copy_prop::copy_prop(p))));
+        for (name, pass) in round {
+            p = pass(p);
+            after_each(name, &p);
+        }
         if p.funs == before {
             break;
         }
