@@ -208,6 +208,58 @@ impl<'a> Lowerer<'a> {
     // -----------------------------------------------------------------------------------------
     // Entry points.
 
+    /// Makes the IR parameters of one entry point parameter of type `ty`: sizes named in it
+    /// become size parameters (shared by name), unknown sizes fresh ones.
+    fn entry_param(
+        &mut self,
+        env: &Env<'a>,
+        ty: &crate::syntax::types::Type,
+        span: Span,
+        named: &mut Vec<(String, VName)>,
+        size_params: &mut Vec<VName>,
+        params: &mut Vec<Param>,
+    ) -> R<SV<'a>> {
+        let mut names = std::mem::take(&mut self.names);
+        let mut new_sizes = vec![];
+        let sv = types::stype_to_sv(env, ty, &mut |s: &Size| -> R<SubExp> {
+            Ok(match s {
+                Size::Const(k) => SubExp::i64(*k),
+                Size::Named(n) => {
+                    if let Some((_, v)) = named.iter().find(|(m, _)| m == n) {
+                        SubExp::Var(v.clone())
+                    } else {
+                        let v = names.fresh(n);
+                        named.push((n.clone(), v.clone()));
+                        new_sizes.push(v.clone());
+                        SubExp::Var(v)
+                    }
+                }
+                Size::Unknown => {
+                    let v = names.fresh("d");
+                    new_sizes.push(v.clone());
+                    SubExp::Var(v)
+                }
+            })
+        });
+        self.names = names;
+        let sv = sv.map_err(|d| Diagnostic { span, ..d })?;
+        if sv.contains_fun() {
+            return Err(Diagnostic::not_supported(
+                span,
+                "function-typed entry point parameters",
+            ));
+        }
+        size_params.extend(new_sizes);
+        sv.map_leaves(&mut |_, t| -> R<(SubExp, Type)> {
+            let v = self.names.fresh("p");
+            params.push(Param {
+                name: v.clone(),
+                ty: t.clone(),
+            });
+            Ok((SubExp::Var(v), t.clone()))
+        })
+    }
+
     fn lower_entry(&mut self, idx: usize, dec: &'a ValDec) -> R<FunDef> {
         let mut env = Env::new(idx);
         let mut size_params: Vec<VName> = vec![];
@@ -234,45 +286,8 @@ impl<'a> Lowerer<'a> {
             let ty =
                 p.ty.as_ref()
                     .ok_or_else(|| internal(p.span, "parameter without a type"))?;
-            let mut names = std::mem::take(&mut self.names);
-            let mut new_sizes = vec![];
-            let sv = types::stype_to_sv(&env, ty, &mut |s: &Size| -> R<SubExp> {
-                Ok(match s {
-                    Size::Const(k) => SubExp::i64(*k),
-                    Size::Named(n) => {
-                        if let Some((_, v)) = named.iter().find(|(m, _)| m == n) {
-                            SubExp::Var(v.clone())
-                        } else {
-                            let v = names.fresh(n);
-                            named.push((n.clone(), v.clone()));
-                            new_sizes.push(v.clone());
-                            SubExp::Var(v)
-                        }
-                    }
-                    Size::Unknown => {
-                        let v = names.fresh("d");
-                        new_sizes.push(v.clone());
-                        SubExp::Var(v)
-                    }
-                })
-            });
-            self.names = names;
-            let sv = sv?;
-            if sv.contains_fun() {
-                return Err(Diagnostic::not_supported(
-                    p.span,
-                    "function-typed entry point parameters",
-                ));
-            }
-            size_params.extend(new_sizes);
-            let sv = sv.map_leaves(&mut |_, t| -> R<(SubExp, Type)> {
-                let v = self.names.fresh("p");
-                params.push(Param {
-                    name: v.clone(),
-                    ty: t.clone(),
-                });
-                Ok((SubExp::Var(v), t.clone()))
-            })?;
+            let sv =
+                self.entry_param(&env, ty, p.span, &mut named, &mut size_params, &mut params)?;
             param_counts.push(sv.leaves().len());
             param_svs.push((p, sv));
         }
@@ -302,7 +317,28 @@ impl<'a> Lowerer<'a> {
                 }
             }
         }
-        let result = self.lower_expr(&env, &dec.body)?;
+        let mut result = self.lower_expr(&env, &dec.body)?;
+        // A point-free entry (`entry f = g`): its remaining parameters come from its type.
+        if let SV::Fun(_) = result {
+            let mut ty = dec.body.ty.clone();
+            let mut args = vec![];
+            while let Some(crate::syntax::types::Type::Fun(a, r)) = ty {
+                let sv = self.entry_param(
+                    &env,
+                    &a,
+                    dec.span,
+                    &mut named,
+                    &mut size_params,
+                    &mut params,
+                )?;
+                param_counts.push(sv.leaves().len());
+                args.push(sv);
+                ty = Some(*r);
+            }
+            if !args.is_empty() {
+                result = self.apply(result, args, dec.body.span)?;
+            }
+        }
         if result.contains_fun() {
             return Err(Diagnostic::not_supported(
                 dec.body.span,

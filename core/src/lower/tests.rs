@@ -30,7 +30,13 @@ fn lower_ok(src: &str) -> ir::Program {
 
 /// Runs entry `entry` on `args` (Futhark value syntax); the results as text, one per line.
 fn run(src: &str, entry: &str, args: &str) -> Result<String, String> {
-    let prog = lower_ok(src);
+    let prog = crate::passes::simplify(lower_ok(src));
+    if let Err(e) = crate::ir::check::check_program(&prog) {
+        panic!(
+            "IR check failed after simplification: {e}\n{}",
+            crate::ir::print::program_to_string(&prog)
+        );
+    }
     let args = crate::values::parse_values(args.as_bytes())
         .map_err(|e| format!("bad test input: {e:?}"))?;
     let f = prog.entry(entry).ok_or("no such entry")?;
@@ -676,4 +682,21 @@ fn conversions_follow_futhark() {
 #[test]
 fn main_is_an_entry_point() {
     check_run("def main (x: i32) : i32 = x + 1", "41", "42i32");
+}
+
+#[test]
+fn point_free_entry_points() {
+    let src = "def mult_list (xs: []i32) (k: i32) : i32 = k * reduce (*) 1 xs
+entry main = mult_list";
+    check_run(src, "[2, 3] 2", "12i32");
+    let p = lower_ok(src);
+    assert_eq!(
+        p.entry("main")
+            .unwrap()
+            .entry
+            .as_ref()
+            .unwrap()
+            .param_counts,
+        vec![1, 1]
+    );
 }
