@@ -700,3 +700,19 @@ entry main = mult_list";
         vec![1, 1]
     );
 }
+
+#[test]
+fn vectorised_operators_with_other_sizes() {
+    // The neutral element's size is a different variable than the rows' size.
+    check_run(
+        "entry main (k: i64) (xss: [][]i32) : ([]i32, [][]i32) = (reduce (map2 (+)) (replicate k 0) xss, scan (map2 (+)) (replicate k 0) xss)",
+        "2i64 [[1, 2], [3, 4]]",
+        "[4i32, 6i32]\n[[1i32, 2i32], [4i32, 6i32]]",
+    );
+    assert!(run(
+        "entry main (k: i64) (xss: [][]i32) : []i32 = reduce (map2 (+)) (replicate k 0) xss",
+        "main",
+        "3i64 [[1, 2], [3, 4]]"
+    )
+    .is_err());
+}
