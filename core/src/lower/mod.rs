@@ -15,6 +15,24 @@
 //! An entry point that uses something the lowering cannot handle (automatic differentiation, a
 //! function-valued `if`, ...) fails alone: its diagnostic is collected in
 //! [`Lowered::entry_errors`] and the other entry points are lowered normally.
+//!
+//! Entry points: every `entry` declaration, and the last top-level `def main` of the program.
+//! Point-free entries (`entry f = g`) take their parameters from their type.
+//!
+//! Runtime checks: statements carry the source location of the expression they come from, and
+//! the attributes around it (`#[unsafe]` on everything inside; loop attributes such as
+//! `#[bound(n)]` on the `Loop` statement only). Ranges, slices, size coercions (`:>`, `zip` of
+//! arrays of different sizes, array literals whose rows differ) and `assert` become `Assert`
+//! statements; index bounds are checked by `Index`/`Update` themselves.
+//!
+//! Arrays consumed in place (`with`, `scatter`, `reduce_by_index`) are copied first (the type
+//! checker does not track uniqueness); [`copies`] then removes the copies that are not needed.
+//!
+//! Not supported (each gives `not supported: ...` for the entry point that needs it): `jvp`,
+//! `vjp`, `jvp2`, `vjp2`, `jmp`, `mjp`; `if` or loops producing functions; arrays of functions;
+//! entry points with type parameters, function parameters or function results; functions given
+//! to a SOAC whose result size depends on the element (irregular arrays); recursion; opening
+//! modules other than the numeric ones; record fields.
 
 mod builtins;
 mod copies;
@@ -66,9 +84,17 @@ pub fn lower_program(p: &Program, sources: &SourceMap) -> Lowered {
         Dec::Val(v) => v.span.file,
         Dec::Type(t) => t.span.file,
     });
-    let main = p.decs.iter().rposition(
-        |d| matches!(d, Dec::Val(v) if v.name == "main" && Some(v.span.file) != prelude_file),
-    );
+    let main = p
+        .decs
+        .iter()
+        .rposition(
+            |d| matches!(d, Dec::Val(v) if v.name == "main" && Some(v.span.file) != prelude_file),
+        )
+        .filter(|_| {
+            !p.decs
+                .iter()
+                .any(|d| matches!(d, Dec::Val(v) if v.entry && v.name == "main"))
+        });
     for (i, d) in p.decs.iter().enumerate() {
         if let Dec::Val(v) = d {
             if v.entry || Some(i) == main {
