@@ -556,6 +556,20 @@ fn copies_before_in_place_updates() {
     let p = lower_ok(src);
     assert_eq!(count_copies(&p.entry("main").unwrap().body), 1);
     check_run(src, "[1, 2]", "[5i32, 2i32]\n[1i32, 2i32]");
+    // A loop over a parameter copies it once, before the loop.
+    let src = "entry main (ys: []i64) : []i64 = loop xs = ys for i < length ys do xs with [i] = xs[i] * 2";
+    let p = lower_ok(src);
+    let f = p.entry("main").unwrap();
+    assert_eq!(count_copies(&f.body), 1);
+    assert!(matches!(
+        f.body
+            .stms
+            .iter()
+            .find(|s| matches!(s.exp, ir::Exp::Copy(_)))
+            .map(|s| &s.exp),
+        Some(ir::Exp::Copy(_))
+    ));
+    check_run(src, "[1i64, 2i64]", "[2i64, 4i64]");
     // A loop whose initial value is used after the loop keeps its copies.
     let src = "entry main (n: i64) : ([]i64, []i64) = let ys = iota n let zs = loop xs = ys for i < n do xs with [i] = 0 in (ys, zs)";
     let p = lower_ok(src);
