@@ -645,45 +645,6 @@ fn survey_futhark_ad_tests() {
     println!("frontend failures {fe}, lowered entries {ok}, lowering errors {errs}");
 }
 
-/// The interpreter, dropping the existential sizes that lead an entry's results.
-struct StripBackend;
-
-impl crate::testing::Backend for StripBackend {
-    fn name(&self) -> &str {
-        "interp"
-    }
-    fn run(
-        &self,
-        c: &crate::Compiled,
-        entry: &str,
-        args: Vec<crate::value::Value>,
-    ) -> Result<Vec<crate::value::Value>, String> {
-        let vs = c
-            .run_interp(entry, args)
-            .map_err(|e| format!("{} {:?}", e.message, e.loc))?;
-        let n: usize =
-            c.ir.entry(entry)
-                .and_then(|f| f.entry.as_ref())
-                .map(|e| e.result_counts.iter().sum())
-                .unwrap_or(vs.len());
-        Ok(vs[vs.len().saturating_sub(n)..].to_vec())
-    }
-}
-
-/// Runs the repository's test programs (`tests/programs`, `examples`) on the interpreter.
-#[test]
-#[ignore]
-fn survey_test_programs() {
-    let mut out = Vec::new();
-    // The repository's programs; `VKAD_PROGRAMS` may name another checkout's root.
-    let root = std::env::var("VKAD_PROGRAMS")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|_| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".."));
-    let paths = vec![root.join("tests/programs"), root.join("examples")];
-    let _ = crate::testing::runner::run_paths(&paths, &StripBackend, &mut out);
-    println!("{}", String::from_utf8_lossy(&out));
-}
-
 #[test]
 fn conversions_follow_futhark() {
     check_run(
