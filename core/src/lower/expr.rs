@@ -1669,6 +1669,20 @@ impl<'a> Lowerer<'a> {
                     params.push(p.clone());
                     result.push(c);
                 }
+                // A parameter updated in place gets one copy of its initial value before the
+                // loop, so that the iterations need not copy it (see `copies`).
+                for (j, (p, init)) in vparams.iter_mut().enumerate() {
+                    let v = match (&p.ty, &*init) {
+                        (Type::Array { .. }, SubExp::Var(v)) => v.clone(),
+                        _ => continue,
+                    };
+                    if stms
+                        .iter()
+                        .any(|s| matches!(&s.exp, Exp::Copy(x) if *x == p.name))
+                    {
+                        *init = self.let1("loop_init", leaves[j].1.clone(), Exp::Copy(v));
+                    }
+                }
                 params.extend(vparams.iter().cloned());
                 result.extend(res.into_iter().map(|l| l.0));
                 // Pattern: sizes, condition, values (value types refer to the pattern's sizes).

@@ -15,6 +15,24 @@
 //! An entry point that uses something the lowering cannot handle (automatic differentiation, a
 //! function-valued `if`, ...) fails alone: its diagnostic is collected in
 //! [`Lowered::entry_errors`] and the other entry points are lowered normally.
+//!
+//! Entry points: every `entry` declaration, and the last top-level `def main` of the program.
+//! Point-free entries (`entry f = g`) take their parameters from their type.
+//!
+//! Runtime checks: statements carry the source location of the expression they come from, and
+//! the attributes around it (`#[unsafe]` on everything inside; loop attributes such as
+//! `#[bound(n)]` on the `Loop` statement only). Ranges, slices, size coercions (`:>`, `zip` of
+//! arrays of different sizes, array literals whose rows differ) and `assert` become `Assert`
+//! statements; index bounds are checked by `Index`/`Update` themselves.
+//!
+//! Arrays consumed in place (`with`, `scatter`, `reduce_by_index`) are copied first (the type
+//! checker does not track uniqueness); [`copies`] then removes the copies that are not needed.
+//!
+//! Not supported (each gives `not supported: ...` for the entry point that needs it): `jvp`,
+//! `vjp`, `jvp2`, `vjp2`, `jmp`, `mjp`; `if` or loops producing functions; arrays of functions;
+//! entry points with type parameters, function parameters or function results; functions given
+//! to a SOAC whose result size depends on the element (irregular arrays); recursion; opening
+//! modules other than the numeric ones; record fields.
 
 mod builtins;
 mod copies;
@@ -66,9 +84,17 @@ pub fn lower_program(p: &Program, sources: &SourceMap) -> Lowered {
         Dec::Val(v) => v.span.file,
         Dec::Type(t) => t.span.file,
     });
-    let main = p.decs.iter().rposition(
-        |d| matches!(d, Dec::Val(v) if v.name == "main" && Some(v.span.file) != prelude_file),
-    );
+    let main = p
+        .decs
+        .iter()
+        .rposition(
+            |d| matches!(d, Dec::Val(v) if v.name == "main" && Some(v.span.file) != prelude_file),
+        )
+        .filter(|_| {
+            !p.decs
+                .iter()
+                .any(|d| matches!(d, Dec::Val(v) if v.entry && v.name == "main"))
+        });
     for (i, d) in p.decs.iter().enumerate() {
         if let Dec::Val(v) = d {
             if v.entry || Some(i) == main {
@@ -208,6 +234,58 @@ impl<'a> Lowerer<'a> {
     // -----------------------------------------------------------------------------------------
     // Entry points.
 
+    /// Makes the IR parameters of one entry point parameter of type `ty`: sizes named in it
+    /// become size parameters (shared by name), unknown sizes fresh ones.
+    fn entry_param(
+        &mut self,
+        env: &Env<'a>,
+        ty: &crate::syntax::types::Type,
+        span: Span,
+        named: &mut Vec<(String, VName)>,
+        size_params: &mut Vec<VName>,
+        params: &mut Vec<Param>,
+    ) -> R<SV<'a>> {
+        let mut names = std::mem::take(&mut self.names);
+        let mut new_sizes = vec![];
+        let sv = types::stype_to_sv(env, ty, &mut |s: &Size| -> R<SubExp> {
+            Ok(match s {
+                Size::Const(k) => SubExp::i64(*k),
+                Size::Named(n) => {
+                    if let Some((_, v)) = named.iter().find(|(m, _)| m == n) {
+                        SubExp::Var(v.clone())
+                    } else {
+                        let v = names.fresh(n);
+                        named.push((n.clone(), v.clone()));
+                        new_sizes.push(v.clone());
+                        SubExp::Var(v)
+                    }
+                }
+                Size::Unknown => {
+                    let v = names.fresh("d");
+                    new_sizes.push(v.clone());
+                    SubExp::Var(v)
+                }
+            })
+        });
+        self.names = names;
+        let sv = sv.map_err(|d| Diagnostic { span, ..d })?;
+        if sv.contains_fun() {
+            return Err(Diagnostic::not_supported(
+                span,
+                "function-typed entry point parameters",
+            ));
+        }
+        size_params.extend(new_sizes);
+        sv.map_leaves(&mut |_, t| -> R<(SubExp, Type)> {
+            let v = self.names.fresh("p");
+            params.push(Param {
+                name: v.clone(),
+                ty: t.clone(),
+            });
+            Ok((SubExp::Var(v), t.clone()))
+        })
+    }
+
     fn lower_entry(&mut self, idx: usize, dec: &'a ValDec) -> R<FunDef> {
         let mut env = Env::new(idx);
         let mut size_params: Vec<VName> = vec![];
@@ -234,45 +312,8 @@ impl<'a> Lowerer<'a> {
             let ty =
                 p.ty.as_ref()
                     .ok_or_else(|| internal(p.span, "parameter without a type"))?;
-            let mut names = std::mem::take(&mut self.names);
-            let mut new_sizes = vec![];
-            let sv = types::stype_to_sv(&env, ty, &mut |s: &Size| -> R<SubExp> {
-                Ok(match s {
-                    Size::Const(k) => SubExp::i64(*k),
-                    Size::Named(n) => {
-                        if let Some((_, v)) = named.iter().find(|(m, _)| m == n) {
-                            SubExp::Var(v.clone())
-                        } else {
-                            let v = names.fresh(n);
-                            named.push((n.clone(), v.clone()));
-                            new_sizes.push(v.clone());
-                            SubExp::Var(v)
-                        }
-                    }
-                    Size::Unknown => {
-                        let v = names.fresh("d");
-                        new_sizes.push(v.clone());
-                        SubExp::Var(v)
-                    }
-                })
-            });
-            self.names = names;
-            let sv = sv?;
-            if sv.contains_fun() {
-                return Err(Diagnostic::not_supported(
-                    p.span,
-                    "function-typed entry point parameters",
-                ));
-            }
-            size_params.extend(new_sizes);
-            let sv = sv.map_leaves(&mut |_, t| -> R<(SubExp, Type)> {
-                let v = self.names.fresh("p");
-                params.push(Param {
-                    name: v.clone(),
-                    ty: t.clone(),
-                });
-                Ok((SubExp::Var(v), t.clone()))
-            })?;
+            let sv =
+                self.entry_param(&env, ty, p.span, &mut named, &mut size_params, &mut params)?;
             param_counts.push(sv.leaves().len());
             param_svs.push((p, sv));
         }
@@ -302,7 +343,28 @@ impl<'a> Lowerer<'a> {
                 }
             }
         }
-        let result = self.lower_expr(&env, &dec.body)?;
+        let mut result = self.lower_expr(&env, &dec.body)?;
+        // A point-free entry (`entry f = g`): its remaining parameters come from its type.
+        if let SV::Fun(_) = result {
+            let mut ty = dec.body.ty.clone();
+            let mut args = vec![];
+            while let Some(crate::syntax::types::Type::Fun(a, r)) = ty {
+                let sv = self.entry_param(
+                    &env,
+                    &a,
+                    dec.span,
+                    &mut named,
+                    &mut size_params,
+                    &mut params,
+                )?;
+                param_counts.push(sv.leaves().len());
+                args.push(sv);
+                ty = Some(*r);
+            }
+            if !args.is_empty() {
+                result = self.apply(result, args, dec.body.span)?;
+            }
+        }
         if result.contains_fun() {
             return Err(Diagnostic::not_supported(
                 dec.body.span,

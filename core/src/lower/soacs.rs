@@ -89,13 +89,32 @@ impl<'a> Lowerer<'a> {
         commutative: bool,
         span: Span,
     ) -> R<Operator> {
-        let (lam, _) = self.make_lambda(op, &[row.clone(), row.clone()], span)?;
-        let neutral: Vec<SubExp> = ne.leaves().into_iter().map(|l| l.0).collect();
-        if neutral.len() != lam.ret.len() {
+        let (mut lam, _) = self.make_lambda(op, &[row.clone(), row.clone()], span)?;
+        let rows = row.leaves();
+        let nel = ne.leaves();
+        if nel.len() != lam.ret.len() || rows.len() != lam.ret.len() {
             return Err(internal(
                 span,
                 "neutral element does not match the operator",
             ));
+        }
+        // The neutral element and the operator's results must have the rows' exact shapes.
+        let mut neutral = vec![];
+        for ((s, t), (_, rt)) in nel.into_iter().zip(&rows) {
+            neutral.push(self.coerce(s, &t, rt.shape(), span)?);
+        }
+        if lam.ret.iter().zip(&rows).any(|(a, (_, b))| a != b) {
+            let (res, ret) = (lam.body.result.clone(), lam.ret.clone());
+            let (stms, res) = self.in_body(|s| {
+                res.into_iter()
+                    .zip(&ret)
+                    .zip(&rows)
+                    .map(|((r, t), (_, want))| s.coerce(r, t, want.shape(), span))
+                    .collect::<R<Vec<_>>>()
+            })?;
+            lam.body.stms.extend(stms);
+            lam.body.result = res;
+            lam.ret = rows.iter().map(|l| l.1.clone()).collect();
         }
         Ok(Operator {
             lam,

@@ -30,7 +30,13 @@ fn lower_ok(src: &str) -> ir::Program {
 
 /// Runs entry `entry` on `args` (Futhark value syntax); the results as text, one per line.
 fn run(src: &str, entry: &str, args: &str) -> Result<String, String> {
-    let prog = lower_ok(src);
+    let prog = crate::passes::simplify(lower_ok(src));
+    if let Err(e) = crate::ir::check::check_program(&prog) {
+        panic!(
+            "IR check failed after simplification: {e}\n{}",
+            crate::ir::print::program_to_string(&prog)
+        );
+    }
     let args = crate::values::parse_values(args.as_bytes())
         .map_err(|e| format!("bad test input: {e:?}"))?;
     let f = prog.entry(entry).ok_or("no such entry")?;
@@ -550,6 +556,20 @@ fn copies_before_in_place_updates() {
     let p = lower_ok(src);
     assert_eq!(count_copies(&p.entry("main").unwrap().body), 1);
     check_run(src, "[1, 2]", "[5i32, 2i32]\n[1i32, 2i32]");
+    // A loop over a parameter copies it once, before the loop.
+    let src = "entry main (ys: []i64) : []i64 = loop xs = ys for i < length ys do xs with [i] = xs[i] * 2";
+    let p = lower_ok(src);
+    let f = p.entry("main").unwrap();
+    assert_eq!(count_copies(&f.body), 1);
+    assert!(matches!(
+        f.body
+            .stms
+            .iter()
+            .find(|s| matches!(s.exp, ir::Exp::Copy(_)))
+            .map(|s| &s.exp),
+        Some(ir::Exp::Copy(_))
+    ));
+    check_run(src, "[1i64, 2i64]", "[2i64, 4i64]");
     // A loop whose initial value is used after the loop keeps its copies.
     let src = "entry main (n: i64) : ([]i64, []i64) = let ys = iota n let zs = loop xs = ys for i < n do xs with [i] = 0 in (ys, zs)";
     let p = lower_ok(src);
@@ -625,45 +645,6 @@ fn survey_futhark_ad_tests() {
     println!("frontend failures {fe}, lowered entries {ok}, lowering errors {errs}");
 }
 
-/// The interpreter, dropping the existential sizes that lead an entry's results.
-struct StripBackend;
-
-impl crate::testing::Backend for StripBackend {
-    fn name(&self) -> &str {
-        "interp"
-    }
-    fn run(
-        &self,
-        c: &crate::Compiled,
-        entry: &str,
-        args: Vec<crate::value::Value>,
-    ) -> Result<Vec<crate::value::Value>, String> {
-        let vs = c
-            .run_interp(entry, args)
-            .map_err(|e| format!("{} {:?}", e.message, e.loc))?;
-        let n: usize =
-            c.ir.entry(entry)
-                .and_then(|f| f.entry.as_ref())
-                .map(|e| e.result_counts.iter().sum())
-                .unwrap_or(vs.len());
-        Ok(vs[vs.len().saturating_sub(n)..].to_vec())
-    }
-}
-
-/// Runs the repository's test programs (`tests/programs`, `examples`) on the interpreter.
-#[test]
-#[ignore]
-fn survey_test_programs() {
-    let mut out = Vec::new();
-    // The repository's programs; `VKAD_PROGRAMS` may name another checkout's root.
-    let root = std::env::var("VKAD_PROGRAMS")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|_| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".."));
-    let paths = vec![root.join("tests/programs"), root.join("examples")];
-    let _ = crate::testing::runner::run_paths(&paths, &StripBackend, &mut out);
-    println!("{}", String::from_utf8_lossy(&out));
-}
-
 #[test]
 fn conversions_follow_futhark() {
     check_run(
@@ -676,4 +657,37 @@ fn conversions_follow_futhark() {
 #[test]
 fn main_is_an_entry_point() {
     check_run("def main (x: i32) : i32 = x + 1", "41", "42i32");
+}
+
+#[test]
+fn point_free_entry_points() {
+    let src = "def mult_list (xs: []i32) (k: i32) : i32 = k * reduce (*) 1 xs
+entry main = mult_list";
+    check_run(src, "[2, 3] 2", "12i32");
+    let p = lower_ok(src);
+    assert_eq!(
+        p.entry("main")
+            .unwrap()
+            .entry
+            .as_ref()
+            .unwrap()
+            .param_counts,
+        vec![1, 1]
+    );
+}
+
+#[test]
+fn vectorised_operators_with_other_sizes() {
+    // The neutral element's size is a different variable than the rows' size.
+    check_run(
+        "entry main (k: i64) (xss: [][]i32) : ([]i32, [][]i32) = (reduce (map2 (+)) (replicate k 0) xss, scan (map2 (+)) (replicate k 0) xss)",
+        "2i64 [[1, 2], [3, 4]]",
+        "[4i32, 6i32]\n[[1i32, 2i32], [4i32, 6i32]]",
+    );
+    assert!(run(
+        "entry main (k: i64) (xss: [][]i32) : []i32 = reduce (map2 (+)) (replicate k 0) xss",
+        "main",
+        "3i64 [[1, 2], [3, 4]]"
+    )
+    .is_err());
 }
