@@ -488,30 +488,7 @@ impl<'a> Lowerer<'a> {
         if from == to {
             return s;
         }
-        // Conversion to a wider unsigned type zero-extends, as in Futhark (`u32.i8 (-1) == 255`):
-        // reinterpret as the unsigned type of the source's width first.
-        if let (PrimType::Int(f), PrimType::Int(t)) = (from, to) {
-            if f.signed() && !t.signed() && t.bits() > f.bits() {
-                let u = match f.bits() {
-                    8 => IntType::U8,
-                    16 => IntType::U16,
-                    32 => IntType::U32,
-                    _ => IntType::U64,
-                };
-                let r = self.let1(
-                    "conv",
-                    Type::Prim(PrimType::Int(u)),
-                    Exp::Conv(
-                        ConvOp {
-                            from,
-                            to: PrimType::Int(u),
-                        },
-                        s,
-                    ),
-                );
-                return self.conv(r, PrimType::Int(u), to);
-            }
-        }
+        // `Conv` has Futhark's rule itself (signed to unsigned zero-extends; see `primops`).
         self.let1("conv", Type::Prim(to), Exp::Conv(ConvOp { from, to }, s))
     }
 

@@ -18,6 +18,9 @@ pub mod traverse;
 
 use crate::ir::Program;
 
+/// A named pass.
+type Pass = (&'static str, fn(Program) -> Program);
+
 /// The most rounds of the scalar passes [`simplify`] runs.
 pub const MAX_ROUNDS: usize = 16;
 
@@ -32,7 +35,7 @@ pub fn simplify(p: Program) -> Program {
 pub fn simplify_with(p: Program, after_each: &mut dyn FnMut(&'static str, &Program)) -> Program {
     let mut p = inline::inline(p);
     after_each("inline", &p);
-    let round: [(&'static str, fn(Program) -> Program); 4] = [
+    let round: [Pass; 4] = [
         ("copy_prop", copy_prop::copy_prop),
         ("const_fold", const_fold::const_fold),
         ("cse", cse::cse),
