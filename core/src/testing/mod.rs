@@ -55,18 +55,8 @@ impl Backend for InterpBackend {
         entry: &str,
         args: Vec<Value>,
     ) -> Result<Vec<Value>, String> {
-        compiled.run_interp(entry, args).map_err(|e| {
-            // Futhark's run-time errors start with "Error:"; rendered diagnostics already do.
-            let prefix = if e.message.starts_with("Error") {
-                ""
-            } else {
-                "Error: "
-            };
-            match &e.loc {
-                Some(loc) => format!("{prefix}{}\nat {loc}", e.message),
-                None => format!("{prefix}{}", e.message),
-            }
-        })
+        // `file:line:col: message` (the RuntimeError's Display).
+        compiled.run_interp(entry, args).map_err(|e| e.to_string())
     }
 }
 
