@@ -111,3 +111,15 @@ entry slices (xs: []f64) (dxs: []f64) = jvp (\xs -> xs[1:3] ++ reverse xs) xs dx
 -- entry: integer
 -- input { 3i32 } output { 6i32 }
 entry integer (x: i32) = jvp (\x -> x * x) x 1
+
+-- Second derivative by nesting: (x³)'' = 6x.
+-- ==
+-- entry: second
+-- input { 2.0 } output { 12.0 }
+entry second (x: f64) = jvp (\x -> jvp (\y -> y * y * y) x 1) x 1
+
+-- jvp inside a map: the derivative of sin at each element.
+-- ==
+-- entry: in_map
+-- input { [0.0, 1.0] } output { [1.0, 0.5403023058681398] }
+entry in_map (xs: []f64) = map (\x -> jvp f64.sin x 1) xs

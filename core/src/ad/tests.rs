@@ -285,6 +285,43 @@ fn reductions() {
 }
 
 #[test]
+fn operators_with_free_tangents_and_rows() {
+    // The operator mentions a free variable with a tangent (no array tangent at all).
+    let src = binary(
+        "[]f64",
+        "f64",
+        "reduce (\\a b -> a + b * y) 0 (map (\\_ -> 1.0) x)",
+    );
+    fd_check(
+        &src,
+        "[0.5f64, 1.5, -2.0] 1.5f64",
+        "[1.0f64, -2.0, 0.5] 0.7f64",
+    );
+    // A vectorised operator over rows, and a tuple scan.
+    let src = unary("[][]f64", "reduce (map2 (+)) (replicate 2 0) x");
+    fd_check(
+        &src,
+        "[[0.5f64, 1.5], [-2.0, 4.0], [1.0, 2.0]]",
+        "[[1.0f64, -2.0], [0.5, 0.1], [0.2, 0.3]]",
+    );
+    let src = unary(
+        "[]f64",
+        "let (a, b) = unzip (scan (\\(a1, b1) (a2, b2) -> (a1 * a2, a2 * b1 + b2)) (1, 0) (zip x (map (* 2) x))) in map2 (+) a b",
+    );
+    fd_check(&src, "[0.5f64, 1.5, -2.0]", "[1.0f64, -2.0, 0.5]");
+    let src = binary(
+        "[]f64",
+        "[]f64",
+        "hist f64.max (-f64.inf) 2 [0, 1, 1, 0] (map2 (*) x y)",
+    );
+    fd_check(
+        &src,
+        "[0.5f64, 1.5, -2.0, 3.0] [1.0f64, 2.0, 3.0, 4.0]",
+        "[1.0f64, -2.0, 0.5, 0.3] [0.1f64, 0.2, 0.3, 0.4]",
+    );
+}
+
+#[test]
 fn scans() {
     // Worked case: scan (*) over [2, 0, 4] along [1, 1, 1] → [1, 2, 8].
     let got = fd_check(
