@@ -11,6 +11,7 @@
 //! 5. [`interp`] runs an entry point on [`value::Value`]s; [`values`] reads and writes Futhark's
 //!    value formats; [`testing`] runs Futhark-style `-- ==` test blocks.
 
+pub mod ad;
 pub mod builtins;
 pub mod diag;
 pub mod interp;

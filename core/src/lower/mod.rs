@@ -28,12 +28,13 @@
 //! Arrays consumed in place (`with`, `scatter`, `reduce_by_index`) are copied first (the type
 //! checker does not track uniqueness); [`copies`] then removes the copies that are not needed.
 //!
-//! Not supported (each gives `not supported: ...` for the entry point that needs it): `jvp`,
-//! `vjp`, `jvp2`, `vjp2`, `jmp`, `mjp`; `if` or loops producing functions; arrays of functions;
+//! Not supported (each gives `not supported: ...` for the entry point that needs it):
+//! `vjp`, `vjp2`, `jmp`, `mjp`; `if` or loops producing functions; arrays of functions;
 //! entry points with type parameters, function parameters or function results; functions given
 //! to a SOAC whose result size depends on the element (irregular arrays); recursion; opening
 //! modules other than the numeric ones; record fields.
 
+mod ad;
 mod builtins;
 mod copies;
 mod env;
