@@ -123,3 +123,11 @@ entry second (x: f64) = jvp (\x -> jvp (\y -> y * y * y) x 1) x 1
 -- entry: in_map
 -- input { [0.0, 1.0] } output { [1.0, 0.5403023058681398] }
 entry in_map (xs: []f64) = map (\x -> jvp f64.sin x 1) xs
+
+-- As in Futhark, conversions carry the tangent, float → int included, and `to_bits`
+-- reinterprets it: 1.0f32 has the bits 0x3f800000 = 1065353216.
+-- ==
+-- entry: conv_tangents
+-- input { 1.5f64 2.0f32 } output { 1i32 1065353216u32 }
+entry conv_tangents (x: f64) (y: f32) : (i32, u32) =
+  (jvp i32.f64 x 1, jvp f32.to_bits y 1)

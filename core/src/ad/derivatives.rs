@@ -244,8 +244,9 @@ fn guarded(b: &mut Builder, ft: FloatType, keep: SubExp, v: SubExp) -> SubExp {
 /// float to integer or float, except float → integer), `Zero` otherwise (float → integer is a
 /// step function; bools have no tangent).
 pub fn conv(op: ConvOp) -> Partial {
+    // As Futhark (tests/ad/conv1.fut): every numeric conversion, float → int included, converts
+    // the tangent (`jvp i32.f64 x 1 == 1`).
     match (op.from, op.to) {
-        (PrimType::Float(_), PrimType::Int(_)) => Partial::Zero,
         (f, t) if differentiable(f) && differentiable(t) => Partial::One,
         _ => Partial::Zero,
     }
@@ -365,6 +366,7 @@ pub fn math_fn(
             return Err("`gamma`/`lgamma` (their derivative needs digamma)".to_string())
         }
         Floor(_) | Ceil(_) | Round(_) | Trunc(_) => vec![Partial::Zero],
+        // ToBits/FromBits reinterpret the tangent (Futhark's rule); `fwd` handles them.
         IsNan(_) | IsInf(_) | ToBits(_) | FromBits(_) => vec![Partial::Zero; args.len()],
         Fma(_) => vec![v(arg(1)?), v(arg(0)?), Partial::One],
         Lerp(t) => {

@@ -328,6 +328,14 @@ impl Fwd<'_> {
                     }
                 }
             }
+            Exp::Math(f @ (MathFn::ToBits(_) | MathFn::FromBits(_)), args) => {
+                // As Futhark (tests/ad/issue2292.fut): the tangent is reinterpreted too.
+                out.push(stm.clone());
+                if let (Some(ty), Some(tx)) = (&res_ty, args.first().and_then(|a| self.tan_of(a))) {
+                    let v = self.bind_tan("bits", ty.clone(), Exp::Math(*f, vec![tx]), out);
+                    self.set_tan(stm, Some(v));
+                }
+            }
             Exp::Math(f, args) => {
                 out.push(stm.clone());
                 if let Some(ft) = float_res {
