@@ -1121,3 +1121,13 @@ fn composition_operators_are_polymorphic() {
     let (m, _) = err("def f = (+ 1i32) >-> f64.sqrt");
     assert!(m.contains("type mismatch"), "{m}");
 }
+
+#[test]
+fn long_size_expressions_are_handled_in_linear_time() {
+    // A 1000-term size: inference of unflatten's sizes must not be quadratic per level.
+    let s = vec!["n"; 1000].join("+");
+    let src = format!("def f (n: i64) (xs: []i32) : [1][{s}]i32 = unflatten (xs :> [1*({s})]i32)");
+    let start = std::time::Instant::now();
+    ok(&src);
+    assert!(start.elapsed() < std::time::Duration::from_secs(20));
+}

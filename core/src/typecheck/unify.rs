@@ -70,31 +70,34 @@ impl Checker {
     }
 
     /// Follow the links of size variables at the top of a size.
-    fn shallow_size(&self, d: &Size) -> Size {
-        let mut d = d.clone();
-        while let Some(k) = self.size_var(&d) {
+    fn shallow_size<'s>(&'s self, d: &'s Size) -> &'s Size {
+        let mut d = d;
+        while let Some(k) = self.size_var(d) {
             match &self.size_vars[k] {
-                Some(l) => d = l.clone(),
+                Some(l) => d = l,
                 None => break,
             }
         }
         d
     }
 
-    /// A size with every resolved size variable substituted.
+    /// A size with every resolved size variable substituted (linear in the result's size).
     pub(crate) fn zonk_size(&self, d: &Size) -> Size {
         match self.shallow_size(d) {
-            Size::Bin(op, a, b) => Size::bin(op, self.zonk_size(&a), self.zonk_size(&b)),
-            d => d,
+            Size::Bin(op, a, b) => Size::bin(*op, self.zonk_size(a), self.zonk_size(b)),
+            d => d.clone(),
         }
     }
 
     /// Whether a size (after substitution) still contains a size variable.
     pub(crate) fn has_size_var(&self, d: &Size) -> bool {
-        match self.zonk_size(d) {
-            Size::Bin(_, a, b) => self.has_size_var(&a) || self.has_size_var(&b),
-            d => self.size_var(&d).is_some(),
+        fn any_var(c: &Checker, d: &Size) -> bool {
+            match d {
+                Size::Bin(_, a, b) => any_var(c, a) || any_var(c, b),
+                d => c.size_var(d).is_some(),
+            }
         }
+        any_var(self, &self.zonk_size(d))
     }
 
     /// Unify two sizes leniently: a size variable is bound to the other side (unless that is
@@ -102,8 +105,8 @@ impl Checker {
     /// anything else (including two different sizes) is accepted, as sizes are not checked (a
     /// wrong size is caught at run time).
     pub(crate) fn unify_size(&mut self, a: &Size, b: &Size) {
-        let a = self.shallow_size(a);
-        let b = self.shallow_size(b);
+        let a = self.shallow_size(a).clone();
+        let b = self.shallow_size(b).clone();
         if a == b {
             return;
         }
@@ -130,10 +133,13 @@ impl Checker {
     }
 
     fn size_occurs(&self, k: usize, d: &Size) -> bool {
-        match self.zonk_size(d) {
-            Size::Bin(_, a, b) => self.size_occurs(k, &a) || self.size_occurs(k, &b),
-            d => self.size_var(&d) == Some(k),
+        fn occurs(c: &Checker, k: usize, d: &Size) -> bool {
+            match d {
+                Size::Bin(_, a, b) => occurs(c, k, a) || occurs(c, k, b),
+                d => c.size_var(d) == Some(k),
+            }
         }
+        occurs(self, k, &self.zonk_size(d))
     }
 
     pub(crate) fn fresh_prims(&mut self, set: PrimSet, span: Span) -> Ty {
