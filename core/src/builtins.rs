@@ -2,14 +2,15 @@
 //! and lowering (for their meaning) both read. Everything else in the prelude is ordinary vkad
 //! source in `prelude.fut`, type-checked and lowered like user code.
 //!
-//! Signatures are written in Futhark syntax as `'a 'b ... : type`; sizes (`[n]`) are documentation
-//! for people and are checked only as far as the type checker checks sizes (see docs/language.md).
+//! Signatures are written in Futhark syntax as `'a 'b ... : type`; sizes (`[n]`, `[n*m]`) are
+//! checked only as far as the type checker checks sizes (see docs/language.md): they are used to
+//! infer the sizes of `unflatten`, `unflatten_3d` and `split` at each use.
 
 use crate::prim::{FloatType, IntType, PrimType};
 
 /// Top-level intrinsic functions: `(name, signature)`.
 pub const INTRINSICS: &[(&str, &str)] = &[
-    ("map", "'a '^b : (a -> b) -> []a -> *[]b"),
+    ("map", "'a '^b [n] : (a -> b) -> [n]a -> *[n]b"),
     ("reduce", "'a : (a -> a -> a) -> a -> []a -> a"),
     ("reduce_comm", "'a : (a -> a -> a) -> a -> []a -> a"),
     ("scan", "'a [n] : (a -> a -> a) -> a -> [n]a -> *[n]a"),
@@ -36,10 +37,14 @@ pub const INTRINSICS: &[(&str, &str)] = &[
     ("unzip", "'a 'b [n] : [n](a, b) -> ([n]a, [n]b)"),
     ("transpose", "'t [n] [m] : [n][m]t -> [m][n]t"),
     ("flatten", "'t [n] [m] : [n][m]t -> [n*m]t"),
-    (
-        "unflatten",
-        "'t [n] [m] : (n: i64) -> (m: i64) -> [n*m]t -> [n][m]t",
-    ),
+    // The sizes `n`, `m` (and `l`) of `unflatten`, `unflatten_3d` and `split` are inferred by
+    // the type checker from the argument's size or the expected type of each use.
+    ("unflatten", "'t [n] [m] : [n*m]t -> [n][m]t"),
+    ("unflatten_3d", "'t [n] [m] [l] : [n*m*l]t -> [n][m][l]t"),
+    ("split", "'t [n] [m] : [n+m]t -> ([n]t, [m]t)"),
+    // Function composition (Futhark's prelude operators `>->` and `<-<`).
+    (">->", "'^a '^b '^c : (a -> b) -> (b -> c) -> a -> c"),
+    ("<-<", "'^a '^b '^c : (b -> c) -> (a -> b) -> a -> c"),
     ("concat", "'t [n] [m] : [n]t -> [m]t -> *[n+m]t"),
     ("length", "'t [n] : [n]t -> i64"),
     ("reverse", "'t [n] : [n]t -> [n]t"),

@@ -123,9 +123,6 @@ def drop [n] 't (i: i64) (x: [n]t) : []t = x[i:]
 
 def flatten_3d [n] [m] [l] 't (xs: [n][m][l]t) : []t = flatten (flatten xs)
 
-def unflatten_3d [p] 't (n: i64) (m: i64) (l: i64) (xs: [p]t) : [n][m][l]t =
-  map (\ys -> unflatten m l ys) (unflatten n (m * l) xs)
-
 def sized [m] 't (n: i64) (xs: [m]t) : [n]t = xs :> [n]t
 
 def spread 't [n] (k: i64) (x: t) (is: [n]i64) (vs: [n]t) : *[k]t =
@@ -135,12 +132,12 @@ def spread 't [n] (k: i64) (x: t) (is: [n]i64) (vs: [n]t) : *[k]t =
 
 def reduce_by_index_2d 'a [k] [m] [n] (dest: *[k][m]a) (f: a -> a -> a) (ne: a) (is: [n](i64, i64)) (as: [n]a) : *[k][m]a =
   let flat_is = map (\(i, j) -> if i >= 0 && i < k && j >= 0 && j < m then i * m + j else -1) is
-  in unflatten k m (reduce_by_index (flatten dest) f ne flat_is as)
+  in unflatten (reduce_by_index (flatten dest) f ne flat_is as)
 
 def reduce_by_index_3d 'a [k] [m] [l] [n] (dest: *[k][m][l]a) (f: a -> a -> a) (ne: a) (is: [n](i64, i64, i64)) (as: [n]a) : *[k][m][l]a =
   let flat_is =
     map (\(i, j, h) -> if i >= 0 && i < k && j >= 0 && j < m && h >= 0 && h < l then (i * m + j) * l + h else -1) is
-  in unflatten_3d k m l (reduce_by_index (flatten_3d dest) f ne flat_is as)
+  in unflatten_3d (reduce_by_index (flatten_3d dest) f ne flat_is as)
 
 -- Filtering (the result size is known only at run time).
 

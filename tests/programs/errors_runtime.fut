@@ -90,7 +90,7 @@ entry coercion (xs: []i32) (k: i64) : [k]i32 = xs :> [k]i32
 -- ==
 -- entry: unflatten_sizes
 -- input { [1, 2, 3, 4, 5] } error: size|shape
-entry unflatten_sizes (xs: []i32) : [][]i32 = unflatten 2 2 xs
+entry unflatten_sizes (xs: []i32) : [2][2]i32 = unflatten (xs :> [2*2]i32)
 
 -- ==
 -- entry: neg_exponent

@@ -18,8 +18,8 @@ entry replicate_2d (xs: []i32) : [][]i32 = replicate 3 xs
 -- entry: shape_ops
 -- input { [[1, 2, 3], [4, 5, 6]] }
 -- output { [[1, 4], [2, 5], [3, 6]] [1, 2, 3, 4, 5, 6] [[1, 2], [3, 4], [5, 6]] }
-entry shape_ops (m: [][]i32) : ([][]i32, []i32, [][]i32) =
-  (transpose m, flatten m, unflatten 3 2 (flatten m))
+entry shape_ops [n] [m] (a: [n][m]i32) : ([m][n]i32, [n*m]i32, [m][n]i32) =
+  (transpose a, flatten a, unflatten (flatten a :> [m*n]i32))
 
 -- ==
 -- entry: flatten3

@@ -34,12 +34,25 @@ pub(crate) fn intrinsic_name(n: &str) -> Option<&'static str> {
     INTRINSICS.iter().find(|(m, _)| *m == n).map(|(m, _)| *m)
 }
 
+/// The number of sizes of intrinsic `n` that the type checker infers from the context of each
+/// use (`unflatten`: `n` and `m` of `[n*m]t -> [n][m]t`); lowering passes them as leading
+/// `i64` arguments (see `with_inferred_sizes` in `expr.rs`).
+pub(crate) fn inferred_sizes(n: &str) -> usize {
+    match n {
+        "unflatten" | "split" => 2,
+        "unflatten_3d" => 3,
+        _ => 0,
+    }
+}
+
+/// The number of arguments of intrinsic `n`, including its inferred sizes.
 pub(crate) fn intrinsic_arity(n: &str) -> usize {
     INTRINSICS
         .iter()
         .find(|(m, _)| *m == n)
         .map(|(_, s)| sig_arity(s))
         .unwrap_or(1)
+        + inferred_sizes(n)
 }
 
 fn modfn(n: &str, m: PrimType) -> Option<(&'static str, &'static str)> {
@@ -467,6 +480,90 @@ impl<'a> Lowerer<'a> {
                         ty,
                     ))
                 })
+            }
+            "unflatten_3d" => {
+                let mut dims = vec![];
+                for i in 0..3 {
+                    let (d, dt) = scalar(a(i)?, span)?;
+                    dims.push(self.i64_of(d, dt));
+                }
+                let xs = a(3)?.clone();
+                let total = outer_dim(&xs, span)?;
+                let nm = self.let1(
+                    "nm",
+                    I64,
+                    Exp::BinOp(B::Mul(PrimType::I64), dims[0].clone(), dims[1].clone()),
+                );
+                let nml = self.let1(
+                    "nml",
+                    I64,
+                    Exp::BinOp(B::Mul(PrimType::I64), nm, dims[2].clone()),
+                );
+                let ok = self.let1(
+                    "ok",
+                    Type::Prim(PrimType::Bool),
+                    Exp::CmpOp(crate::ir::CmpOp::Eq(PrimType::I64), nml, total),
+                );
+                self.assert(
+                    ok,
+                    "unflatten_3d: the sizes do not match the array's size".to_string(),
+                );
+                xs.map_leaves(&mut |s, t| {
+                    let (elem, shape) = match t {
+                        Type::Array { elem, shape } => (*elem, shape),
+                        _ => return Err(internal(span, "unflatten_3d of a non-array")),
+                    };
+                    let mut ns = dims.clone();
+                    ns.extend(shape[1..].iter().cloned());
+                    let ty = Type::array(elem, ns.clone());
+                    Ok((
+                        self.let1("unflat", ty.clone(), Exp::Reshape(ns, arr_var(s, span)?)),
+                        ty,
+                    ))
+                })
+            }
+            "split" => {
+                let (n, nt) = scalar(a(0)?, span)?;
+                let (m, mt) = scalar(a(1)?, span)?;
+                let n = self.i64_of(n, nt);
+                let m = self.i64_of(m, mt);
+                let xs = a(2)?.clone();
+                let total = outer_dim(&xs, span)?;
+                let nm = self.let1(
+                    "nm",
+                    I64,
+                    Exp::BinOp(B::Add(PrimType::I64), n.clone(), m.clone()),
+                );
+                let ok = self.let1(
+                    "ok",
+                    Type::Prim(PrimType::Bool),
+                    Exp::CmpOp(crate::ir::CmpOp::Eq(PrimType::I64), nm, total),
+                );
+                self.assert(
+                    ok,
+                    "split: the sizes do not match the array's size".to_string(),
+                );
+                let front = DimIndex::Slice {
+                    start: SubExp::i64(0),
+                    len: n.clone(),
+                    stride: SubExp::i64(1),
+                };
+                let back = DimIndex::Slice {
+                    start: n.clone(),
+                    len: m.clone(),
+                    stride: SubExp::i64(1),
+                };
+                let x = self.index_with(&xs, &[front], &[n], span)?;
+                let y = self.index_with(&xs, &[back], &[m], span)?;
+                Ok(SV::Tuple(vec![x, y]))
+            }
+            ">->" => {
+                let y = self.apply(a(0)?.clone(), vec![a(2)?.clone()], span)?;
+                self.apply(a(1)?.clone(), vec![y], span)
+            }
+            "<-<" => {
+                let y = self.apply(a(1)?.clone(), vec![a(2)?.clone()], span)?;
+                self.apply(a(0)?.clone(), vec![y], span)
             }
             "concat" => self.concat(a(0)?.clone(), a(1)?.clone(), span),
             "reverse" => {

@@ -14,7 +14,7 @@ use crate::syntax::ast::{
     BinOp, DimIndex, Expr, ExprKind, Literal, LoopForm, OpRef, Pat, PatKind, RangeKind, TypeParam,
     UnOp,
 };
-use crate::syntax::types::{Size, Type as SType};
+use crate::syntax::types::{Size, SizeOp, Type as SType};
 use std::collections::HashSet;
 use std::rc::Rc;
 
@@ -102,7 +102,10 @@ impl<'a> Lowerer<'a> {
                 };
                 Ok(SV::Val(SubExp::Const(v), Type::Prim(v.prim_type())))
             }
-            ExprKind::Var(q) => self.resolve(env, q, span),
+            ExprKind::Var(q) => {
+                let v = self.resolve(env, q, span)?;
+                self.with_inferred_sizes(env, v, e)
+            }
             ExprKind::Tuple(es) => Ok(SV::Tuple(
                 es.iter()
                     .map(|x| self.lower_expr(env, x))
@@ -317,6 +320,81 @@ impl<'a> Lowerer<'a> {
             span,
             format!("the qualified name `{q}`"),
         ))
+    }
+
+    /// An intrinsic whose sizes the type checker inferred from the context (`unflatten`,
+    /// `split`, see [`super::builtins::inferred_sizes`]) becomes a function value with those
+    /// sizes (computed from the name's type `e.ty`) already applied.
+    fn with_inferred_sizes(&mut self, env: &Env<'a>, v: SV<'a>, e: &'a Expr) -> R<SV<'a>> {
+        let name = match &v {
+            SV::Fun(fv) if fv.args.is_empty() => match fv.head {
+                Head::Intrinsic(n) if super::builtins::inferred_sizes(n) > 0 => n,
+                _ => return Ok(v),
+            },
+            _ => return Ok(v),
+        };
+        let count = super::builtins::inferred_sizes(name);
+        let mut ret = e.ty.as_ref();
+        while let Some(SType::Fun(_, r)) = ret {
+            ret = Some(r);
+        }
+        let sizes: Vec<Size> = match ret {
+            Some(SType::Array { shape, .. }) if shape.len() >= count => shape[..count].to_vec(),
+            Some(SType::Tuple(ts)) if ts.len() == count => ts
+                .iter()
+                .map(|t| match t {
+                    SType::Array { shape, .. } if !shape.is_empty() => shape[0].clone(),
+                    _ => Size::Unknown,
+                })
+                .collect(),
+            _ => vec![Size::Unknown; count],
+        };
+        let mut args = vec![];
+        for d in &sizes {
+            let s = self.size_value(env, d).ok_or_else(|| {
+                Diagnostic::error(
+                    e.span,
+                    format!(
+                        "cannot determine the sizes of `{name}`'s result here (the size `{}` is \
+                         not known at this point)",
+                        if *d == Size::Unknown {
+                            "[]".to_string()
+                        } else {
+                            d.to_string()
+                        }
+                    ),
+                )
+                .with_note("add a type annotation such as `: [n][m]t`")
+            })?;
+            args.push(SV::Val(s, Type::Prim(PrimType::I64)));
+        }
+        Ok(SV::Fun(Rc::new(FunVal {
+            head: Head::Intrinsic(name),
+            args,
+        })))
+    }
+
+    /// The value of a size (constants, `i64` variables in scope, and size expressions over
+    /// them), or `None` where it is unknown.
+    fn size_value(&mut self, env: &Env<'a>, d: &Size) -> Option<SubExp> {
+        match d {
+            Size::Const(k) => Some(SubExp::i64(*k)),
+            Size::Named(n) => match env.lookup_var(n) {
+                Some(SV::Val(s, Type::Prim(p @ PrimType::Int(_)))) => Some(self.i64_of(s, p)),
+                _ => None,
+            },
+            Size::Unknown => None,
+            Size::Bin(op, a, b) => {
+                let a = self.size_value(env, a)?;
+                let b = self.size_value(env, b)?;
+                let op = match op {
+                    SizeOp::Add => crate::ir::BinOp::Add(PrimType::I64),
+                    SizeOp::Sub => crate::ir::BinOp::Sub(PrimType::I64),
+                    SizeOp::Mul => crate::ir::BinOp::Mul(PrimType::I64),
+                };
+                Some(self.let1("d", Type::Prim(PrimType::I64), Exp::BinOp(op, a, b)))
+            }
+        }
     }
 
     fn op_value(&mut self, env: &Env<'a>, op: &'a OpRef, _span: Span) -> R<SV<'a>> {
@@ -929,6 +1007,15 @@ impl<'a> Lowerer<'a> {
     ) -> R<SV<'a>> {
         let Some(ty) = ty else { return Ok(v) };
         let unknown = SubExp::Const(PrimValue::Bool(false));
+        // Size expressions (`:> [n*m]t`) are computed first; those not computable are unknown.
+        let mut exprs = vec![];
+        collect_size_exprs(ty, &mut exprs);
+        let mut values = std::collections::HashMap::new();
+        for d in exprs {
+            if let Some(s) = self.size_value(env, &d) {
+                values.insert(d, s);
+            }
+        }
         let tmpl = match stype_to_sv(env, ty, &mut |s: &Size| {
             Ok(match s {
                 Size::Const(k) => SubExp::i64(*k),
@@ -936,6 +1023,7 @@ impl<'a> Lowerer<'a> {
                     Some(SV::Val(s, _)) => s,
                     _ => unknown.clone(),
                 },
+                Size::Bin(..) => values.get(s).cloned().unwrap_or_else(|| unknown.clone()),
                 Size::Unknown => unknown.clone(),
             })
         }) {
@@ -1813,5 +1901,21 @@ fn match_type<'a>(
             match_type(env, tparams, elem, sv, strip + shape.len())
         }
         _ => env,
+    }
+}
+
+/// The size expressions (`[n*m]`) occurring in a type.
+fn collect_size_exprs(t: &SType, out: &mut Vec<Size>) {
+    match t {
+        SType::Array { elem, shape, .. } => {
+            out.extend(shape.iter().filter(|d| matches!(d, Size::Bin(..))).cloned());
+            collect_size_exprs(elem, out)
+        }
+        SType::Tuple(ts) => ts.iter().for_each(|t| collect_size_exprs(t, out)),
+        SType::Fun(a, r) => {
+            collect_size_exprs(a, out);
+            collect_size_exprs(r, out)
+        }
+        SType::Prim(_) | SType::Var(_) => {}
     }
 }

@@ -261,7 +261,7 @@ impl<'a> Lowerer<'a> {
                         SubExp::Var(v)
                     }
                 }
-                Size::Unknown => {
+                Size::Unknown | Size::Bin(..) => {
                     let v = names.fresh("d");
                     new_sizes.push(v.clone());
                     SubExp::Var(v)

@@ -271,7 +271,7 @@ fn array_builtins() {
         "[[1i32, 4i32], [2i32, 5i32], [3i32, 6i32]]",
     );
     check_run(
-        "entry main (xss: [][]i32) : [][]i32 = unflatten 3 2 (flatten xss)",
+        "entry main [n] [m] (xss: [n][m]i32) : [m][n]i32 = unflatten (flatten xss :> [m*n]i32)",
         "[[1, 2, 3], [4, 5, 6]]",
         "[[1i32, 2i32], [3i32, 4i32], [5i32, 6i32]]",
     );
@@ -456,7 +456,7 @@ fn more_prelude_and_sugar() {
         "true\nfalse\ntrue\nfalse\n8i32\n4i32\n9i32",
     );
     check_run(
-        "entry main (xss: [][][]i32) : ([]i32, [][][]i32, []i64) = (flatten_3d xss, unflatten_3d 1 2 2 (flatten_3d xss), indices xss)",
+        "entry main (xss: [][][]i32) : ([]i32, [1][2][2]i32, []i64) = (flatten_3d xss, unflatten_3d (flatten_3d xss :> [1*2*2]i32), indices xss)",
         "[[[1, 2], [3, 4]]]",
         "[1i32, 2i32, 3i32, 4i32]\n[[[1i32, 2i32], [3i32, 4i32]]]\n[0i64]",
     );
@@ -690,4 +690,47 @@ fn vectorised_operators_with_other_sizes() {
         "3i64 [[1, 2], [3, 4]]"
     )
     .is_err());
+}
+
+#[test]
+fn unflatten_and_split_with_inferred_sizes() {
+    check_run(
+        "entry main (n: i64) (m: i64) : [n][m]i64 = unflatten (iota (n * m))",
+        "2i64 3i64",
+        "[[0i64, 1i64, 2i64], [3i64, 4i64, 5i64]]",
+    );
+    check_run(
+        "entry main [n] [m] (xs: [n]i32) (ys: [m]i32) : ([n]i32, [m]i32) = split (ys ++ xs :> [n+m]i32)",
+        "[1, 2] [3, 4, 5]",
+        "[3i32, 4i32]\n[5i32, 1i32, 2i32]",
+    );
+    check_run(
+        "entry main (k: i64) : [2][k][1]i64 = unflatten_3d (iota (2 * k * 1))",
+        "2i64",
+        "[[[0i64], [1i64]], [[2i64], [3i64]]]",
+    );
+    // The sizes are checked at run time.
+    let e = run(
+        "entry main [k] (xs: [k]i32) : [2][2]i32 = unflatten (xs :> [2*2]i32)",
+        "main",
+        "[1, 2, 3]",
+    )
+    .expect_err("unflatten of 3 elements into 2x2");
+    assert!(e.contains("size"), "{e}");
+    let e = run(
+        "entry main [k] (xs: [k]i32) : ([1]i32, [1]i32) = split (xs :> [1+1]i32)",
+        "main",
+        "[1, 2, 3]",
+    )
+    .expect_err("split of 3 elements into 1 + 1");
+    assert!(e.contains("size"), "{e}");
+}
+
+#[test]
+fn function_composition() {
+    check_run(
+        "entry main (x: i32) : (i32, i32, []i32) = (((+ 1) >-> (* 2)) x, ((+ 1) <-< (* 2)) x, map (f64.i32 >-> f64.sqrt >-> i32.f64) [x, 9])",
+        "4",
+        "10i32\n9i32\n[2i32, 3i32]",
+    );
 }

@@ -159,6 +159,9 @@ pub enum SizeExp {
     Const(i64),
     /// `[n]`
     Named(QualName),
+    /// `[n*m]`, `[n+m]`, `[n-1]`: a size expression over constants and unqualified names (the
+    /// operands are never [`SizeExp::Any`]).
+    Bin(crate::syntax::types::SizeOp, Box<SizeExp>, Box<SizeExp>),
 }
 
 #[derive(Clone, Debug)]

@@ -27,9 +27,10 @@
 //! overflow the stack; chains of `let` are parsed iteratively.
 
 use crate::diag::{Diagnostic, Diagnostics, FileId, Span};
-use crate::prim::PrimType;
+use crate::prim::{IntType, PrimType};
 use crate::syntax::ast::{self, *};
 use crate::syntax::lexer::{lex, Keyword, Tok, Token};
+use crate::syntax::types::SizeOp;
 
 /// The deepest recursive nesting of expressions, types and patterns the parser accepts.
 pub const MAX_DEPTH: u32 = 200;
@@ -161,6 +162,31 @@ fn symbol_prec(s: &str) -> (u8, bool) {
         (14, false)
     } else {
         (13, false)
+    }
+}
+
+/// The size expression an expression written inside `[...]` denotes, if it is in the supported
+/// subset: `i64` (or unsuffixed) constants and unqualified names combined with `+`, `-`, `*`.
+fn size_of_expr(e: &Expr) -> Option<SizeExp> {
+    match &e.kind {
+        ExprKind::Lit(Literal::Int(v, None | Some(PrimType::Int(IntType::I64)))) => {
+            i64::try_from(*v).ok().map(SizeExp::Const)
+        }
+        ExprKind::Var(q) if q.quals.is_empty() => Some(SizeExp::Named(q.clone())),
+        ExprKind::BinOp(OpRef::Builtin(op), a, b) => {
+            let op = match op {
+                BinOp::Add => SizeOp::Add,
+                BinOp::Sub => SizeOp::Sub,
+                BinOp::Mul => SizeOp::Mul,
+                _ => return None,
+            };
+            Some(SizeExp::Bin(
+                op,
+                Box::new(size_of_expr(a)?),
+                Box::new(size_of_expr(b)?),
+            ))
+        }
+        _ => None,
     }
 }
 
@@ -674,7 +700,8 @@ impl Parser {
     }
 
     /// The size inside `[...]` of an array type or size argument; the `[` has been consumed.
-    /// Sizes other than a constant or a name (e.g. `[n*m]`) are read and treated as `[]`.
+    /// Sizes built from constants and unqualified names with `+`, `-` and `*` (e.g. `[n*m]`)
+    /// are size expressions; any other expression is read and treated as `[]`.
     fn size_exp(&mut self) -> PResult<SizeExp> {
         match self.peek().clone() {
             Tok::RBracket => Ok(SizeExp::Any),
@@ -695,12 +722,12 @@ impl Parser {
                     return Ok(SizeExp::Named(q));
                 }
                 self.pos = save;
-                self.exp2(0)?;
-                Ok(SizeExp::Any)
+                let e = self.exp2(0)?;
+                Ok(size_of_expr(&e).unwrap_or(SizeExp::Any))
             }
             _ => {
-                self.exp2(0)?;
-                Ok(SizeExp::Any)
+                let e = self.exp2(0)?;
+                Ok(size_of_expr(&e).unwrap_or(SizeExp::Any))
             }
         }
     }
@@ -894,17 +921,20 @@ impl Parser {
                 }
                 None if s == "!" => Err(self.error_expected("an infix operator")),
                 None => {
-                    let mut d = Diagnostic::not_supported(
+                    if s == ">->" || s == "<-<" {
+                        // The function composition operators of Futhark's prelude: intrinsics
+                        // named by their symbol (no source identifier can refer to them).
+                        let span = self.bump().span;
+                        let q = QualName {
+                            quals: vec![],
+                            name: s.clone(),
+                        };
+                        return Ok(OpRef::Fun(Box::new(Expr::new(ExprKind::Var(q), span))));
+                    }
+                    Err(Diagnostic::not_supported(
                         self.span(),
                         format!("user-defined operator `{s}`"),
-                    );
-                    if s == ">->" || s == "<-<" {
-                        d = d.with_note(
-                            "`>->` and `<-<` are the function composition operators of \
-                             Futhark's prelude; write a lambda instead",
-                        );
-                    }
-                    Err(d)
+                    ))
                 }
             },
             Tok::Backtick => Ok(OpRef::Fun(Box::new(self.backtick_op()?))),

@@ -12,6 +12,57 @@ pub enum Size {
     Named(String),
     /// A size not known statically (existential, or not yet inferred).
     Unknown,
+    /// A size expression `[n*m]`, `[n+m]`, `[n-1]` over constants and names (the subset of
+    /// Futhark's size expressions that vkad supports).
+    Bin(SizeOp, Box<Size>, Box<Size>),
+}
+
+/// The operator of a size expression ([`Size::Bin`], [`crate::syntax::ast::SizeExp::Bin`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SizeOp {
+    Add,
+    Sub,
+    Mul,
+}
+
+impl SizeOp {
+    /// The operator's symbol.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            SizeOp::Add => "+",
+            SizeOp::Sub => "-",
+            SizeOp::Mul => "*",
+        }
+    }
+}
+
+impl Size {
+    /// `a op b`.
+    pub fn bin(op: SizeOp, a: Size, b: Size) -> Size {
+        Size::Bin(op, Box::new(a), Box::new(b))
+    }
+
+    /// Writes the size without brackets (`n*m`); operands that are themselves size expressions
+    /// are parenthesised.
+    fn fmt_inner(&self, f: &mut fmt::Formatter<'_>, nested: bool) -> fmt::Result {
+        match self {
+            Size::Const(n) => write!(f, "{n}"),
+            Size::Named(n) => write!(f, "{n}"),
+            Size::Unknown => Ok(()),
+            Size::Bin(op, a, b) => {
+                if nested {
+                    write!(f, "(")?;
+                }
+                a.fmt_inner(f, true)?;
+                write!(f, "{}", op.symbol())?;
+                b.fmt_inner(f, true)?;
+                if nested {
+                    write!(f, ")")?;
+                }
+                Ok(())
+            }
+        }
+    }
 }
 
 /// A type variable: a type parameter (`'t`) or an inference variable not resolved by defaulting.
@@ -100,11 +151,9 @@ impl Type {
 
 impl fmt::Display for Size {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Size::Const(n) => write!(f, "[{n}]"),
-            Size::Named(n) => write!(f, "[{n}]"),
-            Size::Unknown => write!(f, "[]"),
-        }
+        write!(f, "[")?;
+        self.fmt_inner(f, false)?;
+        write!(f, "]")
     }
 }
 

@@ -7,7 +7,7 @@ use super::ty::Ty;
 use crate::builtins::{applies, bits_type, Applies, INTRINSICS, MODULE_FNS};
 use crate::diag::FileId;
 use crate::prim::PrimType;
-use crate::syntax::ast::{Liftedness, TypeExp, TypeParam};
+use crate::syntax::ast::{Liftedness, SizeExp, TypeExp, TypeParam};
 use crate::syntax::parser::{parse_type, parse_val_spec};
 use crate::syntax::types::Size;
 use std::collections::HashMap;
@@ -48,9 +48,71 @@ fn parsed_module_fns() -> &'static HashMap<&'static str, (Applies, Parsed<TypeEx
     })
 }
 
-/// Convert a builtin signature type. Names in `env` are type parameters; sizes are not tracked
-/// (every size of a builtin's type is instantiated as unknown).
+/// Convert a builtin signature type. Names in `env` are type parameters; sizes built from the
+/// size parameters `sizes` and constants are kept (they are instantiated with fresh size
+/// variables at each use), any other size (`(n: i64) -> [n]t`) is unknown.
 fn conv(te: &TypeExp, env: &HashMap<String, Ty>) -> Result<Ty, String> {
+    conv_sized(te, env, &[])
+}
+
+fn conv_size(d: &SizeExp, sizes: &[String]) -> Size {
+    match d {
+        SizeExp::Const(k) => Size::Const(*k),
+        SizeExp::Named(q) if q.quals.is_empty() && sizes.contains(&q.name) => {
+            Size::Named(q.name.clone())
+        }
+        SizeExp::Bin(op, a, b) => match (conv_size(a, sizes), conv_size(b, sizes)) {
+            (Size::Unknown, _) | (_, Size::Unknown) => Size::Unknown,
+            (a, b) => Size::bin(*op, a, b),
+        },
+        _ => Size::Unknown,
+    }
+}
+
+/// Whether size parameter `p` occurs as a plain dimension (`[p]`) in `t`.
+fn plain_dim(t: &Ty, p: &str) -> bool {
+    match t {
+        Ty::Array(Size::Named(n), _) if n == p => true,
+        Ty::Array(_, e) => plain_dim(e, p),
+        Ty::Tuple(ts) => ts.iter().any(|t| plain_dim(t, p)),
+        Ty::Fun(a, r) => plain_dim(a, p) || plain_dim(r, p),
+        Ty::Prim(_) | Ty::Param(_) | Ty::Var(_) => false,
+    }
+}
+
+/// The size parameters in `sizes` that occur in no parameter type of the function type `t` as
+/// a plain dimension.
+fn hidden_sizes(t: &Ty, sizes: &[String]) -> Vec<String> {
+    let mut params = vec![];
+    let mut t = t;
+    while let Ty::Fun(a, r) = t {
+        params.push(&**a);
+        t = r;
+    }
+    sizes
+        .iter()
+        .filter(|p| !params.iter().any(|a| plain_dim(a, p)))
+        .cloned()
+        .collect()
+}
+
+/// The named parameters (`(n: i64) -> ...`) of a signature, by position.
+fn named_params(te: &TypeExp) -> Vec<(usize, String)> {
+    let mut out = vec![];
+    let mut t = te;
+    let mut k = 0;
+    while let TypeExp::Arrow(name, _, r, _) = t {
+        if let Some(n) = name {
+            out.push((k, n.clone()));
+        }
+        k += 1;
+        t = r;
+    }
+    out
+}
+
+fn conv_sized(te: &TypeExp, env: &HashMap<String, Ty>, sizes: &[String]) -> Result<Ty, String> {
+    let conv = |t: &TypeExp, env: &HashMap<String, Ty>| conv_sized(t, env, sizes);
     Ok(match te {
         TypeExp::Named(q, args, _) if q.quals.is_empty() && args.is_empty() => {
             match env.get(&q.name) {
@@ -75,7 +137,7 @@ fn conv(te: &TypeExp, env: &HashMap<String, Ty>) -> Result<Ty, String> {
                 Ty::Tuple(v)
             }
         }
-        TypeExp::Array(_, t, _) => Ty::arr(Size::Unknown, conv(t, env)?),
+        TypeExp::Array(d, t, _) => Ty::arr(conv_size(d, sizes), conv(t, env)?),
         TypeExp::Unique(t, _) | TypeExp::Exists(_, t, _) => conv(t, env)?,
         TypeExp::Arrow(_, a, r, _) => Ty::fun(conv(a, env)?, conv(r, env)?),
     })
@@ -97,7 +159,11 @@ pub(crate) fn intrinsic_schemes() -> (HashMap<String, Scheme>, Vec<String>) {
         let mut env = HashMap::new();
         let mut params = vec![];
         let mut nofun_params = vec![];
+        let mut size_params: Vec<String> = named_params(te).into_iter().map(|(_, n)| n).collect();
         for tp in tps {
+            if let TypeParam::Size(n, _) = tp {
+                size_params.push(n.clone());
+            }
             if let TypeParam::Type {
                 name, liftedness, ..
             } = tp
@@ -109,8 +175,12 @@ pub(crate) fn intrinsic_schemes() -> (HashMap<String, Scheme>, Vec<String>) {
                 }
             }
         }
-        match conv(te, &env) {
+        match conv_sized(te, &env, &size_params) {
             Ok(ty) => {
+                let named_params = named_params(te);
+                let mut size_params = size_params;
+                size_params.retain(|p| !named_params.iter().any(|(_, n)| n == p));
+                let hidden_sizes = hidden_sizes(&ty, &size_params);
                 out.insert(
                     name.to_string(),
                     Scheme {
@@ -118,6 +188,9 @@ pub(crate) fn intrinsic_schemes() -> (HashMap<String, Scheme>, Vec<String>) {
                         nofun_params,
                         ty,
                         erase_sizes: false,
+                        size_params,
+                        hidden_sizes,
+                        named_params,
                     },
                 );
             }

@@ -20,6 +20,17 @@ pub(crate) struct Scheme {
     pub nofun_params: Vec<String>,
     pub ty: Ty,
     pub erase_sizes: bool,
+    /// Size parameters (`[n]`, builtins only) instantiated with fresh size variables at each
+    /// use, so that sizes flow between a builtin's arguments and result.
+    pub size_params: Vec<String>,
+    /// Whether some size parameter occurs in no parameter type as a plain dimension (`unflatten`,
+    /// `split`): the sizes of each use must then be inferred from the context (see
+    /// [`super::Checker::check_sized_uses`]).
+    pub hidden_sizes: Vec<String>,
+    /// Parameters (by position) whose names are used as sizes (`(n: i64) -> [n]t`): at each
+    /// use the size is a fresh size variable, unified with the argument when that is a size
+    /// expression (`iota (n*m) : [n*m]i64`).
+    pub named_params: Vec<(usize, String)>,
 }
 
 impl Scheme {
@@ -29,17 +40,30 @@ impl Scheme {
             nofun_params: vec![],
             ty,
             erase_sizes: false,
+            size_params: vec![],
+            hidden_sizes: vec![],
+            named_params: vec![],
         }
     }
 }
 
-/// Replace every named size by an unknown one.
-fn erase_named_sizes(t: &Ty) -> Ty {
+/// Replace every size other than a constant or one built from the names in `keep` (and
+/// constants) by an unknown one.
+fn erase_named_sizes(t: &Ty, keep: &[&String]) -> Ty {
+    fn kept(d: &Size, keep: &[&String]) -> bool {
+        match d {
+            Size::Const(_) => true,
+            Size::Named(n) => keep.contains(&n),
+            Size::Bin(_, a, b) => kept(a, keep) && kept(b, keep),
+            Size::Unknown => false,
+        }
+    }
+    let er = |t: &Ty| erase_named_sizes(t, keep);
     match t {
-        Ty::Array(Size::Named(_), e) => Ty::arr(Size::Unknown, erase_named_sizes(e)),
-        Ty::Array(d, e) => Ty::arr(d.clone(), erase_named_sizes(e)),
-        Ty::Tuple(ts) => Ty::Tuple(ts.iter().map(erase_named_sizes).collect()),
-        Ty::Fun(a, r) => Ty::fun(erase_named_sizes(a), erase_named_sizes(r)),
+        Ty::Array(d, e) if kept(d, keep) => Ty::arr(d.clone(), er(e)),
+        Ty::Array(_, e) => Ty::arr(Size::Unknown, er(e)),
+        Ty::Tuple(ts) => Ty::Tuple(ts.iter().map(er).collect()),
+        Ty::Fun(a, r) => Ty::fun(er(a), er(r)),
         Ty::Prim(_) | Ty::Param(_) | Ty::Var(_) => t.clone(),
     }
 }
@@ -135,12 +159,42 @@ impl Checker {
 
     /// Instantiate a scheme with fresh variables.
     pub(crate) fn instantiate(&mut self, s: &Scheme, span: Span) -> Ty {
-        let ty = if s.erase_sizes {
-            erase_named_sizes(&s.ty)
+        let mut ty = if s.erase_sizes {
+            let keep: Vec<&String> = s
+                .size_params
+                .iter()
+                .chain(s.named_params.iter().map(|(_, n)| n))
+                .collect();
+            erase_named_sizes(&s.ty, &keep)
         } else {
             s.ty.clone()
         };
+        let mut hidden = vec![];
+        if !s.size_params.is_empty() || !s.named_params.is_empty() {
+            let mut m = HashMap::new();
+            for p in &s.size_params {
+                let v = self.fresh_size();
+                if s.hidden_sizes.contains(p) {
+                    hidden.push(v.clone());
+                }
+                m.insert(p.clone(), v);
+            }
+            let mut args = vec![];
+            for (k, p) in &s.named_params {
+                let v = self.fresh_size();
+                args.push((*k, v.clone()));
+                m.insert(p.clone(), v);
+            }
+            if !args.is_empty() {
+                self.size_args.insert(span, args);
+            }
+            ty = ty.subst_sizes(&|n| m.get(n).cloned());
+        }
         if s.params.is_empty() {
+            if !hidden.is_empty() {
+                self.sized_uses
+                    .push((span, String::new(), ty.clone(), hidden));
+            }
             return ty;
         }
         let mut m = HashMap::new();
@@ -153,7 +207,12 @@ impl Checker {
             }
             m.insert(p.clone(), v);
         }
-        ty.subst_params(&|n| m.get(n).cloned())
+        let ty = ty.subst_params(&|n| m.get(n).cloned());
+        if !hidden.is_empty() {
+            self.sized_uses
+                .push((span, String::new(), ty.clone(), hidden));
+        }
+        ty
     }
 
     fn lookup_type_bind(&self, name: &str) -> Option<TypeBind> {
@@ -216,6 +275,7 @@ impl Checker {
 
     fn conv_size(&mut self, d: &SizeExp) -> Size {
         match d {
+            SizeExp::Bin(op, a, b) => Size::bin(*op, self.conv_size(a), self.conv_size(b)),
             SizeExp::Any => Size::Unknown,
             SizeExp::Const(n) => Size::Const(*n),
             SizeExp::Named(q) if q.quals.is_empty() => match self.lookup_type_bind(&q.name) {

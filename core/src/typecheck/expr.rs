@@ -94,7 +94,15 @@ impl Checker {
                 format!("names starting with an underscore cannot be used: `{q}`"),
             )),
             [] => match self.lookup_unqual(&q.name) {
-                Some(Binding::Val(s)) => Ok(self.instantiate(&s, span)),
+                Some(Binding::Val(s)) => {
+                    let t = self.instantiate(&s, span);
+                    if let Some((sp, n, _, _)) = self.sized_uses.last_mut() {
+                        if *sp == span && n.is_empty() {
+                            *n = q.name.clone();
+                        }
+                    }
+                    Ok(t)
+                }
                 Some(Binding::Recursive) => Err(Diagnostic::error(
                     span,
                     format!(
@@ -205,9 +213,12 @@ impl Checker {
                 (Ty::fun(a.clone(), b.clone()), a, b)
             }
             Concat => {
+                // `[n]a -> [m]a -> [n+m]a`
                 let a = self.fresh(span);
-                let arr = Ty::arr(Size::Unknown, a);
-                (arr.clone(), arr.clone(), arr)
+                let n = self.fresh_size();
+                let m = self.fresh_size();
+                let nm = Size::bin(crate::syntax::types::SizeOp::Add, n.clone(), m.clone());
+                (Ty::arr(n, a.clone()), Ty::arr(m, a.clone()), Ty::arr(nm, a))
             }
         }
     }
@@ -422,6 +433,13 @@ impl Checker {
             ExprKind::Apply(f, args) => {
                 let mut ft = self.infer(f)?;
                 let fspan = f.span;
+                if let Some(sizes) = self.size_args.remove(&fspan) {
+                    for (k, v) in sizes {
+                        if let Some(d) = args.get(k).and_then(size_of_arg) {
+                            self.unify_size(&v, &d);
+                        }
+                    }
+                }
                 for a in args.iter_mut() {
                     let at = self.infer(a)?;
                     ft = self.apply_arg(&ft, &at, a.span, fspan)?;
@@ -574,6 +592,9 @@ impl Checker {
                     nofun_params,
                     ty: self.zonk(&ft),
                     erase_sizes: true,
+                    size_params: vec![],
+                    hidden_sizes: vec![],
+                    named_params: vec![],
                 };
                 self.push_vars();
                 let name = name.clone();
@@ -720,5 +741,25 @@ fn pat_names(p: &Pat, out: &mut Vec<(String, Span)>) {
         PatKind::Wildcard => {}
         PatKind::Tuple(ps) => ps.iter().for_each(|q| pat_names(q, out)),
         PatKind::Ascribed(q, _) | PatKind::Attr(_, q) => pat_names(q, out),
+    }
+}
+
+/// The size an argument expression denotes, if it is a size expression: an integer constant, a
+/// variable, or `+`, `-`, `*` of those (`iota (n*m)` has type `[n*m]i64`).
+fn size_of_arg(e: &Expr) -> Option<Size> {
+    use crate::syntax::types::SizeOp;
+    match &e.kind {
+        ExprKind::Lit(Literal::Int(v, _)) => i64::try_from(*v).ok().map(Size::Const),
+        ExprKind::Var(q) if q.quals.is_empty() => Some(Size::Named(q.name.clone())),
+        ExprKind::BinOp(OpRef::Builtin(op), a, b) => {
+            let op = match op {
+                BinOp::Add => SizeOp::Add,
+                BinOp::Sub => SizeOp::Sub,
+                BinOp::Mul => SizeOp::Mul,
+                _ => return None,
+            };
+            Some(Size::bin(op, size_of_arg(a)?, size_of_arg(b)?))
+        }
+        _ => None,
     }
 }

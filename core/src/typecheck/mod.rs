@@ -36,10 +36,22 @@
 //!
 //! - **Sizes are not checked.** Array types carry sizes
 //!   ([`Size`](crate::syntax::types::Size): constants, names of size parameters or variables,
-//!   or unknown) as far as they are easily known, but unification never
-//!   fails because two sizes differ: every valid Futhark program must be accepted, and a real
-//!   size mismatch is caught at run time by the interpreter. Sizes of intrinsic results are
-//!   unknown.
+//!   size expressions `n*m`, `n+m`, `n-1` over those, or unknown) as far as they are easily
+//!   known, but unification never fails because two sizes differ: every valid Futhark program
+//!   must be accepted, and a real size mismatch is caught at run time by the interpreter.
+//! - **Size variables** exist only to infer the sizes of `unflatten`, `unflatten_3d` and
+//!   `split`, whose signatures (`[n*m]t -> [n][m]t`) name sizes that no argument gives
+//!   directly. At each use of a builtin or top-level function, its size parameters (`[n]`) and
+//!   its parameters used as sizes (`(n: i64) -> [n]t`) become fresh size variables
+//!   ([`Checker::fresh_size`]); the latter are bound to the argument when it is a size expression
+//!   (`iota (n*m) : [n*m]i64`). Unification binds a size variable to the other side (unless that
+//!   is unknown) and unifies size expressions with the same operator operand by operand
+//!   (syntactically: `[a*b]` against `[n*m]` gives `a = n`, `b = m`); anything else is accepted.
+//!   At the end of a declaration the sizes of every use of those three functions must be known
+//!   (else the error "cannot determine the sizes of `unflatten`'s result here"); the use's name
+//!   gets its type with those sizes (`[n*m]f64 -> [n][m]f64`), from which lowering computes them.
+//!   Every other node's type keeps no size that was inferred through a size variable (it is
+//!   unknown, as before), so lowering sees only sizes written in the program.
 //! - **Uniqueness is not checked.** `*t` is accepted in written types and ignored; consumption
 //!   and aliasing are not tracked (the interpreter has value semantics).
 //! - Integer literals are not checked against the range of their type.
@@ -63,7 +75,7 @@ use crate::syntax::ast::DimIndex;
 use crate::syntax::ast::{
     Attr, Dec, Expr, ExprKind, LoopForm, OpRef, Pat, PatKind, Program, TypeDec, ValDec,
 };
-use crate::syntax::types::Type;
+use crate::syntax::types::{Size, Type};
 use env::{Binding, Scheme, Scope, TypeAbbr, TypeBind};
 use std::collections::HashMap;
 use ty::Ty;
@@ -150,6 +162,16 @@ pub(crate) struct Checker {
     lifted: std::collections::HashSet<String>,
     /// Current expression nesting depth.
     depth: u32,
+    /// Size variables (see [`Checker::fresh_size`]): their links, per declaration.
+    size_vars: Vec<Option<crate::syntax::types::Size>>,
+    /// Uses of builtins whose sizes must be inferred from the context (`unflatten`, `split`):
+    /// the span of the name and its instantiated type, per declaration.
+    sized_uses: Vec<(Span, String, Ty, Vec<Size>)>,
+    /// For uses of functions with parameters named in sizes ([`env::Scheme::named_params`]):
+    /// the span of the name, and each such parameter's position and size variable.
+    size_args: HashMap<Span, Vec<(usize, Size)>>,
+    /// The final types of those uses, with their sizes resolved, for [`Checker::fill_expr`].
+    sized_types: HashMap<Span, Type>,
 }
 
 impl Checker {
@@ -167,6 +189,10 @@ impl Checker {
             gen_counter: 0,
             depth: 0,
             lifted: Default::default(),
+            size_vars: vec![],
+            sized_uses: vec![],
+            size_args: HashMap::new(),
+            sized_types: HashMap::new(),
         }
     }
 
@@ -183,6 +209,7 @@ impl Checker {
 
     fn check_type_dec(&mut self, td: &mut TypeDec) -> Result<(), Diagnostic> {
         self.vars.clear();
+        self.size_vars.clear();
         let r = self
             .push_type_params(&td.params)
             .and_then(|_| self.conv_type(&td.def));
@@ -250,6 +277,10 @@ impl Checker {
 
     fn check_val_dec(&mut self, d: &mut ValDec) -> Result<(), Diagnostic> {
         self.vars.clear();
+        self.size_vars.clear();
+        self.sized_uses.clear();
+        self.size_args.clear();
+        self.sized_types.clear();
         self.lifted.clear();
         // "Any top-level function named `main` is treated as if it had been defined with
         // `entry`" (Futhark's language reference).
@@ -308,6 +339,7 @@ impl Checker {
         if d.entry {
             self.check_entry(d, &ft)?;
         }
+        self.check_sized_uses()?;
         for p in &mut d.params {
             self.fill_pat(p)?;
         }
@@ -319,6 +351,14 @@ impl Checker {
                 nofun_params,
                 ty: ft,
                 erase_sizes: true,
+                size_params: tps.sizes.iter().map(|(n, _)| n.clone()).collect(),
+                hidden_sizes: vec![],
+                named_params: d
+                    .params
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(k, p)| pat_name(p).map(|n| (k, n)))
+                    .collect(),
             },
         );
         self.level = 0;
@@ -368,7 +408,45 @@ impl Checker {
         Ok(())
     }
 
-    /// The final type of a node: substituted, with no inference variables left.
+    /// Checks that the sizes of every use of a builtin with sizes inferred from the context
+    /// (`unflatten`, `split`) are known, and records its final type with those sizes (for
+    /// lowering, which computes them as `i64` values).
+    fn check_sized_uses(&mut self) -> Result<(), Diagnostic> {
+        for (span, name, t, hidden) in std::mem::take(&mut self.sized_uses) {
+            let z = self.zonk(&t);
+            let mut ret = &z;
+            while let Ty::Fun(_, r) = ret {
+                ret = r;
+            }
+            let unknown = hidden.iter().any(|d| {
+                let d = self.zonk_size(d);
+                d == Size::Unknown || self.has_size_var(&d)
+            });
+            if unknown {
+                let shown = clean_sizes(&z);
+                let ret = clean_sizes(ret);
+                return Err(Diagnostic::error(
+                    span,
+                    format!(
+                        "cannot determine the sizes of `{name}`'s result `{ret}` here; add a \
+                         type annotation such as `: [n][m]t`"
+                    ),
+                )
+                .with_label(format!("this has type `{shown}`"))
+                .with_note(
+                    "the sizes come from the argument's type (`[n*m]t` for `unflatten`, \
+                     `[n+m]t` for `split`, e.g. by a coercion `xs :> [n*m]t`) or from the \
+                     expected type of the result (a type annotation or a declared return type)",
+                ));
+            }
+            self.sized_types.insert(span, clean_sizes(&z).to_type());
+        }
+        Ok(())
+    }
+
+    /// The final type of a node: substituted, with no inference variables left; sizes that
+    /// were inferred through size variables are unknown (as in the lenient size tracking;
+    /// only the uses recorded by [`Checker::check_sized_uses`] keep them).
     fn final_type(&self, t: &Option<Type>, span: Span) -> Result<Type, Diagnostic> {
         let Some(t) = t else {
             return Err(Diagnostic::error(
@@ -388,7 +466,7 @@ impl Checker {
                 .with_label("the type of this cannot be inferred")
                 .with_note("add a type annotation"));
         }
-        Ok(z.to_type())
+        Ok(self.zonk_erasing_size_vars(&t).to_type())
     }
 
     fn fill_pat(&self, p: &mut Pat) -> Result<(), Diagnostic> {
@@ -422,6 +500,12 @@ impl Checker {
     }
 
     fn fill_expr(&self, e: &mut Expr) -> Result<(), Diagnostic> {
+        if let ExprKind::Var(_) = e.kind {
+            if let Some(t) = self.sized_types.get(&e.span) {
+                e.ty = Some(t.clone());
+                return Ok(());
+            }
+        }
         match &mut e.kind {
             ExprKind::Lit(_) | ExprKind::Var(_) | ExprKind::ProjectSection(_) => {}
             ExprKind::Tuple(es) | ExprKind::ArrayLit(es) => {
@@ -549,5 +633,39 @@ fn has_param(t: &Ty) -> bool {
         Ty::Array(_, e) => has_param(e),
         Ty::Tuple(ts) => ts.iter().any(has_param),
         Ty::Fun(a, r) => has_param(a) || has_param(r),
+    }
+}
+
+/// `t` with every size that mentions a size variable made unknown.
+fn erase_size_vars(t: &Ty) -> Ty {
+    map_sizes(t, &|d| {
+        if ty::mentions_var(d) {
+            Size::Unknown
+        } else {
+            d.clone()
+        }
+    })
+}
+
+/// `t` (substituted) with unresolved size variables shown as unknown sizes.
+fn clean_sizes(t: &Ty) -> Ty {
+    erase_size_vars(t)
+}
+
+fn map_sizes(t: &Ty, f: &dyn Fn(&Size) -> Size) -> Ty {
+    match t {
+        Ty::Array(d, e) => Ty::arr(f(d), map_sizes(e, f)),
+        Ty::Tuple(ts) => Ty::Tuple(ts.iter().map(|t| map_sizes(t, f)).collect()),
+        Ty::Fun(a, r) => Ty::fun(map_sizes(a, f), map_sizes(r, f)),
+        Ty::Prim(_) | Ty::Param(_) | Ty::Var(_) => t.clone(),
+    }
+}
+
+/// The name a parameter pattern binds, if it is a single name (`n`, `(n: i64)`).
+fn pat_name(p: &Pat) -> Option<String> {
+    match &p.kind {
+        PatKind::Id(n) => Some(n.clone()),
+        PatKind::Ascribed(q, _) | PatKind::Attr(_, q) => pat_name(q),
+        _ => None,
     }
 }

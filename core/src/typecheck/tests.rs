@@ -996,3 +996,138 @@ fn exponential_types_are_rejected_not_built() {
     }
     ok(&format!("def main = let f x = (x, x) in {e}"));
 }
+
+// ---------------------------------------------------------------- sizes inferred for unflatten and split
+
+/// The type recorded on the first use of `name` (with the inferred sizes for `unflatten`).
+fn use_ty(src: &str, name: &str) -> String {
+    var_ty(&ok(src), name)
+}
+
+#[test]
+fn unflatten_sizes_from_the_result_annotation() {
+    assert_eq!(
+        use_ty(
+            "def f [n] [m] (xs: []f64) : [n][m]f64 = unflatten (xs :> [n*m]f64)",
+            "unflatten"
+        ),
+        "[n*m]f64 -> [n][m]f64"
+    );
+    assert_eq!(
+        use_ty(
+            "def f (n: i64) (m: i64) (xs: []f64) = let ys: [n][m]f64 = unflatten xs in ys",
+            "unflatten"
+        ),
+        "[n*m]f64 -> [n][m]f64"
+    );
+}
+
+#[test]
+fn unflatten_sizes_from_the_argument() {
+    assert_eq!(
+        use_ty(
+            "def f [n] [m] (xss: [n][m]i32) = unflatten (flatten xss)",
+            "unflatten"
+        ),
+        "[n*m]i32 -> [n][m]i32"
+    );
+    // Through a named parameter used as a size (`tabulate (n: i64) ... : [n]a`) and a pipe.
+    assert_eq!(
+        use_ty(
+            "def tab (n: i64) (f: i64 -> i64) : [n]i64 = map f (iota n)\n\
+             def f (a: i64) (b: i64) = tab (a * (b + 1)) (\\i -> i) |> unflatten",
+            "unflatten"
+        ),
+        "[a*(b+1)]i64 -> [a][b+1]i64"
+    );
+    assert_eq!(
+        use_ty(
+            "def f (k: i64) = unflatten_3d (iota (2 * k * 3))",
+            "unflatten_3d"
+        ),
+        "[(2*k)*3]i64 -> [2][k][3]i64"
+    );
+}
+
+#[test]
+fn split_sizes_from_concatenation() {
+    assert_eq!(
+        use_ty(
+            "def f [n] [m] (xs: [n]i32) (ys: [m]i32) = split (xs ++ ys)",
+            "split"
+        ),
+        "[n+m]i32 -> ([n]i32, [m]i32)"
+    );
+    assert_eq!(
+        use_ty(
+            "def f [n] (xs: [n]i32) = let (a: [1]i32, b: [n-1]i32) = split (xs :> [1+(n-1)]i32) in (a, b)",
+            "split"
+        ),
+        "[1+(n-1)]i32 -> ([1]i32, [n-1]i32)"
+    );
+}
+
+#[test]
+fn undeterminable_sizes_are_an_error_at_the_use() {
+    let (m, t) = err("def f (xs: []f64) = let ys = unflatten xs in ys");
+    assert!(
+        m.contains("cannot determine the sizes of `unflatten`'s result"),
+        "{m}"
+    );
+    assert!(
+        m.contains("add a type annotation such as `: [n][m]t`"),
+        "{m}"
+    );
+    assert_eq!(t, "unflatten");
+    let (m, t) = err("def f (xs: []f64) = split xs");
+    assert!(m.contains("`split`"), "{m}");
+    assert_eq!(t, "split");
+    // A polymorphic definition does not fix the sizes either.
+    let (m, _) = err("def f 't (xs: []t) = unflatten xs");
+    assert!(m.contains("cannot determine"), "{m}");
+}
+
+#[test]
+fn sizes_stay_lenient_elsewhere() {
+    // Different sizes never make unification fail; ordinary nodes keep no inferred sizes.
+    let p = ok("def f [n] [m] (xs: [n]i32) (ys: [m]i32) : [n]i32 = let zs = xs ++ ys in zs");
+    assert_eq!(body_ty(&p, "f"), "[]i32");
+    ok("def f [n] (xs: [n]i32) : [n*2]i32 = xs ++ xs");
+    ok("def f [n] (xs: [n]i32) : [3]i32 = xs");
+}
+
+#[test]
+fn composition_operators_are_polymorphic() {
+    let p =
+        ok("def f = (+ 1i32) >-> f64.i32 >-> f64.sqrt\ndef g = f64.sqrt <-< f64.i32 <-< (+ 1i32)");
+    assert_eq!(
+        dec(&p, "f")
+            .body
+            .ty
+            .as_ref()
+            .map(|t| t.to_string())
+            .as_deref(),
+        Some("i32 -> f64")
+    );
+    assert_eq!(
+        dec(&p, "g")
+            .body
+            .ty
+            .as_ref()
+            .map(|t| t.to_string())
+            .as_deref(),
+        Some("i32 -> f64")
+    );
+    let (m, _) = err("def f = (+ 1i32) >-> f64.sqrt");
+    assert!(m.contains("type mismatch"), "{m}");
+}
+
+#[test]
+fn long_size_expressions_are_handled_in_linear_time() {
+    // A 1000-term size: inference of unflatten's sizes must not be quadratic per level.
+    let s = vec!["n"; 1000].join("+");
+    let src = format!("def f (n: i64) (xs: []i32) : [1][{s}]i32 = unflatten (xs :> [1*({s})]i32)");
+    let start = std::time::Instant::now();
+    ok(&src);
+    assert!(start.elapsed() < std::time::Duration::from_secs(20));
+}

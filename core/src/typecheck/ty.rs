@@ -83,6 +83,16 @@ impl Ty {
         }
     }
 
+    /// Substitute named sizes by name (inside size expressions too).
+    pub fn subst_sizes(&self, s: &dyn Fn(&str) -> Option<Size>) -> Ty {
+        match self {
+            Ty::Prim(_) | Ty::Var(_) | Ty::Param(_) => self.clone(),
+            Ty::Array(d, t) => Ty::arr(subst_size(d, s), t.subst_sizes(s)),
+            Ty::Tuple(ts) => Ty::Tuple(ts.iter().map(|t| t.subst_sizes(s)).collect()),
+            Ty::Fun(a, r) => Ty::fun(a.subst_sizes(s), r.subst_sizes(s)),
+        }
+    }
+
     /// Whether a function type occurs anywhere inside (after substitution).
     pub fn contains_fun(&self) -> bool {
         match self {
@@ -94,10 +104,30 @@ impl Ty {
     }
 }
 
+/// Whether a size mentions a size variable (a name starting with [`VAR_PREFIX`]).
+pub(crate) fn mentions_var(d: &Size) -> bool {
+    match d {
+        Size::Named(n) => n.starts_with(VAR_PREFIX),
+        Size::Bin(_, a, b) => mentions_var(a) || mentions_var(b),
+        Size::Const(_) | Size::Unknown => false,
+    }
+}
+
+/// Substitute named sizes in one size.
+pub(crate) fn subst_size(d: &Size, s: &dyn Fn(&str) -> Option<Size>) -> Size {
+    match d {
+        Size::Named(n) => s(n).unwrap_or_else(|| d.clone()),
+        Size::Bin(op, a, b) => Size::bin(*op, subst_size(a, s), subst_size(b, s)),
+        Size::Const(_) | Size::Unknown => d.clone(),
+    }
+}
+
 impl fmt::Display for Ty {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Ty::Prim(p) => write!(f, "{p}"),
+            // Size variables (names starting with `VAR_PREFIX`) are shown as unknown sizes.
+            Ty::Array(d, t) if mentions_var(d) => write!(f, "[]{t}"),
             Ty::Array(d, t) => write!(f, "{d}{t}"),
             Ty::Tuple(ts) => {
                 write!(f, "(")?;

@@ -5,9 +5,10 @@
 //! projections on a not yet known type). Sizes never make unification fail (see the module doc
 //! of [`crate::typecheck`]); ranks do.
 
-use super::ty::{PrimSet, Ty};
+use super::ty::{PrimSet, Ty, VAR_PREFIX};
 use super::Checker;
 use crate::diag::{Diagnostic, Span};
+use crate::syntax::types::Size;
 use std::collections::BTreeMap;
 
 /// The largest type (in nodes) printed in full in an error message.
@@ -50,6 +51,97 @@ impl Checker {
         Ty::Var(self.vars.len() as u32 - 1)
     }
 
+    /// A fresh size variable: a [`Size::Named`] whose name starts with [`VAR_PREFIX`] (no source
+    /// name does), resolved by [`Checker::unify_size`].
+    pub(crate) fn fresh_size(&mut self) -> Size {
+        self.size_vars.push(None);
+        Size::Named(format!("{VAR_PREFIX}{}", self.size_vars.len() - 1))
+    }
+
+    /// The index of a size variable.
+    fn size_var(&self, d: &Size) -> Option<usize> {
+        match d {
+            Size::Named(n) => n
+                .strip_prefix(VAR_PREFIX)
+                .and_then(|k| k.parse::<usize>().ok())
+                .filter(|k| *k < self.size_vars.len()),
+            _ => None,
+        }
+    }
+
+    /// Follow the links of size variables at the top of a size.
+    fn shallow_size<'s>(&'s self, d: &'s Size) -> &'s Size {
+        let mut d = d;
+        while let Some(k) = self.size_var(d) {
+            match &self.size_vars[k] {
+                Some(l) => d = l,
+                None => break,
+            }
+        }
+        d
+    }
+
+    /// A size with every resolved size variable substituted (linear in the result's size).
+    pub(crate) fn zonk_size(&self, d: &Size) -> Size {
+        match self.shallow_size(d) {
+            Size::Bin(op, a, b) => Size::bin(*op, self.zonk_size(a), self.zonk_size(b)),
+            d => d.clone(),
+        }
+    }
+
+    /// Whether a size (after substitution) still contains a size variable.
+    pub(crate) fn has_size_var(&self, d: &Size) -> bool {
+        fn any_var(c: &Checker, d: &Size) -> bool {
+            match d {
+                Size::Bin(_, a, b) => any_var(c, a) || any_var(c, b),
+                d => c.size_var(d).is_some(),
+            }
+        }
+        any_var(self, &self.zonk_size(d))
+    }
+
+    /// Unify two sizes leniently: a size variable is bound to the other side (unless that is
+    /// unknown), size expressions with the same operator are unified operand by operand, and
+    /// anything else (including two different sizes) is accepted, as sizes are not checked (a
+    /// wrong size is caught at run time).
+    pub(crate) fn unify_size(&mut self, a: &Size, b: &Size) {
+        let a = self.shallow_size(a).clone();
+        let b = self.shallow_size(b).clone();
+        if a == b {
+            return;
+        }
+        match (self.size_var(&a), self.size_var(&b)) {
+            (Some(k), _) if b != Size::Unknown => {
+                if !self.size_occurs(k, &b) {
+                    self.size_vars[k] = Some(b);
+                }
+            }
+            (_, Some(k)) if a != Size::Unknown => {
+                if !self.size_occurs(k, &a) {
+                    self.size_vars[k] = Some(a);
+                }
+            }
+            _ => {
+                if let (Size::Bin(o1, a1, b1), Size::Bin(o2, a2, b2)) = (&a, &b) {
+                    if o1 == o2 {
+                        self.unify_size(a1, a2);
+                        self.unify_size(b1, b2);
+                    }
+                }
+            }
+        }
+    }
+
+    fn size_occurs(&self, k: usize, d: &Size) -> bool {
+        fn occurs(c: &Checker, k: usize, d: &Size) -> bool {
+            match d {
+                Size::Bin(_, a, b) => occurs(c, k, a) || occurs(c, k, b),
+                d => c.size_var(d) == Some(k),
+            }
+        }
+        occurs(self, k, &self.zonk_size(d))
+    }
+
     pub(crate) fn fresh_prims(&mut self, set: PrimSet, span: Span) -> Ty {
         let t = self.fresh(span);
         if let Ty::Var(v) = t {
@@ -78,9 +170,34 @@ impl Checker {
                 None => t.clone(),
             },
             Ty::Prim(_) | Ty::Param(_) => t.clone(),
-            Ty::Array(d, e) => Ty::arr(d.clone(), self.zonk(e)),
+            Ty::Array(d, e) => Ty::arr(self.zonk_size(d), self.zonk(e)),
             Ty::Tuple(ts) => Ty::Tuple(ts.iter().map(|t| self.zonk(t)).collect()),
             Ty::Fun(a, r) => Ty::fun(self.zonk(a), self.zonk(r)),
+        }
+    }
+
+    /// Like [`Checker::zonk`], but every size that mentions a size variable (resolved or not)
+    /// becomes unknown: the sizes of ordinary nodes stay as lenient as without size variables.
+    pub(crate) fn zonk_erasing_size_vars(&self, t: &Ty) -> Ty {
+        match t {
+            Ty::Var(v) => match &self.vars[*v as usize].link {
+                Some(l) => self.zonk_erasing_size_vars(l),
+                None => t.clone(),
+            },
+            Ty::Prim(_) | Ty::Param(_) => t.clone(),
+            Ty::Array(d, e) => {
+                let d = if super::ty::mentions_var(d) {
+                    Size::Unknown
+                } else {
+                    d.clone()
+                };
+                Ty::arr(d, self.zonk_erasing_size_vars(e))
+            }
+            Ty::Tuple(ts) => Ty::Tuple(ts.iter().map(|t| self.zonk_erasing_size_vars(t)).collect()),
+            Ty::Fun(a, r) => Ty::fun(
+                self.zonk_erasing_size_vars(a),
+                self.zonk_erasing_size_vars(r),
+            ),
         }
     }
 
@@ -158,8 +275,11 @@ impl Checker {
             (_, Ty::Var(y)) => self.bind(*y, &a),
             (Ty::Prim(p), Ty::Prim(q)) if p == q => Ok(()),
             (Ty::Param(p), Ty::Param(q)) if p == q => Ok(()),
-            // Sizes are not checked (lenient); ranks are, by the structure.
-            (Ty::Array(_, x), Ty::Array(_, y)) => self.unify(x, y),
+            // Sizes are unified but never fail (lenient); ranks are checked, by the structure.
+            (Ty::Array(d1, x), Ty::Array(d2, y)) => {
+                self.unify_size(d1, d2);
+                self.unify(x, y)
+            }
             (Ty::Tuple(xs), Ty::Tuple(ys)) if xs.len() == ys.len() => {
                 for (x, y) in xs.iter().zip(ys) {
                     self.unify(x, y)?;

@@ -1,6 +1,3 @@
--- Pending: `split` takes its sizes from the argument's type `[n+m]t`, which needs size
--- expressions in types (the type checker tracks sizes leniently and has none yet). Not run by
--- CI; move back to tests/programs once size expressions exist.
 -- split: the sizes come from the argument's type [n+m].
 -- ==
 -- entry: split_concat
