@@ -58,7 +58,6 @@ pub const INTRINSICS: &[(&str, &str)] = &[
     ("jvp2", "'a 'b : (a -> b) -> a -> a -> (b, b)"),
     ("vjp", "'a 'b : (a -> b) -> a -> b -> a"),
     ("vjp2", "'a 'b : (a -> b) -> a -> b -> (b, a)"),
-    ("jmp", "'a 'b [k] : (a -> b) -> a -> [k]a -> [k]b"),
     ("mjp", "'a 'b [k] : (a -> b) -> a -> [k]b -> [k]a"),
 ];
 

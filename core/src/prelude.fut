@@ -156,3 +156,11 @@ def partition [n] 'a (p: a -> bool) (as: [n]a) : ([]a, []a) =
   let is = map3 (\b o i -> if b then o - 1 else k + i - o) flags offsets (iota n)
   let res = scatter (copy as) is as
   in (res[0:k], res[k:n])
+
+-- Forward-mode AD over a batch of tangents: `jvp` once per seed (Futhark's `jmp`/`jmp2`).
+
+def jmp2 'a 'b [n] (f: a -> b) (x: a) (xs': [n]a) : (b, [n]b) =
+  (f x, map (\x' -> jvp f x x') xs')
+
+def jmp 'a 'b [n] (f: a -> b) (x: a) (xs': [n]a) : [n]b =
+  map (\x' -> jvp f x x') xs'

@@ -131,3 +131,14 @@ entry in_map (xs: []f64) = map (\x -> jvp f64.sin x 1) xs
 -- input { 1.5f64 2.0f32 } output { 1i32 1065353216u32 }
 entry conv_tangents (x: f64) (y: f32) : (i32, u32) =
   (jvp i32.f64 x 1, jvp f32.to_bits y 1)
+
+-- jmp/jmp2: one jvp per seed. f (x, y) = x*y + x; its Jacobian at (2, 3) is [y + 1, x] = [4, 2];
+-- the seeds (1, 0), (0, 1), (1, 1) give 4, 2 and 6; f (2, 3) = 8.
+-- ==
+-- entry: batch
+-- input { 2.0 3.0 } output { [4.0, 2.0, 6.0] 8.0 [4.0, 2.0, 6.0] }
+entry batch (x: f64) (y: f64) : ([]f64, f64, []f64) =
+  let f (a, b) = a * b + a
+  let seeds = [(1.0, 0.0), (0.0, 1.0), (1.0, 1.0)]
+  let (fx, ts) = jmp2 f (x, y) seeds
+  in (jmp f (x, y) seeds, fx, ts)
