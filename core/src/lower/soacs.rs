@@ -3,7 +3,7 @@
 
 use super::env::SV;
 use super::expr::bound_names;
-use super::types::{arr_var, outer_dim, row_template};
+use super::types::{arr_var, arr_vars, outer_dim, row_template};
 use super::{internal, Lowerer, R};
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{Body, Exp, Lambda, Operator, Param, Soac, Stm, SubExp, Type, VName};
@@ -66,11 +66,7 @@ impl<'a> Lowerer<'a> {
     pub fn soac_map(&mut self, f: &SV<'a>, xs: &SV<'a>, span: Span) -> R<SV<'a>> {
         let w = outer_dim(xs, span)?;
         let row = row_template(xs, span)?;
-        let arrs = xs
-            .leaves()
-            .iter()
-            .map(|(s, _)| arr_var(s, span))
-            .collect::<R<Vec<_>>>()?;
+        let arrs = arr_vars(&xs.leaves(), span)?;
         let (lam, shape) = self.make_lambda(f, &[row], span)?;
         let tys: Vec<Type> = lam.ret.iter().map(|t| t.array_of(w.clone())).collect();
         let names = self.letn(
@@ -133,11 +129,7 @@ impl<'a> Lowerer<'a> {
     ) -> R<SV<'a>> {
         let w = outer_dim(xs, span)?;
         let row = row_template(xs, span)?;
-        let arrs = xs
-            .leaves()
-            .iter()
-            .map(|(s, _)| arr_var(s, span))
-            .collect::<R<Vec<_>>>()?;
+        let arrs = arr_vars(&xs.leaves(), span)?;
         let op = self.operator(op, ne, &row, commutative, span)?;
         let tys: Vec<Type> = row.leaves().into_iter().map(|l| l.1).collect();
         let names = self.letn("red", tys.clone(), Exp::Soac(Soac::Reduce { w, arrs, op }));
@@ -147,11 +139,7 @@ impl<'a> Lowerer<'a> {
     pub fn soac_scan(&mut self, op: &SV<'a>, ne: &SV<'a>, xs: &SV<'a>, span: Span) -> R<SV<'a>> {
         let w = outer_dim(xs, span)?;
         let row = row_template(xs, span)?;
-        let arrs = xs
-            .leaves()
-            .iter()
-            .map(|(s, _)| arr_var(s, span))
-            .collect::<R<Vec<_>>>()?;
+        let arrs = arr_vars(&xs.leaves(), span)?;
         let op = self.operator(op, ne, &row, false, span)?;
         let tys: Vec<Type> = row
             .leaves()
@@ -196,16 +184,9 @@ impl<'a> Lowerer<'a> {
         let vs = self.coerce_outer(vs.clone(), &w, span)?;
         let row = row_template(&vs, span)?;
         let op = self.operator(op, ne, &row, true, span)?;
-        let vals = vs
-            .leaves()
-            .iter()
-            .map(|(s, _)| arr_var(s, span))
-            .collect::<R<Vec<_>>>()?;
+        let vals = arr_vars(&vs.leaves(), span)?;
         let dl = dest.leaves();
-        let dests = dl
-            .iter()
-            .map(|(s, _)| arr_var(s, span))
-            .collect::<R<Vec<_>>>()?;
+        let dests = arr_vars(&dl, span)?;
         let tys: Vec<Type> = dl.into_iter().map(|l| l.1).collect();
         let names = self.letn(
             "hist",
@@ -271,25 +252,14 @@ impl<'a> Lowerer<'a> {
     ) -> R<SV<'a>> {
         let w = outer_dim(is, span)?;
         let vs = self.coerce_outer(vs.clone(), &w, span)?;
-        let inds = is
-            .leaves()
-            .iter()
-            .map(|(s, _)| arr_var(s, span))
-            .collect::<R<Vec<_>>>()?;
+        let inds = arr_vars(&is.leaves(), span)?;
         if inds.len() != dims {
             return Err(internal(span, "scatter index arity"));
         }
         let dest = self.copy_leaves(dest, span)?;
         let dl = dest.leaves();
-        let dests = dl
-            .iter()
-            .map(|(s, _)| arr_var(s, span))
-            .collect::<R<Vec<_>>>()?;
-        let vals = vs
-            .leaves()
-            .iter()
-            .map(|(s, _)| arr_var(s, span))
-            .collect::<R<Vec<_>>>()?;
+        let dests = arr_vars(&dl, span)?;
+        let vals = arr_vars(&vs.leaves(), span)?;
         let tys: Vec<Type> = dl.into_iter().map(|l| l.1).collect();
         let names = self.letn(
             "scatter",

@@ -130,3 +130,8 @@ pub(crate) fn arr_var(s: &SubExp, span: Span) -> R<crate::ir::VName> {
         .cloned()
         .ok_or_else(|| internal(span, "array operand is a constant"))
 }
+
+/// [`arr_var`] of every leaf of a flattened value (SOAC inputs and destinations).
+pub(crate) fn arr_vars(leaves: &[(SubExp, Type)], span: Span) -> R<Vec<crate::ir::VName>> {
+    leaves.iter().map(|(s, _)| arr_var(s, span)).collect()
+}
