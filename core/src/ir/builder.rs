@@ -69,6 +69,11 @@ pub fn boolc(v: bool) -> SubExp {
     SubExp::Const(PrimValue::Bool(v))
 }
 
+/// The scalar type `f32`.
+pub fn f32t() -> Type {
+    Type::Prim(PrimType::F32)
+}
+
 /// `[d0][d1]...elem`.
 pub fn arr(elem: PrimType, shape: Vec<SubExp>) -> Type {
     Type::array(elem, shape)

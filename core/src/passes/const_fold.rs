@@ -239,9 +239,6 @@ mod tests {
     fn i32t() -> Type {
         Type::Prim(PrimType::I32)
     }
-    fn f32t() -> Type {
-        Type::Prim(PrimType::F32)
-    }
 
     fn one_fun(
         params: &[(&str, Type)],

@@ -160,10 +160,6 @@ mod tests {
     use crate::ir::check::check_program;
     use crate::prim::{IntType, PrimType};
 
-    fn f32t() -> Type {
-        Type::Prim(PrimType::F32)
-    }
-
     #[test]
     fn reuses_identical_scalar_expressions_also_in_lambdas() {
         let mut ns = NameSource::default();

@@ -277,10 +277,6 @@ mod tests {
     use crate::ir::check::check_program;
     use crate::prim::{IntType, PrimType};
 
-    fn f32t() -> Type {
-        Type::Prim(PrimType::F32)
-    }
-
     #[test]
     fn removes_unused_chains_keeps_asserts() {
         let mut ns = NameSource::default();

@@ -145,10 +145,6 @@ mod tests {
     use crate::ir::check::check_program;
     use crate::prim::PrimType;
 
-    fn f32t() -> Type {
-        Type::Prim(PrimType::F32)
-    }
-
     /// `sq x = x*x`, `quad x = sq (sq x)`, `main x = quad x + sq x`, and an unused `dead`.
     fn prog() -> Program {
         let mut ns = NameSource::default();

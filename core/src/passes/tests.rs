@@ -6,10 +6,6 @@ use crate::ir::check::check_program;
 use crate::ir::*;
 use crate::prim::{IntType, PrimType};
 
-fn f32t() -> Type {
-    Type::Prim(PrimType::F32)
-}
-
 /// `scale k x = x * k`; `main xs = map (\x -> scale (1+1) x * 1 + dead) xs` with a duplicated
 /// reduction, a constant `if`, and an unused computation.
 fn prog() -> Program {
