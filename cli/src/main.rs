@@ -130,14 +130,7 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
             let results = backend
                 .backend()
                 .run(&compiled, &entry, args)
-                .map_err(|e| {
-                    // Entries that failed to lower carry an already rendered diagnostic.
-                    if e.starts_with("error:") {
-                        Failure(e)
-                    } else {
-                        Failure(format!("error: {e}"))
-                    }
-                })?;
+                .map_err(|e| Failure(format!("error: {e}")))?;
             print_results(&results, binary_output)
                 .map_err(|e| Failure(format!("error: cannot write output: {e}")))?;
             Ok(ExitCode::SUCCESS)

@@ -140,3 +140,20 @@ fn test_command_reports_summary() {
         "{text}"
     );
 }
+
+#[test]
+fn unsupported_entry_reports_once_with_location() {
+    let p = tmp_program(
+        "ad.fut",
+        "entry main (x: f64): f64 = vjp (\\x -> x * x) x 1.0\nentry ok (x: f64): f64 = x\n",
+    );
+    let out = vkad(&["run", &p], b"2.0");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("error: not supported: `vjp`"), "{err}");
+    assert!(!err.contains("error: error"), "{err}");
+    assert!(err.contains("ad.fut:1:28"), "{err}");
+    // The program's other entry points still run.
+    let ok = vkad(&["run", &p, "-e", "ok"], b"2.0");
+    assert_eq!(String::from_utf8_lossy(&ok.stdout), "2.0f64\n");
+}

@@ -103,7 +103,11 @@ impl Compiled {
         args: Vec<value::Value>,
     ) -> Result<Vec<value::Value>, interp::RuntimeError> {
         if let Some(d) = self.entry_errors.get(entry) {
-            return Err(interp::RuntimeError::new(d.render(&self.sources), None));
+            // Like every runtime error, the message carries no `error:` prefix (callers add
+            // their own); the rendered diagnostic starts with one.
+            let text = d.render(&self.sources);
+            let text = text.strip_prefix("error: ").unwrap_or(&text);
+            return Err(interp::RuntimeError::new(text, None));
         }
         interp::run_entry(&self.ir, entry, args)
     }
