@@ -569,17 +569,7 @@ impl<'a> Lowerer<'a> {
             "reverse" => {
                 let xs = a(0)?;
                 let n = outer_dim(xs, span)?;
-                let last = self.let1(
-                    "last",
-                    I64,
-                    Exp::BinOp(B::Sub(PrimType::I64), n.clone(), SubExp::i64(1)),
-                );
-                // The slice of an empty array starts at 0.
-                let last = self.let1(
-                    "last",
-                    I64,
-                    Exp::BinOp(B::Max(PrimType::I64), last, SubExp::i64(0)),
-                );
+                let last = self.last_index(n.clone());
                 let d = DimIndex::Slice {
                     start: last,
                     len: n.clone(),

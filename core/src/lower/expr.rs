@@ -570,6 +570,21 @@ impl<'a> Lowerer<'a> {
         self.let1("conv", Type::Prim(to), Exp::Conv(ConvOp { from, to }, s))
     }
 
+    /// `max(n - 1, 0)`: the index of the last element, where a reversed slice starts; 0 for an
+    /// empty array, so that its (empty) slice is still in bounds.
+    pub fn last_index(&mut self, n: SubExp) -> SubExp {
+        let last = self.let1(
+            "last",
+            I64,
+            Exp::BinOp(ir::BinOp::Sub(PrimType::I64), n, SubExp::i64(1)),
+        );
+        self.let1(
+            "last",
+            I64,
+            Exp::BinOp(ir::BinOp::Max(PrimType::I64), last, SubExp::i64(0)),
+        )
+    }
+
     pub fn i64_of(&mut self, s: SubExp, t: PrimType) -> SubExp {
         self.conv(s, t, PrimType::I64)
     }
@@ -1292,16 +1307,7 @@ impl<'a> Lowerer<'a> {
                     let start = match a {
                         Some(a) => a,
                         None => {
-                            let last = self.let1(
-                                "last",
-                                I64,
-                                Exp::BinOp(B::Sub(PrimType::I64), n.clone(), SubExp::i64(1)),
-                            );
-                            let last = self.let1(
-                                "last",
-                                I64,
-                                Exp::BinOp(B::Max(PrimType::I64), last, SubExp::i64(0)),
-                            );
+                            let last = self.last_index(n.clone());
                             self.select(pos.clone(), SubExp::i64(0), last, PrimType::I64)
                         }
                     };
