@@ -5,6 +5,7 @@
 
 pub mod derivatives;
 pub mod fwd;
+pub mod rev;
 
 #[cfg(test)]
 mod tests;

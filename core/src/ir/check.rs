@@ -854,7 +854,15 @@ impl Checker<'_> {
     fn check_soac(&mut self, s: &Soac) -> R<Vec<ExtType>> {
         match s {
             Soac::Map { w, arrs, lam } => {
-                let rows = self.soac_rows(w, arrs, "map")?;
+                // An accumulator input is passed to every iteration as it is (and returned
+                // updated): its "row" and its result are the accumulator itself.
+                let mut rows = Vec::new();
+                for a in arrs {
+                    match self.lookup(a)? {
+                        t @ TypeBase::Acc { .. } => rows.push(t),
+                        _ => rows.extend(self.soac_rows(w, std::slice::from_ref(a), "map")?),
+                    }
+                }
                 let ps: Vec<Type> = lam.params.iter().map(|p| p.ty.clone()).collect();
                 let ext: Vec<ExtType> = rows.iter().map(|t| t.to_ext()).collect();
                 self.match_types(&ext, &ps, "map lambda params")?;
@@ -862,7 +870,10 @@ impl Checker<'_> {
                 Ok(lam
                     .ret
                     .iter()
-                    .map(|t| t.array_of(w.clone()).to_ext())
+                    .map(|t| match t {
+                        TypeBase::Acc { .. } => t.to_ext(),
+                        _ => t.array_of(w.clone()).to_ext(),
+                    })
                     .collect())
             }
             Soac::Reduce { w, arrs, op } => {

@@ -1,0 +1,176 @@
+//! Return-sweep rules of the array statements: indexing adds into a slice of the array's
+//! adjoint (in place, or through an accumulator inside a `map`); an in-place update routes the
+//! adjoint of the written slice to the value and zeroes it for the array; `replicate` sums;
+//! `concat` slices; `copy`, `reshape` and `rearrange` apply their own inverse to the adjoint.
+
+use super::{slice_type, Rev, R};
+use crate::ir::*;
+use crate::prim::{IntType, PrimType};
+
+const I64: PrimType = PrimType::Int(IntType::I64);
+
+impl Rev<'_> {
+    pub(super) fn rev_array(&mut self, stm: &Stm) -> R<()> {
+        let adjs = self.take_result_adjs(&stm.pat);
+        let Some(Some((ybar, owned))) = adjs.into_iter().next() else {
+            return Ok(());
+        };
+        let yty = stm.pat.elems[0].ty.clone();
+        match &stm.exp {
+            Exp::Index(a, idx) => self.add_adj_index(a, idx, ybar),
+            Exp::Update(a, idx, v) => {
+                let SubExp::Var(yb) = ybar else {
+                    return Err("a constant array adjoint (internal error)".into());
+                };
+                let st = slice_type(&yty, idx);
+                // v̄ += ȳ[idx]
+                if let SubExp::Var(vv) = v {
+                    let part =
+                        self.bind("upd_adj", st.clone(), Exp::Index(yb.clone(), idx.clone()));
+                    self.add_adj(vv, SubExp::Var(part), true)?;
+                }
+                // ā += ȳ with [idx] = 0
+                let y2 = if owned {
+                    yb
+                } else {
+                    self.bind("adj_copy", yty.clone(), Exp::Copy(yb))
+                };
+                let z = self.zeros(&st)?;
+                let cleared = self.bind("adj_cleared", yty, Exp::Update(y2, idx.clone(), z));
+                self.add_adj(a, SubExp::Var(cleared), true)
+            }
+            Exp::Iota { .. } => Ok(()),
+            Exp::Replicate { shape, value } => {
+                let SubExp::Var(val) = value else {
+                    return Ok(());
+                };
+                let vty = self.ty_of(val)?;
+                let SubExp::Var(yb) = ybar else {
+                    return Err("a constant array adjoint (internal error)".into());
+                };
+                // Flatten the replicated dimensions and sum over them.
+                let mut n = SubExp::i64(1);
+                for d in shape {
+                    n = self.binop(BinOp::Mul(I64), n, d.clone());
+                }
+                let mut fshape = vec![n.clone()];
+                fshape.extend(vty.shape().iter().cloned());
+                let elem = vty.elem().unwrap_or(I64);
+                let flat = self.bind(
+                    "flat_adj",
+                    Type::array(elem, fshape.clone()),
+                    Exp::Reshape(fshape, yb),
+                );
+                let s = self.sum_rows(&n, flat, &vty)?;
+                self.add_adj(val, s, true)
+            }
+            Exp::ArrayLit { elems, row } => {
+                let SubExp::Var(yb) = ybar else {
+                    return Err("a constant array adjoint (internal error)".into());
+                };
+                for (i, e) in elems.iter().enumerate() {
+                    if let SubExp::Var(ev) = e {
+                        let part = self.bind(
+                            "lit_adj",
+                            row.clone(),
+                            Exp::Index(yb.clone(), vec![DimIndex::Fix(SubExp::i64(i as i64))]),
+                        );
+                        self.add_adj(ev, SubExp::Var(part), true)?;
+                    }
+                }
+                Ok(())
+            }
+            Exp::Concat { dim, arrs, .. } => {
+                let SubExp::Var(yb) = ybar else {
+                    return Err("a constant array adjoint (internal error)".into());
+                };
+                let mut off = SubExp::i64(0);
+                for a in arrs {
+                    let aty = self.ty_of(a)?;
+                    let len = aty
+                        .shape()
+                        .get(*dim)
+                        .cloned()
+                        .ok_or("a concat along a missing dimension (internal error)")?;
+                    let mut idx: Vec<DimIndex> = yty.shape()[..*dim]
+                        .iter()
+                        .map(|d| DimIndex::Slice {
+                            start: SubExp::i64(0),
+                            len: d.clone(),
+                            stride: SubExp::i64(1),
+                        })
+                        .collect();
+                    idx.push(DimIndex::Slice {
+                        start: off.clone(),
+                        len: len.clone(),
+                        stride: SubExp::i64(1),
+                    });
+                    let part = self.bind("concat_adj", aty, Exp::Index(yb.clone(), idx));
+                    self.add_adj(a, SubExp::Var(part), false)?;
+                    off = self.binop(BinOp::Add(I64), off, len);
+                }
+                Ok(())
+            }
+            Exp::Copy(a) => self.add_adj(a, ybar, owned),
+            Exp::Reshape(_, a) => {
+                let SubExp::Var(yb) = ybar else {
+                    return Err("a constant array adjoint (internal error)".into());
+                };
+                let aty = self.ty_of(a)?;
+                let r = self.bind(
+                    "reshape_adj",
+                    aty.clone(),
+                    Exp::Reshape(aty.shape().to_vec(), yb),
+                );
+                self.add_adj(a, SubExp::Var(r), false)
+            }
+            Exp::Rearrange(perm, a) => {
+                let SubExp::Var(yb) = ybar else {
+                    return Err("a constant array adjoint (internal error)".into());
+                };
+                let mut inv = vec![0; perm.len()];
+                for (i, p) in perm.iter().enumerate() {
+                    inv[*p] = i;
+                }
+                let aty = self.ty_of(a)?;
+                let r = self.bind("rearrange_adj", aty, Exp::Rearrange(inv, yb));
+                self.add_adj(a, SubExp::Var(r), false)
+            }
+            _ => Err("an array statement (internal error)".into()),
+        }
+    }
+
+    /// The sum of the `n` rows of `arr` (rows of type `row`), by a `reduce` with `+`.
+    pub fn sum_rows(&mut self, n: &SubExp, arr: VName, row: &Type) -> R<SubExp> {
+        let op = match row {
+            Type::Prim(p) => self.add_operator(*p),
+            _ => {
+                let pa = self.fresh_param("a", row.clone());
+                let pb = self.fresh_param("b", row.clone());
+                let (va, vb) = (SubExp::Var(pa.name.clone()), SubExp::Var(pb.name.clone()));
+                let rt = row.clone();
+                let body = self.in_body(|r| Ok(vec![r.add_values(va, vb, &rt)?]))?;
+                let z = self.zeros(row)?;
+                Operator {
+                    lam: Lambda {
+                        params: vec![pa, pb],
+                        body,
+                        ret: vec![row.clone()],
+                    },
+                    neutral: vec![z],
+                    commutative: true,
+                }
+            }
+        };
+        let r = self.bind(
+            "sum",
+            row.clone(),
+            Exp::Soac(Soac::Reduce {
+                w: n.clone(),
+                arrs: vec![arr],
+                op,
+            }),
+        );
+        Ok(SubExp::Var(r))
+    }
+}

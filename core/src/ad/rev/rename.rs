@@ -1,0 +1,49 @@
+//! Fresh copies of scopes for re-execution: the return sweep of a nested scope re-executes its
+//! forward sweep, and every variable in the IR is bound once, so the copy gets fresh names.
+
+use super::Rev;
+use crate::ir::*;
+use crate::passes::traverse::{walk_body, walk_lambda, Visitor};
+use std::collections::HashMap;
+
+struct Renamer<'a> {
+    ns: &'a mut NameSource,
+    map: HashMap<VName, VName>,
+}
+
+impl Visitor for Renamer<'_> {
+    fn use_name(&mut self, v: &mut VName) {
+        if let Some(n) = self.map.get(v) {
+            *v = n.clone();
+        }
+    }
+    fn bind_name(&mut self, v: &mut VName) {
+        let n = self.ns.fresh_like(v);
+        self.map.insert(v.clone(), n.clone());
+        *v = n;
+    }
+}
+
+impl Rev<'_> {
+    /// `lam` with every name it binds replaced by a fresh one.
+    pub fn rename_lambda(&mut self, lam: &Lambda) -> Lambda {
+        let mut l = lam.clone();
+        let mut r = Renamer {
+            ns: self.ns,
+            map: HashMap::new(),
+        };
+        walk_lambda(&mut r, &mut l);
+        l
+    }
+
+    /// `body` with every name it binds replaced by a fresh one.
+    pub fn rename_body(&mut self, body: &Body) -> Body {
+        let mut b = body.clone();
+        let mut r = Renamer {
+            ns: self.ns,
+            map: HashMap::new(),
+        };
+        walk_body(&mut r, &mut b);
+        b
+    }
+}
