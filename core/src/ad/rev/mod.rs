@@ -171,6 +171,7 @@ pub(crate) fn slice_type(ty: &Type, idx: &[DimIndex]) -> Type {
 }
 
 /// The concrete type of an existential result type, given the construct's results.
+#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn ext_to_type(t: &ExtType, results: &[SubExp]) -> R<Type> {
     Ok(match t {
         ExtType::Prim(p) => Type::Prim(*p),

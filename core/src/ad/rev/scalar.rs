@@ -63,7 +63,7 @@ impl Rev<'_> {
     /// (bools, the integer exponent of a shift) get nothing.
     fn contribute(&mut self, x: &SubExp, p: Partial, ybar: &SubExp, rt: PrimType) -> R<()> {
         let SubExp::Var(xv) = x else { return Ok(()) };
-        if self.ty_of(xv)? != Type::Prim(rt) {
+        if self.ty(x)? != Type::Prim(rt) {
             return Ok(());
         }
         let d = match p {
