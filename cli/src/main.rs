@@ -62,12 +62,15 @@ enum Command {
     },
     /// Parse and type-check a program, reporting errors and warnings.
     Check { file: PathBuf },
-    /// Print the program's IR after lowering and simplification.
+    /// Print the program's IR after lowering, simplification and differentiation.
     DumpIr {
         file: PathBuf,
         /// Print the IR as lowered, before simplification.
         #[arg(long)]
         unoptimised: bool,
+        /// Print the simplified IR before differentiation (`jvp`/`vjp` nodes still in it).
+        #[arg(long, conflicts_with = "unoptimised")]
+        before_ad: bool,
     },
 }
 
@@ -155,7 +158,11 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::DumpIr { file, unoptimised } => {
+        Command::DumpIr {
+            file,
+            unoptimised,
+            before_ad,
+        } => {
             let text = read_source(&file)?;
             let name = file.display().to_string();
             let (ir, errors) = if unoptimised {
@@ -174,7 +181,14 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
                     .values()
                     .map(|d| d.render(&compiled.sources))
                     .collect();
-                (compiled.ir, errors)
+                (
+                    if before_ad {
+                        compiled.ir_ad
+                    } else {
+                        compiled.ir
+                    },
+                    errors,
+                )
             };
             print!("{}", vkad_core::ir::print::program_to_string(&ir));
             for e in errors {

@@ -53,12 +53,11 @@ pub const INTRINSICS: &[(&str, &str)] = &[
     ("manifest", "'t : t -> *t"),
     ("opaque", "'t : t -> t"),
     ("trace", "'t : t -> t"),
-    // AD (meaning comes with the AD issue; until then lowering reports "not supported yet").
+    // AD (as Futhark's prelude/ad.fut; `jmp`/`mjp` and their `2` forms are in the prelude).
     ("jvp", "'a 'b : (a -> b) -> a -> a -> b"),
     ("jvp2", "'a 'b : (a -> b) -> a -> a -> (b, b)"),
     ("vjp", "'a 'b : (a -> b) -> a -> b -> a"),
     ("vjp2", "'a 'b : (a -> b) -> a -> b -> (b, a)"),
-    ("mjp", "'a 'b [k] : (a -> b) -> a -> [k]b -> [k]a"),
 ];
 
 /// Which numeric modules a module function exists in.

@@ -7,7 +7,8 @@
 //! 2. [`typecheck`] infers and checks types, annotating the AST.
 //! 3. [`lower`] turns the typed AST into the first-order [`ir`], inlining higher-order functions.
 //! 4. [`passes`] simplify the IR (DCE, copy propagation, constant folding, CSE, inlining);
-//!    [`ir::check`] verifies the IR between passes in tests.
+//!    [`ir::check`] verifies the IR between passes in tests. [`ad::transform`] then replaces the
+//!    `jvp`/`vjp` nodes that lowering left by derivative code, and the IR is simplified again.
 //! 5. [`interp`] runs an entry point on [`value::Value`]s; [`values`] reads and writes Futhark's
 //!    value formats; [`testing`] runs Futhark-style `-- ==` test blocks.
 
@@ -75,7 +76,11 @@ impl Checked {
 #[derive(Debug)]
 pub struct Compiled {
     pub sources: SourceMap,
+    /// The final IR: simplified, differentiated, simplified again.
     pub ir: ir::Program,
+    /// The simplified IR before [`ad::transform`]: the `jvp`/`vjp` nodes are still there. The
+    /// AD oracle (the `oracle` test backend) runs this.
+    pub ir_ad: ir::Program,
     pub warnings: Vec<Diagnostic>,
     /// Entry points that could not be lowered (e.g. they use a construct that is not supported
     /// yet), with the reason. Running one reports this error; the other entries work.
@@ -145,15 +150,55 @@ pub fn check(name: &str, text: &str) -> Result<Checked, CompileError> {
     }
 }
 
-/// Parse, type-check, lower and simplify.
+/// Parse, type-check, lower, simplify, differentiate ([`ad::transform`]) and simplify again.
 pub fn compile(name: &str, text: &str) -> Result<Compiled, CompileError> {
     let checked = check(name, text)?;
     let lowered = lower::lower_program(&checked.ast, &checked.sources);
-    let ir = passes::simplify(lowered.program);
+    let ir_ad = passes::simplify(lowered.program);
+    let (ir, ad_errors) = ad::transform::transform_partial(ir_ad.clone());
+    let ir = passes::simplify(ir);
+    let mut entry_errors: BTreeMap<String, Diagnostic> = lowered.entry_errors.into_iter().collect();
+    for e in ad_errors {
+        let entry = ir_ad
+            .fun(&e.fun)
+            .and_then(|f| f.entry.as_ref())
+            .map(|ep| ep.name.to_string());
+        if let Some(entry) = entry {
+            let span = span_of(&checked.sources, e.loc.as_ref());
+            entry_errors.insert(entry, Diagnostic::error(span, e.message));
+        }
+    }
     Ok(Compiled {
         sources: checked.sources,
         ir,
+        ir_ad,
         warnings: checked.warnings,
-        entry_errors: lowered.entry_errors.into_iter().collect(),
+        entry_errors,
     })
+}
+
+/// The span (of length one) starting at a source location; the start of the last file (the
+/// program) when the location is unknown.
+fn span_of(sources: &SourceMap, loc: Option<&diag::SrcLoc>) -> diag::Span {
+    let last = sources.files.len().saturating_sub(1);
+    let fallback = diag::Span::new(diag::FileId(last as u32), 0, 0);
+    let Some(loc) = loc else { return fallback };
+    let Some(k) = sources.files.iter().rposition(|f| f.name == loc.file) else {
+        return fallback;
+    };
+    let text = &sources.files[k].text;
+    let mut offset = 0usize;
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        if i + 1 == loc.line as usize {
+            let col: usize = line
+                .chars()
+                .take((loc.col as usize).saturating_sub(1))
+                .map(char::len_utf8)
+                .sum();
+            offset += col;
+            return diag::Span::new(diag::FileId(k as u32), offset, offset + 1);
+        }
+        offset += line.len();
+    }
+    diag::Span::new(diag::FileId(k as u32), 0, 0)
 }

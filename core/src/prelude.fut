@@ -164,3 +164,11 @@ def jmp2 'a 'b [n] (f: a -> b) (x: a) (xs': [n]a) : (b, [n]b) =
 
 def jmp 'a 'b [n] (f: a -> b) (x: a) (xs': [n]a) : [n]b =
   map (\x' -> jvp f x x') xs'
+
+-- Reverse-mode AD over a batch of adjoints: `vjp` once per seed (Futhark's `mjp`/`mjp2`).
+
+def mjp2 'a 'b [n] (f: a -> b) (x: a) (ys': [n]b) : (b, [n]a) =
+  (f x, map (\y' -> vjp f x y') ys')
+
+def mjp 'a 'b [n] (f: a -> b) (x: a) (ys': [n]b) : [n]a =
+  map (\y' -> vjp f x y') ys'

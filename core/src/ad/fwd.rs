@@ -463,6 +463,10 @@ impl Fwd<'_> {
             Exp::WithAcc { .. } | Exp::UpdAcc { .. } => {
                 return Err("accumulators (`withacc`)".to_string())
             }
+            // `ad::transform` differentiates the innermost AD node first, so none is left here.
+            Exp::Jvp { .. } | Exp::Vjp { .. } => {
+                return Err("a nested `jvp`/`vjp` that was not transformed first".to_string())
+            }
             Exp::If {
                 cond,
                 then_b,
@@ -990,6 +994,10 @@ fn visit_exp_vars(e: &Exp, f: &mut impl FnMut(&VName)) {
         Exp::UpdAcc { acc, vals, .. } => {
             f(acc);
             vals.iter().for_each(|x| se(x, f));
+        }
+        Exp::Jvp { lam, args, seeds } | Exp::Vjp { lam, args, seeds } => {
+            args.iter().chain(seeds).for_each(|x| se(x, f));
+            visit_body_vars(&lam.body, f);
         }
     }
 }

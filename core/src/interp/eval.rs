@@ -577,6 +577,10 @@ impl<'p> Interp<'p> {
                 let r = self.upd_acc(acc, idx, vals, loc)?;
                 self.bind1(stm, r)
             }
+            Exp::Jvp { .. } | Exp::Vjp { .. } => err(
+                "internal error: an AD node (`jvp`/`vjp`) reached the interpreter untransformed",
+                loc,
+            ),
         }
     }
 

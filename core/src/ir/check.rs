@@ -823,6 +823,27 @@ impl Checker<'_> {
                 out.extend(lam.ret[inputs.len()..].iter().map(|t| t.to_ext()));
                 Ok(out)
             }
+            Exp::Jvp { lam, args, seeds } | Exp::Vjp { lam, args, seeds } => {
+                let fwd = matches!(e, Exp::Jvp { .. });
+                let what = if fwd { "jvp" } else { "vjp" };
+                let ps: Vec<Type> = lam.params.iter().map(|p| p.ty.clone()).collect();
+                let arg_tys = args
+                    .iter()
+                    .map(|a| self.subexp_ty(a).map(|t| t.to_ext()))
+                    .collect::<R<Vec<_>>>()?;
+                self.match_types(&arg_tys, &ps, &format!("{what} arguments"))?;
+                // Seeds: tangents of the params (jvp) or adjoints of the results (vjp).
+                let seed_tys = seeds
+                    .iter()
+                    .map(|a| self.subexp_ty(a).map(|t| t.to_ext()))
+                    .collect::<R<Vec<_>>>()?;
+                let want: &[Type] = if fwd { &ps } else { &lam.ret };
+                self.match_types(&seed_tys, want, &format!("{what} seeds"))?;
+                self.check_lambda(lam)?;
+                let mut out: Vec<ExtType> = lam.ret.iter().map(|t| t.to_ext()).collect();
+                out.extend(want_out(fwd, lam).iter().map(|t| t.to_ext()));
+                Ok(out)
+            }
             Exp::UpdAcc { acc, idx, vals } => {
                 let t = self.lookup(acc)?;
                 let TypeBase::Acc { shape, elems, .. } = &t else {
@@ -972,3 +993,12 @@ impl Checker<'_> {
 
 #[cfg(test)]
 mod tests;
+
+/// The derivative results of a `Jvp` (one tangent per result) or `Vjp` (one adjoint per param).
+fn want_out(fwd: bool, lam: &Lambda) -> Vec<Type> {
+    if fwd {
+        lam.ret.clone()
+    } else {
+        lam.params.iter().map(|p| p.ty.clone()).collect()
+    }
+}

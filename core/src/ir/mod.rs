@@ -529,6 +529,30 @@ pub enum Exp {
         idx: Vec<SubExp>,
         vals: Vec<SubExp>,
     },
+    /// Forward-mode derivative (`jvp2`): `lam` applied to `args` (one per param) with tangents
+    /// `seeds` (one per param, same types). Results: `lam`'s results, then one tangent per
+    /// result (same types; bool tangents are `false`).
+    ///
+    /// Left by lowering and removed by [`crate::ad::transform`] (innermost first) before
+    /// optimisation; the interpreter evaluates it directly only in oracle mode. The lambda's
+    /// param types may refer to sizes in scope outside it; its `ret` types mention only names in
+    /// scope outside the lambda (where a result size is computed inside the function, lowering
+    /// differentiates immediately instead of emitting this node).
+    Jvp {
+        lam: Lambda,
+        args: Vec<SubExp>,
+        seeds: Vec<SubExp>,
+    },
+    /// Reverse-mode derivative (`vjp2`): `lam` applied to `args` (one per param) with adjoints
+    /// `seeds` (one per result, the types of `lam.ret`). Results: `lam`'s results, then one
+    /// adjoint per param (the param types).
+    ///
+    /// Same life cycle and scoping rules as [`Exp::Jvp`].
+    Vjp {
+        lam: Lambda,
+        args: Vec<SubExp>,
+        seeds: Vec<SubExp>,
+    },
 }
 
 /// Describes how an entry point's IR parameters map to the source-level arguments.

@@ -476,6 +476,15 @@ fn write_exp(out: &mut String, e: &Exp, level: usize) {
             write_lambda(out, lam, level);
             out.push(')');
         }
+        Exp::Jvp { lam, args, seeds } | Exp::Vjp { lam, args, seeds } => {
+            out.push_str(if matches!(e, Exp::Jvp { .. }) {
+                "jvp ("
+            } else {
+                "vjp ("
+            });
+            write_lambda(out, lam, level);
+            let _ = write!(out, ") ({}) ({})", comma(args), comma(seeds));
+        }
         Exp::UpdAcc { acc, idx, vals } => {
             let _ = write!(out, "upd_acc({acc}, [{}], {})", comma(idx), braces(vals));
         }

@@ -1,25 +1,48 @@
-//! Lowering of `jvp` and `jvp2`: the function argument becomes an [`ir::Lambda`] over the
-//! flattened primal inputs, [`crate::ad::fwd::jvp_lambda`] differentiates it, and its body is
-//! bound inline to the actual arguments (the primal point and the tangent).
+//! Lowering of `jvp`/`jvp2` and `vjp`/`vjp2`: the function argument becomes an [`ir::Lambda`]
+//! over the flattened primal inputs and the call becomes an [`Exp::Jvp`] / [`Exp::Vjp`] node
+//! applying it to the actual primal point and seeds. [`crate::ad::transform`] later replaces the
+//! node by the derivative code (after a first simplification, so that inlined helpers and
+//! constant sizes are cleaned up first); the interpreter's AD oracle evaluates it directly.
+//!
+//! The node's result types must only mention names in scope outside its lambda. When a result
+//! size is computed inside the function (`jvp (\n -> replicate n 1.0) ...`), the node could not
+//! be typed, so lowering differentiates at once ([`crate::ad::fwd::jvp_lambda`] /
+//! [`crate::ad::rev::vjp_lambda`]) and binds the derivative body inline, where those sizes stay
+//! in scope.
 
 use super::env::SV;
 use super::{internal, Lowerer, R};
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{self, Exp, Pat, Stm, SubExp};
+use crate::passes::traverse::{walk_lambda, Binders};
+use std::collections::HashSet;
+
+/// Which derivative a call asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// `jvp`/`jvp2`: the seed is a tangent of the argument.
+    Fwd,
+    /// `vjp`/`vjp2`: the seed is an adjoint of the result.
+    Rev,
+}
 
 impl<'a> Lowerer<'a> {
-    /// `jvp f x dx` (the tangent of the result) or, with `both`, `jvp2 f x dx` (the pair of the
-    /// primal result and its tangent).
-    pub fn lower_jvp(
+    /// `jvp f x dx` / `vjp f x dy` (the derivative) or, with `both`, `jvp2`/`vjp2` (the pair of
+    /// the primal result and the derivative).
+    pub fn lower_ad(
         &mut self,
+        mode: Mode,
         f: &SV<'a>,
         x: &SV<'a>,
-        dx: &SV<'a>,
+        seed: &SV<'a>,
         both: bool,
         span: Span,
     ) -> R<SV<'a>> {
-        // The function applied to fresh parameters shaped like `x`. Unlike a SOAC's lambda, the
-        // body is bound inline afterwards, so result sizes computed inside it stay in scope.
+        let what = match mode {
+            Mode::Fwd => "jvp",
+            Mode::Rev => "vjp",
+        };
+        // The function applied to fresh parameters shaped like `x`.
         let mut params = vec![];
         let arg = x.map_leaves(&mut |_, ty| -> R<(SubExp, ir::Type)> {
             let v = self.names.fresh("x");
@@ -33,11 +56,11 @@ impl<'a> Lowerer<'a> {
         if shape.contains_fun() {
             return Err(Diagnostic::not_supported(
                 span,
-                "jvp of a function returning a function",
+                format!("{what} of a function returning a function"),
             ));
         }
         let leaves = shape.leaves();
-        let lam = ir::Lambda {
+        let mut lam = ir::Lambda {
             params,
             body: ir::Body {
                 stms,
@@ -45,19 +68,86 @@ impl<'a> Lowerer<'a> {
             },
             ret: leaves.iter().map(|l| l.1.clone()).collect(),
         };
-        let jl = crate::ad::fwd::jvp_lambda(&lam, &mut self.names)
-            .map_err(|c| Diagnostic::not_supported(span, format!("jvp of {c}")))?;
-        let args: Vec<SubExp> = x
-            .leaves()
-            .into_iter()
-            .chain(dx.leaves())
-            .map(|(s, _)| s)
-            .collect();
-        if args.len() != jl.params.len() {
-            return Err(internal(span, "jvp: arguments do not match the function"));
+        let args: Vec<SubExp> = x.leaves().into_iter().map(|(s, _)| s).collect();
+        let seeds: Vec<SubExp> = seed.leaves().into_iter().map(|(s, _)| s).collect();
+        let n_seeds = match mode {
+            Mode::Fwd => lam.params.len(),
+            Mode::Rev => lam.ret.len(),
+        };
+        if args.len() != lam.params.len() || seeds.len() != n_seeds {
+            return Err(internal(
+                span,
+                &format!("{what}: arguments do not match the function"),
+            ));
         }
         let loc = Some(self.loc_of(span));
-        for (p, a) in jl.params.iter().zip(args) {
+        let k = lam.ret.len();
+        let results: Vec<(SubExp, ir::Type)> = if ret_mentions_inner(&mut lam) {
+            self.differentiate_inline(mode, &lam, args, seeds, span, loc)?
+        } else {
+            let mut tys = lam.ret.clone();
+            match mode {
+                Mode::Fwd => tys.extend(lam.ret.iter().cloned()),
+                Mode::Rev => tys.extend(lam.params.iter().map(|p| p.ty.clone())),
+            }
+            let elems: Vec<ir::Param> = tys
+                .iter()
+                .map(|ty| ir::Param {
+                    name: self.names.fresh(what),
+                    ty: ty.clone(),
+                })
+                .collect();
+            let exp = match mode {
+                Mode::Fwd => Exp::Jvp { lam, args, seeds },
+                Mode::Rev => Exp::Vjp { lam, args, seeds },
+            };
+            let out = elems
+                .iter()
+                .map(|p| (SubExp::Var(p.name.clone()), p.ty.clone()))
+                .collect();
+            self.stms.push(Stm {
+                pat: Pat { elems },
+                exp,
+                attrs: ir::Attrs(self.attrs.clone()),
+                loc,
+            });
+            out
+        };
+        let (prim, der) = results.split_at(k);
+        let der_v = match mode {
+            Mode::Fwd => shape.rebuild(&mut der.iter().cloned()),
+            Mode::Rev => x.rebuild(&mut der.iter().cloned()),
+        };
+        if both {
+            let prim_v = shape.rebuild(&mut prim.iter().cloned());
+            Ok(SV::Tuple(vec![prim_v, der_v]))
+        } else {
+            Ok(der_v)
+        }
+    }
+
+    /// Differentiates `lam` now and binds the derivative's body inline to `args` and `seeds`;
+    /// returns its results (primal results, then the derivatives).
+    fn differentiate_inline(
+        &mut self,
+        mode: Mode,
+        lam: &ir::Lambda,
+        args: Vec<SubExp>,
+        seeds: Vec<SubExp>,
+        span: Span,
+        loc: Option<crate::diag::SrcLoc>,
+    ) -> R<Vec<(SubExp, ir::Type)>> {
+        let dl = match mode {
+            Mode::Fwd => crate::ad::fwd::jvp_lambda(lam, &mut self.names)
+                .map_err(|c| Diagnostic::not_supported(span, format!("jvp of {c}")))?,
+            Mode::Rev => crate::ad::rev::vjp_lambda(lam, &mut self.names)
+                .map_err(|c| Diagnostic::not_supported(span, format!("vjp of {c}")))?,
+        };
+        let inputs: Vec<SubExp> = args.into_iter().chain(seeds).collect();
+        if inputs.len() != dl.params.len() {
+            return Err(internal(span, "AD: arguments do not match the function"));
+        }
+        for (p, a) in dl.params.iter().zip(inputs) {
             self.stms.push(Stm {
                 pat: Pat {
                     elems: vec![p.clone()],
@@ -67,16 +157,19 @@ impl<'a> Lowerer<'a> {
                 loc: loc.clone(),
             });
         }
-        self.stms.extend(jl.body.stms);
-        let k = lam.ret.len();
-        let leaves: Vec<(SubExp, ir::Type)> = jl.body.result.into_iter().zip(jl.ret).collect();
-        let (prim, tan) = leaves.split_at(k);
-        let tan_v = shape.rebuild(&mut tan.iter().cloned());
-        if both {
-            let prim_v = shape.rebuild(&mut prim.iter().cloned());
-            Ok(SV::Tuple(vec![prim_v, tan_v]))
-        } else {
-            Ok(tan_v)
-        }
+        self.stms.extend(dl.body.stms);
+        Ok(dl.body.result.into_iter().zip(dl.ret).collect())
     }
+}
+
+/// Whether a result type of `lam` mentions a name bound inside it (a param or a statement).
+fn ret_mentions_inner(lam: &mut ir::Lambda) -> bool {
+    let mut b = Binders::default();
+    walk_lambda(&mut b, lam);
+    let inner: HashSet<ir::VName> = b.names.into_iter().collect();
+    lam.ret.iter().any(|t| {
+        t.shape()
+            .iter()
+            .any(|d| d.as_var().is_some_and(|v| inner.contains(v)))
+    })
 }

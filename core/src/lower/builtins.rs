@@ -630,11 +630,12 @@ impl<'a> Lowerer<'a> {
                 );
                 Ok(shape.rebuild(&mut names.into_iter().map(SubExp::Var).zip(tys)))
             }
-            "jvp" | "jvp2" => self.lower_jvp(a(0)?, a(1)?, a(2)?, n == "jvp2", span),
-            "vjp" | "vjp2" | "mjp" => Err(Diagnostic::not_supported(
-                span,
-                format!("`{n}` (automatic differentiation is not implemented yet)"),
-            )),
+            "jvp" | "jvp2" => {
+                self.lower_ad(super::ad::Mode::Fwd, a(0)?, a(1)?, a(2)?, n == "jvp2", span)
+            }
+            "vjp" | "vjp2" => {
+                self.lower_ad(super::ad::Mode::Rev, a(0)?, a(1)?, a(2)?, n == "vjp2", span)
+            }
             _ => Err(internal(span, &format!("unknown intrinsic `{n}`"))),
         }
     }

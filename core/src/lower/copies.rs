@@ -104,7 +104,9 @@ fn process(body: &mut Body, owned: &HashSet<VName>) {
                 }
                 Soac::Scatter { .. } => {}
             },
-            Exp::WithAcc { lam, .. } => process(&mut lam.body, &HashSet::new()),
+            Exp::WithAcc { lam, .. } | Exp::Jvp { lam, .. } | Exp::Vjp { lam, .. } => {
+                process(&mut lam.body, &HashSet::new())
+            }
             _ => {}
         }
         if let Exp::Copy(x) = &body.stms[k].exp {
@@ -215,6 +217,9 @@ pub(crate) fn mentions(e: &Exp, v: &VName) -> bool {
         }
         Exp::UpdAcc { acc, idx, vals } => {
             acc == v || idx.iter().any(|x| se_is(x, v)) || vals.iter().any(|x| se_is(x, v))
+        }
+        Exp::Jvp { lam, args, seeds } | Exp::Vjp { lam, args, seeds } => {
+            args.iter().chain(seeds).any(|x| se_is(x, v)) || body_mentions(&lam.body, v)
         }
     }
 }
@@ -368,6 +373,12 @@ fn rename_exp(e: &mut Exp, from: &VName, to: &VName) {
             idx.iter_mut()
                 .chain(vals.iter_mut())
                 .for_each(|x| rename_se(x, f, t));
+        }
+        Exp::Jvp { lam, args, seeds } | Exp::Vjp { lam, args, seeds } => {
+            args.iter_mut()
+                .chain(seeds.iter_mut())
+                .for_each(|x| rename_se(x, f, t));
+            rename_body(&mut lam.body, f, t);
         }
     }
 }

@@ -29,7 +29,7 @@
 //! checker does not track uniqueness); [`copies`] then removes the copies that are not needed.
 //!
 //! Not supported (each gives `not supported: ...` for the entry point that needs it):
-//! `vjp`, `vjp2`, `jmp`, `mjp`; `if` or loops producing functions; arrays of functions;
+//! `if` or loops producing functions; arrays of functions;
 //! entry points with type parameters, function parameters or function results; functions given
 //! to a SOAC whose result size depends on the element (irregular arrays); recursion; opening
 //! modules other than the numeric ones; record fields.

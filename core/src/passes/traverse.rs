@@ -210,6 +210,11 @@ pub fn walk_exp<V: Visitor>(v: &mut V, e: &mut Exp) {
             idx.iter_mut().for_each(|i| v.subexp(i));
             vals.iter_mut().for_each(|x| v.subexp(x));
         }
+        Exp::Jvp { lam, args, seeds } | Exp::Vjp { lam, args, seeds } => {
+            args.iter_mut().for_each(|a| v.subexp(a));
+            seeds.iter_mut().for_each(|a| v.subexp(a));
+            walk_lambda(v, lam);
+        }
     }
 }
 
@@ -301,6 +306,7 @@ pub fn has_effect(e: &Exp, effectful: &HashSet<std::sync::Arc<str>>) -> bool {
             }
             Soac::Scatter { .. } => false,
         },
+        Exp::Jvp { lam: l, .. } | Exp::Vjp { lam: l, .. } => lam(l, effectful),
         Exp::WithAcc { inputs, lam: l } => {
             lam(l, effectful)
                 || inputs
@@ -365,6 +371,7 @@ pub fn nested_bodies(e: &mut Exp) -> Vec<&mut Body> {
             v.push(&mut lam.body);
             v
         }
+        Exp::Jvp { lam, .. } | Exp::Vjp { lam, .. } => vec![&mut lam.body],
         _ => vec![],
     }
 }

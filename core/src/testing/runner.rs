@@ -507,6 +507,7 @@ mod tests {
             }
             Ok(Compiled {
                 sources,
+                ir_ad: ir.clone(),
                 ir,
                 warnings: vec![],
                 entry_errors,

@@ -740,6 +740,8 @@ impl<'a> Rev<'a> {
             Exp::Soac(Soac::Scatter { .. }) => Err("scatter".into()),
             Exp::WithAcc { .. } | Exp::UpdAcc { .. } => Err("accumulators".into()),
             Exp::Apply { fun, .. } => Err(format!("a call of {fun}")),
+            // `ad::transform` differentiates innermost first: none is left here.
+            Exp::Jvp { .. } | Exp::Vjp { .. } => Err("nested AD (internal error)".into()),
         }
     }
 }
