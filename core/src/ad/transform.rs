@@ -10,7 +10,7 @@
 use crate::diag::SrcLoc;
 use crate::ir::*;
 use crate::passes::traverse::{mk_stm, nested_bodies};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
@@ -52,7 +52,8 @@ pub fn transform_partial(mut p: Program) -> (Program, Vec<AdError>) {
     let mut ns = std::mem::take(&mut p.name_source);
     let mut failed: Vec<AdError> = vec![];
     for f in &mut p.funs {
-        if let Err((loc, message)) = body(&mut f.body, &mut ns) {
+        let env = super::rev::binder_types(&f.params, &f.body);
+        if let Err((loc, message)) = body(&mut f.body, &mut ns, &env) {
             failed.push(AdError {
                 fun: f.name.clone(),
                 loc,
@@ -106,11 +107,13 @@ fn calls_any(b: &Body, bad: &HashSet<Arc<str>>, failed: &[AdError]) -> Option<Ad
 type Failure = (Option<SrcLoc>, String);
 
 /// Transforms the AD nodes in `b` and everything nested in it.
-fn body(b: &mut Body, ns: &mut NameSource) -> Result<(), Failure> {
+/// `env`: the types of the variables bound in the function (the free variables of an AD node's
+/// lambda are among them).
+fn body(b: &mut Body, ns: &mut NameSource, env: &HashMap<VName, Type>) -> Result<(), Failure> {
     let mut out = Vec::with_capacity(b.stms.len());
     for mut s in std::mem::take(&mut b.stms) {
         for nb in nested_bodies(&mut s.exp) {
-            body(nb, ns)?;
+            body(nb, ns, env)?;
         }
         match s.exp {
             Exp::Jvp {
@@ -127,7 +130,7 @@ fn body(b: &mut Body, ns: &mut NameSource) -> Result<(), Failure> {
                 ref args,
                 ref seeds,
             } => {
-                let dl = super::rev::vjp_lambda(lam, ns)
+                let dl = super::rev::vjp_lambda_in(lam, ns, env)
                     .map_err(|c| (s.loc.clone(), format!("not supported: vjp of {c}")))?;
                 bind_inline(&s, dl, args, seeds, &mut out)?;
             }

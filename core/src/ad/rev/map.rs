@@ -154,18 +154,18 @@ impl Rev<'_> {
 
         // Results of the map, in order: param adjoints, scalar contributions, accumulators.
         let mut it = results.into_iter();
+        let mut param_res = vec![];
         for (a, has) in arrs.iter().zip(&meta.param_adjs) {
             if *has {
-                let v = it.next().ok_or("map results (internal error)")?;
-                self.add_adj(a, SubExp::Var(v), true)?;
+                param_res.push((a.clone(), it.next().ok_or("map results (internal error)")?));
             }
         }
+        let mut scalar_res = vec![];
         for s in &meta.scalars {
-            let v = it.next().ok_or("map results (internal error)")?;
-            let t = self.ty_of(s)?;
-            let sum = self.sum_rows(w, v, &t)?;
-            self.add_adj(s, sum, true)?;
+            scalar_res.push((s.clone(), it.next().ok_or("map results (internal error)")?));
         }
+        // Accumulators first: a `withacc` took the adjoint of its array as it was before the map
+        // (its result includes it), and an input array may also be free in the lambda.
         for a in &frame.accs {
             let v = it.next().ok_or("map results (internal error)")?;
             if self
@@ -177,6 +177,14 @@ impl Rev<'_> {
             } else {
                 self.set_adj(&a.array, SubExp::Var(v), true);
             }
+        }
+        for (a, v) in param_res {
+            self.add_adj(&a, SubExp::Var(v), true)?;
+        }
+        for (s, v) in scalar_res {
+            let t = self.ty_of(&s)?;
+            let sum = self.sum_rows(w, v, &t)?;
+            self.add_adj(&s, sum, true)?;
         }
         Ok(())
     }

@@ -44,7 +44,25 @@ pub(crate) type R<T> = Result<T, String>;
 /// followed by one adjoint per primal *param* (same types as the params; zero for bools). The
 /// error names the construct that cannot be differentiated.
 pub fn vjp_lambda(lam: &Lambda, ns: &mut NameSource) -> Result<Lambda, String> {
+    vjp_lambda_in(lam, ns, &HashMap::new())
+}
+
+/// [`vjp_lambda`] for a lambda whose free variables have the types in `env` (the variables
+/// bound around it, see [`binder_types`]). Free variables are constants of the differentiated
+/// function: they get no adjoint. A free variable of unknown type is treated the same way.
+pub fn vjp_lambda_in(
+    lam: &Lambda,
+    ns: &mut NameSource,
+    env: &HashMap<VName, Type>,
+) -> Result<Lambda, String> {
     let mut r = Rev::new(ns);
+    r.types = env.clone();
+    let inside = binder_types(&lam.params, &lam.body);
+    r.outside = env
+        .keys()
+        .filter(|v| !inside.contains_key(*v))
+        .cloned()
+        .collect();
     for p in &lam.params {
         r.types.insert(p.name.clone(), p.ty.clone());
     }
@@ -82,6 +100,62 @@ pub fn vjp_lambda(lam: &Lambda, ns: &mut NameSource) -> Result<Lambda, String> {
         },
         ret,
     })
+}
+
+/// The types of every variable bound in a function: its params and everything its body binds
+/// (patterns, lambda and loop params, loop variables), at any depth.
+pub fn binder_types(fun_params: &[Param], fun_body: &Body) -> HashMap<VName, Type> {
+    fn lam(l: &Lambda, out: &mut HashMap<VName, Type>) {
+        params(&l.params, out);
+        body(&l.body, out);
+    }
+    fn params(ps: &[Param], out: &mut HashMap<VName, Type>) {
+        for p in ps {
+            out.insert(p.name.clone(), p.ty.clone());
+        }
+    }
+    fn body(b: &Body, out: &mut HashMap<VName, Type>) {
+        for s in &b.stms {
+            params(&s.pat.elems, out);
+            match &s.exp {
+                Exp::If { then_b, else_b, .. } => {
+                    body(then_b, out);
+                    body(else_b, out);
+                }
+                Exp::Loop {
+                    params: ps,
+                    form,
+                    body: lb,
+                } => {
+                    for (p, _) in ps {
+                        out.insert(p.name.clone(), p.ty.clone());
+                    }
+                    if let LoopForm::For { i, it, .. } = form {
+                        out.insert(i.clone(), Type::Prim(PrimType::Int(*it)));
+                    }
+                    body(lb, out);
+                }
+                Exp::Soac(Soac::Map { lam: l, .. }) => lam(l, out),
+                Exp::Soac(Soac::Reduce { op, .. })
+                | Exp::Soac(Soac::Scan { op, .. })
+                | Exp::Soac(Soac::Hist { op, .. }) => lam(&op.lam, out),
+                Exp::WithAcc { inputs, lam: l } => {
+                    for i in inputs {
+                        if let Some(op) = &i.op {
+                            lam(&op.lam, out);
+                        }
+                    }
+                    lam(l, out);
+                }
+                Exp::Jvp { lam: l, .. } | Exp::Vjp { lam: l, .. } => lam(l, out),
+                _ => {}
+            }
+        }
+    }
+    let mut out = HashMap::new();
+    params(fun_params, &mut out);
+    body(fun_body, &mut out);
+    out
 }
 
 /// The adjoint of a variable.
@@ -130,6 +204,8 @@ pub(crate) struct Rev<'a> {
     pub stms: Vec<Stm>,
     /// Enclosing `map` lambdas, innermost last.
     pub frames: Vec<Frame>,
+    /// Variables bound outside the differentiated function: constants, with no adjoint.
+    pub outside: HashSet<VName>,
 }
 
 /// Does a value of this type have an adjoint? (Integers and floats, scalars or arrays.)
@@ -242,6 +318,7 @@ impl<'a> Rev<'a> {
             adjs: HashMap::new(),
             stms: vec![],
             frames: vec![],
+            outside: HashSet::new(),
         }
     }
 
@@ -416,6 +493,11 @@ impl<'a> Rev<'a> {
 
     // --- adjoints ------------------------------------------------------------------------------
 
+    /// Does `v` belong to the differentiated function (so that its adjoint is wanted)?
+    pub fn active(&self, v: &VName) -> bool {
+        self.types.contains_key(v) && !self.outside.contains(v)
+    }
+
     /// Is `v` bound outside the innermost `map` lambda being differentiated?
     fn nonlocal(&self, v: &VName) -> bool {
         self.frames.last().is_some_and(|f| !f.locals.contains(v))
@@ -495,6 +577,9 @@ impl<'a> Rev<'a> {
 
     /// `v̄ += d` (`d` has `v`'s type). `owned`: `d` is a fresh value nobody else refers to.
     pub fn add_adj(&mut self, v: &VName, d: SubExp, owned: bool) -> R<()> {
+        if !self.active(v) {
+            return Ok(());
+        }
         let ty = self.ty_of(v)?;
         if !has_adjoint(&ty) {
             return Ok(());
@@ -518,6 +603,9 @@ impl<'a> Rev<'a> {
 
     /// `v̄[idx] += d` (`d` has the type of `v[idx]`).
     pub fn add_adj_index(&mut self, v: &VName, idx: &[DimIndex], d: SubExp) -> R<()> {
+        if !self.active(v) {
+            return Ok(());
+        }
         let ty = self.ty_of(v)?;
         if !has_adjoint(&ty) {
             return Ok(());
