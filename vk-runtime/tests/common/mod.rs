@@ -150,3 +150,57 @@ pub fn f32s(bytes: &[u8]) -> Vec<f32> {
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect()
 }
+
+/// A slow kernel: `do { data[0] += 1.0 } while (data[0] != -1.0)` (starting at 0, the value
+/// climbs to 2^24 and stays there), an endless loop on a GPU. llvmpipe caps a loop nest at
+/// 65535 iterations, so the timeout test also dispatches billions of workgroups.
+pub fn spin() -> Vec<u32> {
+    let mut b = Builder::new();
+    b.set_version(1, 3);
+    b.capability(Capability::Shader);
+    b.memory_model(AddressingModel::Logical, MemoryModel::GLSL450);
+    let void = b.type_void();
+    let u32t = b.type_int(32, 0);
+    let f32t = b.type_float(32, None);
+    let boolt = b.type_bool();
+    let c0 = b.constant_bit32(u32t, 0);
+    let minus_one = b.constant_bit32(f32t, (-1.0f32).to_bits());
+    let one = b.constant_bit32(f32t, 1.0f32.to_bits());
+    let arr = b.type_runtime_array(f32t);
+    b.decorate(arr, Decoration::ArrayStride, [Operand::LiteralBit32(4)]);
+    let block = b.type_struct([arr]);
+    b.decorate(block, Decoration::Block, []);
+    b.member_decorate(block, 0, Decoration::Offset, [Operand::LiteralBit32(0)]);
+    let block_ptr = b.type_pointer(None, StorageClass::StorageBuffer, block);
+    let elem_ptr = b.type_pointer(None, StorageClass::StorageBuffer, f32t);
+    let buf = b.variable(block_ptr, None, StorageClass::StorageBuffer, None);
+    b.decorate(buf, Decoration::DescriptorSet, [Operand::LiteralBit32(0)]);
+    b.decorate(buf, Decoration::Binding, [Operand::LiteralBit32(0)]);
+    let fn_ty = b.type_function(void, []);
+    let main = b
+        .begin_function(void, None, FunctionControl::NONE, fn_ty)
+        .unwrap();
+    b.begin_block(None).unwrap();
+    let (header, body, cont, merge) = (b.id(), b.id(), b.id(), b.id());
+    b.branch(header).unwrap();
+    b.begin_block(Some(header)).unwrap();
+    b.loop_merge(merge, cont, rspirv::spirv::LoopControl::NONE, [])
+        .unwrap();
+    b.branch(body).unwrap();
+    b.begin_block(Some(body)).unwrap();
+    let p0 = b.access_chain(elem_ptr, None, buf, [c0, c0]).unwrap();
+    let x = b.load(f32t, None, p0, None, []).unwrap();
+    let x1 = b.f_add(f32t, None, x, one).unwrap();
+    b.store(p0, x1, None, []).unwrap();
+    let x2 = b.load(f32t, None, p0, None, []).unwrap();
+    let go_on = b.f_ord_not_equal(boolt, None, x2, minus_one).unwrap();
+    b.branch_conditional(go_on, cont, merge, []).unwrap();
+    b.begin_block(Some(cont)).unwrap();
+    b.branch(header).unwrap();
+    b.begin_block(Some(merge)).unwrap();
+    b.ret().unwrap();
+    b.end_function().unwrap();
+    b.entry_point(ExecutionModel::GLCompute, main, "main", []);
+    b.execution_mode(main, ExecutionMode::LocalSize, [1, 1, 1]);
+    b.module().assemble()
+}
