@@ -396,7 +396,8 @@ impl Context {
         queue: vk::Queue,
         queue_family: u32,
     ) -> Result<Context> {
-        let p = probe(&instance, physical, 0);
+        // The instance's API version is not known here: 1.2 is what the caller promises.
+        let p = probe(&instance, vk::API_VERSION_1_2, physical, 0);
         if let Err(feature) = usable(&p) {
             return Err(VkError::Unsupported {
                 device: p.info.name,

@@ -151,7 +151,7 @@ fn has_extension(list: &[vk::ExtensionProperties], name: &CStr) -> bool {
         .any(|e| e.extension_name_as_c_str().is_ok_and(|n| n == name))
 }
 
-/// Makes a Vulkan 1.3 (at least 1.2) instance. With `messages`, enables the Khronos validation
+/// Makes an instance for Vulkan 1.3 (the loader must support at least 1.2). With `messages`, enables the Khronos validation
 /// layer (with synchronization validation when the layer offers it) and a debug-utils messenger
 /// that appends warnings and errors to `*messages`, which must outlive the instance.
 pub(crate) fn create_instance(
@@ -219,7 +219,7 @@ pub(crate) fn create_instance(
         .application_version(1)
         .engine_name(app_name)
         .engine_version(1)
-        .api_version(vk::API_VERSION_1_3);
+        .api_version(INSTANCE_API);
     let user_data = messages.map_or(std::ptr::null_mut(), |m| {
         m as *const Messages as *mut c_void
     });
@@ -320,11 +320,22 @@ fn c_string(bytes: std::result::Result<&CStr, std::ffi::FromBytesUntilNulError>)
         .unwrap_or_default()
 }
 
-/// Describes one physical device.
-pub(crate) fn probe(instance: &ash::Instance, physical: vk::PhysicalDevice, index: usize) -> Probe {
-    // SAFETY: `physical` was enumerated from `instance`, which is alive; the instance was made
-    // for API 1.3 so the *2 queries are core; structs chained below are only those of versions
-    // the device supports, and extension structs only when the extension is present.
+/// The API version vkad's own instances are created for.
+pub(crate) const INSTANCE_API: u32 = vk::API_VERSION_1_3;
+
+/// Describes one physical device. `instance_api` is the API version the instance was created
+/// for: structures of newer versions are not queried (the effective version is the smaller of
+/// the instance's and the device's).
+pub(crate) fn probe(
+    instance: &ash::Instance,
+    instance_api: u32,
+    physical: vk::PhysicalDevice,
+    index: usize,
+) -> Probe {
+    // SAFETY: `physical` was enumerated from `instance`, which is alive and made for API 1.2 or
+    // newer, so the *2 queries are core; structs chained below are only those of versions both
+    // the instance and the device support, and extension structs only when the extension is
+    // present.
     unsafe {
         let props = instance.get_physical_device_properties(physical);
         let api = props.api_version;
@@ -333,8 +344,9 @@ pub(crate) fn probe(instance: &ash::Instance, physical: vk::PhysicalDevice, inde
             .unwrap_or_default();
         let atomic_float_ext = has_extension(&exts, ash::ext::shader_atomic_float::NAME);
         let portability_subset_ext = has_extension(&exts, ash::khr::portability_subset::NAME);
-        let at_least_1_2 = api >= vk::API_VERSION_1_2;
-        let at_least_1_3 = api >= vk::API_VERSION_1_3;
+        let effective = api.min(instance_api);
+        let at_least_1_2 = effective >= vk::API_VERSION_1_2;
+        let at_least_1_3 = effective >= vk::API_VERSION_1_3;
 
         let mut p11 = vk::PhysicalDeviceVulkan11Properties::default();
         let mut p12 = vk::PhysicalDeviceVulkan12Properties::default();
@@ -509,7 +521,7 @@ pub(crate) fn probe_all(instance: &ash::Instance) -> Result<Vec<Probe>> {
     Ok(physicals
         .into_iter()
         .enumerate()
-        .map(|(i, p)| probe(instance, p, i))
+        .map(|(i, p)| probe(instance, INSTANCE_API, p, i))
         .collect())
 }
 
