@@ -87,6 +87,16 @@ impl Drop for Shared {
             }
             self.instance.destroy_instance(None);
         }
+        // Messages from the teardown itself (leaked objects, say) have no later call to be
+        // returned from: report them on stderr rather than lose them.
+        let left = self
+            .messages
+            .get_mut()
+            .map(std::mem::take)
+            .unwrap_or_default();
+        for m in left {
+            eprintln!("vkad: Vulkan validation at teardown: {m}");
+        }
     }
 }
 
