@@ -347,3 +347,53 @@ fn buffers_and_kernels_may_outlive_the_context() {
     drop(k);
     drop(b);
 }
+
+#[test]
+fn transfers_larger_than_one_staging_chunk() {
+    // Uploads and downloads are staged 64 MiB at a time: cross that boundary at odd offsets.
+    let ctx = context();
+    let len = (64 << 20) + 100;
+    let data: Vec<u8> = (0..len as u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect();
+    let buf = ctx.alloc(len as u64 + 8192).unwrap();
+    ctx.upload(&buf, 5, &data).unwrap();
+    let back = ctx.download(&buf, 5, len as u64).unwrap();
+    assert!(
+        back == data,
+        "first difference at {:?}",
+        back.iter().zip(&data).position(|(a, b)| a != b)
+    );
+    let tail = ctx.download(&buf, (64 << 20) - 3, 50).unwrap();
+    assert_eq!(tail, data[(64 << 20) - 8..(64 << 20) + 42].to_vec());
+}
+
+#[test]
+fn one_context_serves_many_threads() {
+    let ctx = context();
+    let k = ctx.kernel("axpb", &axpb(true, &[]), "main", 1, 12).unwrap();
+    std::thread::scope(|s| {
+        for t in 0..4u32 {
+            let (ctx, k) = (&ctx, &k);
+            s.spawn(move || {
+                let n = 4096u32;
+                let buf = ctx.alloc(4 * u64::from(n)).unwrap();
+                for round in 0..5 {
+                    let xs: Vec<f32> = (0..n).map(|i| (i + t * 7 + round) as f32).collect();
+                    ctx.upload(&buf, 0, &f32_bytes(&xs)).unwrap();
+                    ctx.run(&[Dispatch {
+                        kernel: k,
+                        buffers: vec![&buf],
+                        push: axpb_push(n, 0.5, t as f32),
+                        groups: groups(n),
+                    }])
+                    .unwrap();
+                    let ys = f32s(&ctx.download(&buf, 0, 4 * u64::from(n)).unwrap());
+                    let want: Vec<f32> = xs.iter().map(|x| x * 0.5 + t as f32).collect();
+                    assert!(ys == want, "thread {t} round {round}");
+                }
+            });
+        }
+    });
+    assert!(ctx.take_validation_messages().is_empty());
+}
