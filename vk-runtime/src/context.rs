@@ -1184,12 +1184,24 @@ impl Context {
             self.check_messages()?;
             return Ok(Vec::new());
         }
-        let n = dispatches.len() as u32;
+        let total: u64 = dispatches
+            .iter()
+            .map(|x| u64::from(x.kernel.pipe.bindings))
+            .sum();
+        let n = match u32::try_from(dispatches.len()) {
+            Ok(n) if n <= u32::MAX / 2 && total <= u64::from(u32::MAX) => n,
+            _ => {
+                return Err(VkError::Vk(format!(
+                    "{} dispatches in one run: too many",
+                    dispatches.len()
+                )))
+            }
+        };
+        let total = total as u32;
         let mut exec = self.lock_exec()?;
         let d = &self.shared.device;
         let mut f = no_objects();
 
-        let total: u32 = dispatches.iter().map(|x| x.kernel.pipe.bindings).sum();
         let sizes = [vk::DescriptorPoolSize::default()
             .ty(vk::DescriptorType::STORAGE_BUFFER)
             .descriptor_count(total.max(1))];
