@@ -72,6 +72,8 @@ enum Command {
         #[arg(long, conflicts_with = "unoptimised")]
         before_ad: bool,
     },
+    /// List the Vulkan devices with their type, API version, driver, subgroup size and features.
+    Devices,
 }
 
 /// An error to report: the message is already formatted.
@@ -196,7 +198,63 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Devices => devices(),
     }
+}
+
+/// `vkad devices`: one block per Vulkan device; no loader or no device is an error (exit 1).
+fn devices() -> Result<ExitCode, Failure> {
+    let list = vkad_vk::list_devices().map_err(|e| Failure(format!("error: {e}")))?;
+    let mut out = String::new();
+    for d in &list {
+        let (major, minor, patch) = d.api_version;
+        let flags = [
+            ("int64", d.int64),
+            ("int64-atomics", d.int64_atomics),
+            ("float64", d.float64),
+            ("float16", d.float16),
+            ("int16", d.int16),
+            ("int8", d.int8),
+            ("storage8", d.storage_buffer8),
+            ("storage16", d.storage_buffer16),
+            ("f32-atomic-add", d.float32_atomic_add),
+            ("f64-atomic-add", d.float64_atomic_add),
+            ("vulkan-memory-model", d.vulkan_memory_model),
+        ];
+        let subgroup_ops = [
+            ("arithmetic", d.subgroup_arithmetic),
+            ("ballot", d.subgroup_ballot),
+            ("shuffle", d.subgroup_shuffle),
+        ];
+        let on = |fs: &[(&str, bool)]| {
+            let v: Vec<&str> = fs.iter().filter(|f| f.1).map(|f| f.0).collect();
+            if v.is_empty() {
+                "none".to_string()
+            } else {
+                v.join(" ")
+            }
+        };
+        out.push_str(&format!(
+            "{}: {}\n  type: {}, Vulkan {major}.{minor}.{patch}, driver: {}\n  \
+             subgroup size {} (operations: {})\n  features: {}\n  \
+             limits: storage buffer {} bytes, allocation {} bytes, workgroup {}, \
+             shared memory {} bytes, timestamp period {} ns\n",
+            d.index,
+            d.name,
+            d.device_type,
+            d.driver,
+            d.subgroup_size,
+            on(&subgroup_ops),
+            on(&flags),
+            d.max_storage_buffer_range,
+            d.max_allocation,
+            d.max_workgroup_size,
+            d.max_shared_memory,
+            d.timestamp_period_ns,
+        ));
+    }
+    print!("{out}");
+    Ok(ExitCode::SUCCESS)
 }
 
 fn print_results(results: &[Value], binary: bool) -> std::io::Result<()> {

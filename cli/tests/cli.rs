@@ -160,3 +160,42 @@ fn unsupported_entry_reports_once_with_location() {
     let ok = vkad(&["run", &p, "-e", "ok"], b"2.0");
     assert_eq!(String::from_utf8_lossy(&ok.stdout), "2.0f64\n");
 }
+
+#[test]
+fn devices_lists_the_vulkan_devices() {
+    let out = vkad(&["devices"], b"");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    match vkad_vk::list_devices() {
+        Ok(devices) => {
+            assert!(out.status.success(), "{err}");
+            for d in &devices {
+                assert!(text.contains(&d.name), "{text}");
+            }
+            assert!(text.contains("subgroup size"), "{text}");
+            // CI installs lavapipe (mesa-vulkan-drivers).
+            if std::env::var_os("CI").is_some() {
+                assert!(text.contains("llvmpipe"), "{text}");
+            }
+        }
+        Err(e) => {
+            assert_eq!(out.status.code(), Some(1));
+            assert!(err.contains("no Vulkan device"), "{err} ({e})");
+            assert!(err.contains("mesa-vulkan-drivers"), "{err}");
+        }
+    }
+    // With no driver for the loader to find: exit 1 and the install hint.
+    let none = Command::new(env!("CARGO_BIN_EXE_vkad"))
+        .arg("devices")
+        .env("VK_ICD_FILENAMES", "/nonexistent/vkad-no-driver.json")
+        .env("VK_DRIVER_FILES", "/nonexistent/vkad-no-driver.json")
+        .output()
+        .unwrap();
+    assert_eq!(none.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&none.stderr);
+    assert!(err.starts_with("error: no Vulkan device"), "{err}");
+    assert!(
+        err.contains("apt install mesa-vulkan-drivers libvulkan1"),
+        "{err}"
+    );
+}

@@ -1,0 +1,1530 @@
+//! The device context: memory, pipelines, submission and timing.
+
+use crate::device::{
+    create_instance, entry_c_string, env_flag, load_entry, probe, probe_all, select, usable,
+    Features, InstanceParts, Messages, Probe,
+};
+use crate::spirv::{check_module, validate_spirv};
+use crate::{vk_error, DeviceInfo, Result, VkError};
+use ash::vk;
+use gpu_allocator::vulkan::{
+    Allocation, AllocationCreateDesc, AllocationScheme, Allocator, AllocatorCreateDesc,
+};
+use gpu_allocator::{AllocationError, MemoryLocation};
+use std::collections::HashMap;
+use std::mem::ManuallyDrop;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// The default time to wait for a submission before giving up.
+const DEFAULT_TIMEOUT_S: u64 = 60;
+/// Uploads and downloads go through staging buffers of at most this many bytes at a time.
+const STAGING_CHUNK: u64 = 64 << 20;
+
+/// The Vulkan objects every buffer, kernel and context of one device share. Dropped last (all
+/// of them hold an `Arc`), so the device outlives everything made from it.
+struct Shared {
+    /// Keeps the loader library open.
+    _entry: ash::Entry,
+    instance: ash::Instance,
+    device: ash::Device,
+    queue: vk::Queue,
+    /// Whether vkad created (and so destroys) the instance and device.
+    owned: bool,
+    debug: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
+    /// Dropped by hand, before the device is destroyed.
+    allocator: ManuallyDrop<Mutex<Allocator>>,
+    /// Validation messages; the debug messenger holds a pointer to this box's contents.
+    messages: Box<Messages>,
+    /// `VK_ERROR_DEVICE_LOST` was seen: every later operation fails with DeviceLost.
+    lost: AtomicBool,
+    /// A submission timed out and may still be executing: nothing it might use is destroyed.
+    hung: AtomicBool,
+}
+
+impl Shared {
+    fn lock_allocator(&self) -> MutexGuard<'_, Allocator> {
+        // A panic while the lock was held cannot leave the allocator half-updated in a way
+        // that matters more than losing the context, so poisoning is ignored.
+        self.allocator.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Maps a Vulkan error, remembering device loss.
+    fn err(&self, what: &str, r: vk::Result) -> VkError {
+        let e = vk_error(what, r);
+        if matches!(e, VkError::DeviceLost) {
+            self.lost.store(true, Ordering::SeqCst);
+        }
+        e
+    }
+
+    /// Whether objects may be destroyed (no timed-out submission may still use them).
+    fn may_destroy(&self) -> bool {
+        !self.hung.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        if !self.may_destroy() {
+            // A submission may still be running: destroying its memory or device would be
+            // undefined behaviour, so everything is leaked instead.
+            return;
+        }
+        // SAFETY: every Buffer, Kernel and Context holds an Arc<Shared>, so none is left; the
+        // allocator is dropped exactly once, here, before the device it allocates from.
+        unsafe { ManuallyDrop::drop(&mut self.allocator) };
+        if !self.owned {
+            return;
+        }
+        // SAFETY: vkad created the device, messenger and instance; nothing made from them is
+        // alive any more (see above) and no submission is pending (fences were waited on, or
+        // `hung` is set). The messenger's user data (`messages`) is dropped after this.
+        unsafe {
+            self.device.destroy_device(None);
+            if let Some((loader, messenger)) = self.debug.take() {
+                loader.destroy_debug_utils_messenger(messenger, None);
+            }
+            self.instance.destroy_instance(None);
+        }
+        // Messages from the teardown itself (leaked objects, say) have no later call to be
+        // returned from: report them on stderr rather than lose them.
+        let left = self
+            .messages
+            .get_mut()
+            .map(std::mem::take)
+            .unwrap_or_default();
+        for m in left {
+            eprintln!("vkad: Vulkan validation at teardown: {m}");
+        }
+    }
+}
+
+/// Why `Shared` is Send + Sync: the ash dispatch tables and handles are plain data; the queue
+/// is only used with `Context::exec` locked; the allocator and messages are behind mutexes.
+fn _assert_shared_send_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<Shared>();
+}
+
+/// A device-local storage buffer; freed on drop.
+pub struct Buffer {
+    shared: Arc<Shared>,
+    buffer: vk::Buffer,
+    allocation: Option<Allocation>,
+    size: u64,
+}
+
+impl Buffer {
+    /// The buffer's size in bytes (the requested size rounded up to a multiple of 4).
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+}
+
+impl std::fmt::Debug for Buffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Buffer").field("size", &self.size).finish()
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        if !self.shared.may_destroy() {
+            return;
+        }
+        // SAFETY: the buffer was made on this device and no submission using it is pending
+        // (every submission is waited for, or `hung` is set and we returned above).
+        unsafe { self.shared.device.destroy_buffer(self.buffer, None) };
+        if let Some(a) = self.allocation.take() {
+            // Freeing can only fail for an allocation of another allocator, which this is not.
+            let _ = self.shared.lock_allocator().free(a);
+        }
+    }
+}
+
+/// A compute pipeline with its layouts.
+struct Pipeline {
+    shared: Arc<Shared>,
+    pipeline: vk::Pipeline,
+    layout: vk::PipelineLayout,
+    set_layout: vk::DescriptorSetLayout,
+    bindings: u32,
+    push_bytes: u32,
+}
+
+impl Drop for Pipeline {
+    fn drop(&mut self) {
+        if !self.shared.may_destroy() {
+            return;
+        }
+        // SAFETY: made on this device; the last Kernel referring to it is gone and no
+        // submission using it is pending.
+        unsafe {
+            let d = &self.shared.device;
+            d.destroy_pipeline(self.pipeline, None);
+            d.destroy_pipeline_layout(self.layout, None);
+            d.destroy_descriptor_set_layout(self.set_layout, None);
+        }
+    }
+}
+
+/// A compute kernel ready to dispatch; cloning is cheap (the pipeline is shared).
+#[derive(Clone)]
+pub struct Kernel {
+    pipe: Arc<Pipeline>,
+    name: Arc<str>,
+}
+
+impl Kernel {
+    /// The name given to [`Context::kernel`] (used in timings).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The number of storage buffers the kernel takes (set 0, bindings 0..n).
+    pub fn bindings(&self) -> u32 {
+        self.pipe.bindings
+    }
+    /// The size of the kernel's push-constant block in bytes.
+    pub fn push_bytes(&self) -> u32 {
+        self.pipe.push_bytes
+    }
+    /// Whether two kernels share one pipeline (the cache returned the same one).
+    pub fn same_pipeline(&self, other: &Kernel) -> bool {
+        Arc::ptr_eq(&self.pipe, &other.pipe)
+    }
+}
+
+impl std::fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kernel")
+            .field("name", &self.name)
+            .field("bindings", &self.pipe.bindings)
+            .field("push_bytes", &self.pipe.push_bytes)
+            .finish()
+    }
+}
+
+/// One kernel launch: `buffers[i]` is bound at set 0, binding i; `push` is the push-constant
+/// block (exactly the kernel's `push_bytes`); `groups` is the workgroup count.
+pub struct Dispatch<'a> {
+    /// The kernel to run.
+    pub kernel: &'a Kernel,
+    /// One buffer per binding.
+    pub buffers: Vec<&'a Buffer>,
+    /// The push-constant bytes.
+    pub push: Vec<u8>,
+    /// Workgroups in x, y, z.
+    pub groups: [u32; 3],
+}
+
+/// The device time one dispatch took: timestamps (in ns of the device's clock) written before
+/// and after it. Both are 0 when the queue has no timestamps.
+#[derive(Clone, Debug)]
+pub struct KernelTiming {
+    /// The kernel's name.
+    pub name: String,
+    /// Device time before the dispatch, in nanoseconds.
+    pub start_ns: u64,
+    /// Device time after the dispatch, in nanoseconds (>= `start_ns`).
+    pub end_ns: u64,
+}
+
+/// The pipeline cache key: the module itself (hashed by the map), entry point and layout.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct KernelKey {
+    spirv: Vec<u32>,
+    entry: String,
+    bindings: u32,
+    push_bytes: u32,
+}
+
+/// Objects of one submission, destroyed once its fence has signalled.
+struct InFlight {
+    cmd: vk::CommandBuffer,
+    fence: vk::Fence,
+    descriptor_pool: vk::DescriptorPool,
+    query_pool: vk::QueryPool,
+    staging: Option<Buffer>,
+}
+
+/// Submission state; its lock also serialises every use of the queue.
+struct Exec {
+    pool: vk::CommandPool,
+    /// Submissions that timed out, kept until their fence signals.
+    pending: Vec<InFlight>,
+}
+
+/// A Vulkan device ready to run kernels. `Send + Sync`.
+pub struct Context {
+    shared: Arc<Shared>,
+    info: DeviceInfo,
+    exec: Mutex<Exec>,
+    kernels: Mutex<HashMap<KernelKey, Arc<Pipeline>>>,
+    validate_spirv: AtomicBool,
+    timeout_s: AtomicU64,
+    timestamp_bits: u32,
+    max_push_constants: u32,
+    max_storage_buffers: u32,
+}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context").field("info", &self.info).finish()
+    }
+}
+
+/// The device features to enable, as create-info structs (no pointers yet).
+fn feature_structs(
+    f: &Features,
+) -> (
+    vk::PhysicalDeviceFeatures,
+    vk::PhysicalDeviceVulkan11Features<'static>,
+    vk::PhysicalDeviceVulkan12Features<'static>,
+    vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT<'static>,
+) {
+    let f10 = vk::PhysicalDeviceFeatures::default()
+        .shader_int64(f.int64)
+        .shader_float64(f.float64)
+        .shader_int16(f.int16);
+    let f11 = vk::PhysicalDeviceVulkan11Features::default()
+        .storage_buffer16_bit_access(f.storage16)
+        .uniform_and_storage_buffer16_bit_access(f.uniform_storage16)
+        .storage_push_constant16(f.push_constant16);
+    let f12 = vk::PhysicalDeviceVulkan12Features::default()
+        .shader_float16(f.float16)
+        .shader_int8(f.int8)
+        .storage_buffer8_bit_access(f.storage8)
+        .uniform_and_storage_buffer8_bit_access(f.uniform_storage8)
+        .storage_push_constant8(f.push_constant8)
+        .shader_buffer_int64_atomics(f.buffer_int64_atomics)
+        .shader_shared_int64_atomics(f.shared_int64_atomics)
+        .vulkan_memory_model(f.memory_model)
+        .vulkan_memory_model_device_scope(f.memory_model && f.memory_model_device_scope)
+        .shader_subgroup_extended_types(f.subgroup_extended_types);
+    let fa = vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT::default()
+        .shader_buffer_float32_atomics(f.buffer_f32_atomics)
+        .shader_buffer_float32_atomic_add(f.buffer_f32_atomic_add)
+        .shader_buffer_float64_atomics(f.buffer_f64_atomics)
+        .shader_buffer_float64_atomic_add(f.buffer_f64_atomic_add)
+        .shader_shared_float32_atomics(f.shared_f32_atomics)
+        .shader_shared_float32_atomic_add(f.shared_f32_atomic_add)
+        .shader_shared_float64_atomics(f.shared_f64_atomics)
+        .shader_shared_float64_atomic_add(f.shared_f64_atomic_add);
+    (f10, f11, f12, fa)
+}
+
+/// Creates the logical device with one compute queue and every feature vkad uses that the
+/// device has.
+fn create_device(instance: &ash::Instance, p: &Probe, family: u32) -> Result<ash::Device> {
+    let priorities = [1.0f32];
+    let queues = [vk::DeviceQueueCreateInfo::default()
+        .queue_family_index(family)
+        .queue_priorities(&priorities)];
+    let mut exts = Vec::new();
+    if p.features.atomic_float_ext {
+        exts.push(ash::ext::shader_atomic_float::NAME.as_ptr());
+    }
+    if p.features.portability_subset_ext {
+        exts.push(ash::khr::portability_subset::NAME.as_ptr());
+    }
+    let (f10, mut f11, mut f12, mut fa) = feature_structs(&p.features);
+    let mut f2 = vk::PhysicalDeviceFeatures2::default()
+        .features(f10)
+        .push_next(&mut f11)
+        .push_next(&mut f12);
+    if p.features.atomic_float_ext {
+        f2 = f2.push_next(&mut fa);
+    }
+    let info = vk::DeviceCreateInfo::default()
+        .queue_create_infos(&queues)
+        .enabled_extension_names(&exts)
+        .push_next(&mut f2);
+    // SAFETY: `p.physical` belongs to `instance`; the features enabled are exactly those the
+    // device reported, the extension structs are chained only with their extension enabled,
+    // `enabled_features` is left null since PhysicalDeviceFeatures2 is chained, and every
+    // pointer in `info` is alive for the call.
+    unsafe { instance.create_device(p.physical, &info, None) }
+        .map_err(|e| vk_error("vkCreateDevice", e))
+}
+
+impl Context {
+    /// Opens the device the options pick (see [`ContextOptions`](crate::ContextOptions)).
+    pub fn new(opts: &crate::ContextOptions) -> Result<Context> {
+        let validation = opts.validation || env_flag("VKAD_VALIDATION") == Some(true);
+        let entry = load_entry()?;
+        let messages: Box<Messages> = Box::new(Mutex::new(Vec::new()));
+        let parts = create_instance(&entry, validation.then_some(&*messages))?;
+        let destroy_instance = |parts: &InstanceParts| {
+            // SAFETY: called only on failure, when nothing made from the instance is left.
+            unsafe {
+                if let Some((loader, m)) = &parts.debug {
+                    loader.destroy_debug_utils_messenger(*m, None);
+                }
+                parts.instance.destroy_instance(None);
+            }
+        };
+        let chosen = probe_all(&parts.instance).and_then(|ps| select(ps, opts.device));
+        let (p, family) = match chosen {
+            Ok(x) => x,
+            Err(e) => {
+                destroy_instance(&parts);
+                return Err(e);
+            }
+        };
+        let device = match create_device(&parts.instance, &p, family) {
+            Ok(d) => d,
+            Err(e) => {
+                destroy_instance(&parts);
+                return Err(e);
+            }
+        };
+        // SAFETY: the device was created with one queue in `family`.
+        let queue = unsafe { device.get_device_queue(family, 0) };
+        let InstanceParts { instance, debug } = parts;
+        Self::build(
+            entry, instance, p, device, queue, family, true, debug, messages,
+        )
+    }
+
+    /// Embedding: build on a host application's own instance/device/queue (the app keeps
+    /// ownership; dropping the Context destroys only what vkad created).
+    ///
+    /// # Safety
+    /// `instance` must have been created for Vulkan 1.2 or newer from `entry`; `physical` must
+    /// belong to it; `device` must have been created from `physical` with a queue family
+    /// `queue_family` of which `queue` is a queue supporting compute. All of them must outlive
+    /// the Context and every Buffer and Kernel made from it, and the application must not use
+    /// `queue` while a call on the Context is in progress. [`Context::info`] reports what the
+    /// physical device supports; clear (with [`Context::restrict_info`]) what the application
+    /// did not enable, or kernels may use features that are off.
+    pub unsafe fn from_raw(
+        entry: ash::Entry,
+        instance: ash::Instance,
+        physical: vk::PhysicalDevice,
+        device: ash::Device,
+        queue: vk::Queue,
+        queue_family: u32,
+    ) -> Result<Context> {
+        // The instance's API version is not known here: 1.2 is what the caller promises.
+        let p = probe(&instance, vk::API_VERSION_1_2, physical, 0);
+        if let Err(feature) = usable(&p) {
+            return Err(VkError::Unsupported {
+                device: p.info.name,
+                feature,
+            });
+        }
+        let mut p = p;
+        // SAFETY: `physical` belongs to `instance` (caller's promise).
+        let families = unsafe { instance.get_physical_device_queue_family_properties(physical) };
+        let Some(fam) = families.get(queue_family as usize) else {
+            return Err(VkError::Vk(format!(
+                "queue family {queue_family} does not exist"
+            )));
+        };
+        if !fam.queue_flags.contains(vk::QueueFlags::COMPUTE) {
+            return Err(VkError::Vk(format!(
+                "queue family {queue_family} does not support compute"
+            )));
+        }
+        p.timestamp_bits = fam.timestamp_valid_bits;
+        // SAFETY: all PhysicalDevice handles enumerated from `instance`; index for DeviceInfo.
+        if let Ok(all) = unsafe { instance.enumerate_physical_devices() } {
+            p.info.index = all.iter().position(|&x| x == physical).unwrap_or(0);
+        }
+        let messages = Box::new(Mutex::new(Vec::new()));
+        Self::build(
+            entry,
+            instance,
+            p,
+            device,
+            queue,
+            queue_family,
+            false,
+            None,
+            messages,
+        )
+    }
+
+    /// The common tail of `new` and `from_raw`: allocator, command pool, the Context. On
+    /// failure destroys the device, messenger and instance when vkad owns them.
+    #[allow(clippy::too_many_arguments)] // one private constructor for two public ones
+    fn build(
+        entry: ash::Entry,
+        instance: ash::Instance,
+        p: Probe,
+        device: ash::Device,
+        queue: vk::Queue,
+        family: u32,
+        owned: bool,
+        debug: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
+        messages: Box<Messages>,
+    ) -> Result<Context> {
+        let fail = |e: VkError| {
+            if owned {
+                // SAFETY: nothing else was made on the device; the instance outlives it.
+                unsafe {
+                    device.destroy_device(None);
+                    if let Some((loader, m)) = &debug {
+                        loader.destroy_debug_utils_messenger(*m, None);
+                    }
+                    instance.destroy_instance(None);
+                }
+            }
+            Err(e)
+        };
+        let allocator = Allocator::new(&AllocatorCreateDesc {
+            instance: instance.clone(),
+            device: device.clone(),
+            physical_device: p.physical,
+            debug_settings: Default::default(),
+            buffer_device_address: false,
+            allocation_sizes: Default::default(),
+        });
+        let allocator = match allocator {
+            Ok(a) => a,
+            Err(e) => return fail(alloc_error(e)),
+        };
+        let pool_info = vk::CommandPoolCreateInfo::default()
+            .queue_family_index(family)
+            .flags(vk::CommandPoolCreateFlags::TRANSIENT);
+        // SAFETY: a valid device and create info.
+        let pool = match unsafe { device.create_command_pool(&pool_info, None) } {
+            Ok(pool) => pool,
+            Err(e) => {
+                drop(allocator);
+                return fail(vk_error("vkCreateCommandPool", e));
+            }
+        };
+        let validate = env_flag("VKAD_VALIDATE_SPIRV").unwrap_or(cfg!(debug_assertions));
+        let timeout = std::env::var("VKAD_TIMEOUT_S")
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok())
+            .filter(|&s| s > 0)
+            .unwrap_or(DEFAULT_TIMEOUT_S);
+        let shared = Arc::new(Shared {
+            _entry: entry,
+            instance,
+            device,
+            queue,
+            owned,
+            debug,
+            allocator: ManuallyDrop::new(Mutex::new(allocator)),
+            messages,
+            lost: AtomicBool::new(false),
+            hung: AtomicBool::new(false),
+        });
+        Ok(Context {
+            shared,
+            info: p.info,
+            exec: Mutex::new(Exec {
+                pool,
+                pending: Vec::new(),
+            }),
+            kernels: Mutex::new(HashMap::new()),
+            validate_spirv: AtomicBool::new(validate),
+            timeout_s: AtomicU64::new(timeout),
+            timestamp_bits: p.timestamp_bits,
+            max_push_constants: p.max_push_constants.min(128),
+            max_storage_buffers: p.max_storage_buffers,
+        })
+    }
+
+    /// The device this context runs on.
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// Narrows [`Context::info`], e.g. after [`Context::from_raw`] to clear features the
+    /// application did not enable.
+    pub fn restrict_info(&mut self, f: impl FnOnce(&mut DeviceInfo)) {
+        f(&mut self.info)
+    }
+
+    /// Whether modules are checked with spirv-val before pipeline creation (default: true in
+    /// debug builds and tests, VKAD_VALIDATE_SPIRV=0 turns it off).
+    pub fn set_validate_spirv(&self, on: bool) {
+        self.validate_spirv.store(on, Ordering::Relaxed);
+    }
+
+    /// How long to wait for a submission before returning [`VkError::Timeout`] (default 60 s,
+    /// or `VKAD_TIMEOUT_S`). At least one second.
+    pub fn set_timeout(&self, seconds: u64) {
+        self.timeout_s.store(seconds.max(1), Ordering::Relaxed);
+    }
+
+    /// Takes the validation messages collected so far (empty without validation).
+    pub fn take_validation_messages(&self) -> Vec<String> {
+        let mut m = self
+            .shared
+            .messages
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        std::mem::take(&mut *m)
+    }
+
+    /// Bytes in live allocations (buffers) on the device, for reports.
+    pub fn allocated_bytes(&self) -> u64 {
+        self.shared
+            .lock_allocator()
+            .generate_report()
+            .total_allocated_bytes
+    }
+
+    fn check_messages(&self) -> Result<()> {
+        let m = self.take_validation_messages();
+        if m.is_empty() {
+            Ok(())
+        } else {
+            Err(VkError::Validation(m.join("\n")))
+        }
+    }
+
+    fn check_alive(&self) -> Result<()> {
+        if self.shared.lost.load(Ordering::SeqCst) {
+            Err(VkError::DeviceLost)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn lock_exec(&self) -> Result<MutexGuard<'_, Exec>> {
+        self.check_alive()?;
+        let mut exec = self.exec.lock().unwrap_or_else(|p| p.into_inner());
+        self.reap(&mut exec);
+        if !exec.pending.is_empty() {
+            return Err(VkError::Timeout(self.timeout_s.load(Ordering::Relaxed)));
+        }
+        Ok(exec)
+    }
+
+    /// Frees timed-out submissions that have finished since.
+    fn reap(&self, exec: &mut Exec) {
+        let d = &self.shared.device;
+        let pending = std::mem::take(&mut exec.pending);
+        for f in pending {
+            // SAFETY: the fence belongs to this device.
+            match unsafe { d.get_fence_status(f.fence) } {
+                Ok(true) => self.destroy(exec.pool, f),
+                Ok(false) => exec.pending.push(f),
+                Err(e) => {
+                    let _ = self.shared.err("vkGetFenceStatus", e);
+                    exec.pending.push(f);
+                }
+            }
+        }
+        if exec.pending.is_empty() {
+            self.shared.hung.store(false, Ordering::SeqCst);
+        }
+    }
+
+    /// Destroys a finished submission's objects.
+    fn destroy(&self, pool: vk::CommandPool, f: InFlight) {
+        let d = &self.shared.device;
+        // SAFETY: all made on this device from `pool`; the submission has finished (its fence
+        // signalled, or it was never submitted).
+        unsafe {
+            if f.cmd != vk::CommandBuffer::null() {
+                d.free_command_buffers(pool, &[f.cmd]);
+            }
+            if f.fence != vk::Fence::null() {
+                d.destroy_fence(f.fence, None);
+            }
+            if f.descriptor_pool != vk::DescriptorPool::null() {
+                d.destroy_descriptor_pool(f.descriptor_pool, None);
+            }
+            if f.query_pool != vk::QueryPool::null() {
+                d.destroy_query_pool(f.query_pool, None);
+            }
+        }
+        drop(f.staging);
+    }
+
+    /// Allocates a command buffer into `f`, lets `record` fill it, submits it with a fence and
+    /// waits. On success hands the objects back (for reading queries); on a timeout keeps them
+    /// in `exec.pending`; on other errors destroys them.
+    fn submit(
+        &self,
+        exec: &mut Exec,
+        mut f: InFlight,
+        record: impl FnOnce(&ash::Device, vk::CommandBuffer),
+    ) -> Result<InFlight> {
+        let d = &self.shared.device;
+        let alloc = vk::CommandBufferAllocateInfo::default()
+            .command_pool(exec.pool)
+            .level(vk::CommandBufferLevel::PRIMARY)
+            .command_buffer_count(1);
+        // SAFETY: the pool belongs to this device and is used only with `exec` locked.
+        match unsafe { d.allocate_command_buffers(&alloc) } {
+            Ok(cmds) if !cmds.is_empty() => f.cmd = cmds[0],
+            Ok(_) => {
+                self.destroy(exec.pool, f);
+                return Err(VkError::Vk(
+                    "vkAllocateCommandBuffers returned nothing".into(),
+                ));
+            }
+            Err(e) => {
+                self.destroy(exec.pool, f);
+                return Err(self.shared.err("vkAllocateCommandBuffers", e));
+            }
+        }
+        // SAFETY: a valid device and create info.
+        match unsafe { d.create_fence(&vk::FenceCreateInfo::default(), None) } {
+            Ok(fence) => f.fence = fence,
+            Err(e) => {
+                self.destroy(exec.pool, f);
+                return Err(self.shared.err("vkCreateFence", e));
+            }
+        }
+        let begin = vk::CommandBufferBeginInfo::default()
+            .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        // SAFETY: a fresh command buffer in the initial state; `record` only records commands
+        // on objects of this device.
+        if let Err(e) = unsafe { d.begin_command_buffer(f.cmd, &begin) } {
+            self.destroy(exec.pool, f);
+            return Err(self.shared.err("vkBeginCommandBuffer", e));
+        }
+        record(d, f.cmd);
+        // SAFETY: as above.
+        if let Err(e) = unsafe { d.end_command_buffer(f.cmd) } {
+            self.destroy(exec.pool, f);
+            return Err(self.shared.err("vkEndCommandBuffer", e));
+        }
+        let cmds = [f.cmd];
+        let submit = vk::SubmitInfo::default().command_buffers(&cmds);
+        // SAFETY: the queue is used only with `exec` locked (the caller holds it); the command
+        // buffer is recorded and its resources are alive until the fence signals.
+        if let Err(e) = unsafe { d.queue_submit(self.shared.queue, &[submit], f.fence) } {
+            self.destroy(exec.pool, f);
+            return Err(self.shared.err("vkQueueSubmit", e));
+        }
+        let secs = self.timeout_s.load(Ordering::Relaxed);
+        let ns = secs.saturating_mul(1_000_000_000);
+        // SAFETY: the fence belongs to this device.
+        match unsafe { d.wait_for_fences(&[f.fence], true, ns) } {
+            Ok(()) => Ok(f),
+            Err(vk::Result::TIMEOUT) => {
+                self.shared.hung.store(true, Ordering::SeqCst);
+                exec.pending.push(f);
+                Err(VkError::Timeout(secs))
+            }
+            Err(e) => {
+                let err = self.shared.err("vkWaitForFences", e);
+                if matches!(err, VkError::DeviceLost) {
+                    // After device loss, objects may be destroyed (the device does not
+                    // execute anything any more).
+                    self.destroy(exec.pool, f);
+                } else {
+                    self.shared.hung.store(true, Ordering::SeqCst);
+                    exec.pending.push(f);
+                }
+                Err(err)
+            }
+        }
+    }
+
+    /// Makes a buffer with memory from `location`.
+    fn make_buffer(
+        &self,
+        bytes: u64,
+        usage: vk::BufferUsageFlags,
+        location: MemoryLocation,
+        name: &str,
+    ) -> Result<Buffer> {
+        let size = bytes.max(4).div_ceil(4).saturating_mul(4);
+        if size > self.info.max_allocation {
+            return Err(VkError::OutOfMemory(format!(
+                "a buffer of {bytes} bytes is larger than the device allows ({} bytes)",
+                self.info.max_allocation
+            )));
+        }
+        let d = &self.shared.device;
+        let info = vk::BufferCreateInfo::default()
+            .size(size)
+            .usage(usage)
+            .sharing_mode(vk::SharingMode::EXCLUSIVE);
+        // SAFETY: a valid device and create info (size is non-zero and within the limits).
+        let buffer = unsafe { d.create_buffer(&info, None) }
+            .map_err(|e| self.shared.err("vkCreateBuffer", e))?;
+        // SAFETY: the buffer was just made on this device.
+        let requirements = unsafe { d.get_buffer_memory_requirements(buffer) };
+        let allocation = self
+            .shared
+            .lock_allocator()
+            .allocate(&AllocationCreateDesc {
+                name,
+                requirements,
+                location,
+                linear: true,
+                allocation_scheme: AllocationScheme::GpuAllocatorManaged,
+            });
+        let allocation = match allocation {
+            Ok(a) => a,
+            Err(e) => {
+                // SAFETY: unused, just made.
+                unsafe { d.destroy_buffer(buffer, None) };
+                return Err(alloc_error(e));
+            }
+        };
+        // SAFETY: the allocation satisfies `requirements` and is not bound to anything else;
+        // `memory()` is the allocation's own block.
+        if let Err(e) =
+            unsafe { d.bind_buffer_memory(buffer, allocation.memory(), allocation.offset()) }
+        {
+            // SAFETY: unused, just made.
+            unsafe { d.destroy_buffer(buffer, None) };
+            let _ = self.shared.lock_allocator().free(allocation);
+            return Err(self.shared.err("vkBindBufferMemory", e));
+        }
+        Ok(Buffer {
+            shared: self.shared.clone(),
+            buffer,
+            allocation: Some(allocation),
+            size,
+        })
+    }
+
+    /// A device-local storage buffer of `bytes` (>= 4; rounded up). Zero-initialised is NOT promised.
+    pub fn alloc(&self, bytes: u64) -> Result<Buffer> {
+        self.check_alive()?;
+        self.make_buffer(
+            bytes,
+            vk::BufferUsageFlags::STORAGE_BUFFER
+                | vk::BufferUsageFlags::TRANSFER_SRC
+                | vk::BufferUsageFlags::TRANSFER_DST,
+            MemoryLocation::GpuOnly,
+            "vkad storage",
+        )
+    }
+
+    fn check_own_buffer(&self, buf: &Buffer) -> Result<()> {
+        if Arc::ptr_eq(&buf.shared, &self.shared) {
+            Ok(())
+        } else {
+            Err(VkError::Vk("the buffer belongs to another context".into()))
+        }
+    }
+
+    fn check_range(buf: &Buffer, offset: u64, len: u64) -> Result<()> {
+        match offset.checked_add(len) {
+            Some(end) if end <= buf.size => Ok(()),
+            _ => Err(VkError::Vk(format!(
+                "range {offset}+{len} is outside the buffer of {} bytes",
+                buf.size
+            ))),
+        }
+    }
+
+    /// Copies `data` into `buf` at byte `offset`, through a host-visible staging buffer.
+    pub fn upload(&self, buf: &Buffer, offset: u64, data: &[u8]) -> Result<()> {
+        self.check_own_buffer(buf)?;
+        Self::check_range(buf, offset, data.len() as u64)?;
+        let mut exec = self.lock_exec()?;
+        for (i, chunk) in data.chunks(STAGING_CHUNK as usize).enumerate() {
+            let at = offset + i as u64 * STAGING_CHUNK;
+            let mut staging = self.make_buffer(
+                chunk.len() as u64,
+                vk::BufferUsageFlags::TRANSFER_SRC,
+                MemoryLocation::CpuToGpu,
+                "vkad upload",
+            )?;
+            let Some(mapped) = staging
+                .allocation
+                .as_mut()
+                .and_then(|a| a.mapped_slice_mut())
+            else {
+                return Err(VkError::Vk("staging memory is not host-visible".into()));
+            };
+            mapped[..chunk.len()].copy_from_slice(chunk);
+            let (src, dst) = (staging.buffer, buf.buffer);
+            let len = chunk.len() as u64;
+            let f = InFlight {
+                staging: Some(staging),
+                ..no_objects()
+            };
+            let f = self.submit(&mut exec, f, |d, cmd| {
+                // SAFETY: recording into a command buffer in the recording state; both
+                // buffers are alive until the fence signals (the staging buffer is owned by
+                // the submission, `buf` is borrowed for this call, which waits).
+                unsafe {
+                    // Earlier kernels and copies (other submissions) finish their accesses to
+                    // `buf` before the copy writes it.
+                    let barrier = vk::MemoryBarrier::default()
+                        .src_access_mask(
+                            vk::AccessFlags::SHADER_READ
+                                | vk::AccessFlags::SHADER_WRITE
+                                | vk::AccessFlags::TRANSFER_READ
+                                | vk::AccessFlags::TRANSFER_WRITE,
+                        )
+                        .dst_access_mask(vk::AccessFlags::TRANSFER_WRITE);
+                    d.cmd_pipeline_barrier(
+                        cmd,
+                        vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
+                        vk::PipelineStageFlags::TRANSFER,
+                        vk::DependencyFlags::empty(),
+                        &[barrier],
+                        &[],
+                        &[],
+                    );
+                    let region = vk::BufferCopy::default()
+                        .src_offset(0)
+                        .dst_offset(at)
+                        .size(len);
+                    d.cmd_copy_buffer(cmd, src, dst, &[region]);
+                }
+            })?;
+            self.destroy(exec.pool, f);
+        }
+        Ok(())
+    }
+
+    /// Reads `len` bytes of `buf` from byte `offset`, through a host-visible staging buffer.
+    /// Returns [`VkError::Validation`] when validation messages were collected since the last
+    /// check.
+    pub fn download(&self, buf: &Buffer, offset: u64, len: u64) -> Result<Vec<u8>> {
+        self.check_own_buffer(buf)?;
+        Self::check_range(buf, offset, len)?;
+        let mut out = Vec::new();
+        out.try_reserve_exact(len as usize).map_err(|_| {
+            VkError::OutOfMemory(format!("cannot allocate {len} bytes on the host"))
+        })?;
+        let mut exec = self.lock_exec()?;
+        let mut done = 0u64;
+        while done < len {
+            let n = (len - done).min(STAGING_CHUNK);
+            let staging = self.make_buffer(
+                n,
+                vk::BufferUsageFlags::TRANSFER_DST,
+                MemoryLocation::GpuToCpu,
+                "vkad download",
+            )?;
+            let (src, dst) = (buf.buffer, staging.buffer);
+            let at = offset + done;
+            let f = InFlight {
+                staging: Some(staging),
+                ..no_objects()
+            };
+            let mut f = self.submit(&mut exec, f, |d, cmd| {
+                // SAFETY: as in `upload`.
+                unsafe {
+                    let before = vk::MemoryBarrier::default()
+                        .src_access_mask(
+                            vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE,
+                        )
+                        .dst_access_mask(vk::AccessFlags::TRANSFER_READ);
+                    d.cmd_pipeline_barrier(
+                        cmd,
+                        vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
+                        vk::PipelineStageFlags::TRANSFER,
+                        vk::DependencyFlags::empty(),
+                        &[before],
+                        &[],
+                        &[],
+                    );
+                    let region = vk::BufferCopy::default()
+                        .src_offset(at)
+                        .dst_offset(0)
+                        .size(n);
+                    d.cmd_copy_buffer(cmd, src, dst, &[region]);
+                    let after = vk::MemoryBarrier::default()
+                        .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+                        .dst_access_mask(vk::AccessFlags::HOST_READ);
+                    d.cmd_pipeline_barrier(
+                        cmd,
+                        vk::PipelineStageFlags::TRANSFER,
+                        vk::PipelineStageFlags::HOST,
+                        vk::DependencyFlags::empty(),
+                        &[after],
+                        &[],
+                        &[],
+                    );
+                }
+            })?;
+            let mapped = f
+                .staging
+                .as_mut()
+                .and_then(|s| s.allocation.as_ref())
+                .and_then(|a| a.mapped_slice());
+            match mapped {
+                Some(m) => out.extend_from_slice(&m[..n as usize]),
+                None => {
+                    self.destroy(exec.pool, f);
+                    return Err(VkError::Vk("staging memory is not host-visible".into()));
+                }
+            }
+            self.destroy(exec.pool, f);
+            done += n;
+        }
+        drop(exec);
+        self.check_messages()?;
+        Ok(out)
+    }
+
+    /// Makes (or returns the cached) compute pipeline. `bindings`: number of storage buffers at
+    /// set 0, bindings 0..bindings. `push_bytes`: push-constant block size (multiple of 4, <= 128).
+    /// The module is validated with spirv-val first when `validate` is on (see
+    /// [`Context::set_validate_spirv`]). Validation-layer messages collected so far are returned
+    /// as [`VkError::Validation`].
+    pub fn kernel(
+        &self,
+        name: &str,
+        spirv: &[u32],
+        entry: &str,
+        bindings: u32,
+        push_bytes: u32,
+    ) -> Result<Kernel> {
+        self.check_alive()?;
+        if push_bytes & 3 != 0 || push_bytes > self.max_push_constants {
+            return Err(VkError::Vk(format!(
+                "push-constant block of {push_bytes} bytes: must be a multiple of 4 and at most {}",
+                self.max_push_constants
+            )));
+        }
+        if bindings > self.max_storage_buffers {
+            return Err(VkError::Unsupported {
+                device: self.info.name.clone(),
+                feature: format!(
+                    "{bindings} storage buffers in one kernel (the limit is {})",
+                    self.max_storage_buffers
+                ),
+            });
+        }
+        let key = KernelKey {
+            spirv: spirv.to_vec(),
+            entry: entry.to_string(),
+            bindings,
+            push_bytes,
+        };
+        let mut cache = self.kernels.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(pipe) = cache.get(&key) {
+            return Ok(Kernel {
+                pipe: pipe.clone(),
+                name: name.into(),
+            });
+        }
+        check_module(spirv, entry)?;
+        if self.validate_spirv.load(Ordering::Relaxed) {
+            validate_spirv(spirv)?;
+        }
+        let pipe = Arc::new(self.make_pipeline(spirv, entry, bindings, push_bytes)?);
+        self.check_messages()?;
+        cache.insert(key, pipe.clone());
+        Ok(Kernel {
+            pipe,
+            name: name.into(),
+        })
+    }
+
+    fn make_pipeline(
+        &self,
+        spirv: &[u32],
+        entry: &str,
+        bindings: u32,
+        push_bytes: u32,
+    ) -> Result<Pipeline> {
+        let entry_c = entry_c_string(entry)?;
+        let d = &self.shared.device;
+        let err = |what, e| self.shared.err(what, e);
+        let layout_bindings: Vec<_> = (0..bindings)
+            .map(|i| {
+                vk::DescriptorSetLayoutBinding::default()
+                    .binding(i)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .descriptor_count(1)
+                    .stage_flags(vk::ShaderStageFlags::COMPUTE)
+            })
+            .collect();
+        let set_info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&layout_bindings);
+        // SAFETY: valid device and create info. Each object made below is destroyed on the
+        // error paths that follow it, or owned by the returned Pipeline.
+        let set_layout = unsafe { d.create_descriptor_set_layout(&set_info, None) }
+            .map_err(|e| err("vkCreateDescriptorSetLayout", e))?;
+        let ranges = [vk::PushConstantRange::default()
+            .stage_flags(vk::ShaderStageFlags::COMPUTE)
+            .offset(0)
+            .size(push_bytes)];
+        let set_layouts = [set_layout];
+        let mut layout_info = vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts);
+        if push_bytes > 0 {
+            layout_info = layout_info.push_constant_ranges(&ranges);
+        }
+        // SAFETY: as above.
+        let layout = match unsafe { d.create_pipeline_layout(&layout_info, None) } {
+            Ok(l) => l,
+            Err(e) => {
+                // SAFETY: unused, just made.
+                unsafe { d.destroy_descriptor_set_layout(set_layout, None) };
+                return Err(err("vkCreatePipelineLayout", e));
+            }
+        };
+        let cleanup = || {
+            // SAFETY: unused, just made.
+            unsafe {
+                d.destroy_pipeline_layout(layout, None);
+                d.destroy_descriptor_set_layout(set_layout, None);
+            }
+        };
+        let module_info = vk::ShaderModuleCreateInfo::default().code(spirv);
+        // SAFETY: `spirv` has passed `check_module` (header and instruction stream well
+        // formed, the entry point exists) and, when enabled, spirv-val.
+        let module = match unsafe { d.create_shader_module(&module_info, None) } {
+            Ok(m) => m,
+            Err(e) => {
+                cleanup();
+                return Err(err("vkCreateShaderModule", e));
+            }
+        };
+        let stage = vk::PipelineShaderStageCreateInfo::default()
+            .stage(vk::ShaderStageFlags::COMPUTE)
+            .module(module)
+            .name(&entry_c);
+        let info = vk::ComputePipelineCreateInfo::default()
+            .stage(stage)
+            .layout(layout);
+        // SAFETY: the module, layout and entry name are alive for the call; the module is not
+        // needed after pipeline creation.
+        let created = unsafe {
+            let r = d.create_compute_pipelines(vk::PipelineCache::null(), &[info], None);
+            d.destroy_shader_module(module, None);
+            r
+        };
+        match created {
+            Ok(p) if !p.is_empty() => Ok(Pipeline {
+                shared: self.shared.clone(),
+                pipeline: p[0],
+                layout,
+                set_layout,
+                bindings,
+                push_bytes,
+            }),
+            Ok(_) => {
+                cleanup();
+                Err(VkError::Vk(
+                    "vkCreateComputePipelines returned nothing".into(),
+                ))
+            }
+            Err((pipelines, e)) => {
+                for p in pipelines {
+                    if p != vk::Pipeline::null() {
+                        // SAFETY: unused, just made.
+                        unsafe { d.destroy_pipeline(p, None) };
+                    }
+                }
+                cleanup();
+                Err(err("vkCreateComputePipelines", e))
+            }
+        }
+    }
+
+    /// The number of distinct pipelines in the cache.
+    pub fn cached_kernels(&self) -> usize {
+        self.kernels.lock().map_or(0, |c| c.len())
+    }
+
+    fn check_dispatch(&self, i: usize, dispatch: &Dispatch<'_>) -> Result<()> {
+        let k = dispatch.kernel;
+        let bad = |why: String| Err(VkError::Vk(format!("dispatch {i} ({}): {why}", k.name)));
+        if !Arc::ptr_eq(&k.pipe.shared, &self.shared) {
+            return bad("the kernel belongs to another context".into());
+        }
+        if dispatch.buffers.len() != k.pipe.bindings as usize {
+            return bad(format!(
+                "{} buffers given, the kernel takes {}",
+                dispatch.buffers.len(),
+                k.pipe.bindings
+            ));
+        }
+        if dispatch.push.len() != k.pipe.push_bytes as usize {
+            return bad(format!(
+                "{} push-constant bytes given, the kernel takes {}",
+                dispatch.push.len(),
+                k.pipe.push_bytes
+            ));
+        }
+        for (axis, (&g, &max)) in dispatch
+            .groups
+            .iter()
+            .zip(&self.info.max_workgroup_count)
+            .enumerate()
+        {
+            if g > max {
+                return Err(VkError::Unsupported {
+                    device: self.info.name.clone(),
+                    feature: format!("{g} workgroups in dimension {axis} (the limit is {max})"),
+                });
+            }
+        }
+        for b in &dispatch.buffers {
+            if !Arc::ptr_eq(&b.shared, &self.shared) {
+                return bad("a buffer belongs to another context".into());
+            }
+            if b.size > self.info.max_storage_buffer_range {
+                return Err(VkError::Unsupported {
+                    device: self.info.name.clone(),
+                    feature: format!(
+                        "binding a storage buffer of {} bytes (maxStorageBufferRange is {})",
+                        b.size, self.info.max_storage_buffer_range
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Records the dispatches into one command buffer in order, with a compute→compute memory
+    /// barrier between consecutive dispatches and a timestamp before/after each, submits, waits
+    /// (fence with timeout), and returns one timing per dispatch. Validation-layer messages
+    /// collected meanwhile are returned as [`VkError::Validation`].
+    pub fn run(&self, dispatches: &[Dispatch<'_>]) -> Result<Vec<KernelTiming>> {
+        self.check_alive()?;
+        for (i, dispatch) in dispatches.iter().enumerate() {
+            self.check_dispatch(i, dispatch)?;
+        }
+        if dispatches.is_empty() {
+            self.check_messages()?;
+            return Ok(Vec::new());
+        }
+        let total: u64 = dispatches
+            .iter()
+            .map(|x| u64::from(x.kernel.pipe.bindings))
+            .sum();
+        let n = match u32::try_from(dispatches.len()) {
+            Ok(n) if n <= u32::MAX / 2 && total <= u64::from(u32::MAX) => n,
+            _ => {
+                return Err(VkError::Vk(format!(
+                    "{} dispatches in one run: too many",
+                    dispatches.len()
+                )))
+            }
+        };
+        let total = total as u32;
+        let mut exec = self.lock_exec()?;
+        let d = &self.shared.device;
+        let mut f = no_objects();
+
+        let sizes = [vk::DescriptorPoolSize::default()
+            .ty(vk::DescriptorType::STORAGE_BUFFER)
+            .descriptor_count(total.max(1))];
+        let pool_info = vk::DescriptorPoolCreateInfo::default()
+            .max_sets(n)
+            .pool_sizes(&sizes);
+        // SAFETY: valid device and create info; the pool is destroyed with the submission.
+        f.descriptor_pool = match unsafe { d.create_descriptor_pool(&pool_info, None) } {
+            Ok(p) => p,
+            Err(e) => return Err(self.shared.err("vkCreateDescriptorPool", e)),
+        };
+        let layouts: Vec<_> = dispatches
+            .iter()
+            .map(|x| x.kernel.pipe.set_layout)
+            .collect();
+        let set_alloc = vk::DescriptorSetAllocateInfo::default()
+            .descriptor_pool(f.descriptor_pool)
+            .set_layouts(&layouts);
+        // SAFETY: the pool has room for exactly these sets.
+        let sets = match unsafe { d.allocate_descriptor_sets(&set_alloc) } {
+            Ok(s) => s,
+            Err(e) => {
+                self.destroy(exec.pool, f);
+                return Err(self.shared.err("vkAllocateDescriptorSets", e));
+            }
+        };
+        let buffer_infos: Vec<Vec<vk::DescriptorBufferInfo>> = dispatches
+            .iter()
+            .map(|x| {
+                x.buffers
+                    .iter()
+                    .map(|b| {
+                        vk::DescriptorBufferInfo::default()
+                            .buffer(b.buffer)
+                            .offset(0)
+                            .range(vk::WHOLE_SIZE)
+                    })
+                    .collect()
+            })
+            .collect();
+        let writes: Vec<_> = buffer_infos
+            .iter()
+            .zip(&sets)
+            .filter(|(infos, _)| !infos.is_empty())
+            .map(|(infos, &set)| {
+                vk::WriteDescriptorSet::default()
+                    .dst_set(set)
+                    .dst_binding(0)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .buffer_info(infos)
+            })
+            .collect();
+        // SAFETY: the sets are fresh and not in use; every buffer is alive and was checked to
+        // belong to this device and to fit maxStorageBufferRange.
+        unsafe { d.update_descriptor_sets(&writes, &[]) };
+
+        let timestamps = self.timestamp_bits > 0;
+        if timestamps {
+            let qinfo = vk::QueryPoolCreateInfo::default()
+                .query_type(vk::QueryType::TIMESTAMP)
+                .query_count(2 * n);
+            // SAFETY: valid device and create info.
+            f.query_pool = match unsafe { d.create_query_pool(&qinfo, None) } {
+                Ok(q) => q,
+                Err(e) => {
+                    self.destroy(exec.pool, f);
+                    return Err(self.shared.err("vkCreateQueryPool", e));
+                }
+            };
+        }
+        let query_pool = f.query_pool;
+        let f = self.submit(&mut exec, f, |d, cmd| {
+            // SAFETY: recording into a command buffer in the recording state; every object
+            // used (pipelines, layouts, sets, buffers, query pool) is alive until the fence
+            // signals: the kernels and buffers are borrowed for this call, which waits.
+            unsafe {
+                if timestamps {
+                    d.cmd_reset_query_pool(cmd, query_pool, 0, 2 * n);
+                }
+                // Uploads and earlier kernels (other submissions) before the first dispatch.
+                let first = vk::MemoryBarrier::default()
+                    .src_access_mask(
+                        vk::AccessFlags::TRANSFER_WRITE
+                            | vk::AccessFlags::TRANSFER_READ
+                            | vk::AccessFlags::SHADER_WRITE
+                            | vk::AccessFlags::SHADER_READ,
+                    )
+                    .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE);
+                d.cmd_pipeline_barrier(
+                    cmd,
+                    vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::COMPUTE_SHADER,
+                    vk::PipelineStageFlags::COMPUTE_SHADER,
+                    vk::DependencyFlags::empty(),
+                    &[first],
+                    &[],
+                    &[],
+                );
+                for (i, (x, &set)) in dispatches.iter().zip(&sets).enumerate() {
+                    let i = i as u32;
+                    if i > 0 {
+                        let between = vk::MemoryBarrier::default()
+                            .src_access_mask(
+                                vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::SHADER_READ,
+                            )
+                            .dst_access_mask(
+                                vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
+                            );
+                        d.cmd_pipeline_barrier(
+                            cmd,
+                            vk::PipelineStageFlags::COMPUTE_SHADER,
+                            vk::PipelineStageFlags::COMPUTE_SHADER,
+                            vk::DependencyFlags::empty(),
+                            &[between],
+                            &[],
+                            &[],
+                        );
+                    }
+                    let p = &x.kernel.pipe;
+                    if timestamps {
+                        // Written once earlier commands (the previous dispatch, behind the
+                        // barrier) have finished their compute stage.
+                        d.cmd_write_timestamp(
+                            cmd,
+                            vk::PipelineStageFlags::COMPUTE_SHADER,
+                            query_pool,
+                            2 * i,
+                        );
+                    }
+                    d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, p.pipeline);
+                    d.cmd_bind_descriptor_sets(
+                        cmd,
+                        vk::PipelineBindPoint::COMPUTE,
+                        p.layout,
+                        0,
+                        &[set],
+                        &[],
+                    );
+                    if p.push_bytes > 0 {
+                        d.cmd_push_constants(
+                            cmd,
+                            p.layout,
+                            vk::ShaderStageFlags::COMPUTE,
+                            0,
+                            &x.push,
+                        );
+                    }
+                    d.cmd_dispatch(cmd, x.groups[0], x.groups[1], x.groups[2]);
+                    if timestamps {
+                        d.cmd_write_timestamp(
+                            cmd,
+                            vk::PipelineStageFlags::BOTTOM_OF_PIPE,
+                            query_pool,
+                            2 * i + 1,
+                        );
+                    }
+                }
+                // Make the results available to later copies (downloads).
+                let last = vk::MemoryBarrier::default()
+                    .src_access_mask(vk::AccessFlags::SHADER_WRITE)
+                    .dst_access_mask(vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::HOST_READ);
+                d.cmd_pipeline_barrier(
+                    cmd,
+                    vk::PipelineStageFlags::COMPUTE_SHADER,
+                    vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::HOST,
+                    vk::DependencyFlags::empty(),
+                    &[last],
+                    &[],
+                    &[],
+                );
+            }
+        })?;
+        let mut ticks = vec![0u64; 2 * n as usize];
+        if timestamps {
+            // SAFETY: the submission that wrote every query has finished; `ticks` has room for
+            // 2n 64-bit results.
+            let r = unsafe {
+                d.get_query_pool_results(
+                    query_pool,
+                    0,
+                    &mut ticks,
+                    vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
+                )
+            };
+            if let Err(e) = r {
+                self.destroy(exec.pool, f);
+                return Err(self.shared.err("vkGetQueryPoolResults", e));
+            }
+        }
+        self.destroy(exec.pool, f);
+        drop(exec);
+        self.check_messages()?;
+        Ok(timings(
+            dispatches,
+            &ticks,
+            self.timestamp_bits,
+            self.info.timestamp_period_ns,
+        ))
+    }
+}
+
+/// Turns raw timestamp pairs into nanoseconds: ticks are masked to `valid_bits`, the duration
+/// is computed modulo the mask (so a wrap-around does not give end < start) and both are
+/// multiplied by `period_ns`.
+fn timings(
+    dispatches: &[Dispatch<'_>],
+    ticks: &[u64],
+    valid_bits: u32,
+    period_ns: f32,
+) -> Vec<KernelTiming> {
+    let mask = if valid_bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << valid_bits) - 1
+    };
+    let period = f64::from(period_ns);
+    dispatches
+        .iter()
+        .zip(ticks.chunks(2))
+        .map(|(x, t)| {
+            let (start_ns, end_ns) =
+                timing_ns(t[0], t.get(1).copied().unwrap_or(t[0]), mask, period);
+            KernelTiming {
+                name: x.kernel.name.to_string(),
+                start_ns,
+                end_ns,
+            }
+        })
+        .collect()
+}
+
+/// One start/end pair of raw ticks in nanoseconds (see [`timings`]).
+fn timing_ns(start: u64, end: u64, mask: u64, period: f64) -> (u64, u64) {
+    let (s, e) = (start & mask, end & mask);
+    let start_ns = (s as f64 * period) as u64;
+    let dur_ns = (e.wrapping_sub(s) & mask) as f64 * period;
+    (start_ns, start_ns.saturating_add(dur_ns as u64))
+}
+
+/// An empty submission record.
+fn no_objects() -> InFlight {
+    InFlight {
+        cmd: vk::CommandBuffer::null(),
+        fence: vk::Fence::null(),
+        descriptor_pool: vk::DescriptorPool::null(),
+        query_pool: vk::QueryPool::null(),
+        staging: None,
+    }
+}
+
+fn alloc_error(e: AllocationError) -> VkError {
+    match e {
+        AllocationError::OutOfMemory => VkError::OutOfMemory("gpu-allocator: out of memory".into()),
+        e => VkError::Vk(format!("gpu-allocator: {e}")),
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        let exec = self.exec.get_mut().unwrap_or_else(|p| p.into_inner());
+        let mut exec_taken = Exec {
+            pool: exec.pool,
+            pending: std::mem::take(&mut exec.pending),
+        };
+        self.reap(&mut exec_taken);
+        if !exec_taken.pending.is_empty() {
+            // Still running: leak the submission, the pool and (through `hung`) the device.
+            self.shared.hung.store(true, Ordering::SeqCst);
+            std::mem::forget(exec_taken.pending);
+            return;
+        }
+        self.kernels
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+        // SAFETY: every command buffer from the pool has finished and been freed.
+        unsafe {
+            self.shared
+                .device
+                .destroy_command_pool(exec_taken.pool, None)
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_masked_scaled_and_wrap() {
+        let mask32 = 0xFFFF_FFFFu64;
+        // Garbage above the valid bits is ignored; the end wrapped around past 2^32.
+        assert_eq!(
+            timing_ns(0xFFFF_FFF0 | (7 << 40), 0x10, mask32, 1.0),
+            (0xFFFF_FFF0, 0xFFFF_FFF0 + 0x20)
+        );
+        assert_eq!(timing_ns(100, 150, u64::MAX, 2.5), (250, 375));
+        assert_eq!(timing_ns(5, 5, u64::MAX, 1.0), (5, 5));
+    }
+
+    #[test]
+    fn feature_structs_copy_what_is_present() {
+        let f = Features {
+            int64: true,
+            float16: true,
+            storage16: true,
+            buffer_f32_atomic_add: true,
+            ..Default::default()
+        };
+        let (f10, f11, f12, fa) = feature_structs(&f);
+        assert_eq!(f10.shader_int64, vk::TRUE);
+        assert_eq!(f10.shader_float64, vk::FALSE);
+        assert_eq!(f11.storage_buffer16_bit_access, vk::TRUE);
+        assert_eq!(f12.shader_float16, vk::TRUE);
+        assert_eq!(f12.shader_int8, vk::FALSE);
+        assert_eq!(fa.shader_buffer_float32_atomic_add, vk::TRUE);
+    }
+
+    #[test]
+    fn device_module_is_used() {
+        // `device::select` with no devices is NoDevice with the install hint.
+        match crate::device::select(Vec::new(), None) {
+            Err(VkError::NoDevice(m)) => assert!(m.contains("libvulkan1"), "{m}"),
+            other => panic!("{:?}", other.map(|(p, _)| p.info)),
+        }
+    }
+}

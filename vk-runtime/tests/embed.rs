@@ -1,0 +1,124 @@
+//! Embedding: a host application's own instance, device and queue (here made with ash, with
+//! the validation layer on) run vkad kernels; vkad destroys only what it made.
+
+mod common;
+
+use ash::vk;
+use common::*;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use vkad_vk::{Context, Dispatch};
+
+static APP_MESSAGES: AtomicUsize = AtomicUsize::new(0);
+
+unsafe extern "system" fn count(
+    _: vk::DebugUtilsMessageSeverityFlagsEXT,
+    _: vk::DebugUtilsMessageTypeFlagsEXT,
+    data: *const vk::DebugUtilsMessengerCallbackDataEXT<'_>,
+    _: *mut c_void,
+) -> vk::Bool32 {
+    // SAFETY: the layer passes valid callback data for the duration of the call.
+    if let Some(m) = unsafe { data.as_ref().and_then(|d| d.message_as_c_str()) } {
+        eprintln!("validation: {}", m.to_string_lossy());
+    }
+    APP_MESSAGES.fetch_add(1, Ordering::SeqCst);
+    vk::FALSE
+}
+
+#[test]
+fn a_context_on_the_applications_device() {
+    // SAFETY (whole test): the usual ash sequence; every object is destroyed once, in reverse
+    // order of creation, after vkad's Context is gone.
+    unsafe {
+        let entry = ash::Entry::load().unwrap();
+        let app = vk::ApplicationInfo::default().api_version(vk::API_VERSION_1_2);
+        let layers = [c"VK_LAYER_KHRONOS_validation".as_ptr()];
+        let exts = [ash::ext::debug_utils::NAME.as_ptr()];
+        let instance = entry
+            .create_instance(
+                &vk::InstanceCreateInfo::default()
+                    .application_info(&app)
+                    .enabled_layer_names(&layers)
+                    .enabled_extension_names(&exts),
+                None,
+            )
+            .unwrap();
+        let du = ash::ext::debug_utils::Instance::new(&entry, &instance);
+        let messenger = du
+            .create_debug_utils_messenger(
+                &vk::DebugUtilsMessengerCreateInfoEXT::default()
+                    .message_severity(
+                        vk::DebugUtilsMessageSeverityFlagsEXT::WARNING
+                            | vk::DebugUtilsMessageSeverityFlagsEXT::ERROR,
+                    )
+                    .message_type(
+                        vk::DebugUtilsMessageTypeFlagsEXT::GENERAL
+                            | vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION,
+                    )
+                    .pfn_user_callback(Some(count)),
+                None,
+            )
+            .unwrap();
+        let physical = instance.enumerate_physical_devices().unwrap()[0];
+        let family = instance
+            .get_physical_device_queue_family_properties(physical)
+            .iter()
+            .position(|f| f.queue_flags.contains(vk::QueueFlags::COMPUTE))
+            .unwrap() as u32;
+        let priorities = [1.0f32];
+        let queues = [vk::DeviceQueueCreateInfo::default()
+            .queue_family_index(family)
+            .queue_priorities(&priorities)];
+        // No optional features enabled.
+        let device = instance
+            .create_device(
+                physical,
+                &vk::DeviceCreateInfo::default().queue_create_infos(&queues),
+                None,
+            )
+            .unwrap();
+        let queue = device.get_device_queue(family, 0);
+
+        let mut ctx = Context::from_raw(
+            entry.clone(),
+            instance.clone(),
+            physical,
+            device.clone(),
+            queue,
+            family,
+        )
+        .unwrap();
+        ctx.restrict_info(|i| {
+            i.int64 = false;
+            i.float64 = false;
+            i.float16 = false;
+        });
+        assert!(!ctx.info().float64);
+        let k = ctx
+            .kernel("triple", &axpb(true, &[]), "main", 1, 12)
+            .unwrap();
+        let n = 1000u32;
+        let xs: Vec<f32> = (0..n).map(|i| i as f32).collect();
+        let buf = ctx.alloc(4 * u64::from(n)).unwrap();
+        ctx.upload(&buf, 0, &f32_bytes(&xs)).unwrap();
+        let t = ctx
+            .run(&[Dispatch {
+                kernel: &k,
+                buffers: vec![&buf],
+                push: axpb_push(n, 3.0, 0.0),
+                groups: groups(n),
+            }])
+            .unwrap();
+        assert_eq!(t.len(), 1);
+        let ys = f32s(&ctx.download(&buf, 0, 4 * u64::from(n)).unwrap());
+        assert_eq!(ys, xs.iter().map(|x| x * 3.0).collect::<Vec<_>>());
+        drop((k, buf, ctx));
+
+        // The application's objects are still alive and usable: the queue works.
+        device.queue_wait_idle(queue).unwrap();
+        device.destroy_device(None);
+        du.destroy_debug_utils_messenger(messenger, None);
+        instance.destroy_instance(None);
+    }
+    assert_eq!(APP_MESSAGES.load(Ordering::SeqCst), 0);
+}
