@@ -25,6 +25,7 @@
 mod arrays;
 mod branch;
 mod map;
+mod reduce;
 mod rename;
 mod scalar;
 
@@ -733,7 +734,7 @@ impl<'a> Rev<'a> {
             Exp::If { .. } => self.rev_if(stm),
             Exp::Soac(Soac::Map { .. }) => self.rev_map(stm),
             Exp::Loop { .. } => Err("loop".into()),
-            Exp::Soac(Soac::Reduce { .. }) => Err("reduce".into()),
+            Exp::Soac(Soac::Reduce { .. }) => self.rev_reduce(stm),
             Exp::Soac(Soac::Scan { .. }) => Err("scan".into()),
             Exp::Soac(Soac::Hist { .. }) => Err("reduce_by_index".into()),
             Exp::Soac(Soac::Scatter { .. }) => Err("scatter".into()),
