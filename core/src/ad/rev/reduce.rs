@@ -30,7 +30,7 @@ use std::collections::HashSet;
 
 #[cfg(test)]
 #[path = "reduce_tests.rs"]
-mod tests;
+pub(super) mod tests;
 
 pub(super) const I64: PrimType = PrimType::Int(IntType::I64);
 
@@ -419,7 +419,7 @@ impl Rev<'_> {
         let parts = self.map_iota(
             "nz",
             w,
-            &[a.clone()],
+            std::slice::from_ref(a),
             vec![st.clone(), Type::Prim(I64)],
             |r, _, rows| {
                 let x = rows[0].clone();
@@ -451,23 +451,29 @@ impl Rev<'_> {
         );
         let (nzp, zc) = (SubExp::Var(nzp), SubExp::Var(zc));
         let tys = [st.clone()];
-        let contrib = self.map_iota("prod_contrib", w, &[a.clone()], vec![st], |r, _, rows| {
-            let x = rows[0].clone();
-            let none = r.eq(I64, zc.clone(), SubExp::i64(0));
-            let th = r.in_body(|r| {
-                let q = r.binop(BinOp::Div(t), nzp.clone(), x.clone());
-                Ok(vec![r.binop(BinOp::Mul(t), q, yb.clone())])
-            })?;
-            let el = r.in_body(|r| {
-                let one = r.eq(I64, zc, SubExp::i64(1));
-                let is0 = r.eq(t, x, zero_of(t));
-                let both = r.binop(BinOp::LogAnd, one, is0);
-                let th = r.in_body(|r| Ok(vec![r.binop(BinOp::Mul(t), nzp, yb)]))?;
-                let el = r.in_body(|_| Ok(vec![zero_of(t)]))?;
-                r.select(both, th, el, &tys)
-            })?;
-            r.select(none, th, el, &tys)
-        })?;
+        let contrib = self.map_iota(
+            "prod_contrib",
+            w,
+            std::slice::from_ref(a),
+            vec![st],
+            |r, _, rows| {
+                let x = rows[0].clone();
+                let none = r.eq(I64, zc.clone(), SubExp::i64(0));
+                let th = r.in_body(|r| {
+                    let q = r.binop(BinOp::Div(t), nzp.clone(), x.clone());
+                    Ok(vec![r.binop(BinOp::Mul(t), q, yb.clone())])
+                })?;
+                let el = r.in_body(|r| {
+                    let one = r.eq(I64, zc, SubExp::i64(1));
+                    let is0 = r.eq(t, x, zero_of(t));
+                    let both = r.binop(BinOp::LogAnd, one, is0);
+                    let th = r.in_body(|r| Ok(vec![r.binop(BinOp::Mul(t), nzp, yb)]))?;
+                    let el = r.in_body(|_| Ok(vec![zero_of(t)]))?;
+                    r.select(both, th, el, &tys)
+                })?;
+                r.select(none, th, el, &tys)
+            },
+        )?;
         self.add_adj(a, SubExp::Var(contrib[0].clone()), true)
     }
 
