@@ -72,6 +72,7 @@ pub(in crate::ad::rev) fn nums(vs: &[Value]) -> Vec<f64> {
             Value::Scalar(p) => out.extend(p.as_f64().or(p.as_i128().map(|i| i as f64))),
             Value::Array(a) => match &a.data {
                 Buffer::F64(xs) => out.extend(xs.iter().copied()),
+                Buffer::F32(xs) => out.extend(xs.iter().map(|&x| x as f64)),
                 Buffer::I64(xs) => out.extend(xs.iter().map(|&x| x as f64)),
                 Buffer::I32(xs) => out.extend(xs.iter().map(|&x| x as f64)),
                 _ => panic!("unexpected buffer in {v:?}"),
@@ -336,4 +337,35 @@ fn free_variable_in_operator_is_an_error() {
     let e = vjp_prog("entry f (xs: []f64) (c: f64) = reduce (\\a b -> a + b * c) 0 xs")
         .expect_err("free variable");
     assert!(e.contains("free variable in the operator"), "{e}");
+}
+
+#[test]
+fn array_operators_that_are_not_vectorised() {
+    // Linear functions per column as a tuple of two maps; only the first result is used.
+    check_vjp(
+        "entry f [n][m] (as: [n][m]f64) (bs: [n][m]f64) = let (x, y) = reduce (\\(a1, b1) (a2, b2) -> (map2 (*) a1 a2, map3 (\\x y z -> x * y + z) a2 b1 b2)) (replicate m 1, replicate m 0) (zip as bs) in map2 (+) x (map (* 2) y)",
+        "[[2.0, 1.0], [3.0, -1.0], [0.5, 2.0]] [[1.0, 0.5], [-1.0, 2.0], [4.0, 1.0]]",
+        "[1.0, -0.5]",
+    );
+    check_vjp(
+        "entry f [n][m] (as: [n][m]f64) (bs: [n][m]f64) = (reduce (\\(a1, b1) (a2, b2) -> (map2 (*) a1 a2, map3 (\\x y z -> x * y + z) a2 b1 b2)) (replicate m 1, replicate m 0) (zip as bs)).0",
+        "[[2.0, 1.0], [3.0, -1.0], [0.5, 2.0]] [[1.0, 0.5], [-1.0, 2.0], [4.0, 1.0]]",
+        "[1.0, -0.5]",
+    );
+    // 2×2 matrices as [4]f64 rows: the product A0·A1·A2 of the scan worked case.
+    let src = "entry f [n] (ms: [n][4]f64) = reduce (\\a b -> [a[0]*b[0] + a[1]*b[2], a[0]*b[1] + a[1]*b[3], a[2]*b[0] + a[3]*b[2], a[2]*b[1] + a[3]*b[3]]) [1, 0, 0, 1] ms";
+    let a = check_vjp(
+        src,
+        "[[1.0, 2.0, 0.0, 1.0], [2.0, 0.0, 1.0, 1.0], [0.0, 1.0, 1.0, 3.0]]",
+        "[1.0, 1.0, 1.0, 1.0]",
+    );
+    // ȳ = J (all ones): ā0 = J·(A1·A2)ᵀ, ā1 = A0ᵀ·J·A2ᵀ, ā2 = (A0·A1)ᵀ·J.
+    close(
+        &a,
+        &[2.0, 5.0, 2.0, 5.0, 1.0, 4.0, 3.0, 12.0, 5.0, 5.0, 3.0, 3.0],
+    );
+    close(
+        &adjoints(src, "empty([0][4]f64)", "[1.0, 1.0, 1.0, 1.0]", 1),
+        &[],
+    );
 }

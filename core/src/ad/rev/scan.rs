@@ -13,19 +13,21 @@
 //!   (a `map` of the operator's vjp). The partial derivatives come from [`super::vjp_lambda`]
 //!   of the operator.
 //!
-//! In a tuple operator, the components of the first float type (or, with no float component,
-//! of the first integer type) are differentiated; bools and integers beside floats are
-//! treated as constants (they get no adjoint, though they may steer the operator, e.g. the
-//! flags of a segmented scan). Floats of two different types, and operators on arrays that are
-//! not vectorised, are not supported. Futhark's block-diagonal special cases (independent
-//! scans for a block-diagonal Jacobian) and Paszke's non-manifesting rule are not implemented:
-//! the Jacobian is always manifest, so the cost is `O(d³)` per element.
+//!   In a tuple operator, the components of the first float type (or, with no float
+//!   component, of the first integer type) are differentiated; bools and integers beside
+//!   floats are treated as constants (they get no adjoint, though they may steer the operator,
+//!   e.g. the flags of a segmented scan). Futhark's block-diagonal special cases (independent
+//!   scans for a block-diagonal Jacobian) are not implemented: the cost is `O(d³)` per element.
+//! - operators on arrays that are not vectorised (e.g. a tuple of two `map`s, or an operator
+//!   mixing the columns), and tuples of floats of different types: Paszke et al.'s
+//!   non-manifesting rule (paper 002 §3.3, see [`Rev::rev_scan_ppad`]), one vjp of the operator
+//!   per combination. Every differentiable component gets an adjoint there.
 //!
 //! As for `reduce`, the neutral element gets no adjoint, free float variables in the operator
 //! are rejected, and free integer variables get no adjoint.
 
 use super::reduce::{lam_binop, one_of, vectorised_op, I64};
-use super::{zero_of, Rev, R};
+use super::{has_adjoint, zero_of, Rev, R};
 use crate::ir::*;
 use crate::prim::PrimType;
 
@@ -66,8 +68,9 @@ impl Rev<'_> {
             });
         }
         let row_tys = op.lam.ret.clone();
+        let ys: Vec<VName> = stm.pat.elems.iter().map(|p| p.name.clone()).collect();
         if row_tys.iter().any(|t| !matches!(t, Type::Prim(_))) {
-            return Err("scan with an operator on arrays that is not `map2` of a scalar operator (vectorised)".into());
+            return self.rev_scan_ppad(w, arrs, &ys, op, &ybars);
         }
         if let (Some(BinOp::Add(_)), [a], [yb]) = (lam_binop(&op.lam), &arrs[..], &ybars[..]) {
             // ās += reverse (scan (+) 0 (reverse ȳs))
@@ -108,10 +111,9 @@ impl Rev<'_> {
             .iter()
             .any(|p| matches!(p, PrimType::Float(_)) && *p != t)
         {
-            return Err("scan with operands of two different float types".into());
+            return self.rev_scan_ppad(w, arrs, &ys, op, &ybars);
         }
         let dims: Vec<usize> = (0..prims.len()).filter(|&i| prims[i] == t).collect();
-        let ys: Vec<VName> = stm.pat.elems.iter().map(|p| p.name.clone()).collect();
         self.rev_scan_generic(w, arrs, &ys, op, &ybars, &prims, &dims, t)
     }
 
@@ -224,6 +226,124 @@ impl Rev<'_> {
         )?;
         for (&p, c) in dims.iter().zip(contribs) {
             self.add_adj(&arrs[p], SubExp::Var(c), true)?;
+        }
+        Ok(())
+    }
+
+    /// Paszke et al.'s rule (paper 002 §3.3), which never manifests a Jacobian: for operators
+    /// on arrays that are not vectorised, and tuples of floats of different types. With
+    /// `m[i] = (ys[i], a[i+1], ȳ[i])` (`a[w] = e`) and `[x₁,a₁,ŷ₁] ⊗ [x₂,a₂,ŷ₂] = [x₁, a₁⊙a₂,
+    /// ∂₁ᵀ⊙(x₁,a₁)·ŷ₂ + ŷ₁]`, `r̄s` is the third component of the scan from the right of `⊗`
+    /// over `m` (a scan of the flipped operator over the reversed elements, reversed), and
+    /// `āᵢ = ∂₂ᵀ⊙(ys[i-1], aᵢ)·r̄sᵢ` (`ys[-1] = e`).
+    fn rev_scan_ppad(
+        &mut self,
+        w: &SubExp,
+        arrs: &[VName],
+        ys: &[VName],
+        op: &Operator,
+        ybars: &[VName],
+    ) -> R<()> {
+        let k = arrs.len();
+        let row_tys = op.lam.ret.clone();
+        let ne = op.neutral.clone();
+        let vop = super::vjp_lambda(&op.lam, self.ns)?;
+
+        // a[i+1], or e past the end.
+        let ne2 = ne.clone();
+        let rt = row_tys.clone();
+        let a_next = self.map_iota("a_next", w, &[], row_tys.clone(), |r, i, _| {
+            let wm1 = r.binop(BinOp::Sub(I64), w.clone(), SubExp::i64(1));
+            let last = r.eq(I64, i.clone(), wm1);
+            let th = r.in_body(|_| Ok(ne2))?;
+            let el = r.in_body(|r| {
+                let i1 = r.binop(BinOp::Add(I64), i, SubExp::i64(1));
+                r.rows_at(arrs, &i1)
+            })?;
+            r.select(last, th, el, &rt)
+        })?;
+
+        // The lifted operator, flipped (its params are [x₂,a₂,ŷ₂] then [x₁,a₁,ŷ₁]).
+        let mut params = vec![];
+        for base in ["x1", "a1", "y1", "x2", "a2", "y2"] {
+            for t in &row_tys {
+                params.push(self.fresh_param(base, t.clone()));
+            }
+        }
+        let pv: Vec<SubExp> = params.iter().map(|p| SubExp::Var(p.name.clone())).collect();
+        let (x1, a1, y1) = (&pv[..k], &pv[k..2 * k], &pv[2 * k..3 * k]);
+        let (a2, y2) = (&pv[4 * k..5 * k], &pv[5 * k..]);
+        let rt = row_tys.clone();
+        let body = self.in_body(|r| {
+            let mut out = x1.to_vec();
+            let mut args = a1.to_vec();
+            args.extend(a2.iter().cloned());
+            out.extend(r.inline_lambda(&op.lam, &args)?);
+            let mut args = x1.to_vec();
+            args.extend(a1.iter().cloned());
+            args.extend(y2.iter().cloned());
+            let g = r.inline_lambda(&vop, &args)?;
+            for p in 0..k {
+                out.push(if has_adjoint(&rt[p]) {
+                    r.add_values(g[k + p].clone(), y1[p].clone(), &rt[p])?
+                } else {
+                    y1[p].clone()
+                });
+            }
+            Ok(out)
+        })?;
+        params.rotate_left(3 * k);
+        let mut ret = row_tys.clone();
+        ret.extend(row_tys.iter().cloned());
+        ret.extend(row_tys.iter().cloned());
+        let mut neutral = ne.clone();
+        neutral.extend(ne.iter().cloned());
+        for t in &row_tys {
+            neutral.push(self.zeros(t)?);
+        }
+        let lifted = Operator {
+            lam: Lambda { params, body, ret },
+            neutral,
+            commutative: false,
+        };
+        let mut m = vec![];
+        for a in ys.iter().chain(&a_next).chain(ybars) {
+            m.push(self.reverse(w, a)?);
+        }
+        let tys: Vec<Type> = (0..3)
+            .flat_map(|_| row_tys.iter().map(|t| t.array_of(w.clone())))
+            .collect();
+        let scanned = self.bind_many(
+            tys.into_iter().map(|t| ("ppad_scan", t)).collect(),
+            Exp::Soac(Soac::Scan {
+                w: w.clone(),
+                arrs: m,
+                op: lifted,
+            }),
+        );
+        let mut rs = vec![];
+        for s in &scanned[2 * k..] {
+            rs.push(self.reverse(w, s)?);
+        }
+
+        // āᵢ = ∂₂ᵀ⊙(ys[i-1], aᵢ)·r̄sᵢ
+        let mut inputs = arrs.to_vec();
+        inputs.extend(rs);
+        let rt = row_tys.clone();
+        let contribs = self.map_iota("scan_contrib", w, &inputs, row_tys, |r, i, rows| {
+            let first = r.eq(I64, i.clone(), SubExp::i64(0));
+            let th = r.in_body(|_| Ok(ne))?;
+            let el = r.in_body(|r| {
+                let im1 = r.binop(BinOp::Sub(I64), i, SubExp::i64(1));
+                r.rows_at(ys, &im1)
+            })?;
+            let mut args = r.select(first, th, el, &rt)?;
+            args.extend(rows.iter().cloned());
+            let res = r.inline_lambda(&vop, &args)?;
+            Ok(res[2 * k..3 * k].to_vec())
+        })?;
+        for (a, c) in arrs.iter().zip(contribs) {
+            self.add_adj(a, SubExp::Var(c), true)?;
         }
         Ok(())
     }

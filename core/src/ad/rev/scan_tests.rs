@@ -200,3 +200,43 @@ fn free_variable_in_operator_is_an_error() {
         .expect_err("free variable");
     assert!(e.contains("free variable in the operator"), "{e}");
 }
+
+#[test]
+fn array_operators_that_are_not_vectorised() {
+    // Linear functions per column as a tuple of two maps (not one `map2`).
+    check_vjp(
+        "entry f [n][m] (as: [n][m]f64) (bs: [n][m]f64) = unzip (scan (\\(a1, b1) (a2, b2) -> (map2 (*) a1 a2, map3 (\\x y z -> x * y + z) a2 b1 b2)) (replicate m 1, replicate m 0) (zip as bs))",
+        "[[2.0, 1.0], [3.0, -1.0], [0.5, 2.0]] [[1.0, 0.5], [-1.0, 2.0], [4.0, 1.0]]",
+        "[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]] [[0.0, 1.0], [1.0, 0.5], [1.0, -1.0]]",
+    );
+    // The 2×2 matrix worked case with each matrix as a [4]f64 row (the operator mixes columns).
+    let src = "entry f [n] (ms: [n][4]f64) = scan (\\a b -> [a[0]*b[0] + a[1]*b[2], a[0]*b[1] + a[1]*b[3], a[2]*b[0] + a[3]*b[2], a[2]*b[1] + a[3]*b[3]]) [1, 0, 0, 1] ms";
+    let a = check_vjp(
+        src,
+        "[[1.0, 2.0, 0.0, 1.0], [2.0, 0.0, 1.0, 1.0], [0.0, 1.0, 1.0, 3.0]]",
+        "[[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0]]",
+    );
+    close(
+        &a,
+        &[3.0, 6.0, 2.0, 5.0, 1.0, 5.0, 3.0, 14.0, 5.0, 5.0, 3.0, 3.0],
+    );
+    close(
+        &adjoints(src, "empty([0][4]f64)", "empty([0][4]f64)", 1),
+        &[],
+    );
+    close(
+        &check_vjp(src, "[[1.0, 2.0, 0.0, 1.0]]", "[[1.0, 2.0, 3.0, 4.0]]"),
+        &[1.0, 2.0, 3.0, 4.0],
+    );
+}
+
+#[test]
+fn tuple_of_two_float_types() {
+    // (f32 sums, f64 products): Paszke's rule, every float component differentiated.
+    let out = nums(&vjp_run(
+        "entry f (as: []f32) (bs: []f64) = unzip (scan (\\(a1, b1) (a2, b2) -> (a1 + a2, b1 * b2)) (0, 1) (zip as bs))",
+        "[1f32, 2f32, 3f32] [2.0, 3.0, 4.0]",
+        "[1f32, 1f32, 1f32] [1.0, 1.0, 1.0]",
+    ));
+    close(&out[6..], &[3.0, 2.0, 1.0, 16.0, 10.0, 6.0]);
+}
