@@ -369,3 +369,60 @@ fn array_operators_that_are_not_vectorised() {
         &[],
     );
 }
+
+/// `n` pseudo-random values in about [-1.5, 1.5] (no zeros), as a Futhark array literal.
+pub(in crate::ad::rev) fn random_array(n: usize, seed: u64) -> String {
+    if n == 0 {
+        return "empty([0]f64)".into();
+    }
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    let xs: Vec<String> = (0..n)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let u = ((s >> 33) % 1000) as f64 / 1000.0;
+            let v = if u < 0.5 {
+                u * 3.0 - 1.6
+            } else {
+                u * 3.0 - 1.4
+            };
+            format!("{v:.3}")
+        })
+        .collect();
+    format!("[{}]", xs.join(", "))
+}
+
+#[test]
+fn random_inputs_against_finite_differences() {
+    let ops = [
+        SUM,
+        PROD,
+        MAX,
+        "entry f (xs: []f64) = reduce (\\x y -> x + y + x * y) 0 xs",
+        "entry f (xs: []f64) = reduce (\\x y -> if f64.abs x > f64.abs y then x else y) 0 xs",
+        "entry f (xs: []f64) = reduce (\\x y -> x + y) 0 (map f64.sin xs) * reduce (*) 1 xs",
+    ];
+    for (k, src) in ops.iter().enumerate() {
+        for n in 1..7 {
+            check_vjp(src, &random_array(n, (k * 10 + n) as u64), "1.5");
+        }
+    }
+    let tuple = "entry f (as: []f64) (bs: []f64) = reduce (\\(a1, b1) (a2, b2) -> (a1 * a2, a2 * b1 + b2)) (1, 0) (zip as bs)";
+    for n in 1..7 {
+        let args = format!(
+            "{} {}",
+            random_array(n, n as u64),
+            random_array(n, 100 + n as u64)
+        );
+        check_vjp(tuple, &args, "0.5 -1.25");
+    }
+    // A reduction of a free array inside a map: the adjoint goes through an accumulator.
+    check_vjp(
+        "entry f [n] (xs: [n]f64) (ys: []f64) = map (\\y -> y * reduce (\\a b -> a + b + a * b) 0 xs + reduce (*) 1 xs) ys",
+        &format!("{} [1.0, -2.0, 0.5]", random_array(5, 7)),
+        "[1.0, 0.5, 2.0]",
+    );
+}

@@ -240,3 +240,39 @@ fn tuple_of_two_float_types() {
     ));
     close(&out[6..], &[3.0, 2.0, 1.0, 16.0, 10.0, 6.0]);
 }
+
+#[test]
+fn random_inputs_against_finite_differences() {
+    use super::super::reduce::tests::random_array;
+    let ops = [
+        SUM,
+        PROD,
+        "entry f (xs: []f64) = scan (\\x y -> x + y + x * y) 0 xs",
+        "entry f (xs: []f64) = scan f64.max (-f64.inf) xs",
+    ];
+    for (k, src) in ops.iter().enumerate() {
+        for n in 1..7 {
+            let seeds = random_array(n, 50 + (k * 10 + n) as u64);
+            check_vjp(src, &random_array(n, (k * 10 + n) as u64), &seeds);
+        }
+    }
+    for n in 1..6 {
+        let a = |s: u64| random_array(n, s + 10 * n as u64);
+        check_vjp(
+            LIN,
+            &format!("{} {}", a(1), a(2)),
+            &format!("{} {}", a(3), a(4)),
+        );
+        check_vjp(
+            MAT,
+            &format!("{} {} {} {}", a(1), a(2), a(3), a(4)),
+            &format!("{} {} {} {}", a(5), a(6), a(7), a(8)),
+        );
+    }
+    // Scans of a free array inside a map: the adjoint goes through an accumulator.
+    check_vjp(
+        "entry f [n] (xs: [n]f64) (ys: [n]f64) = map (\\y -> map2 (+) (scan (*) 1 xs) (scan (+) 0 xs) |> map (* y)) ys",
+        &format!("{} {}", random_array(4, 3), random_array(4, 4)),
+        "[[1.0, 0.5, 2.0, -1.0], [0.0, 1.0, 1.0, 1.0], [2.0, 1.0, 0.5, 0.25], [1.0, 1.0, 1.0, 1.0]]",
+    );
+}
