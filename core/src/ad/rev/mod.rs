@@ -25,8 +25,10 @@
 mod arrays;
 mod branch;
 mod map;
+mod reduce;
 mod rename;
 mod scalar;
+mod scan;
 
 #[cfg(test)]
 mod tests;
@@ -822,8 +824,8 @@ impl<'a> Rev<'a> {
             Exp::If { .. } => self.rev_if(stm),
             Exp::Soac(Soac::Map { .. }) => self.rev_map(stm),
             Exp::Loop { .. } => Err("loop".into()),
-            Exp::Soac(Soac::Reduce { .. }) => Err("reduce".into()),
-            Exp::Soac(Soac::Scan { .. }) => Err("scan".into()),
+            Exp::Soac(Soac::Reduce { .. }) => self.rev_reduce(stm),
+            Exp::Soac(Soac::Scan { .. }) => self.rev_scan(stm),
             Exp::Soac(Soac::Hist { .. }) => Err("reduce_by_index".into()),
             Exp::Soac(Soac::Scatter { .. }) => Err("scatter".into()),
             Exp::WithAcc { .. } | Exp::UpdAcc { .. } => Err("accumulators".into()),
