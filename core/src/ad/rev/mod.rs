@@ -24,9 +24,12 @@
 
 mod arrays;
 mod branch;
+mod hist;
 mod map;
+mod radix;
 mod rename;
 mod scalar;
+mod scatter;
 
 #[cfg(test)]
 mod tests;
@@ -735,8 +738,8 @@ impl<'a> Rev<'a> {
             Exp::Loop { .. } => Err("loop".into()),
             Exp::Soac(Soac::Reduce { .. }) => Err("reduce".into()),
             Exp::Soac(Soac::Scan { .. }) => Err("scan".into()),
-            Exp::Soac(Soac::Hist { .. }) => Err("reduce_by_index".into()),
-            Exp::Soac(Soac::Scatter { .. }) => Err("scatter".into()),
+            Exp::Soac(Soac::Hist { .. }) => self.rev_hist(stm),
+            Exp::Soac(Soac::Scatter { .. }) => self.rev_scatter(stm),
             Exp::WithAcc { .. } | Exp::UpdAcc { .. } => Err("accumulators".into()),
             Exp::Apply { fun, .. } => Err(format!("a call of {fun}")),
         }
