@@ -380,15 +380,400 @@ pub(super) fn one_of(p: PrimType) -> SubExp {
     })
 }
 
+/// Binds the params of `op` (a fresh copy, used once) to `args` and emits its statements;
+/// returns its results.
+fn inline_op(b: &mut Builder, op: Lambda, args: &[SubExp]) -> Vec<SubExp> {
+    for (p, a) in op.params.into_iter().zip(args) {
+        b.push(super::one_stm(p, Exp::SubExp(a.clone())));
+    }
+    for s in op.body.stms {
+        b.push(s);
+    }
+    op.body.result
+}
+
+/// A segmented inclusive scan of the `k` arrays `arrs` (rows `rows`) with the operator `op`
+/// (a fresh copy), segments starting where `flags` is true: the operator on (flag, values)
+/// pairs is `(f1, v1) ⊕ (f2, v2) = (f1 || f2, f2 ? v2 : v1 ⊙ v2)` (`v2 ⊙ v1` when `flip`).
+#[allow(clippy::too_many_arguments)] // the pieces of one scan
+fn seg_scan(
+    b: &mut Builder,
+    n: &SubExp,
+    flags: &VName,
+    arrs: &[VName],
+    rows: &[Type],
+    op: Lambda,
+    ne: &[SubExp],
+    flip: bool,
+) -> Vec<VName> {
+    let k = rows.len();
+    let bt = Type::Prim(PrimType::Bool);
+    let mut ps: Vec<(&str, Type)> = vec![("f1", bt.clone())];
+    ps.extend(rows.iter().map(|t| ("v1", t.clone())));
+    ps.push(("f2", bt.clone()));
+    ps.extend(rows.iter().map(|t| ("v2", t.clone())));
+    let mut ret = vec![bt.clone()];
+    ret.extend(rows.iter().cloned());
+    let lam = lambda(b.ns, &ps, ret.clone(), |b, ps| {
+        let v1: Vec<SubExp> = ps[1..=k].iter().map(var).collect();
+        let v2: Vec<SubExp> = ps[k + 2..].iter().map(var).collect();
+        let f = b.binop(BinOp::LogOr, var(&ps[0]), var(&ps[k + 1]));
+        let then_b = b.body(|_| v2.clone());
+        let else_b = b.body(|b| {
+            let mut args = if flip { v2.clone() } else { v1.clone() };
+            args.extend(if flip { v1.clone() } else { v2.clone() });
+            inline_op(b, op, &args)
+        });
+        let pat: Vec<(&str, Type)> = rows.iter().map(|t| ("v", t.clone())).collect();
+        let vs = b.bind_many(
+            &pat,
+            Exp::If {
+                cond: var(&ps[k + 1]),
+                then_b,
+                else_b,
+                ret: rows.iter().map(|t| t.to_ext()).collect(),
+            },
+        );
+        let mut out = vec![var(&f)];
+        out.extend(vs.iter().map(var));
+        out
+    });
+    let mut neutral = vec![SubExp::Const(PrimValue::Bool(false))];
+    neutral.extend(ne.iter().cloned());
+    let mut inputs = vec![flags.clone()];
+    inputs.extend(arrs.iter().cloned());
+    let pat: Vec<(&str, Type)> = ret
+        .iter()
+        .map(|t| ("segscan", t.array_of(n.clone())))
+        .collect();
+    let res = b.bind_many(
+        &pat,
+        Exp::Soac(Soac::Scan {
+            w: n.clone(),
+            arrs: inputs,
+            op: Operator {
+                lam,
+                neutral,
+                commutative: false,
+            },
+        }),
+    );
+    res[1..].to_vec()
+}
+
+/// `arr[i]` for an array of rows `row`.
+fn at(b: &mut Builder, arr: &VName, i: SubExp, row: &Type) -> SubExp {
+    var(&b.bind(
+        "x",
+        row.clone(),
+        Exp::Index(arr.clone(), vec![DimIndex::Fix(i)]),
+    ))
+}
+
+/// `map (\i -> arr[i]) idx` for an `[len]i64` array `idx`.
+fn gather(b: &mut Builder, len: &SubExp, idx: &VName, arr: &VName, row: &Type) -> VName {
+    let lam = lambda(b.ns, &[("i", i64t())], vec![row.clone()], |b, ps| {
+        vec![at(b, arr, var(&ps[0]), row)]
+    });
+    b.map(len.clone(), vec![idx.clone()], lam)[0].clone()
+}
+
+/// Fresh copies of the operator for the generic rule.
+struct OpCopies {
+    left: Lambda,
+    right: Lambda,
+    outer: Lambda,
+    lar1: Lambda,
+    lar2: Lambda,
+}
+
 impl Rev<'_> {
-    /// Any other operator: not supported yet.
+    /// Any other (associative, commutative) operator ⊙ (paper 001): the elements with an
+    /// in-range bin are filtered out, radix-sorted by bin (⌈log₂ w⌉ bits, stable), and for each
+    /// sorted element the exclusive segmented scans from the left (`lis`) and from the right
+    /// (`ris`, on the reversed data) give the rest of its bin, so
+    /// `ā = ∂(lis ⊙ a ⊙ ris)/∂a · s̄[bin]` where `s` are the bin reductions (`ne` when empty),
+    /// `y = h ⊙ s`, `h̄ = ∂(h ⊙ s)/∂h · ȳ` and `s̄ = ∂(h ⊙ s)/∂s · ȳ`. The adjoints are
+    /// scattered back to the original positions; filtered elements get 0.
     fn rev_hist_generic(
         &mut self,
-        _stm: &Stm,
-        _h: &HistParts,
-        _adjs: Vec<Option<(SubExp, bool)>>,
+        stm: &Stm,
+        h: &HistParts,
+        adjs: Vec<Option<(SubExp, bool)>>,
     ) -> R<()> {
-        Err("reduce_by_index with this operator".into())
+        let Exp::Soac(Soac::Hist { dest, op, vals, .. }) = &stm.exp else {
+            return Err("reduce_by_index (internal error)".into());
+        };
+        // Free variables of the operator cannot get adjoints here.
+        let mut uses = crate::passes::traverse::UseCounter::default();
+        crate::passes::traverse::walk_lambda(&mut uses, &mut op.lam.clone());
+        let bound = super::bound_in(&op.lam.body.stms);
+        for v in uses.uses.keys() {
+            if bound.contains(v) || op.lam.params.iter().any(|p| &p.name == v) {
+                continue;
+            }
+            if self.types.get(v).is_some_and(|t| {
+                super::has_adjoint(t) && matches!(t.elem(), Some(PrimType::Float(_)))
+            }) {
+                return Err("reduce_by_index with a free variable in the operator".into());
+            }
+        }
+        let k = dest.len();
+        let mut rows = vec![];
+        for v in vals {
+            rows.push(self.ty_of(v)?.row());
+        }
+        let n = h.nbins.clone();
+        let m = h.w.clone();
+        let mut ybars = vec![];
+        for (t, a) in adjs.iter().enumerate() {
+            ybars.push(match a {
+                Some((SubExp::Var(v), _)) => v.clone(),
+                _ => {
+                    let ty = rows[t].array_of(n.clone());
+                    match self.zeros(&ty)? {
+                        SubExp::Var(v) => v,
+                        SubExp::Const(_) => return Err("a constant array (internal error)".into()),
+                    }
+                }
+            });
+        }
+        let copies = OpCopies {
+            left: self.rename_lambda(&op.lam),
+            right: self.rename_lambda(&op.lam),
+            outer: self.rename_lambda(&op.lam),
+            lar1: self.rename_lambda(&op.lam),
+            lar2: self.rename_lambda(&op.lam),
+        };
+        let ne = op.neutral.clone();
+        let (hbars, abars) = self.build(|b| -> R<(Vec<VName>, Vec<VName>)> {
+            // 1. Keep the elements whose bin is in range, in order.
+            let lam = lambda(
+                b.ns,
+                &[("i", Type::Prim(h.it))],
+                vec![i64t(), i64t()],
+                |b, ps| {
+                    let (bin, inb) = h.bin(b, &ps[0]);
+                    let f = select(b, inb, SubExp::i64(1), SubExp::i64(0), &i64t());
+                    vec![var(&f), bin]
+                },
+            );
+            let fb = b.map(m.clone(), vec![h.inds.clone()], lam);
+            let (kf, bins) = (fb[0].clone(), fb[1].clone());
+            let pos = super::radix::scan_add_i64(b, &m, &kf);
+            let cnt = var(&super::radix::sum_i64(b, &m, &kf));
+            let lam = lambda(
+                b.ns,
+                &[("f", i64t()), ("p", i64t())],
+                vec![i64t()],
+                |b, ps| {
+                    let keep = b.cmp(CmpOp::Eq(I64), var(&ps[0]), SubExp::i64(1));
+                    let p1 = b.binop(BinOp::Sub(I64), var(&ps[1]), SubExp::i64(1));
+                    vec![var(&select(
+                        b,
+                        var(&keep),
+                        var(&p1),
+                        SubExp::i64(-1),
+                        &i64t(),
+                    ))]
+                },
+            );
+            let tgt = b.map(m.clone(), vec![kf, pos], lam)[0].clone();
+            let js = iota(b, &m);
+            let z1 = replicate(b, &cnt, SubExp::i64(0), &i64t());
+            let z2 = replicate(b, &cnt, SubExp::i64(0), &i64t());
+            let kept = scatter(
+                b,
+                &m,
+                vec![(z1, i64s(&cnt)), (z2, i64s(&cnt))],
+                vec![tgt],
+                vec![bins, js],
+            );
+            // 2. Sort them by bin.
+            let bits = super::radix::key_bits(b, &n);
+            let (sb, perm) = super::radix::radix_sort_by_key(b, &cnt, &kept[0], &bits);
+            let sp = gather(b, &cnt, &perm, &kept[1], &i64t());
+            let sa: Vec<VName> = vals
+                .iter()
+                .zip(&rows)
+                .map(|(v, r)| gather(b, &cnt, &sp, v, r))
+                .collect();
+            // 3. Segment start and end flags.
+            let bt = Type::Prim(PrimType::Bool);
+            let last = var(&b.binop(BinOp::Sub(I64), cnt.clone(), SubExp::i64(1)));
+            let lam = lambda(
+                b.ns,
+                &[("j", i64t())],
+                vec![bt.clone(), bt.clone()],
+                |b, ps| {
+                    let j = var(&ps[0]);
+                    let first = b.cmp(CmpOp::Eq(I64), j.clone(), SubExp::i64(0));
+                    let sf = if_then_else(
+                        b,
+                        var(&first),
+                        &bt,
+                        |_| SubExp::Const(PrimValue::Bool(true)),
+                        |b| {
+                            let jm = b.binop(BinOp::Sub(I64), j.clone(), SubExp::i64(1));
+                            let x = at(b, &sb, var(&jm), &i64t());
+                            let y = at(b, &sb, j.clone(), &i64t());
+                            let eq = b.cmp(CmpOp::Eq(I64), x, y);
+                            var(&b.unop(UnOp::Not(PrimType::Bool), var(&eq)))
+                        },
+                    );
+                    let is_last = b.cmp(CmpOp::Eq(I64), j.clone(), last.clone());
+                    let ef = if_then_else(
+                        b,
+                        var(&is_last),
+                        &bt,
+                        |_| SubExp::Const(PrimValue::Bool(true)),
+                        |b| {
+                            let jp = b.binop(BinOp::Add(I64), j.clone(), SubExp::i64(1));
+                            let x = at(b, &sb, var(&jp), &i64t());
+                            let y = at(b, &sb, j.clone(), &i64t());
+                            let eq = b.cmp(CmpOp::Eq(I64), x, y);
+                            var(&b.unop(UnOp::Not(PrimType::Bool), var(&eq)))
+                        },
+                    );
+                    vec![var(&sf), var(&ef)]
+                },
+            );
+            let jc = iota(b, &cnt);
+            let fl = b.map(cnt.clone(), vec![jc.clone()], lam);
+            let (sflag, eflag) = (fl[0].clone(), fl[1].clone());
+            // 4. Segmented scans from the left and (on reversed data) from the right.
+            let incl = seg_scan(b, &cnt, &sflag, &sa, &rows, copies.left, &ne, false);
+            let rev_idx = {
+                let lam = lambda(b.ns, &[("j", i64t())], vec![i64t()], |b, ps| {
+                    vec![var(&b.binop(BinOp::Sub(I64), last.clone(), var(&ps[0])))]
+                });
+                b.map(cnt.clone(), vec![jc.clone()], lam)[0].clone()
+            };
+            let rflag = gather(b, &cnt, &rev_idx, &eflag, &bt);
+            let ra: Vec<VName> = sa
+                .iter()
+                .zip(&rows)
+                .map(|(a, r)| gather(b, &cnt, &rev_idx, a, r))
+                .collect();
+            let rincl = seg_scan(b, &cnt, &rflag, &ra, &rows, copies.right, &ne, true);
+            // lis[j] = sflag[j] ? ne : incl[j-1]; ris[j] = eflag[j] ? ne : rincl[cnt-2-j].
+            let ps: Vec<(&str, Type)> = vec![("j", i64t()), ("sf", bt.clone()), ("ef", bt.clone())];
+            let mut ret = rows.clone();
+            ret.extend(rows.iter().cloned());
+            let lam = lambda(b.ns, &ps, ret.clone(), |b, ps| {
+                let j = var(&ps[0]);
+                let tl = b.body(|_| ne.clone());
+                let el = b.body(|b| {
+                    let jm = var(&b.binop(BinOp::Sub(I64), j.clone(), SubExp::i64(1)));
+                    incl.iter()
+                        .zip(&rows)
+                        .map(|(a, r)| at(b, a, jm.clone(), r))
+                        .collect()
+                });
+                let tr = b.body(|_| ne.clone());
+                let er = b.body(|b| {
+                    let t = var(&b.binop(BinOp::Sub(I64), last.clone(), j.clone()));
+                    let t = var(&b.binop(BinOp::Sub(I64), t, SubExp::i64(1)));
+                    rincl
+                        .iter()
+                        .zip(&rows)
+                        .map(|(a, r)| at(b, a, t.clone(), r))
+                        .collect()
+                });
+                let ext: Vec<ExtType> = rows.iter().map(|t| t.to_ext()).collect();
+                let pat: Vec<(&str, Type)> = rows.iter().map(|t| ("lis", t.clone())).collect();
+                let l = b.bind_many(
+                    &pat,
+                    Exp::If {
+                        cond: var(&ps[1]),
+                        then_b: tl,
+                        else_b: el,
+                        ret: ext.clone(),
+                    },
+                );
+                let pat: Vec<(&str, Type)> = rows.iter().map(|t| ("ris", t.clone())).collect();
+                let r = b.bind_many(
+                    &pat,
+                    Exp::If {
+                        cond: var(&ps[2]),
+                        then_b: tr,
+                        else_b: er,
+                        ret: ext,
+                    },
+                );
+                l.iter().chain(&r).map(var).collect()
+            });
+            let lr = b.map(cnt.clone(), vec![jc.clone(), sflag, eflag.clone()], lam);
+            let (lis, ris) = (lr[..k].to_vec(), lr[k..].to_vec());
+            // 5. Bin reductions s (ne for empty bins): the inclusive scan at segment ends.
+            let lam = lambda(
+                b.ns,
+                &[("e", bt.clone()), ("b", i64t())],
+                vec![i64t()],
+                |b, ps| {
+                    vec![var(&select(
+                        b,
+                        var(&ps[0]),
+                        var(&ps[1]),
+                        SubExp::i64(-1),
+                        &i64t(),
+                    ))]
+                },
+            );
+            let ends = b.map(cnt.clone(), vec![eflag, sb.clone()], lam)[0].clone();
+            let mut sdest = vec![];
+            for (r, e) in rows.iter().zip(&ne) {
+                let d = replicate(b, &n, e.clone(), r);
+                sdest.push((d, r.array_of(n.clone())));
+            }
+            let s = scatter(b, &cnt, sdest, vec![ends], incl.clone());
+            // 6. h̄ and s̄ from the vjp of h ⊙ s.
+            let vo = super::vjp_lambda(&copies.outer, b.ns)?;
+            let mut arrs: Vec<VName> = dest.to_vec();
+            arrs.extend(s.iter().cloned());
+            arrs.extend(ybars.iter().cloned());
+            let outs = b.map(n.clone(), arrs, vo);
+            let hbars = outs[k..2 * k].to_vec();
+            let sbars = outs[2 * k..3 * k].to_vec();
+            // 7. ā (sorted) = ∂(lis ⊙ a ⊙ ris)/∂a · s̄[bin].
+            let mut ps: Vec<(&str, Type)> = vec![];
+            for name in ["l", "a", "r"] {
+                ps.extend(rows.iter().map(|t| (name, t.clone())));
+            }
+            let lar = lambda(b.ns, &ps, rows.clone(), |b, ps| {
+                let mut args: Vec<SubExp> = ps[..2 * k].iter().map(var).collect();
+                let la = inline_op(b, copies.lar1, &args);
+                args = la;
+                args.extend(ps[2 * k..].iter().map(var));
+                inline_op(b, copies.lar2, &args)
+            });
+            let vlar = super::vjp_lambda(&lar, b.ns)?;
+            let sbg: Vec<VName> = sbars
+                .iter()
+                .zip(&rows)
+                .map(|(sbar, r)| gather(b, &cnt, &sb, sbar, r))
+                .collect();
+            let mut arrs: Vec<VName> = lis;
+            arrs.extend(sa.iter().cloned());
+            arrs.extend(ris);
+            arrs.extend(sbg);
+            let outs = b.map(cnt.clone(), arrs, vlar);
+            let asorted = outs[2 * k..3 * k].to_vec();
+            // 8. Back to the original positions.
+            let mut adest = vec![];
+            for r in &rows {
+                let z = zeros_in(b, r);
+                let d = replicate(b, &m, z, r);
+                adest.push((d, r.array_of(m.clone())));
+            }
+            let abars = scatter(b, &cnt, adest, vec![sp], asorted);
+            Ok((hbars, abars))
+        })?;
+        for t in 0..k {
+            self.add_adj(&vals[t], var(&abars[t]), true)?;
+            self.add_adj(&dest[t], var(&hbars[t]), true)?;
+        }
+        Ok(())
     }
 }
 

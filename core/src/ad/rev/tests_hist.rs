@@ -240,3 +240,99 @@ fn hist_min_ties() {
         &[1.0, 0.0, 0.0, 4.0, 0.0, 0.0, 2.0, 0.0, 3.0, 0.0, 0.0, 0.0],
     );
 }
+
+const GENERIC: &str = "\\x y -> x + y + x * y";
+
+#[test]
+fn hist_generic_worked_cases() {
+    // ad-rules.md §7: x⊙y = x+y+xy (ne 0), h = [.5,1,−.5,2] → h̄ = [18,144,21,4],
+    // ā = [13.5,96,1.5,72,48,3,0,0].
+    let src = hist_src(GENERIC, "0");
+    let a = check_vjp(
+        &src,
+        &format!("[0.5, 1.0, -0.5, 2.0] {IS} [1.0, 2.0, 6.0, 3.0, 5.0, 8.0, 7.0, 9.0]"),
+        YBAR,
+    );
+    close(
+        &a,
+        &[
+            18.0, 144.0, 21.0, 4.0, 13.5, 96.0, 1.5, 72.0, 48.0, 3.0, 0.0, 0.0,
+        ],
+    );
+    // With as[1] = −1 (an absorbing element: no division on this path): h̄ = [18,0,21,4],
+    // ā = [13.5,96,1.5,0,0,3,0,0].
+    let a = check_vjp(
+        &src,
+        &format!("[0.5, 1.0, -0.5, 2.0] {IS} [1.0, -1.0, 6.0, 3.0, 5.0, 8.0, 7.0, 9.0]"),
+        YBAR,
+    );
+    close(
+        &a,
+        &[
+            18.0, 0.0, 21.0, 4.0, 13.5, 96.0, 1.5, 0.0, 0.0, 3.0, 0.0, 0.0,
+        ],
+    );
+}
+
+#[test]
+fn hist_generic_edge_cases() {
+    let src = |m: usize, w: usize| {
+        format!("entry f (h: [{w}]f64) (is: [{m}]i64) (xs: [{m}]f64) = reduce_by_index (copy h) ({GENERIC}) 0 is xs")
+    };
+    // No elements.
+    let a = check_vjp(
+        &src(0, 2),
+        "[1.0, 2.0] empty([0]i64) empty([0]f64)",
+        "[3.0, 4.0]",
+    );
+    close(&a, &[3.0, 4.0]);
+    // Every index out of range.
+    let a = check_vjp(
+        &src(2, 2),
+        "[1.0, 2.0] [2i64, -1i64] [5.0, 6.0]",
+        "[3.0, 4.0]",
+    );
+    close(&a, &[3.0, 4.0, 0.0, 0.0]);
+    // One bin (0 radix bits), one element.
+    let a = check_vjp(&src(1, 1), "[0.5] [0i64] [2.0]", "[2.0]");
+    close(&a, &[6.0, 3.0]);
+    // One bin, several elements: (1+y) = (1+h)·Π(1+xᵢ).
+    let a = check_vjp(
+        &src(3, 1),
+        "[0.5] [0i64, 0i64, 0i64] [1.0, 2.0, 0.5]",
+        "[1.0]",
+    );
+    close(&a, &[9.0, 6.75, 4.5, 9.0]);
+    // Many bins (several radix bits), unsorted and repeated indices.
+    check_vjp(
+        &src(12, 9),
+        "[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9] [8i64, 3i64, 0i64, 8i64, 5i64, 3i64, 9i64, 1i64, 8i64, 0i64, 7i64, 3i64] [0.5, -0.2, 0.3, 0.1, 0.25, 0.4, 0.9, -0.3, 0.2, 0.6, 0.15, -0.4]",
+        "[1.0, -1.0, 2.0, 0.5, 1.5, -0.5, 1.0, 2.0, 0.25]",
+    );
+}
+
+#[test]
+fn hist_generic_other_operators() {
+    // max written as a lambda (not recognised as `max`), without ties.
+    let a = check_vjp(
+        &hist_src("\\a b -> if a < b then b else a", "(-1000)"),
+        &format!("[8.0, 0.0, 1.0, 7.0] {IS} [1.0, 2.0, 6.0, 5.5, 5.0, 8.5, 7.0, 9.0]"),
+        YBAR,
+    );
+    close(
+        &a,
+        &[0.0, 0.0, 0.0, 4.0, 0.0, 0.0, 3.0, 2.0, 0.0, 1.0, 0.0, 0.0],
+    );
+    // A tuple operator: complex multiplication.
+    check_vjp(
+        "entry f (hr: [3]f64) (hi: [3]f64) (is: [5]i64) (xr: [5]f64) (xi: [5]f64) = unzip (reduce_by_index (zip (copy hr) (copy hi)) (\\(a, b) (c, d) -> (a*c - b*d, a*d + b*c)) (1, 0) is (zip xr xi))",
+        "[1.0, 0.5, -1.0] [0.0, 1.0, 0.5] [2i64, 0i64, 2i64, 1i64, 2i64] [0.5, 1.5, -1.0, 2.0, 0.3] [1.0, -0.5, 0.2, 0.1, 0.7]",
+        "[1.0, 2.0, -1.0] [0.5, 1.0, 3.0]",
+    );
+    // Vectorised `*` goes through the generic rule with array rows.
+    check_vjp(
+        "entry f (h: [2][2]f64) (is: [3]i64) (xs: [3][2]f64) = reduce_by_index (copy h) (map2 (*)) (replicate 2 1) is xs",
+        "[[1.0, 2.0], [3.0, 4.0]] [1i64, 0i64, 1i64] [[0.5, 2.0], [1.5, -1.0], [2.0, 0.25]]",
+        "[[1.0, 2.0], [3.0, 4.0]]",
+    );
+}
