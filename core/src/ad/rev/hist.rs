@@ -779,4 +779,4 @@ impl Rev<'_> {
 
 #[cfg(test)]
 #[path = "tests_hist.rs"]
-mod tests_hist;
+pub(super) mod tests_hist;

@@ -8,8 +8,9 @@ use crate::ir::*;
 use crate::value::{Buffer, Value};
 
 /// The adjoints of the vjp of `f` at `args` with `seeds`, without a finite-difference check
-/// (for points where `f` is not differentiable, e.g. ties of `max`).
-fn vjp_at(src: &str, args: &str, seeds: &str) -> Vec<f64> {
+/// (for points where `f` is not differentiable, e.g. ties of `max`, and for types the
+/// finite-difference check does not handle: `f32` and `i32` adjoints are returned too).
+pub(crate) fn vjp_at(src: &str, args: &str, seeds: &str) -> Vec<f64> {
     let c = crate::compile("test.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
     let mut prog = c.ir.clone();
     let pos = prog
@@ -51,11 +52,12 @@ fn vjp_at(src: &str, args: &str, seeds: &str) -> Vec<f64> {
     for v in &out[nres..] {
         match v {
             Value::Scalar(crate::prim::PrimValue::F64(x)) => adjs.push(*x),
-            Value::Array(a) => {
-                if let Buffer::F64(xs) = &a.data {
-                    adjs.extend(xs.iter().copied())
-                }
-            }
+            Value::Array(a) => match &a.data {
+                Buffer::F64(xs) => adjs.extend(xs.iter().copied()),
+                Buffer::F32(xs) => adjs.extend(xs.iter().map(|x| *x as f64)),
+                Buffer::I32(xs) => adjs.extend(xs.iter().map(|x| *x as f64)),
+                _ => {}
+            },
             _ => {}
         }
     }
@@ -335,4 +337,38 @@ fn hist_generic_other_operators() {
         "[[1.0, 2.0], [3.0, 4.0]] [1i64, 0i64, 1i64] [[0.5, 2.0], [1.5, -1.0], [2.0, 0.25]]",
         "[[1.0, 2.0], [3.0, 4.0]]",
     );
+}
+
+#[test]
+fn hist_other_types() {
+    // f32 and i32 (integers are differentiated formally).
+    let a = vjp_at(
+        "entry f (h: [2]f32) (is: [3]i64) (xs: [3]f32) = reduce_by_index (copy h) (*) 1 is xs",
+        "[2.0f32, 3.0f32] [1i64, 1i64, 0i64] [4.0f32, 0.5f32, 2.0f32]",
+        "[1.0f32, 2.0f32]",
+    );
+    close(&a, &[2.0, 4.0, 3.0, 24.0, 2.0]);
+    let a = vjp_at(
+        "entry f (h: [2]i32) (is: [3]i64) (xs: [3]i32) = reduce_by_index (copy h) (i32.max) i32.lowest is xs",
+        "[2i32, 3i32] [1i64, 1i64, 0i64] [4i32, 5i32, 2i32]",
+        "[1i32, 2i32]",
+    );
+    close(&a, &[1.0, 0.0, 0.0, 2.0, 0.0]);
+}
+
+#[test]
+fn hist_inside_map() {
+    // The values are free in the lambda (their adjoint is an accumulator) or local to it.
+    for (op, ne) in [
+        ("+", "0"),
+        ("*", "1"),
+        ("f64.max", "f64.lowest"),
+        (GENERIC, "0"),
+    ] {
+        check_vjp(
+            &format!("entry f (ss: [2]f64) (is: [4]i64) (xs: [4]f64) = map (\\s -> let h = reduce_by_index (replicate 3 0.5) ({op}) {ne} is (map (* s) xs) in map (* s) h) ss"),
+            "[1.5, -0.5] [2i64, 0i64, 2i64, 7i64] [1.0, 2.0, 3.0, 4.0]",
+            "[[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]]",
+        );
+    }
 }

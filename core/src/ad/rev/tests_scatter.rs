@@ -101,3 +101,31 @@ fn scatter_2d() {
     // (0,2) written by 0 then 2 (2 wins); (1,0) by 1; (1,3) out of range.
     close(&a, &[1.0, 2.0, 0.0, 0.0, 5.0, 6.0, 0.0, 4.0, 3.0, 0.0]);
 }
+
+#[test]
+fn scatter_other_types() {
+    use super::super::hist::tests_hist::vjp_at;
+    // f32 (the index codes are bit patterns) and i32 (codes are converted indices).
+    let a = vjp_at(
+        "entry f (dst: [3]f32) (is: [4]i64) (vs: [4]f32) = scatter (copy dst) is vs",
+        "[1.0f32, 2.0f32, 3.0f32] [2i64, 0i64, 2i64, 3i64] [4.0f32, 5.0f32, 6.0f32, 7.0f32]",
+        "[1.0f32, 2.0f32, 3.0f32]",
+    );
+    close(&a, &[0.0, 2.0, 0.0, 0.0, 1.0, 3.0, 0.0]);
+    let a = vjp_at(
+        "entry f (dst: [3]i32) (is: [4]i64) (vs: [4]i32) = scatter (copy dst) is vs",
+        "[1i32, 2i32, 3i32] [2i64, 0i64, 2i64, 3i64] [4i32, 5i32, 6i32, 7i32]",
+        "[1i32, 2i32, 3i32]",
+    );
+    close(&a, &[0.0, 2.0, 0.0, 0.0, 1.0, 3.0, 0.0]);
+}
+
+#[test]
+fn scatter_inside_map() {
+    // Values free in the lambda (accumulated) and local to it.
+    check_vjp(
+        "entry f (ss: [2]f64) (is: [3]i64) (vs: [3]f64) = map (\\s -> let y = scatter (replicate 4 s) is (map (* s) vs) in map (* s) y) ss",
+        "[1.5, -0.5] [2i64, 0i64, 2i64] [1.0, 2.0, 3.0]",
+        "[[1.0, 2.0, 3.0, 4.0], [0.5, -1.0, 2.0, 1.0]]",
+    );
+}
