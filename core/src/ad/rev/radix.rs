@@ -301,6 +301,18 @@ mod tests {
     }
 
     #[test]
+    fn radix_sort_many_keys() {
+        for nbins in [2, 3, 37, 64, 65, 1000] {
+            let keys: Vec<i64> = (0..150).map(|i| (i * 7919 + 13) % nbins).collect();
+            let (k, p) = sort(&keys, nbins);
+            let mut idx: Vec<usize> = (0..keys.len()).collect();
+            idx.sort_by_key(|&i| keys[i]);
+            assert_eq!(k, idx.iter().map(|&i| keys[i]).collect::<Vec<_>>());
+            assert_eq!(p, idx.iter().map(|&i| i as i64).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
     fn radix_sort_edge_cases() {
         assert_eq!(sort(&[], 4), (vec![], vec![]));
         assert_eq!(sort(&[0], 1), (vec![0], vec![0]));

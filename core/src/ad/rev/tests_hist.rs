@@ -372,3 +372,21 @@ fn hist_inside_map() {
         );
     }
 }
+
+#[test]
+fn hist_no_elements_or_no_bins() {
+    for (op, ne) in [("*", "1"), ("f64.min", "f64.highest"), (GENERIC, "0")] {
+        let a = check_vjp(
+            &format!("entry f (h: [2]f64) (is: [0]i64) (xs: [0]f64) = reduce_by_index (copy h) ({op}) {ne} is xs"),
+            "[1.0, 2.0] empty([0]i64) empty([0]f64)",
+            "[3.0, 4.0]",
+        );
+        close(&a, &[3.0, 4.0]);
+        let a = check_vjp(
+            &format!("entry f (h: [0]f64) (is: [2]i64) (xs: [2]f64) = reduce_by_index (copy h) ({op}) {ne} is xs"),
+            "empty([0]f64) [0i64, 1i64] [1.0, 2.0]",
+            "empty([0]f64)",
+        );
+        close(&a, &[0.0, 0.0]);
+    }
+}
