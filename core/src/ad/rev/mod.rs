@@ -24,11 +24,14 @@
 
 mod arrays;
 mod branch;
+mod hist;
 mod map;
+mod radix;
 mod reduce;
 mod rename;
 mod scalar;
 mod scan;
+mod scatter;
 
 #[cfg(test)]
 mod tests;
@@ -826,8 +829,8 @@ impl<'a> Rev<'a> {
             Exp::Loop { .. } => Err("loop".into()),
             Exp::Soac(Soac::Reduce { .. }) => self.rev_reduce(stm),
             Exp::Soac(Soac::Scan { .. }) => self.rev_scan(stm),
-            Exp::Soac(Soac::Hist { .. }) => Err("reduce_by_index".into()),
-            Exp::Soac(Soac::Scatter { .. }) => Err("scatter".into()),
+            Exp::Soac(Soac::Hist { .. }) => self.rev_hist(stm),
+            Exp::Soac(Soac::Scatter { .. }) => self.rev_scatter(stm),
             Exp::WithAcc { .. } | Exp::UpdAcc { .. } => Err("accumulators".into()),
             Exp::Apply { fun, .. } => Err(format!("a call of {fun}")),
             // `ad::transform` differentiates innermost first: none is left here.
