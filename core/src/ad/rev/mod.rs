@@ -24,6 +24,7 @@
 
 mod arrays;
 mod branch;
+mod loops;
 mod map;
 mod rename;
 mod scalar;
@@ -130,6 +131,8 @@ pub(crate) struct Rev<'a> {
     pub stms: Vec<Stm>,
     /// Enclosing `map` lambdas, innermost last.
     pub frames: Vec<Frame>,
+    /// What the forward sweep of each loop left for its return sweep (see [`loops`]).
+    pub loop_tapes: HashMap<VName, loops::LoopTape>,
 }
 
 /// Does a value of this type have an adjoint? (Integers and floats, scalars or arrays.)
@@ -241,6 +244,7 @@ impl<'a> Rev<'a> {
             adjs: HashMap::new(),
             stms: vec![],
             frames: vec![],
+            loop_tapes: HashMap::new(),
         }
     }
 
@@ -683,6 +687,10 @@ impl<'a> Rev<'a> {
     /// (so the return sweep can still read the original).
     pub fn fwd_stms(&mut self, stms: &[Stm]) -> R<()> {
         for s in stms {
+            if matches!(s.exp, Exp::Loop { .. }) {
+                self.fwd_loop(s)?;
+                continue;
+            }
             let mut s = s.clone();
             for a in consumed(&s.exp) {
                 let ty = self.ty_of(&a)?;
@@ -732,7 +740,7 @@ impl<'a> Rev<'a> {
             Exp::Assert { .. } => Ok(()),
             Exp::If { .. } => self.rev_if(stm),
             Exp::Soac(Soac::Map { .. }) => self.rev_map(stm),
-            Exp::Loop { .. } => Err("loop".into()),
+            Exp::Loop { .. } => self.rev_loop(stm),
             Exp::Soac(Soac::Reduce { .. }) => Err("reduce".into()),
             Exp::Soac(Soac::Scan { .. }) => Err("scan".into()),
             Exp::Soac(Soac::Hist { .. }) => Err("reduce_by_index".into()),

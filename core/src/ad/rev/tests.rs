@@ -7,7 +7,7 @@ use crate::ir::*;
 use crate::value::{Buffer, Value};
 use crate::values::parse_values;
 
-fn vals(s: &str) -> Vec<Value> {
+pub(super) fn vals(s: &str) -> Vec<Value> {
     parse_values(s.as_bytes()).expect("test values")
 }
 
@@ -111,7 +111,7 @@ fn perturb(xs: &[Value], dirs: &[f64], h: f64) -> Vec<Value> {
 
 /// Runs the vjp of `f` at `args` with `seeds`, checks it against finite differences along a
 /// fixed pseudo-random direction, and returns the adjoints (as f64s).
-fn check_vjp(src: &str, args: &str, seeds: &str) -> Vec<f64> {
+pub(super) fn check_vjp(src: &str, args: &str, seeds: &str) -> Vec<f64> {
     let (c, p) = vjp_program(src);
     let args = vals(args);
     let seeds = vals(seeds);
@@ -146,7 +146,7 @@ fn check_vjp(src: &str, args: &str, seeds: &str) -> Vec<f64> {
     adjs
 }
 
-fn close(a: &[f64], b: &[f64]) {
+pub(super) fn close(a: &[f64], b: &[f64]) {
     assert_eq!(a.len(), b.len(), "{a:?} vs {b:?}");
     for (x, y) in a.iter().zip(b) {
         assert!((x - y).abs() <= 1e-3 * (1.0 + y.abs()), "{a:?} vs {b:?}");
