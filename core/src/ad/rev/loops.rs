@@ -511,11 +511,15 @@ impl Rev<'_> {
         };
         let it = *it;
         let ip = PrimType::Int(it);
-        let b = SubExp::Var(self.int_root(bound, it, k)?);
-        let mut total = int_const(it, 1);
+        // The trip counts, computed in i64 (then converted: they fit in `it`).
+        let n = self.iterations_i64(bound, it);
+        let b64 = SubExp::Var(self.int_root(&n, k)?);
+        let mut total64 = SubExp::i64(1);
         for _ in 0..k {
-            total = self.binop(BinOp::Mul(ip), total, b.clone());
+            total64 = self.binop(BinOp::Mul(I64), total64, b64.clone());
         }
+        let b = self.i64_to_int(b64, it);
+        let total = self.i64_to_int(total64, it);
         let remain = self.binop(BinOp::Sub(ip), bound.clone(), total.clone());
         let attrs = without(&stm.attrs, "stripmine");
 
@@ -676,41 +680,55 @@ impl Rev<'_> {
         ))
     }
 
-    /// Emits `⌊n^(1/k)⌋` (0 for n < 1) for an integer `n` of type `it`: the largest `b` with
-    /// `b^k <= n`, by counting (`n^(1/k)` steps, negligible next to the `n` iterations).
-    fn int_root(&mut self, n: &SubExp, it: IntType, k: usize) -> R<VName> {
-        let ip = PrimType::Int(it);
+    /// Emits `⌊n^(1/k)⌋` (0 for n < 1) for an `i64` `n`: the largest `b` with `b^k <= n`, by
+    /// counting (`n^(1/k)` steps, negligible next to the `n` iterations).
+    fn int_root(&mut self, n: &SubExp, k: usize) -> R<VName> {
         let pow = |b: &mut crate::ir::builder::Builder, x: SubExp| -> SubExp {
-            let mut acc = int_const(it, 1);
+            let mut acc = SubExp::i64(1);
             for _ in 0..k {
-                acc = SubExp::Var(b.binop(BinOp::Mul(ip), acc, x.clone()));
+                acc = SubExp::Var(b.binop(BinOp::Mul(I64), acc, x.clone()));
             }
             acc
         };
-        let go0 = self.build(|b| {
-            let one = pow(b, int_const(it, 1));
-            b.cmp(CmpOp::Le(ip), one, n.clone())
-        });
-        let pb = self.fresh_param("root", Type::Prim(ip));
+        let go0 = self.build(|b| b.cmp(CmpOp::Le(I64), SubExp::i64(1), n.clone()));
+        let pb = self.fresh_param("root", Type::Prim(I64));
         let pgo = self.fresh_param("root_go", Type::Prim(BOOL));
         let (pbn, pgon) = (pb.name.clone(), pgo.name.clone());
         let body = {
             let mut b = crate::ir::builder::Builder::new(self.ns);
-            let b1 = b.binop(BinOp::Add(ip), SubExp::Var(pbn), int_const(it, 1));
-            let b2 = b.binop(BinOp::Add(ip), SubExp::Var(b1.clone()), int_const(it, 1));
+            let b1 = b.binop(BinOp::Add(I64), SubExp::Var(pbn), SubExp::i64(1));
+            let b2 = b.binop(BinOp::Add(I64), SubExp::Var(b1.clone()), SubExp::i64(1));
             let p2 = pow(&mut b, SubExp::Var(b2));
-            let go = b.cmp(CmpOp::Le(ip), p2, n.clone());
+            let go = b.cmp(CmpOp::Le(I64), p2, n.clone());
             b.finish(vec![SubExp::Var(b1), SubExp::Var(go)])
         };
         let out = self.bind_many(
-            vec![("root", Type::Prim(ip)), ("root_go", Type::Prim(BOOL))],
+            vec![("root", Type::Prim(I64)), ("root_go", Type::Prim(BOOL))],
             Exp::Loop {
-                params: vec![(pb, int_const(it, 0)), (pgo, SubExp::Var(go0))],
+                params: vec![(pb, SubExp::i64(0)), (pgo, SubExp::Var(go0))],
                 form: LoopForm::While(pgon),
                 body,
             },
         );
         Ok(out[0].clone())
+    }
+
+    /// An `i64` converted to the integer type `it`.
+    fn i64_to_int(&mut self, x: SubExp, it: IntType) -> SubExp {
+        if it == IntType::I64 {
+            return x;
+        }
+        SubExp::Var(self.bind(
+            "conv",
+            Type::Prim(PrimType::Int(it)),
+            Exp::Conv(
+                ConvOp {
+                    from: I64,
+                    to: PrimType::Int(it),
+                },
+                x,
+            ),
+        ))
     }
 
     // --- the return sweep --------------------------------------------------------------------
@@ -738,12 +756,14 @@ impl Rev<'_> {
             .map(|(p, _)| has_adjoint(&p.ty) && !sizes.contains(&p.name))
             .collect();
         let r = self.rename_loop(stm)?;
+        let ip = PrimType::Int(*it);
+        let last = self.binop(BinOp::Sub(ip), bound.clone(), int_const(*it, 1));
         let ctx = RevCtx {
             stm,
             renamed: &r,
             restores,
             it: *it,
-            bound: bound.clone(),
+            last,
         };
 
         // The dry run: which free variables does the body contribute to?
@@ -924,13 +944,12 @@ impl Rev<'_> {
         }
         // i = bound - 1 - k
         let ip = PrimType::Int(ctx.it);
-        let last = self.binop(BinOp::Sub(ip), ctx.bound.clone(), int_const(ctx.it, 1));
         self.emit(stm_of(
             vec![Param {
                 name: ri.clone(),
                 ty: Type::Prim(ip),
             }],
-            Exp::BinOp(BinOp::Sub(ip), last, SubExp::Var(kvar.clone())),
+            Exp::BinOp(BinOp::Sub(ip), ctx.last.clone(), SubExp::Var(kvar.clone())),
             Attrs::default(),
             None,
         ));
@@ -984,7 +1003,8 @@ struct RevCtx<'s> {
     renamed: &'s Stm,
     restores: &'s [Restore],
     it: IntType,
-    bound: SubExp,
+    /// `bound - 1`: the first iteration the reverse loop runs.
+    last: SubExp,
 }
 
 /// The restore of parameter `name`.

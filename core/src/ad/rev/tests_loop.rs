@@ -209,6 +209,19 @@ fn stripmine() {
             close(&mined, &plain);
         }
     }
+    // An i32 loop counter.
+    let body32 = "loop x for i < n do x * 0.9 + f64.sin (x + f64.i32 i) * 0.5";
+    let plain = check_vjp(
+        &format!("entry f (x: f64) (n: i32) = {body32}"),
+        "0.7 11i32",
+        "1.0",
+    );
+    let mined = check_vjp(
+        &format!("entry f (x: f64) (n: i32) = #[stripmine(2)] {body32}"),
+        "0.7 11i32",
+        "1.0",
+    );
+    close(&mined, &plain);
     // An array loop, as Futhark's stripmine2.fut.
     let src = |a: &str| {
         format!(
@@ -274,6 +287,13 @@ fn true_dep() {
         })
         .sum();
     close(&dep, &[want, 0.0, 0.0, 0.0, 0.0]);
+    // Futhark's form, on the parameter: the lowering drops it, so the loop is checkpointed.
+    let param_attr = check_vjp(
+        "entry f [n] (xs: [n]f64) = loop #[true_dep] ys = copy xs for i < n - 1 do ys with [i + 1] = ys[i] * ys[i]",
+        args,
+        seeds,
+    );
+    close(&param_attr, &plain);
 }
 
 #[test]
