@@ -18,9 +18,10 @@
 //! are found by a dry run of the body's return sweep (whose output is discarded). Adjoints of
 //! free arrays that are accumulators (inside a `map` lambda) are carried as accumulator
 //! parameters. Array adjoints are carried owned (copied first when shared), so the body
-//! updates them in place. Bool and size parameters get no adjoint; size parameters are
-//! restored like the others, and the sizes of the parameters' arrays must not change between
-//! iterations (checked at run time: checkpoints are regular arrays).
+//! updates them in place. Bool and size parameters get no adjoint. The sizes of the
+//! parameters' arrays must not change between iterations (checkpoints are regular arrays):
+//! the forward loop checks at the entry of each iteration that every size parameter still has
+//! its initial value, which is then what the return sweep restores it to.
 //!
 //! **Rewrites first**, whose statements are then differentiated as above:
 //! - `#[stripmine(k)]` on a `for` loop of `n` iterations: a `k`-deep nest of loops of
@@ -202,6 +203,7 @@ impl Rev<'_> {
         let n = self.iterations_i64(bound, *it);
 
         let mut restores = vec![];
+        let mut checked = vec![];
         let mut cp_params: Vec<(Param, SubExp)> = vec![];
         let mut cp_types = vec![];
         for (k, (p, _)) in params.iter().enumerate() {
@@ -210,6 +212,12 @@ impl Rev<'_> {
             }
             let invariant = body.result.get(k) == Some(&SubExp::Var(p.name.clone()));
             if invariant {
+                restores.push(Restore::Init);
+                continue;
+            }
+            if sizes.contains(&p.name) {
+                // Checked below to keep its initial value.
+                checked.push(p.name.clone());
                 restores.push(Restore::Init);
                 continue;
             }
@@ -242,9 +250,7 @@ impl Rev<'_> {
         {
             let mut b = crate::ir::builder::Builder::new(self.ns);
             for (p, init) in params {
-                let changes = restores_of(params, &restores, &p.name)
-                    .is_some_and(|r| !matches!(r, Restore::Init));
-                if sizes.contains(&p.name) && changes {
+                if checked.contains(&p.name) {
                     let same = b.cmp(CmpOp::Eq(I64), SubExp::Var(p.name.clone()), init.clone());
                     b.assert(
                         SubExp::Var(same),
@@ -1005,16 +1011,4 @@ struct RevCtx<'s> {
     it: IntType,
     /// `bound - 1`: the first iteration the reverse loop runs.
     last: SubExp,
-}
-
-/// The restore of parameter `name`.
-fn restores_of<'r>(
-    params: &[(Param, SubExp)],
-    restores: &'r [Restore],
-    name: &VName,
-) -> Option<&'r Restore> {
-    params
-        .iter()
-        .position(|(p, _)| &p.name == name)
-        .and_then(|k| restores.get(k))
 }
