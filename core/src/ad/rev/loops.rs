@@ -50,6 +50,10 @@ mod tests;
 
 const I64: PrimType = PrimType::Int(IntType::I64);
 
+/// The deepest nest `#[stripmine(k)]` may ask for (each level is one more re-execution; 64
+/// levels already cut any `i64` trip count to 2 iterations per level).
+const MAX_STRIPMINE: i64 = 64;
+
 /// What the forward sweep of a loop left for its return sweep.
 #[derive(Clone, Debug)]
 pub(crate) enum LoopTape {
@@ -165,6 +169,11 @@ impl Rev<'_> {
         let stripmine = stm.attrs.int_arg("stripmine").filter(|k| *k >= 2);
         let rewritten = match (parts.form, stripmine) {
             (LoopForm::While(_), _) => Some(self.while_to_for(stm)?),
+            (LoopForm::For { .. }, Some(k)) if k > MAX_STRIPMINE => {
+                return Err(format!(
+                    "#[stripmine({k})]: a nest deeper than {MAX_STRIPMINE} loops"
+                ))
+            }
             (LoopForm::For { .. }, Some(k)) => Some(self.stripmine(stm, k as usize)?),
             _ => None,
         };

@@ -209,6 +209,34 @@ fn stripmine() {
             close(&mined, &plain);
         }
     }
+    // k = 1 is the loop itself; an absurd depth is refused.
+    let one = check_vjp(
+        &format!("entry f (x: f64) (n: i64) = #[stripmine(1)] {body}"),
+        "0.7 10i64",
+        "1.0",
+    );
+    let plain = check_vjp(
+        &format!("entry f (x: f64) (n: i64) = {body}"),
+        "0.7 10i64",
+        "1.0",
+    );
+    close(&one, &plain);
+    let c = crate::compile(
+        "test.fut",
+        &format!("entry f (x: f64) (n: i64) = #[stripmine(100)] {body}"),
+    )
+    .unwrap_or_else(|e| panic!("{}", e.render()));
+    let f = c.ir.entry("f").expect("entry f");
+    let lam = Lambda {
+        params: f.params.clone(),
+        body: f.body.clone(),
+        ret: vec![Type::Prim(crate::prim::PrimType::Float(
+            crate::prim::FloatType::F64,
+        ))],
+    };
+    let mut ns = c.ir.name_source.clone();
+    let e = vjp_lambda(&lam, &mut ns).expect_err("a 100-deep nest");
+    assert!(e.contains("stripmine(100)"), "{e}");
     // An i32 loop counter.
     let body32 = "loop x for i < n do x * 0.9 + f64.sin (x + f64.i32 i) * 0.5";
     let plain = check_vjp(
