@@ -91,8 +91,9 @@ impl Rev<'_> {
         let b = self.in_body(|r| {
             r.fwd_stms(&body.stms)?;
             for (res, a) in body.result.iter().zip(res_adjs) {
-                if let Some((a, _)) = a {
-                    r.add_adj_se(res, a.clone(), false)?;
+                // Only one branch runs, so each may consume an owned seed.
+                if let Some((a, owned)) = a {
+                    r.add_adj_se(res, a.clone(), *owned)?;
                 }
             }
             r.rev_stms(&body.stms)?;

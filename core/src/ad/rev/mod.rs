@@ -25,6 +25,7 @@
 mod arrays;
 mod branch;
 mod hist;
+mod loops;
 mod map;
 mod radix;
 mod reduce;
@@ -211,6 +212,8 @@ pub(crate) struct Rev<'a> {
     pub frames: Vec<Frame>,
     /// Variables bound outside the differentiated function: constants, with no adjoint.
     pub outside: HashSet<VName>,
+    /// What the forward sweep of each loop left for its return sweep (see [`loops`]).
+    pub loop_tapes: HashMap<VName, loops::LoopTape>,
 }
 
 /// Does a value of this type have an adjoint? (Integers and floats, scalars or arrays.)
@@ -324,6 +327,7 @@ impl<'a> Rev<'a> {
             stms: vec![],
             frames: vec![],
             outside: HashSet::new(),
+            loop_tapes: HashMap::new(),
         }
     }
 
@@ -777,6 +781,10 @@ impl<'a> Rev<'a> {
     /// (so the return sweep can still read the original).
     pub fn fwd_stms(&mut self, stms: &[Stm]) -> R<()> {
         for s in stms {
+            if matches!(s.exp, Exp::Loop { .. }) {
+                self.fwd_loop(s)?;
+                continue;
+            }
             let mut s = s.clone();
             for a in consumed(&s.exp) {
                 let ty = self.ty_of(&a)?;
@@ -826,7 +834,7 @@ impl<'a> Rev<'a> {
             Exp::Assert { .. } => Ok(()),
             Exp::If { .. } => self.rev_if(stm),
             Exp::Soac(Soac::Map { .. }) => self.rev_map(stm),
-            Exp::Loop { .. } => Err("loop".into()),
+            Exp::Loop { .. } => self.rev_loop(stm),
             Exp::Soac(Soac::Reduce { .. }) => self.rev_reduce(stm),
             Exp::Soac(Soac::Scan { .. }) => self.rev_scan(stm),
             Exp::Soac(Soac::Hist { .. }) => self.rev_hist(stm),

@@ -1,0 +1,626 @@
+//! Loops in reverse mode (paper 000 §4.3; Futhark's `Futhark.AD.Rev.Loop`): checkpointing and
+//! redundant execution.
+//!
+//! **Forward sweep** ([`Rev::fwd_loop`], called by `fwd_stms` instead of emitting the loop as
+//! is): a `for` loop runs with one extra loop parameter per loop parameter, an array `[n]t`
+//! that receives the value of the parameter at the *entry* of each iteration (an in-place
+//! update, before the body runs). Parameters returned unchanged by the body are not saved
+//! (their value is the initial one), nor are array parameters of a loop marked `#[true_dep]`
+//! (their final value stands in for every iteration). The checkpoint arrays are recorded in
+//! [`Rev::loop_tapes`] under the name of the loop's first parameter. When nothing needs the
+//! adjoint of the loop, the simplifier drops the unused checkpoint parameters again.
+//!
+//! **Return sweep** ([`Rev::rev_loop`]): a loop with `k` from 0 to `n-1` that runs iteration
+//! `i = n-1-k`: it restores the parameters from the checkpoints, re-executes the forward sweep
+//! of (a fresh copy of) the body, seeds the adjoints of the body's results with the
+//! loop-carried adjoints of the parameters, runs the body's return sweep, and carries on the
+//! adjoints of the body's parameters and of the free variables the body contributes to. These
+//! are found by a dry run of the body's return sweep (whose output is discarded). Adjoints of
+//! free arrays that are accumulators (inside a `map` lambda) are carried as accumulator
+//! parameters. Array adjoints are carried owned (copied first when shared), so the body
+//! updates them in place. Bool and size parameters get no adjoint. The sizes of the
+//! parameters' arrays must not change between iterations (checkpoints are regular arrays):
+//! the forward loop checks at the entry of each iteration that every size parameter still has
+//! its initial value, which is then what the return sweep restores it to.
+//!
+//! **Rewrites first**, whose statements are then differentiated as above:
+//! - `#[stripmine(k)]` on a `for` loop of `n` iterations: a `k`-deep nest of loops of
+//!   `b = ⌊n^(1/k)⌋` iterations each (iteration `((i1·b + i2)·b + …)` of the original), then a
+//!   remainder loop of `n - b^k` iterations: checkpoint memory `k·b + (n - b^k)` instead of `n`,
+//!   at the price of one more re-execution per level.
+//! - `while` with `#[bound(N)]`: `for i < N do if cond then body else params` (then an
+//!   assertion that the condition is false at the end, so too small a bound is an error rather
+//!   than a wrong result).
+//! - `while` without a bound: an inspector loop first counts the iterations (running the loop
+//!   once more), then the `for` loop above runs that many times.
+//!
+//! `#[true_dep]`: Futhark puts it on a loop *parameter*; the lowering keeps only attributes of
+//! the statement, so here `#[true_dep] loop ...` marks every array parameter of the loop (the
+//! scalar parameters are still saved).
+
+use super::{bound_in, has_adjoint, Adj, Frame, Rev, R};
+use crate::ir::*;
+use crate::prim::{IntType, PrimType, PrimValue};
+use std::collections::HashSet;
+
+mod rewrite;
+#[cfg(test)]
+#[path = "tests_loop.rs"]
+mod tests;
+
+const I64: PrimType = PrimType::Int(IntType::I64);
+
+/// The deepest nest `#[stripmine(k)]` may ask for (each level is one more re-execution; 64
+/// levels already cut any `i64` trip count to 2 iterations per level).
+const MAX_STRIPMINE: i64 = 64;
+
+/// What the forward sweep of a loop left for its return sweep.
+#[derive(Clone, Debug)]
+pub(crate) enum LoopTape {
+    /// The loop was rewritten into these statements (strip-mining, `while` → `for`); their
+    /// forward sweep was emitted, and their return sweep is the loop's.
+    Rewritten(Vec<Stm>),
+    /// A `for` loop ran with checkpoints: how to restore each parameter.
+    Checkpointed(Vec<Restore>),
+}
+
+/// How the return sweep gets the value of a loop parameter at the entry of an iteration.
+#[derive(Clone, Debug)]
+pub(crate) enum Restore {
+    /// Row `i` of this checkpoint array.
+    Saved(VName),
+    /// The parameter is loop-invariant: its initial value.
+    Init,
+    /// `#[true_dep]`: the loop's final value.
+    Final,
+}
+
+/// How the adjoint of a free variable is carried through the reverse loop.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Carry {
+    Val,
+    Acc,
+}
+
+/// The loop of a statement, taken apart.
+struct LoopParts<'s> {
+    params: &'s [(Param, SubExp)],
+    form: &'s LoopForm,
+    body: &'s Body,
+}
+
+fn loop_parts(stm: &Stm) -> R<LoopParts<'_>> {
+    match &stm.exp {
+        Exp::Loop { params, form, body } => Ok(LoopParts { params, form, body }),
+        _ => Err("loop (internal error)".into()),
+    }
+}
+
+/// The key of a loop in [`Rev::loop_tapes`]: its first parameter (bound by this statement
+/// alone, since every name is bound once).
+fn loop_key(stm: &Stm) -> Option<VName> {
+    match &stm.exp {
+        Exp::Loop { params, .. } => params.first().map(|(p, _)| p.name.clone()),
+        _ => None,
+    }
+}
+
+/// The size parameters of a loop: parameters that the types of other parameters refer to.
+fn size_params(params: &[(Param, SubExp)]) -> HashSet<VName> {
+    let names: HashSet<&VName> = params.iter().map(|(p, _)| &p.name).collect();
+    let mut out = HashSet::new();
+    for (p, _) in params {
+        for d in p.ty.shape() {
+            if let SubExp::Var(v) = d {
+                if names.contains(v) {
+                    out.insert(v.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `ty` with the loop's size parameters replaced by their initial values (a type valid outside
+/// the loop; the sizes are checked to stay the same).
+fn outer_type(ty: &Type, params: &[(Param, SubExp)]) -> Type {
+    match ty {
+        Type::Array { elem, shape } => Type::Array {
+            elem: *elem,
+            shape: shape
+                .iter()
+                .map(|d| match d {
+                    SubExp::Var(v) => params
+                        .iter()
+                        .find(|(p, _)| &p.name == v)
+                        .map(|(_, init)| init.clone())
+                        .unwrap_or_else(|| d.clone()),
+                    c => c.clone(),
+                })
+                .collect(),
+        },
+        t => t.clone(),
+    }
+}
+
+fn int_const(it: IntType, v: i64) -> SubExp {
+    SubExp::Const(PrimValue::int(it, v as i128))
+}
+
+fn stm_of(pat: Vec<Param>, exp: Exp, attrs: Attrs, loc: Option<crate::diag::SrcLoc>) -> Stm {
+    Stm {
+        pat: Pat { elems: pat },
+        exp,
+        attrs,
+        loc,
+    }
+}
+
+impl Rev<'_> {
+    // --- the forward sweep -------------------------------------------------------------------
+
+    /// The forward sweep of a loop statement (see the module documentation).
+    pub(super) fn fwd_loop(&mut self, stm: &Stm) -> R<()> {
+        let Some(key) = loop_key(stm) else {
+            self.emit(stm.clone());
+            return Ok(());
+        };
+        let parts = loop_parts(stm)?;
+        let stripmine = stm.attrs.int_arg("stripmine").filter(|k| *k >= 2);
+        let rewritten = match (parts.form, stripmine) {
+            (LoopForm::While(_), _) => Some(self.while_to_for(stm)?),
+            (LoopForm::For { .. }, Some(k)) if k > MAX_STRIPMINE => {
+                return Err(format!(
+                    "#[stripmine({k})]: a nest deeper than {MAX_STRIPMINE} loops"
+                ))
+            }
+            (LoopForm::For { .. }, Some(k)) => Some(self.stripmine(stm, k as usize)?),
+            _ => None,
+        };
+        let tape = match rewritten {
+            Some(stms) => {
+                self.fwd_stms(&stms)?;
+                LoopTape::Rewritten(stms)
+            }
+            None => LoopTape::Checkpointed(self.checkpointed_loop(stm)?),
+        };
+        self.loop_tapes.insert(key, tape);
+        Ok(())
+    }
+
+    /// Emits the `for` loop `stm` with checkpoints of its parameters; returns how to restore
+    /// each parameter.
+    fn checkpointed_loop(&mut self, stm: &Stm) -> R<Vec<Restore>> {
+        let LoopParts { params, form, body } = loop_parts(stm)?;
+        let LoopForm::For { i, it, bound } = form else {
+            return Err("a while loop to checkpoint (internal error)".into());
+        };
+        let true_dep = stm.attrs.has("true_dep");
+        let sizes = size_params(params);
+        let n = self.iterations_i64(bound, *it);
+
+        let mut restores = vec![];
+        let mut checked = vec![];
+        let mut cp_params: Vec<(Param, SubExp)> = vec![];
+        let mut cp_types = vec![];
+        for (k, (p, _)) in params.iter().enumerate() {
+            if matches!(p.ty, Type::Acc { .. }) {
+                return Err("a loop carrying an accumulator".into());
+            }
+            let invariant = body.result.get(k) == Some(&SubExp::Var(p.name.clone()));
+            if invariant {
+                restores.push(Restore::Init);
+                continue;
+            }
+            if sizes.contains(&p.name) {
+                // Checked below to keep its initial value.
+                checked.push(p.name.clone());
+                restores.push(Restore::Init);
+                continue;
+            }
+            if true_dep && matches!(p.ty, Type::Array { .. }) {
+                restores.push(Restore::Final);
+                continue;
+            }
+            let ot = outer_type(&p.ty, params);
+            let cty = ot.array_of(n.clone());
+            let mut shape = vec![n.clone()];
+            shape.extend(ot.shape().iter().cloned());
+            let elem = ot.elem().unwrap_or(I64);
+            let init = self.bind(
+                &format!("{}_empty_saved", p.name.base),
+                cty.clone(),
+                Exp::Replicate {
+                    shape,
+                    value: SubExp::Const(PrimValue::zero(elem)),
+                },
+            );
+            let cp = self.fresh_param(&format!("{}_saved", p.name.base), cty.clone());
+            restores.push(Restore::Saved(cp.name.clone()));
+            cp_params.push((cp, SubExp::Var(init)));
+            cp_types.push(cty);
+        }
+
+        // The body: checks that the sizes are unchanged, saves, then the original body.
+        let mut stms = vec![];
+        let mut saved_res = vec![];
+        {
+            let mut b = crate::ir::builder::Builder::new(self.ns);
+            for (p, init) in params {
+                if checked.contains(&p.name) {
+                    let same = b.cmp(CmpOp::Eq(I64), SubExp::Var(p.name.clone()), init.clone());
+                    b.assert(
+                        SubExp::Var(same),
+                        "reverse-mode AD of a loop whose array sizes change between \
+                         iterations is not supported",
+                    );
+                }
+            }
+            let mut cps = cp_params.iter();
+            for ((p, _), r) in params.iter().zip(&restores) {
+                if let Restore::Saved(_) = r {
+                    let (cp, _) = cps.next().ok_or("checkpoints (internal error)")?;
+                    let upd = b.bind(
+                        &format!("{}_saved_upd", p.name.base),
+                        cp.ty.clone(),
+                        Exp::Update(
+                            cp.name.clone(),
+                            vec![DimIndex::Fix(SubExp::Var(i.clone()))],
+                            SubExp::Var(p.name.clone()),
+                        ),
+                    );
+                    saved_res.push(SubExp::Var(upd));
+                }
+            }
+            stms.append(&mut b.stms);
+        }
+        stms.extend(body.stms.iter().cloned());
+        let mut result = body.result.clone();
+        result.extend(saved_res);
+
+        let mut all_params = params.to_vec();
+        let mut cp_outs = vec![];
+        for ((cp, init), ty) in cp_params.into_iter().zip(cp_types) {
+            cp_outs.push(Param {
+                name: self.ns.fresh(&format!("{}_tape", cp.name.base)),
+                ty,
+            });
+            all_params.push((cp, init));
+        }
+        let outs: Vec<VName> = cp_outs.iter().map(|p| p.name.clone()).collect();
+        let mut pat = stm.pat.elems.clone();
+        pat.extend(cp_outs);
+        self.emit(stm_of(
+            pat,
+            Exp::Loop {
+                params: all_params,
+                form: form.clone(),
+                body: Body { stms, result },
+            },
+            stm.attrs.clone(),
+            stm.loc.clone(),
+        ));
+        // The restores refer to the loop's outputs, not its params.
+        let mut outs = outs.into_iter();
+        restores
+            .into_iter()
+            .map(|r| match r {
+                Restore::Saved(_) => outs
+                    .next()
+                    .map(Restore::Saved)
+                    .ok_or_else(|| "checkpoints (internal error)".to_string()),
+                r => Ok(r),
+            })
+            .collect()
+    }
+
+    /// `max(0, bound)` as an `i64` (the number of iterations of `for i < bound`).
+    fn iterations_i64(&mut self, bound: &SubExp, it: IntType) -> SubExp {
+        let b = if it == IntType::I64 {
+            bound.clone()
+        } else {
+            SubExp::Var(self.bind(
+                "bound_i64",
+                Type::Prim(I64),
+                Exp::Conv(
+                    ConvOp {
+                        from: PrimType::Int(it),
+                        to: I64,
+                    },
+                    bound.clone(),
+                ),
+            ))
+        };
+        match b {
+            SubExp::Const(c) => SubExp::i64(c.as_i128().unwrap_or(0).max(0) as i64),
+            b => self.binop(BinOp::Max(I64), b, SubExp::i64(0)),
+        }
+    }
+
+    /// A fresh copy of a loop statement (pattern, params, loop variable and body renamed).
+    fn rename_loop(&mut self, stm: &Stm) -> R<Stm> {
+        let b = self.rename_body(&Body {
+            stms: vec![stm.clone()],
+            result: vec![],
+        });
+        b.stms
+            .into_iter()
+            .next()
+            .ok_or_else(|| "renaming a loop (internal error)".into())
+    }
+
+    // --- the return sweep --------------------------------------------------------------------
+
+    /// The return sweep of a loop statement (see the module documentation).
+    pub(super) fn rev_loop(&mut self, stm: &Stm) -> R<()> {
+        let key = loop_key(stm).ok_or("a loop without parameters (internal error)")?;
+        match self.loop_tapes.remove(&key) {
+            Some(LoopTape::Rewritten(stms)) => self.rev_stms(&stms),
+            Some(LoopTape::Checkpointed(restores)) => self.rev_checkpointed(stm, &restores),
+            None => Err("a loop whose forward sweep is missing (internal error)".into()),
+        }
+    }
+
+    fn rev_checkpointed(&mut self, stm: &Stm, restores: &[Restore]) -> R<()> {
+        let LoopParts { params, form, .. } = loop_parts(stm)?;
+        let LoopForm::For { it, bound, .. } = form else {
+            return Err("a checkpointed while loop (internal error)".into());
+        };
+        let res_adjs = self.take_result_adjs(&stm.pat);
+        let sizes = size_params(params);
+        // Which parameters have an adjoint.
+        let diff: Vec<bool> = params
+            .iter()
+            .map(|(p, _)| has_adjoint(&p.ty) && !sizes.contains(&p.name))
+            .collect();
+        let r = self.rename_loop(stm)?;
+        let ip = PrimType::Int(*it);
+        let last = self.binop(BinOp::Sub(ip), bound.clone(), int_const(*it, 1));
+        let ctx = RevCtx {
+            stm,
+            renamed: &r,
+            restores,
+            it: *it,
+            last,
+        };
+
+        // The dry run: which free variables does the body contribute to?
+        let carried = self.dry_run(&ctx, &diff)?;
+
+        // Initial values of the loop-carried adjoints.
+        let saved = self.adjs.clone();
+        let mut lparams: Vec<(Param, SubExp)> = vec![];
+        let mut pbars: Vec<Option<VName>> = vec![];
+        for (k, (p, _)) in params.iter().enumerate() {
+            if !diff[k] {
+                pbars.push(None);
+                continue;
+            }
+            let ty = outer_type(&p.ty, params);
+            let init = match &res_adjs[k] {
+                Some((v, owned)) => self.owned_value(v.clone(), *owned, &ty),
+                None => self.zeros(&ty)?,
+            };
+            let prm = self.fresh_param(&format!("{}_adj", p.name.base), ty);
+            pbars.push(Some(prm.name.clone()));
+            lparams.push((prm, init));
+        }
+        let mut fparams: Vec<(VName, Carry, VName)> = vec![];
+        for (f, carry) in &carried {
+            let (ty, init) = match carry {
+                Carry::Val => (self.ty_of(f)?, self.take_owned_adj(f)?),
+                Carry::Acc => {
+                    let c = match self.adjs.get(f) {
+                        Some(Adj::Acc(c)) => c.clone(),
+                        _ => {
+                            let level = self.frames.len();
+                            self.ensure_acc_at(level, f)?
+                        }
+                    };
+                    (self.ty_of(&c)?, SubExp::Var(c))
+                }
+            };
+            let prm = self.fresh_param(&format!("{}_adj", f.base), ty);
+            fparams.push((f.clone(), *carry, prm.name.clone()));
+            lparams.push((prm, init));
+        }
+
+        // The reverse loop.
+        let kvar = self.ns.fresh("k");
+        self.types
+            .insert(kvar.clone(), Type::Prim(PrimType::Int(*it)));
+        if let Some(f) = self.frames.last_mut() {
+            f.locals.insert(kvar.clone());
+        }
+        let body = self.in_body(|rv| rv.rev_iteration(&ctx, &kvar, &pbars, &fparams))?;
+        let pat: Vec<(String, Type)> = lparams
+            .iter()
+            .map(|(p, _)| (p.name.base.to_string(), p.ty.clone()))
+            .collect();
+        let outs = self.bind_many(
+            pat.iter().map(|(n, t)| (n.as_str(), t.clone())).collect(),
+            Exp::Loop {
+                params: lparams,
+                form: LoopForm::For {
+                    i: kvar,
+                    it: *it,
+                    bound: bound.clone(),
+                },
+                body,
+            },
+        );
+
+        // After the loop: the adjoints of the free variables, then of the initial values.
+        self.adjs = saved;
+        let mut outs = outs.into_iter();
+        let pouts: Vec<Option<VName>> = pbars
+            .iter()
+            .map(|p| p.as_ref().and_then(|_| outs.next()))
+            .collect();
+        for (f, carry, _) in &fparams {
+            let o = outs.next().ok_or("reverse loop results (internal error)")?;
+            match carry {
+                Carry::Val => self.set_adj(f, SubExp::Var(o), true),
+                Carry::Acc => {
+                    self.adjs.insert(f.clone(), Adj::Acc(o));
+                }
+            }
+        }
+        for ((_, init), o) in params.iter().zip(pouts) {
+            if let Some(o) = o {
+                self.add_adj_se(init, SubExp::Var(o), true)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `v` as a value that may be updated in place (an array copied when shared).
+    fn owned_value(&mut self, v: SubExp, owned: bool, ty: &Type) -> SubExp {
+        match (&v, owned, ty) {
+            (SubExp::Var(a), false, Type::Array { .. }) => {
+                SubExp::Var(self.bind("adj_copy", ty.clone(), Exp::Copy(a.clone())))
+            }
+            _ => v,
+        }
+    }
+
+    /// Runs the body of the reverse loop once, discarding what it emits, and returns the free
+    /// variables whose adjoints it changes (sorted, for determinism), with how to carry them.
+    fn dry_run(&mut self, ctx: &RevCtx, diff: &[bool]) -> R<Vec<(VName, Carry)>> {
+        let snap_adjs = self.adjs.clone();
+        let snap_frames: Vec<Frame> = self
+            .frames
+            .iter()
+            .map(|f| Frame {
+                locals: f.locals.clone(),
+                accs: f.accs.clone(),
+                outer_adjs: f.outer_adjs.clone(),
+            })
+            .collect();
+        let LoopParts { params, .. } = loop_parts(ctx.stm)?;
+        let mut pbars = vec![];
+        for ((p, _), d) in params.iter().zip(diff) {
+            pbars.push(if *d {
+                let q = self.fresh_param("dry_adj", p.ty.clone());
+                Some(q.name)
+            } else {
+                None
+            });
+        }
+        let kvar = self.ns.fresh("k");
+        self.types
+            .insert(kvar.clone(), Type::Prim(PrimType::Int(ctx.it)));
+        let res = self.in_body(|rv| rv.rev_iteration(ctx, &kvar, &pbars, &[]));
+        let after = std::mem::replace(&mut self.adjs, snap_adjs);
+        self.frames = snap_frames;
+        let body = res?;
+        let mut inner: HashSet<VName> = bound_in(&body.stms);
+        inner.extend(bound_in(std::slice::from_ref(ctx.renamed)));
+        let before = &self.adjs;
+        let mut changed: Vec<(VName, Carry)> = vec![];
+        let keys: HashSet<&VName> = after.keys().chain(before.keys()).collect();
+        for k in keys {
+            if inner.contains(k) || after.get(k) == before.get(k) {
+                continue;
+            }
+            let carry = match after.get(k) {
+                Some(Adj::Acc(_)) => Carry::Acc,
+                _ => Carry::Val,
+            };
+            changed.push((k.clone(), carry));
+        }
+        changed.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(changed)
+    }
+
+    /// One iteration of the reverse loop (into the current body): restore, re-execute, seed,
+    /// return sweep. Returns the new loop-carried adjoints: of the parameters with `pbars`,
+    /// then of `free`.
+    fn rev_iteration(
+        &mut self,
+        ctx: &RevCtx,
+        kvar: &VName,
+        pbars: &[Option<VName>],
+        free: &[(VName, Carry, VName)],
+    ) -> R<Vec<SubExp>> {
+        let LoopParts { params, .. } = loop_parts(ctx.stm)?;
+        let LoopParts {
+            params: rparams,
+            form: rform,
+            body: rbody,
+        } = loop_parts(ctx.renamed)?;
+        let LoopForm::For { i: ri, .. } = rform else {
+            return Err("a checkpointed while loop (internal error)".into());
+        };
+        for (f, carry, p) in free {
+            match carry {
+                Carry::Val => self.set_adj(f, SubExp::Var(p.clone()), true),
+                Carry::Acc => {
+                    self.adjs.insert(f.clone(), Adj::Acc(p.clone()));
+                }
+            }
+        }
+        // i = bound - 1 - k
+        let ip = PrimType::Int(ctx.it);
+        self.emit(stm_of(
+            vec![Param {
+                name: ri.clone(),
+                ty: Type::Prim(ip),
+            }],
+            Exp::BinOp(BinOp::Sub(ip), ctx.last.clone(), SubExp::Var(kvar.clone())),
+            Attrs::default(),
+            None,
+        ));
+        // Restore the parameters.
+        for (((rp, _), (_, init)), (restore, pe)) in rparams
+            .iter()
+            .zip(params)
+            .zip(ctx.restores.iter().zip(&ctx.stm.pat.elems))
+        {
+            let exp = match restore {
+                Restore::Saved(cp) => {
+                    Exp::Index(cp.clone(), vec![DimIndex::Fix(SubExp::Var(ri.clone()))])
+                }
+                Restore::Init => Exp::SubExp(init.clone()),
+                Restore::Final => Exp::SubExp(SubExp::Var(pe.name.clone())),
+            };
+            self.emit(stm_of(vec![rp.clone()], exp, Attrs::default(), None));
+        }
+        // Re-execute, seed, return sweep.
+        self.fwd_stms(&rbody.stms)?;
+        for (res, pb) in rbody.result.iter().zip(pbars) {
+            if let Some(pb) = pb {
+                self.add_adj_se(res, SubExp::Var(pb.clone()), true)?;
+            }
+        }
+        self.rev_stms(&rbody.stms)?;
+        let mut out = vec![];
+        for ((rp, _), pb) in rparams.iter().zip(pbars) {
+            if pb.is_some() {
+                out.push(self.adj_value(&rp.name)?);
+            }
+        }
+        for (f, carry, p) in free {
+            match carry {
+                Carry::Val => out.push(self.adj_value(f)?),
+                Carry::Acc => match self.adjs.get(f) {
+                    Some(Adj::Acc(c)) => out.push(SubExp::Var(c.clone())),
+                    _ => out.push(SubExp::Var(p.clone())),
+                },
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// What [`Rev::rev_iteration`] needs to know about the loop.
+struct RevCtx<'s> {
+    /// The original loop statement.
+    stm: &'s Stm,
+    /// A fresh copy of it, re-executed by the reverse loop.
+    renamed: &'s Stm,
+    restores: &'s [Restore],
+    it: IntType,
+    /// `bound - 1`: the first iteration the reverse loop runs.
+    last: SubExp,
+}
