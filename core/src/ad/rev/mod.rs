@@ -22,6 +22,7 @@
 //! One module per rule: [`scalar`], [`arrays`], [`branch`], [`map`] (and the modules of the
 //! other SOACs and loops).
 
+mod acc;
 mod arrays;
 mod branch;
 mod map;
@@ -705,11 +706,12 @@ impl<'a> Rev<'a> {
     /// The return-sweep rule of one statement.
     fn rev_stm(&mut self, stm: &Stm) -> R<()> {
         // Symbolic zeros: a statement none of whose results has an adjoint contributes nothing.
+        // Accumulators are never zero: their adjoint is recorded by certificate (see [`acc`]).
         if !stm
             .pat
             .elems
             .iter()
-            .any(|p| self.adjs.contains_key(&p.name))
+            .any(|p| self.adjs.contains_key(&p.name) || matches!(p.ty, Type::Acc { .. }))
         {
             return Ok(());
         }
@@ -737,7 +739,8 @@ impl<'a> Rev<'a> {
             Exp::Soac(Soac::Scan { .. }) => Err("scan".into()),
             Exp::Soac(Soac::Hist { .. }) => Err("reduce_by_index".into()),
             Exp::Soac(Soac::Scatter { .. }) => Err("scatter".into()),
-            Exp::WithAcc { .. } | Exp::UpdAcc { .. } => Err("accumulators".into()),
+            Exp::WithAcc { .. } => self.rev_with_acc(stm),
+            Exp::UpdAcc { .. } => self.rev_upd_acc(stm),
             Exp::Apply { fun, .. } => Err(format!("a call of {fun}")),
         }
     }
