@@ -510,3 +510,70 @@ fn jvp_of_withacc() {
         }
     }
 }
+
+/// `h (xss, yss) = map (vjp f) xss yss` for `f` of one row, then vjp of `h`: the accumulators
+/// of the inner vjp are made inside the lambda of a `map` that is itself differentiated.
+#[test]
+fn vjp_of_map_of_vjp() {
+    let (mut prog, lam, sizes) =
+        entry_lambda("entry f [m] (x: [m]f64) = map (\\j -> f64.sin x[j] * x[(j+1) % m]) (iota m)");
+    let g = vjp_lambda(&lam, &mut prog.name_source).unwrap_or_else(|e| panic!("vjp: {e}"));
+    let n = prog.name_source.fresh("n");
+    let nse = SubExp::Var(n.clone());
+    let row_ty = g.params[0].ty.clone();
+    let mat_ty = row_ty.array_of(nse.clone());
+    let pxss = Param {
+        name: prog.name_source.fresh("xss"),
+        ty: mat_ty.clone(),
+    };
+    let pyss = Param {
+        name: prog.name_source.fresh("yss"),
+        ty: mat_ty.clone(),
+    };
+    let r1 = Param {
+        name: prog.name_source.fresh("r1"),
+        ty: mat_ty.clone(),
+    };
+    let r2 = Param {
+        name: prog.name_source.fresh("r2"),
+        ty: mat_ty.clone(),
+    };
+    let h = Lambda {
+        params: vec![pxss.clone(), pyss.clone()],
+        body: Body {
+            stms: vec![Stm {
+                pat: Pat {
+                    elems: vec![r1.clone(), r2.clone()],
+                },
+                exp: Exp::Soac(Soac::Map {
+                    w: nse,
+                    arrs: vec![pxss.name.clone(), pyss.name.clone()],
+                    lam: g.clone(),
+                }),
+                attrs: Attrs::default(),
+                loc: None,
+            }],
+            result: vec![SubExp::Var(r1.name), SubExp::Var(r2.name)],
+        },
+        ret: vec![mat_ty.clone(), mat_ty],
+    };
+    let hh = vjp_lambda(&h, &mut prog.name_source).unwrap_or_else(|e| panic!("vjp of map: {e}"));
+    let mut all_sizes = vec![n];
+    all_sizes.extend(sizes);
+    let mut pg = prog.clone();
+    // `g` here is `h` (the function whose finite differences are checked).
+    add_entry(&mut pg, "g", h, &all_sizes);
+    add_entry(&mut prog, "h", hh, &all_sizes);
+    let (pg, p) = (finish(pg), finish(prog));
+    let args = vals("[[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]] [[1.0, 2.0, -1.0], [0.5, -0.5, 3.0]]");
+    let seeds = vals("[[1.0, 0.0, -1.0], [0.5, 2.0, 1.0]] [[0.25, 1.0, -2.0], [1.0, 1.5, 0.5]]");
+    let mut all = args.clone();
+    all.extend(seeds.clone());
+    let out = run(&p, "h", all);
+    let adjs = floats(&out[2..]);
+    let dirs = directions(floats(&args).len());
+    let d = fd(&pg, &args, &dirs);
+    let rhs: f64 = d.iter().zip(&floats(&seeds)).map(|(a, b)| a * b).sum();
+    let lhs: f64 = adjs.iter().zip(&dirs).map(|(a, b)| a * b).sum();
+    assert_close("⟨x̄, ẋ⟩ of vjp of map of vjp", lhs, rhs, &p);
+}
