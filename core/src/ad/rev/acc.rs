@@ -54,7 +54,7 @@ impl Rev<'_> {
             return Err("an accumulator of several arrays".into());
         };
         let vty = self.ty(v)?;
-        if !super::has_adjoint(&vty) {
+        if matches!(v, SubExp::Const(_)) || !super::has_adjoint(&vty) {
             return Ok(());
         }
         let SubExp::Var(abar) = abar else {
