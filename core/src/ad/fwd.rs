@@ -17,8 +17,11 @@
 //! - SOACs carry tangents alongside primals: `map` gets extra tangent inputs/outputs; `reduce`,
 //!   `scan` and `hist` run the operator on (x, ẋ) pairs, `[x,ẋ]⊕[y,ẏ] = [x⊙y, ∂⊙(x,y)·(ẋ,ẏ)]`
 //!   with neutral (e, 0); `scatter` scatters the tangent values into the tangent destination.
+//! - Accumulators (`withacc`, made by reverse mode: jvp of vjp) carry their tangents: a
+//!   `withacc` input's float arrays get their tangent arrays as extra arrays of the same
+//!   accumulator, and `upd_acc` adds the tangents of its values alongside.
 //! - Not supported (an error naming the construct): function calls (`Apply`; lowering inlines
-//!   every function), accumulators (`WithAcc`/`UpdAcc`), `gamma`/`lgamma`.
+//!   every function).
 
 use super::derivatives::{self, Partial};
 use crate::ir::builder::Builder;
@@ -460,8 +463,9 @@ impl Fwd<'_> {
                 }
             }
             Exp::Apply { fun, .. } => return Err(format!("a call of `{fun}`")),
-            Exp::WithAcc { .. } | Exp::UpdAcc { .. } => {
-                return Err("accumulators (`withacc`)".to_string())
+            Exp::WithAcc { inputs, lam } => self.with_acc_stm(stm, inputs, lam, out)?,
+            Exp::UpdAcc { acc, idx, vals } => {
+                self.upd_acc_stm(stm, acc, idx, vals, out)?;
             }
             // `ad::transform` differentiates the innermost AD node first, so none is left here.
             Exp::Jvp { .. } | Exp::Vjp { .. } => {
@@ -897,6 +901,160 @@ impl Fwd<'_> {
         Ok(())
     }
 
+    /// `withacc` with tangents: each input's float arrays get their tangent arrays as extra
+    /// arrays of the same accumulator (so an accumulator carries values and tangents
+    /// together), with the tangent operator of [`Fwd::tan_operator`] (for `+`: `+` on both);
+    /// the accumulator types inside the lambda gain the tangent elements, `upd_acc` adds the
+    /// tangents of its values, and the lambda's extra float results get tangents.
+    fn with_acc_stm(
+        &mut self,
+        stm: &Stm,
+        inputs: &[AccInput],
+        lam: &Lambda,
+        out: &mut Vec<Stm>,
+    ) -> Result<(), String> {
+        let n = inputs.len();
+        let any = inputs
+            .iter()
+            .flat_map(|i| &i.arrs)
+            .any(|a| self.tan_arr(a).is_some());
+        if !any && !self.lambda_has_free_tangent(lam) {
+            for p in &lam.params {
+                self.types.insert(p.name.clone(), p.ty.clone());
+            }
+            out.push(stm.clone());
+            return Ok(());
+        }
+        if lam.params.len() != n {
+            return Err("a withacc of the wrong arity".to_string());
+        }
+        // Per input: the indices of its float arrays.
+        let mut new_inputs = vec![];
+        let mut fls: HashMap<VName, Vec<usize>> = HashMap::new();
+        let mut pat = vec![];
+        let mut pe = stm.pat.elems.iter();
+        for (inp, p) in inputs.iter().zip(&lam.params) {
+            let tys: Vec<Type> = inp
+                .arrs
+                .iter()
+                .map(|a| {
+                    self.types
+                        .get(a)
+                        .cloned()
+                        .ok_or_else(|| format!("a withacc input of unknown type ({a})"))
+                })
+                .collect::<Result<_, String>>()?;
+            let fl: Vec<usize> = (0..tys.len()).filter(|&i| is_float(&tys[i])).collect();
+            let (op, fl) = match &inp.op {
+                Some(op) => {
+                    let (op2, fl2) = self.tan_operator(op, out)?;
+                    (Some(op2), fl2)
+                }
+                None => (None, fl),
+            };
+            let fl_arrs: Vec<VName> = fl.iter().map(|&i| inp.arrs[i].clone()).collect();
+            let fl_tys: Vec<Type> = fl.iter().map(|&i| tys[i].clone()).collect();
+            let tarrs = self.input_tans(&fl_arrs, &fl_tys, out);
+            let mut arrs = inp.arrs.clone();
+            arrs.extend(tarrs);
+            new_inputs.push(AccInput {
+                shape: inp.shape.clone(),
+                arrs,
+                op,
+            });
+            fls.insert(p.name.clone(), fl.clone());
+            // The pattern: this input's arrays, then their tangents.
+            let mine: Vec<Param> = pe.by_ref().take(inp.arrs.len()).cloned().collect();
+            pat.extend(mine.iter().cloned());
+            for &i in &fl {
+                let m = mine.get(i).ok_or("a withacc pattern of the wrong arity")?;
+                let tp = self.fresh_param(&format!("{}_tan", m.name.base), m.ty.clone());
+                self.tans
+                    .insert(m.name.clone(), SubExp::Var(tp.name.clone()));
+                pat.push(tp);
+            }
+        }
+        let extras: Vec<Param> = pe.cloned().collect();
+        let mut lam = lam.clone();
+        retype_lambda(&mut lam, &fls);
+        for p in &lam.params {
+            self.types.insert(p.name.clone(), p.ty.clone());
+        }
+        let mut stms = self.stms(&lam.body.stms)?;
+        let mut result = lam.body.result.clone();
+        let mut ret = lam.ret.clone();
+        pat.extend(extras.iter().cloned());
+        for (i, e) in extras.iter().enumerate() {
+            if !is_float(&e.ty) {
+                continue;
+            }
+            let t = self.tan_of(&lam.body.result[n + i]);
+            let z = self.materialize(t, &lam.ret[n + i], &mut stms);
+            result.push(z);
+            ret.push(lam.ret[n + i].clone());
+            let tp = self.fresh_param(&format!("{}_tan", e.name.base), e.ty.clone());
+            self.tans
+                .insert(e.name.clone(), SubExp::Var(tp.name.clone()));
+            pat.push(tp);
+        }
+        self.record_pat(&Pat { elems: pat.clone() });
+        out.push(Stm {
+            pat: Pat { elems: pat },
+            exp: Exp::WithAcc {
+                inputs: new_inputs,
+                lam: Lambda {
+                    params: lam.params,
+                    body: Body { stms, result },
+                    ret,
+                },
+            },
+            attrs: stm.attrs.clone(),
+            loc: stm.loc.clone(),
+        });
+        Ok(())
+    }
+
+    /// `upd_acc` on an accumulator that carries tangents (its type has more elements than the
+    /// update has values): the tangents of the float values follow the values.
+    fn upd_acc_stm(
+        &mut self,
+        stm: &Stm,
+        acc: &VName,
+        idx: &[SubExp],
+        vals: &[SubExp],
+        out: &mut Vec<Stm>,
+    ) -> Result<(), String> {
+        let elems = match self.types.get(acc) {
+            Some(Type::Acc { elems, .. }) => elems.clone(),
+            _ => return Err(format!("upd_acc of {acc}, not a known accumulator")),
+        };
+        if elems.len() == vals.len() {
+            out.push(stm.clone());
+            return Ok(());
+        }
+        let mut vs = vals.to_vec();
+        for (v, t) in vals.iter().zip(&elems) {
+            if is_float(t) {
+                let tv = self.tan_of(v);
+                vs.push(self.materialize(tv, t, out));
+            }
+        }
+        if vs.len() != elems.len() {
+            return Err("an accumulator update of the wrong arity".to_string());
+        }
+        out.push(Stm {
+            pat: stm.pat.clone(),
+            exp: Exp::UpdAcc {
+                acc: acc.clone(),
+                idx: idx.to_vec(),
+                vals: vs,
+            },
+            attrs: stm.attrs.clone(),
+            loc: stm.loc.clone(),
+        });
+        Ok(())
+    }
+
     /// Does the lambda mention a free variable that has a tangent?
     fn lambda_has_free_tangent(&self, lam: &Lambda) -> bool {
         let mut found = false;
@@ -998,6 +1156,62 @@ fn visit_exp_vars(e: &Exp, f: &mut impl FnMut(&VName)) {
         Exp::Jvp { lam, args, seeds } | Exp::Vjp { lam, args, seeds } => {
             args.iter().chain(seeds).for_each(|x| se(x, f));
             visit_body_vars(&lam.body, f);
+        }
+    }
+}
+
+/// The accumulator types of the certificates in `fls` gain the elements `fls[cert]` again (their
+/// tangents), everywhere in `lam` (params, patterns, results, nested lambdas and bodies).
+fn retype_lambda(lam: &mut Lambda, fls: &HashMap<VName, Vec<usize>>) {
+    lam.params.iter_mut().for_each(|p| retype(&mut p.ty, fls));
+    lam.ret.iter_mut().for_each(|t| retype(t, fls));
+    retype_body(&mut lam.body, fls);
+}
+
+fn retype<D: Clone>(t: &mut TypeBase<D>, fls: &HashMap<VName, Vec<usize>>) {
+    if let TypeBase::Acc { cert, elems, .. } = t {
+        if let Some(fl) = fls.get(cert) {
+            let extra: Vec<Type> = fl.iter().filter_map(|&i| elems.get(i).cloned()).collect();
+            elems.extend(extra);
+        }
+    }
+}
+
+fn retype_body(b: &mut Body, fls: &HashMap<VName, Vec<usize>>) {
+    for s in &mut b.stms {
+        s.pat.elems.iter_mut().for_each(|p| retype(&mut p.ty, fls));
+        match &mut s.exp {
+            Exp::If {
+                then_b,
+                else_b,
+                ret,
+                ..
+            } => {
+                retype_body(then_b, fls);
+                retype_body(else_b, fls);
+                ret.iter_mut().for_each(|t| retype(t, fls));
+            }
+            Exp::Loop { params, body, .. } => {
+                params.iter_mut().for_each(|(p, _)| retype(&mut p.ty, fls));
+                retype_body(body, fls);
+            }
+            Exp::Apply { ret, .. } => ret.iter_mut().for_each(|t| retype(t, fls)),
+            Exp::WithAcc { lam, inputs } => {
+                retype_lambda(lam, fls);
+                for i in inputs {
+                    if let Some(op) = &mut i.op {
+                        retype_lambda(&mut op.lam, fls);
+                    }
+                }
+            }
+            Exp::Soac(soac) => match soac {
+                Soac::Map { lam, .. } => retype_lambda(lam, fls),
+                Soac::Reduce { op, .. } | Soac::Scan { op, .. } | Soac::Hist { op, .. } => {
+                    retype_lambda(&mut op.lam, fls)
+                }
+                Soac::Scatter { .. } => {}
+            },
+            _ => {}
         }
     }
 }

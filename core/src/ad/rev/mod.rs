@@ -22,6 +22,7 @@
 //! One module per rule: [`scalar`], [`arrays`], [`branch`], [`map`] (and the modules of the
 //! other SOACs and loops).
 
+mod acc;
 mod arrays;
 mod branch;
 mod hist;
@@ -807,11 +808,12 @@ impl<'a> Rev<'a> {
     /// The return-sweep rule of one statement.
     fn rev_stm(&mut self, stm: &Stm) -> R<()> {
         // Symbolic zeros: a statement none of whose results has an adjoint contributes nothing.
+        // Accumulators are never zero: their adjoint is recorded by certificate (see [`acc`]).
         if !stm
             .pat
             .elems
             .iter()
-            .any(|p| self.adjs.contains_key(&p.name))
+            .any(|p| self.adjs.contains_key(&p.name) || matches!(p.ty, Type::Acc { .. }))
         {
             return Ok(());
         }
@@ -839,7 +841,8 @@ impl<'a> Rev<'a> {
             Exp::Soac(Soac::Scan { .. }) => self.rev_scan(stm),
             Exp::Soac(Soac::Hist { .. }) => self.rev_hist(stm),
             Exp::Soac(Soac::Scatter { .. }) => self.rev_scatter(stm),
-            Exp::WithAcc { .. } | Exp::UpdAcc { .. } => Err("accumulators".into()),
+            Exp::WithAcc { .. } => self.rev_with_acc(stm),
+            Exp::UpdAcc { .. } => self.rev_upd_acc(stm),
             Exp::Apply { fun, .. } => Err(format!("a call of {fun}")),
             // `ad::transform` differentiates innermost first: none is left here.
             Exp::Jvp { .. } | Exp::Vjp { .. } => Err("nested AD (internal error)".into()),
