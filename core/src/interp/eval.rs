@@ -37,8 +37,6 @@ pub(crate) struct Interp<'p> {
     pub accs: Vec<AccState<'p>>,
     /// Evaluate `Jvp`/`Vjp` nodes with the AD oracle ([`super::dynad`]) instead of failing.
     pub oracle: bool,
-    /// The program's next fresh name (the oracle transforms nested AD nodes with fresh names).
-    pub next_name: u32,
 }
 
 /// Fast paths for the common scalar binary operations; `None` defers to [`primops`].
@@ -122,7 +120,6 @@ impl<'p> Interp<'p> {
             active: vec![false; prog.funs.len()],
             accs: Vec::new(),
             oracle: false,
-            next_name: prog.name_source.next,
         }
     }
 

@@ -11,8 +11,13 @@
 //! from the seeds of the inputs, and `vjp` reverse accumulation from the seeds of the outputs.
 //!
 //! Speed does not matter here: values are plain vectors, and everything is copied freely.
-//! An AD node inside the lambda being traced (nested AD) is not supported: it is an error
-//! `not supported by the AD oracle: nested jvp` (or `vjp`).
+//!
+//! Nested AD (an AD node inside the lambda being traced) is evaluated dynamically too, on the
+//! same tape: the inner arguments are copied to fresh nodes, the inner lambda is traced, and the
+//! inner derivative is accumulated over the nodes it made with traced arithmetic (partials
+//! recomputed on traced values from each node's [`tape::Recipe`]), so that it is differentiable
+//! by the enclosing node. Locally constant partials (sums, `min`/`max`, rounding, integer
+//! division) stay numeric constants there.
 
 pub mod partials;
 pub mod tape;
@@ -29,7 +34,7 @@ use crate::primops;
 use crate::value::Buffer;
 use partials::differentiable;
 use std::collections::HashMap;
-use tape::{Edge, Tape, CONST};
+use tape::{Edge, Recipe, Tape, CONST};
 
 /// A traced scalar: its value and its tape node ([`CONST`] when it has no derivative).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -104,6 +109,28 @@ impl TV {
             }
             TV::Acc(_) => "accumulator".to_string(),
         }
+    }
+}
+
+/// A float (or integer) constant of type `t`.
+fn fconst(t: PrimType, v: f64) -> PrimValue {
+    match t {
+        PrimType::Float(ft) => PrimValue::float(ft, v),
+        PrimType::Int(it) => PrimValue::int(it, v as i128),
+        PrimType::Bool => PrimValue::Bool(v != 0.0),
+    }
+}
+
+/// `v` with each scalar replaced by `f` of it (same shape).
+fn with_elems(v: &TV, mut f: impl FnMut(T) -> T) -> TV {
+    match v {
+        TV::S(t) => TV::S(f(*t)),
+        TV::A(a) => TV::A(TArr {
+            elem: a.elem,
+            shape: a.shape.clone(),
+            d: a.d.iter().map(|t| f(*t)).collect(),
+        }),
+        other => other.clone(),
     }
 }
 
@@ -204,7 +231,6 @@ pub(crate) fn eval_node<'p>(interp: &Interp<'p>, exp: &Exp, loc: &Option<SrcLoc>
         env: HashMap::new(),
         tape: Tape::default(),
         accs: vec![],
-        next_name: interp.next_name,
     };
     // Inputs: a fresh node per differentiable scalar of each argument.
     let mut inputs: Vec<TV> = vec![];
@@ -313,8 +339,6 @@ struct Tracer<'a, 'p> {
     env: HashMap<u32, TV>,
     tape: Tape,
     accs: Vec<AccSt>,
-    /// Fresh names for the derivative code of nested AD nodes.
-    next_name: u32,
 }
 
 impl Tracer<'_, '_> {
@@ -436,13 +460,72 @@ impl Tracer<'_, '_> {
 
     // ----- scalars -------------------------------------------------------------------------
 
-    fn scalar(&mut self, ty: PrimType, v: PrimValue, ins: Vec<(u32, Edge)>) -> TV {
+    fn scalar(&mut self, ty: PrimType, v: PrimValue, ins: Vec<(u32, Edge)>, r: Recipe) -> T {
         let n = if differentiable(ty) {
-            self.tape.record(ins)
+            self.tape.record(ins, r)
         } else {
             CONST
         };
-        TV::S(T { v, n })
+        T { v, n }
+    }
+
+    /// A traced unary operation.
+    fn t_un(&mut self, op: ir::UnOp, x: T) -> Result<T, String> {
+        let r = primops::eval_unop(op, x.v)?;
+        let ins = partials::unop(op, x.v)
+            .map(|p| vec![(x.n, Edge::Scale(p, 0))])
+            .unwrap_or_default();
+        Ok(self.scalar(r.prim_type(), r, ins, Recipe::Un(op, x)))
+    }
+
+    /// A traced binary operation.
+    fn t_bin(&mut self, op: ir::BinOp, x: T, y: T) -> Result<T, String> {
+        let r = primops::eval_binop(op, x.v, y.v)?;
+        let mut ins = vec![];
+        if x.n != CONST || y.n != CONST {
+            let (px, py) = partials::binop(op, x.v, y.v);
+            if let Some(p) = px {
+                ins.push((x.n, Edge::Scale(p, 0)));
+            }
+            if let Some(p) = py {
+                ins.push((y.n, Edge::Scale(p, 1)));
+            }
+        }
+        Ok(self.scalar(r.prim_type(), r, ins, Recipe::Bin(op, x, y)))
+    }
+
+    /// A traced conversion.
+    fn t_conv(&mut self, op: ir::ConvOp, x: T) -> Result<T, String> {
+        let r = primops::eval_conv(op, x.v)?;
+        let ins = if differentiable(op.from) {
+            vec![(x.n, Edge::Conv(op))]
+        } else {
+            vec![]
+        };
+        Ok(self.scalar(op.to, r, ins, Recipe::Leaf))
+    }
+
+    /// A traced math function.
+    fn t_math(&mut self, f: ir::MathFn, xs: Vec<T>) -> Result<T, String> {
+        let pv: Vec<PrimValue> = xs.iter().map(|t| t.v).collect();
+        let r = primops::eval_math(f, &pv)?;
+        let ins = match f {
+            ir::MathFn::ToBits(_) | ir::MathFn::FromBits(_) => match xs.first() {
+                Some(x) => vec![(x.n, Edge::Bits(f))],
+                None => vec![],
+            },
+            _ if xs.iter().all(|t| t.n == CONST) => vec![],
+            _ => {
+                let ps = partials::math_fn(f, &pv, r)
+                    .map_err(|c| format!("not supported by the AD oracle: {c}"))?;
+                xs.iter()
+                    .zip(ps)
+                    .enumerate()
+                    .filter_map(|(k, (t, p))| p.map(|p| (t.n, Edge::Scale(p, k as u8))))
+                    .collect()
+            }
+        };
+        Ok(self.scalar(r.prim_type(), r, ins, Recipe::Math(f, xs)))
     }
 
     fn stm(&mut self, stm: &Stm) -> R<()> {
@@ -453,26 +536,11 @@ impl Tracer<'_, '_> {
             Exp::SubExp(s) => one(self.se(s, loc)?),
             Exp::UnOp(op, a) => {
                 let x = self.sc(a, loc)?;
-                let r = primops::eval_unop(*op, x.v).map_err(lift)?;
-                let ins = partials::unop(*op, x.v)
-                    .map(|p| vec![(x.n, Edge::Scale(p))])
-                    .unwrap_or_default();
-                one(self.scalar(r.prim_type(), r, ins))
+                one(TV::S(self.t_un(*op, x).map_err(lift)?))
             }
             Exp::BinOp(op, a, b) => {
                 let (x, y) = (self.sc(a, loc)?, self.sc(b, loc)?);
-                let r = primops::eval_binop(*op, x.v, y.v).map_err(lift)?;
-                let mut ins = vec![];
-                if x.n != CONST || y.n != CONST {
-                    let (px, py) = partials::binop(*op, x.v, y.v);
-                    if let Some(p) = px {
-                        ins.push((x.n, Edge::Scale(p)));
-                    }
-                    if let Some(p) = py {
-                        ins.push((y.n, Edge::Scale(p)));
-                    }
-                }
-                one(self.scalar(r.prim_type(), r, ins))
+                one(TV::S(self.t_bin(*op, x, y).map_err(lift)?))
             }
             Exp::CmpOp(op, a, b) => {
                 let (x, y) = (self.sc(a, loc)?, self.sc(b, loc)?);
@@ -481,36 +549,14 @@ impl Tracer<'_, '_> {
             }
             Exp::Conv(op, a) => {
                 let x = self.sc(a, loc)?;
-                let r = primops::eval_conv(*op, x.v).map_err(lift)?;
-                let ins = if differentiable(op.from) {
-                    vec![(x.n, Edge::Conv(*op))]
-                } else {
-                    vec![]
-                };
-                one(self.scalar(op.to, r, ins))
+                one(TV::S(self.t_conv(*op, x).map_err(lift)?))
             }
             Exp::Math(f, args) => {
                 let xs = args
                     .iter()
                     .map(|a| self.sc(a, loc))
                     .collect::<R<Vec<T>>>()?;
-                let pv: Vec<PrimValue> = xs.iter().map(|t| t.v).collect();
-                let r = primops::eval_math(*f, &pv).map_err(lift)?;
-                let ins = match f {
-                    ir::MathFn::ToBits(_) | ir::MathFn::FromBits(_) => {
-                        vec![(xs[0].n, Edge::Bits(*f))]
-                    }
-                    _ if xs.iter().all(|t| t.n == CONST) => vec![],
-                    _ => {
-                        let ps = partials::math_fn(*f, &pv, r)
-                            .map_err(|c| lift(format!("not supported by the AD oracle: {c}")))?;
-                        xs.iter()
-                            .zip(ps)
-                            .filter_map(|(t, p)| p.map(|p| (t.n, Edge::Scale(p))))
-                            .collect()
-                    }
-                };
-                one(self.scalar(r.prim_type(), r, ins))
+                one(TV::S(self.t_math(*f, xs).map_err(lift)?))
             }
             Exp::Index(v, idx) => {
                 let a = self.arr(v, loc)?;
@@ -657,9 +703,12 @@ impl Tracer<'_, '_> {
         self.bind(stm, vals)
     }
 
-    /// A nested AD node (inside the lambda being traced): it is differentiated by the AD
-    /// transformation ([`crate::ad::fwd::jvp_lambda`] / [`crate::ad::rev::vjp_lambda`]) and the
-    /// derivative code is traced, so the oracle checks the outermost level dynamically.
+    /// A nested AD node (inside the lambda being traced), differentiated dynamically too: its
+    /// arguments are copied to fresh nodes, its lambda traced on the same tape, and the
+    /// derivative accumulated over the nodes that lambda made, with *traced* arithmetic and
+    /// partials recomputed on traced values ([`Tracer::traced_partial`]), so that the result is
+    /// itself differentiable by the enclosing AD. Nodes made before (free variables) are
+    /// constants for the inner derivative, which avoids perturbation confusion.
     fn nested(
         &mut self,
         exp: &Exp,
@@ -668,24 +717,297 @@ impl Tracer<'_, '_> {
         seeds: &[SubExp],
         loc: &Option<SrcLoc>,
     ) -> R<Vec<TV>> {
-        let mut ns = ir::NameSource {
-            next: self.next_name,
-        };
-        let dl = match exp {
-            Exp::Jvp { .. } => crate::ad::fwd::jvp_lambda(lam, &mut ns).map_err(|c| {
-                RuntimeError::new(format!("not supported: jvp of {c}"), loc.clone())
-            })?,
-            _ => crate::ad::rev::vjp_lambda(lam, &mut ns).map_err(|c| {
-                RuntimeError::new(format!("not supported: vjp of {c}"), loc.clone())
-            })?,
-        };
-        self.next_name = ns.next;
-        let vals = args
+        let lift = |m: String| RuntimeError::new(m, loc.clone());
+        let fwd = matches!(exp, Exp::Jvp { .. });
+        let start = self.tape.next_id();
+        let mut inputs = vec![];
+        for a in args {
+            let v = self.se(a, loc)?;
+            inputs.push(self.fresh_copies(v));
+        }
+        let outs = self.lambda(lam, inputs.clone(), loc)?;
+        let end = self.tape.next_id();
+        let seedv = seeds
             .iter()
-            .chain(seeds)
-            .map(|a| self.se(a, loc))
+            .map(|s| self.se(s, loc))
             .collect::<R<Vec<_>>>()?;
-        self.lambda(&dl, vals, loc)
+        let inner = |n: u32| n != CONST && n >= start && n < end;
+        let mut res = outs.clone();
+        if fwd {
+            let mut tan: HashMap<u32, T> = HashMap::new();
+            for (i, s) in inputs.iter().zip(&seedv) {
+                for (t, sv) in i.elems().into_iter().zip(s.elems()) {
+                    if inner(t.n) {
+                        tan.insert(t.n, sv);
+                    }
+                }
+            }
+            for k in start..end {
+                let node = self.tape.node(k).clone();
+                let mut acc: Option<T> = None;
+                for (p, e) in &node.ins {
+                    let Some(t) = tan.get(p).copied().filter(|_| inner(*p)) else {
+                        continue;
+                    };
+                    let c = self.apply_edge(&node.recipe, k, e, t, true).map_err(lift)?;
+                    acc = Some(match acc {
+                        None => c,
+                        Some(a) => self
+                            .t_bin(ir::BinOp::Add(a.v.prim_type()), a, c)
+                            .map_err(lift)?,
+                    });
+                }
+                if let Some(a) = acc {
+                    tan.insert(k, a);
+                }
+            }
+            for o in &outs {
+                res.push(with_elems(o, |t| {
+                    tan.get(&t.n)
+                        .copied()
+                        .filter(|_| inner(t.n))
+                        .unwrap_or(T::c(PrimValue::zero(t.v.prim_type())))
+                }));
+            }
+        } else {
+            let mut adj: HashMap<u32, T> = HashMap::new();
+            for (o, s) in outs.iter().zip(&seedv) {
+                for (t, sv) in o.elems().into_iter().zip(s.elems()) {
+                    if inner(t.n) {
+                        self.accumulate(&mut adj, t.n, sv).map_err(lift)?;
+                    }
+                }
+            }
+            for k in (start..end).rev() {
+                let Some(a) = adj.get(&k).copied() else {
+                    continue;
+                };
+                let node = self.tape.node(k).clone();
+                for (p, e) in &node.ins {
+                    if inner(*p) {
+                        let c = self
+                            .apply_edge(&node.recipe, k, e, a, false)
+                            .map_err(lift)?;
+                        self.accumulate(&mut adj, *p, c).map_err(lift)?;
+                    }
+                }
+            }
+            for i in &inputs {
+                res.push(with_elems(i, |t| {
+                    adj.get(&t.n)
+                        .copied()
+                        .filter(|_| inner(t.n))
+                        .unwrap_or(T::c(PrimValue::zero(t.v.prim_type())))
+                }));
+            }
+        }
+        Ok(res)
+    }
+
+    /// `adj[n] += v` (traced).
+    fn accumulate(&mut self, adj: &mut HashMap<u32, T>, n: u32, v: T) -> Result<(), String> {
+        let new = match adj.get(&n).copied() {
+            None => v,
+            Some(a) => self.t_bin(ir::BinOp::Add(a.v.prim_type()), a, v)?,
+        };
+        adj.insert(n, new);
+        Ok(())
+    }
+
+    /// A value with every differentiable scalar replaced by a fresh copy node.
+    fn fresh_copies(&mut self, v: TV) -> TV {
+        let mut copy = |t: T| {
+            if differentiable(t.v.prim_type()) {
+                let one = match t.v.prim_type() {
+                    PrimType::Float(ft) => PrimValue::float(ft, 1.0),
+                    PrimType::Int(it) => PrimValue::int(it, 1),
+                    PrimType::Bool => PrimValue::Bool(true),
+                };
+                T {
+                    v: t.v,
+                    n: self.tape.copy_of(t.n, one),
+                }
+            } else {
+                t
+            }
+        };
+        match v {
+            TV::S(t) => TV::S(copy(t)),
+            TV::A(mut a) => {
+                for t in a.d.iter_mut() {
+                    *t = copy(*t);
+                }
+                TV::A(a)
+            }
+            other => other,
+        }
+    }
+
+    /// A tangent (`fwd`) pushed through, or an adjoint pulled back through, edge `e` of node `k`,
+    /// in traced arithmetic.
+    fn apply_edge(&mut self, r: &Recipe, k: u32, e: &Edge, t: T, fwd: bool) -> Result<T, String> {
+        match e {
+            Edge::Scale(p, i) => {
+                let d = self.traced_partial(r, k, *i, *p)?;
+                self.t_bin(ir::BinOp::Mul(d.v.prim_type()), d, t)
+            }
+            Edge::Conv(op) if fwd => self.t_conv(*op, t),
+            Edge::Conv(op) => self.t_conv(
+                ir::ConvOp {
+                    from: op.to,
+                    to: op.from,
+                },
+                t,
+            ),
+            Edge::Bits(f) if fwd => self.t_math(*f, vec![t]),
+            Edge::Bits(ir::MathFn::ToBits(ft)) => self.t_math(ir::MathFn::FromBits(*ft), vec![t]),
+            Edge::Bits(ir::MathFn::FromBits(ft)) => self.t_math(ir::MathFn::ToBits(*ft), vec![t]),
+            Edge::Bits(f) => Err(format!(
+                "internal error: {f:?} is not a bit reinterpretation"
+            )),
+        }
+    }
+
+    /// Partial `i` of node `k` (computed as `r`) as a traced value, so that derivatives of
+    /// derivatives see how it depends on the operands. `p` is its numeric value, used where the
+    /// partial is locally constant (sums, `min`/`max`, `floor`, integer division, ...).
+    fn traced_partial(&mut self, r: &Recipe, k: u32, i: u8, p: PrimValue) -> Result<T, String> {
+        use ir::BinOp as B;
+        use ir::MathFn as M;
+        let c = |v: f64| T::c(fconst(p.prim_type(), v));
+        let pt = p.prim_type();
+        Ok(match r {
+            Recipe::Leaf | Recipe::Un(..) => T::c(p),
+            Recipe::Bin(op, x, y) => match (op, pt) {
+                (B::Mul(_), _) => {
+                    if i == 0 {
+                        *y
+                    } else {
+                        *x
+                    }
+                }
+                (B::Div(_), PrimType::Float(_)) => {
+                    if i == 0 {
+                        self.t_bin(B::Div(pt), c(1.0), *y)?
+                    } else {
+                        let q = self.t_bin(B::Div(pt), *x, *y)?;
+                        let q = self.t_bin(B::Div(pt), q, *y)?;
+                        self.t_un(ir::UnOp::Neg(pt), q)?
+                    }
+                }
+                (B::Pow(_), PrimType::Float(ft)) => {
+                    let (xv, yv) = (x.v.as_f64().unwrap_or(0.0), y.v.as_f64().unwrap_or(0.0));
+                    if i == 0 {
+                        if xv == 0.0 && yv < 1.0 {
+                            c(0.0)
+                        } else {
+                            let y1 = self.t_bin(B::Sub(pt), *y, c(1.0))?;
+                            let pw = self.t_bin(B::Pow(pt), *x, y1)?;
+                            self.t_bin(B::Mul(pt), *y, pw)?
+                        }
+                    } else if xv > 0.0 {
+                        let xy = self.t_bin(B::Pow(pt), *x, *y)?;
+                        let l = self.t_math(M::Log(ft), vec![*x])?;
+                        self.t_bin(B::Mul(pt), xy, l)?
+                    } else {
+                        c(0.0)
+                    }
+                }
+                _ => T::c(p),
+            },
+            Recipe::Math(f, xs) => {
+                let x = |j: usize| xs.get(j).copied().unwrap_or(T::c(p));
+                let pv: Vec<PrimValue> = xs.iter().map(|t| t.v).collect();
+                let res = T {
+                    v: primops::eval_math(*f, &pv)?,
+                    n: k,
+                };
+                let mul = |s: &mut Self, a: T, b: T| s.t_bin(B::Mul(pt), a, b);
+                let recip = |s: &mut Self, a: T| s.t_bin(B::Div(pt), c(1.0), a);
+                match f {
+                    M::Sqrt(_) => {
+                        let d = mul(self, c(2.0), res)?;
+                        recip(self, d)?
+                    }
+                    M::Cbrt(_) => {
+                        let r2 = mul(self, res, res)?;
+                        let d = mul(self, c(3.0), r2)?;
+                        recip(self, d)?
+                    }
+                    M::Exp(_) => res,
+                    M::Log(_) => recip(self, x(0))?,
+                    M::Log2(_) | M::Log10(_) => {
+                        let b: f64 = if matches!(f, M::Log2(_)) { 2.0 } else { 10.0 };
+                        let d = mul(self, x(0), c(b.ln()))?;
+                        recip(self, d)?
+                    }
+                    M::Log1p(_) => {
+                        let d = self.t_bin(B::Add(pt), c(1.0), x(0))?;
+                        recip(self, d)?
+                    }
+                    M::Sin(ft) => self.t_math(M::Cos(*ft), vec![x(0)])?,
+                    M::Cos(ft) => {
+                        let s = self.t_math(M::Sin(*ft), vec![x(0)])?;
+                        self.t_un(ir::UnOp::Neg(pt), s)?
+                    }
+                    M::Sinh(ft) => self.t_math(M::Cosh(*ft), vec![x(0)])?,
+                    M::Cosh(ft) => self.t_math(M::Sinh(*ft), vec![x(0)])?,
+                    M::Tan(_) | M::Tanh(_) => {
+                        let r2 = mul(self, res, res)?;
+                        if matches!(f, M::Tan(_)) {
+                            self.t_bin(B::Add(pt), c(1.0), r2)?
+                        } else {
+                            self.t_bin(B::Sub(pt), c(1.0), r2)?
+                        }
+                    }
+                    M::Atan(_) => {
+                        let x2 = mul(self, x(0), x(0))?;
+                        let d = self.t_bin(B::Add(pt), c(1.0), x2)?;
+                        recip(self, d)?
+                    }
+                    M::Asin(ft) | M::Acos(ft) => {
+                        let x2 = mul(self, x(0), x(0))?;
+                        let d = self.t_bin(B::Sub(pt), c(1.0), x2)?;
+                        let d = self.t_math(M::Sqrt(*ft), vec![d])?;
+                        let r = recip(self, d)?;
+                        if matches!(f, M::Acos(_)) {
+                            self.t_un(ir::UnOp::Neg(pt), r)?
+                        } else {
+                            r
+                        }
+                    }
+                    M::Atan2(_) => {
+                        let (yy, xx) = (x(0), x(1));
+                        let x2 = mul(self, xx, xx)?;
+                        let y2 = mul(self, yy, yy)?;
+                        let d = self.t_bin(B::Add(pt), x2, y2)?;
+                        if i == 0 {
+                            self.t_bin(B::Div(pt), xx, d)?
+                        } else {
+                            let ny = self.t_un(ir::UnOp::Neg(pt), yy)?;
+                            self.t_bin(B::Div(pt), ny, d)?
+                        }
+                    }
+                    M::Hypot(_) => self.t_bin(B::Div(pt), x(i as usize), res)?,
+                    M::Fma(_) => match i {
+                        0 => x(1),
+                        1 => x(0),
+                        _ => c(1.0),
+                    },
+                    M::Lerp(_) => match i {
+                        0 => self.t_bin(B::Sub(pt), c(1.0), x(2))?,
+                        1 => x(2),
+                        _ => self.t_bin(B::Sub(pt), x(1), x(0))?,
+                    },
+                    M::Asinh(_) | M::Acosh(_) | M::Atanh(_) | M::Erf(_) | M::Erfc(_) => {
+                        return Err(format!(
+                            "not supported by the AD oracle: a nested derivative of {f:?}"
+                        ))
+                    }
+                    _ => T::c(p),
+                }
+            }
+        })
     }
 
     // ----- arrays --------------------------------------------------------------------------
@@ -1325,6 +1647,25 @@ entry second (x: f64) = jvp (\\a -> jvp (\\y -> y * y * y) a 1) x 1
 entry batch (x: f64) = mjp2 (\\x -> (x * x, x * x * x)) x [(1, 0), (0, 1)]
 entry jbatch (x: f64) = jmp (\\x -> x * x) x [1, 2]";
         assert_eq!(both(src, "second", "2.0"), "12.0f64");
+        // Nested reverse mode, evaluated by the oracle itself (the transformation of the
+        // inner `vjp` may not exist yet: `both` then only runs the oracle).
+        let nested = "
+entry hvp (x: f64) = vjp (\\x -> jvp (\\y -> y * y * y) x 1) x 1
+entry fov (x: f64) = jvp (\\x -> vjp (\\y -> f64.sin y * y) x 1) x 1
+entry rov (x: f64) = vjp (\\x -> vjp (\\y -> y * y * x) x 1) x 1
+entry confusion (x: f64) = jvp (\\x -> x * jvp (\\y -> x + y) 1 1) x 1
+entry third (x: f64) = jvp (\\a -> jvp (\\b -> jvp (\\c -> f64.exp (2 * c)) b 1) a 1) x 1";
+        assert_eq!(both(nested, "hvp", "2.0"), "12.0f64");
+        let fov = -(2f64.sin()) * 2.0 + 2.0 * 2f64.cos();
+        let got: f64 = both(nested, "fov", "2.0")
+            .trim_end_matches("f64")
+            .parse()
+            .unwrap();
+        assert!((got - fov).abs() < 1e-12, "{got} vs {fov}");
+        // d/dx (2x·x) = 4x; counting the free `x` as perturbed inside would give 6x.
+        assert_eq!(both(nested, "rov", "2.0"), "8.0f64");
+        assert_eq!(both(nested, "confusion", "3.0"), "1.0f64");
+        assert_eq!(both(nested, "third", "0.0"), "8.0f64");
         assert_eq!(both(src, "batch", "2.0"), "4.0f64 8.0f64 [4.0f64, 12.0f64]");
         assert_eq!(both(src, "jbatch", "3.0"), "[6.0f64, 12.0f64]");
     }

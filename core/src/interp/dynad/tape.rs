@@ -3,7 +3,8 @@
 //! tangents through the edges in creation order; reverse accumulation (`vjp`) pulls adjoints back
 //! in the opposite order.
 
-use crate::ir::{BinOp, ConvOp, MathFn};
+use super::T;
+use crate::ir::{BinOp, ConvOp, MathFn, UnOp};
 use crate::prim::PrimValue;
 use crate::primops;
 
@@ -13,8 +14,9 @@ pub const CONST: u32 = 0;
 /// How a node's derivative depends on one operand's.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Edge {
-    /// `ḋ += p · ȯ` (`p` of the node's type, which is also the operand's).
-    Scale(PrimValue),
+    /// `ḋ += p · ȯ` (`p` of the node's type, which is also the operand's); the `u8` is which
+    /// operand of the node's [`Recipe`] this is (to recompute `p` on traced values).
+    Scale(PrimValue, u8),
     /// A conversion: the operand's tangent is converted along (`ḋ += conv(ȯ)`); adjoints are
     /// converted back.
     Conv(ConvOp),
@@ -23,9 +25,22 @@ pub enum Edge {
     Bits(MathFn),
 }
 
+/// How a node was computed, kept so that nested AD can recompute its partials on traced values.
 #[derive(Clone, Debug)]
-struct Node {
-    ins: Vec<(u32, Edge)>,
+pub enum Recipe {
+    /// An independent input, or a copy of its single operand.
+    Leaf,
+    Un(UnOp, T),
+    Bin(BinOp, T, T),
+    /// A math function of its arguments (the node's own value is the result).
+    Math(MathFn, Vec<T>),
+}
+
+/// One node: its operands with their edges, and how it was computed.
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub ins: Vec<(u32, Edge)>,
+    pub recipe: Recipe,
 }
 
 /// A tape of nodes (index 0 is the constant node).
@@ -37,7 +52,10 @@ pub struct Tape {
 impl Default for Tape {
     fn default() -> Self {
         Tape {
-            nodes: vec![Node { ins: vec![] }],
+            nodes: vec![Node {
+                ins: vec![],
+                recipe: Recipe::Leaf,
+            }],
         }
     }
 }
@@ -49,7 +67,7 @@ fn add(a: PrimValue, b: PrimValue) -> Result<PrimValue, String> {
 /// The tangent `t` pushed through `e`.
 fn push(e: &Edge, t: PrimValue) -> Result<PrimValue, String> {
     match e {
-        Edge::Scale(p) => primops::eval_binop(BinOp::Mul(p.prim_type()), *p, t),
+        Edge::Scale(p, _) => primops::eval_binop(BinOp::Mul(p.prim_type()), *p, t),
         Edge::Conv(op) => primops::eval_conv(*op, t),
         Edge::Bits(f) => primops::eval_math(*f, &[t]),
     }
@@ -58,7 +76,7 @@ fn push(e: &Edge, t: PrimValue) -> Result<PrimValue, String> {
 /// The adjoint `a` pulled back through `e`.
 fn pull(e: &Edge, a: PrimValue) -> Result<PrimValue, String> {
     match e {
-        Edge::Scale(p) => primops::eval_binop(BinOp::Mul(p.prim_type()), *p, a),
+        Edge::Scale(p, _) => primops::eval_binop(BinOp::Mul(p.prim_type()), *p, a),
         Edge::Conv(op) => primops::eval_conv(
             ConvOp {
                 from: op.to,
@@ -77,18 +95,41 @@ fn pull(e: &Edge, a: PrimValue) -> Result<PrimValue, String> {
 impl Tape {
     /// A fresh independent node (a differentiated input).
     pub fn input(&mut self) -> u32 {
-        self.nodes.push(Node { ins: vec![] });
+        self.push(vec![], Recipe::Leaf)
+    }
+
+    /// A fresh node that is a copy of `n` (its derivative flows on to `n`'s), even when `n` is
+    /// [`CONST`]: nested AD differentiates with respect to such copies.
+    pub fn copy_of(&mut self, n: u32, one: PrimValue) -> u32 {
+        let ins = if n == CONST {
+            vec![]
+        } else {
+            vec![(n, Edge::Scale(one, 0))]
+        };
+        self.push(ins, Recipe::Leaf)
+    }
+
+    fn push(&mut self, ins: Vec<(u32, Edge)>, recipe: Recipe) -> u32 {
+        self.nodes.push(Node { ins, recipe });
         (self.nodes.len() - 1) as u32
     }
 
+    /// The id the next node will get.
+    pub fn next_id(&self) -> u32 {
+        self.nodes.len() as u32
+    }
+
+    pub fn node(&self, n: u32) -> &Node {
+        &self.nodes[n as usize]
+    }
+
     /// A node depending on the given operands; [`CONST`] when none of them has a derivative.
-    pub fn record(&mut self, ins: Vec<(u32, Edge)>) -> u32 {
+    pub fn record(&mut self, ins: Vec<(u32, Edge)>, recipe: Recipe) -> u32 {
         let ins: Vec<(u32, Edge)> = ins.into_iter().filter(|(n, _)| *n != CONST).collect();
         if ins.is_empty() {
             return CONST;
         }
-        self.nodes.push(Node { ins });
-        (self.nodes.len() - 1) as u32
+        self.push(ins, recipe)
     }
 
     /// Forward accumulation: the tangent of every node, given those of the inputs.
@@ -157,16 +198,25 @@ mod tests {
         let mut t = Tape::default();
         let x0 = t.input();
         let x1 = t.input();
-        let m = t.record(vec![
-            (x0, Edge::Scale(PrimValue::F64(5.0))),
-            (x1, Edge::Scale(PrimValue::F64(2.0))),
-        ]);
-        let y = t.record(vec![
-            (m, Edge::Scale(PrimValue::F64(1.0))),
-            (x0, Edge::Scale(PrimValue::F64(1.0))),
-        ]);
+        let m = t.record(
+            vec![
+                (x0, Edge::Scale(PrimValue::F64(5.0), 0)),
+                (x1, Edge::Scale(PrimValue::F64(2.0), 1)),
+            ],
+            Recipe::Leaf,
+        );
+        let y = t.record(
+            vec![
+                (m, Edge::Scale(PrimValue::F64(1.0), 0)),
+                (x0, Edge::Scale(PrimValue::F64(1.0), 1)),
+            ],
+            Recipe::Leaf,
+        );
         assert_eq!(
-            t.record(vec![(CONST, Edge::Scale(PrimValue::F64(3.0)))]),
+            t.record(
+                vec![(CONST, Edge::Scale(PrimValue::F64(3.0), 0))],
+                Recipe::Leaf
+            ),
             CONST
         );
         let tan = t
@@ -178,7 +228,10 @@ mod tests {
         assert_eq!(adj[x1 as usize], Some(PrimValue::F64(2.0)));
         // Conversions carry tangents along and adjoints back.
         let i = PrimType::Int(crate::prim::IntType::I32);
-        let c = t.record(vec![(x0, Edge::Conv(ConvOp { from: f, to: i }))]);
+        let c = t.record(
+            vec![(x0, Edge::Conv(ConvOp { from: f, to: i }))],
+            Recipe::Leaf,
+        );
         let adj = t.reverse(&[(c, PrimValue::I32(3))]).unwrap();
         assert_eq!(adj[x0 as usize], Some(PrimValue::F64(3.0)));
     }
