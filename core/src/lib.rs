@@ -7,7 +7,7 @@
 //! 2. [`typecheck`] infers and checks types, annotating the AST.
 //! 3. [`lower`] turns the typed AST into the first-order [`ir`], inlining higher-order functions.
 //! 4. [`passes`] simplify the IR (DCE, copy propagation, constant folding, CSE, inlining);
-//!    [`ir::check`] verifies the IR between passes in tests. [`ad::transform`] then replaces the
+//!    [`ir::check`] verifies the IR between passes in tests. [`ad::transform()`] then replaces the
 //!    `jvp`/`vjp` nodes that lowering left by derivative code, and the IR is simplified again.
 //! 5. [`interp`] runs an entry point on [`value::Value`]s; [`values`] reads and writes Futhark's
 //!    value formats; [`testing`] runs Futhark-style `-- ==` test blocks.
@@ -78,7 +78,7 @@ pub struct Compiled {
     pub sources: SourceMap,
     /// The final IR: simplified, differentiated, simplified again.
     pub ir: ir::Program,
-    /// The simplified IR before [`ad::transform`]: the `jvp`/`vjp` nodes are still there. The
+    /// The simplified IR before [`ad::transform()`]: the `jvp`/`vjp` nodes are still there. The
     /// AD oracle ([`Compiled::run_oracle`]) runs this.
     pub ir_ad: ir::Program,
     pub warnings: Vec<Diagnostic>,
@@ -169,7 +169,7 @@ pub fn check(name: &str, text: &str) -> Result<Checked, CompileError> {
     }
 }
 
-/// Parse, type-check, lower, simplify, differentiate ([`ad::transform`]) and simplify again.
+/// Parse, type-check, lower, simplify, differentiate ([`ad::transform()`]) and simplify again.
 pub fn compile(name: &str, text: &str) -> Result<Compiled, CompileError> {
     let checked = check(name, text)?;
     let lowered = lower::lower_program(&checked.ast, &checked.sources);
