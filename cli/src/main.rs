@@ -7,7 +7,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use vkad_core::testing::{Backend, InterpBackend};
+use vkad_core::testing::{Backend, InterpBackend, OracleBackend};
 use vkad_core::value::Value;
 
 #[derive(Parser)]
@@ -26,12 +26,16 @@ struct Cli {
 enum BackendKind {
     /// The reference interpreter (exact semantics; the oracle for other backends).
     Interp,
+    /// The interpreter evaluating `jvp`/`vjp` dynamically (traced values and a tape) instead of
+    /// running the AD transformation's code: the oracle for AD.
+    Oracle,
 }
 
 impl BackendKind {
     fn backend(self) -> Box<dyn Backend> {
         match self {
             BackendKind::Interp => Box::new(InterpBackend),
+            BackendKind::Oracle => Box::new(OracleBackend),
         }
     }
 }

@@ -7,7 +7,7 @@
 //! 2. [`typecheck`] infers and checks types, annotating the AST.
 //! 3. [`lower`] turns the typed AST into the first-order [`ir`], inlining higher-order functions.
 //! 4. [`passes`] simplify the IR (DCE, copy propagation, constant folding, CSE, inlining);
-//!    [`ir::check`] verifies the IR between passes in tests. [`ad::transform`] then replaces the
+//!    [`ir::check`] verifies the IR between passes in tests. [`ad::transform()`] then replaces the
 //!    `jvp`/`vjp` nodes that lowering left by derivative code, and the IR is simplified again.
 //! 5. [`interp`] runs an entry point on [`value::Value`]s; [`values`] reads and writes Futhark's
 //!    value formats; [`testing`] runs Futhark-style `-- ==` test blocks.
@@ -78,13 +78,16 @@ pub struct Compiled {
     pub sources: SourceMap,
     /// The final IR: simplified, differentiated, simplified again.
     pub ir: ir::Program,
-    /// The simplified IR before [`ad::transform`]: the `jvp`/`vjp` nodes are still there. The
-    /// AD oracle (the `oracle` test backend) runs this.
+    /// The simplified IR before [`ad::transform()`]: the `jvp`/`vjp` nodes are still there. The
+    /// AD oracle ([`Compiled::run_oracle`]) runs this.
     pub ir_ad: ir::Program,
     pub warnings: Vec<Diagnostic>,
     /// Entry points that could not be lowered (e.g. they use a construct that is not supported
     /// yet), with the reason. Running one reports this error; the other entries work.
     pub entry_errors: BTreeMap<String, Diagnostic>,
+    /// The entries of [`Compiled::entry_errors`] whose error comes from the AD pass: they are
+    /// in [`Compiled::ir_ad`], so the AD oracle can still run them.
+    pub ad_errors: BTreeMap<String, Diagnostic>,
 }
 
 impl Compiled {
@@ -115,6 +118,22 @@ impl Compiled {
             return Err(interp::RuntimeError::new(text, None));
         }
         interp::run_entry(&self.ir, entry, args)
+    }
+    /// Run an entry point on the AD oracle: the interpreter on [`Compiled::ir_ad`], evaluating
+    /// `jvp`/`vjp` dynamically. Entries whose AD transformation failed run too.
+    pub fn run_oracle(
+        &self,
+        entry: &str,
+        args: Vec<value::Value>,
+    ) -> Result<Vec<value::Value>, interp::RuntimeError> {
+        if !self.ad_errors.contains_key(entry) {
+            if let Some(d) = self.entry_errors.get(entry) {
+                let text = d.render(&self.sources);
+                let text = text.strip_prefix("error: ").unwrap_or(&text);
+                return Err(interp::RuntimeError::new(text, None));
+            }
+        }
+        interp::run_entry_oracle(&self.ir_ad, entry, args)
     }
 }
 
@@ -150,22 +169,25 @@ pub fn check(name: &str, text: &str) -> Result<Checked, CompileError> {
     }
 }
 
-/// Parse, type-check, lower, simplify, differentiate ([`ad::transform`]) and simplify again.
+/// Parse, type-check, lower, simplify, differentiate ([`ad::transform()`]) and simplify again.
 pub fn compile(name: &str, text: &str) -> Result<Compiled, CompileError> {
     let checked = check(name, text)?;
     let lowered = lower::lower_program(&checked.ast, &checked.sources);
     let ir_ad = passes::simplify(lowered.program);
-    let (ir, ad_errors) = ad::transform::transform_partial(ir_ad.clone());
+    let (ir, ad_failures) = ad::transform::transform_partial(ir_ad.clone());
     let ir = passes::simplify(ir);
     let mut entry_errors: BTreeMap<String, Diagnostic> = lowered.entry_errors.into_iter().collect();
-    for e in ad_errors {
+    let mut ad_errors = BTreeMap::new();
+    for e in ad_failures {
         let entry = ir_ad
             .fun(&e.fun)
             .and_then(|f| f.entry.as_ref())
             .map(|ep| ep.name.to_string());
         if let Some(entry) = entry {
             let span = span_of(&checked.sources, e.loc.as_ref());
-            entry_errors.insert(entry, Diagnostic::error(span, e.message));
+            let d = Diagnostic::error(span, e.message);
+            ad_errors.insert(entry.clone(), d.clone());
+            entry_errors.insert(entry, d);
         }
     }
     Ok(Compiled {
@@ -174,6 +196,7 @@ pub fn compile(name: &str, text: &str) -> Result<Compiled, CompileError> {
         ir_ad,
         warnings: checked.warnings,
         entry_errors,
+        ad_errors,
     })
 }
 

@@ -1,6 +1,6 @@
 //! Automatic differentiation as IR → IR transformations.
 //!
-//! - [`transform`]: replaces the IR's AD nodes ([`crate::ir::Exp::Jvp`], [`crate::ir::Exp::Vjp`])
+//! - [`mod@transform`]: replaces the IR's AD nodes ([`crate::ir::Exp::Jvp`], [`crate::ir::Exp::Vjp`])
 //!   by derivative code, innermost first.
 //! - [`fwd`]: forward mode (`jvp`, `jvp2`).
 //! - [`rev`]: reverse mode (`vjp`, `vjp2`).

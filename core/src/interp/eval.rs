@@ -35,6 +35,8 @@ pub(crate) struct Interp<'p> {
     pub funs: HashMap<&'p str, (usize, &'p FunDef)>,
     pub active: Vec<bool>,
     pub accs: Vec<AccState<'p>>,
+    /// Evaluate `Jvp`/`Vjp` nodes with the AD oracle ([`super::dynad`]) instead of failing.
+    pub oracle: bool,
 }
 
 /// Fast paths for the common scalar binary operations; `None` defers to [`primops`].
@@ -117,6 +119,7 @@ impl<'p> Interp<'p> {
             funs,
             active: vec![false; prog.funs.len()],
             accs: Vec::new(),
+            oracle: false,
         }
     }
 
@@ -576,6 +579,10 @@ impl<'p> Interp<'p> {
             Exp::UpdAcc { acc, idx, vals } => {
                 let r = self.upd_acc(acc, idx, vals, loc)?;
                 self.bind1(stm, r)
+            }
+            Exp::Jvp { .. } | Exp::Vjp { .. } if self.oracle => {
+                let r = super::dynad::eval_node(self, &stm.exp, loc)?;
+                self.bind_pat(stm, r)
             }
             Exp::Jvp { .. } | Exp::Vjp { .. } => err(
                 "internal error: an AD node (`jvp`/`vjp`) reached the interpreter untransformed",

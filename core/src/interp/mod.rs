@@ -6,10 +6,14 @@
 //! its variable and update it in place when no other reference exists. Scalar semantics are those
 //! of [`crate::primops`].
 //!
+//! In oracle mode ([`run_entry_oracle`]) the AD nodes `jvp`/`vjp` are evaluated dynamically by
+//! [`dynad`], on traced values, instead of by transformed code.
+//!
 //! Runtime errors (index out of bounds, failed assertions, division by zero, shape mismatches)
 //! are [`RuntimeError`]s carrying the location of the statement that failed; the interpreter
 //! never panics on bad data.
 
+pub mod dynad;
 mod eval;
 mod scalar;
 mod soac;
@@ -75,6 +79,26 @@ pub fn run_entry(
     prog: &ir::Program,
     entry: &str,
     args: Vec<Value>,
+) -> Result<Vec<Value>, RuntimeError> {
+    run_entry_with(prog, entry, args, false)
+}
+
+/// [`run_entry`] in oracle mode: the program may contain AD nodes ([`ir::Exp::Jvp`],
+/// [`ir::Exp::Vjp`]), which are evaluated dynamically by [`dynad`] (meant for
+/// [`crate::Compiled::ir_ad`]).
+pub fn run_entry_oracle(
+    prog: &ir::Program,
+    entry: &str,
+    args: Vec<Value>,
+) -> Result<Vec<Value>, RuntimeError> {
+    run_entry_with(prog, entry, args, true)
+}
+
+fn run_entry_with(
+    prog: &ir::Program,
+    entry: &str,
+    args: Vec<Value>,
+    oracle: bool,
 ) -> Result<Vec<Value>, RuntimeError> {
     let f = match prog.entry(entry) {
         Some(f) => f,
@@ -183,6 +207,7 @@ pub fn run_entry(
     }
     all.extend(vals);
     let mut interp = Interp::new(prog);
+    interp.oracle = oracle;
     let results = interp.apply(&f.name, all, &None)?;
     results
         .into_iter()

@@ -533,7 +533,7 @@ pub enum Exp {
     /// `seeds` (one per param, same types). Results: `lam`'s results, then one tangent per
     /// result (same types; bool tangents are `false`).
     ///
-    /// Left by lowering and removed by [`crate::ad::transform`] (innermost first) before
+    /// Left by lowering and removed by [`crate::ad::transform()`] (innermost first) before
     /// optimisation; the interpreter evaluates it directly only in oracle mode. The lambda's
     /// param types may refer to sizes in scope outside it; its `ret` types mention only names in
     /// scope outside the lambda (where a result size is computed inside the function, lowering

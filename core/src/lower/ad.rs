@@ -1,6 +1,6 @@
 //! Lowering of `jvp`/`jvp2` and `vjp`/`vjp2`: the function argument becomes an [`ir::Lambda`]
 //! over the flattened primal inputs and the call becomes an [`Exp::Jvp`] / [`Exp::Vjp`] node
-//! applying it to the actual primal point and seeds. [`crate::ad::transform`] later replaces the
+//! applying it to the actual primal point and seeds. [`crate::ad::transform()`] later replaces the
 //! node by the derivative code (after a first simplification, so that inlined helpers and
 //! constant sizes are cleaned up first); the interpreter's AD oracle evaluates it directly.
 //!

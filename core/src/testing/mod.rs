@@ -22,6 +22,7 @@ pub use compare::{compare_values, Mismatch, TOLERANCE};
 pub use runner::{run_file, run_paths, run_paths_with, RunOptions};
 pub use spec::{parse_program_test, ProgramTest, SpecError};
 
+use crate::diag::Diagnostic;
 use crate::value::Value;
 use crate::{CompileError, Compiled};
 use std::io;
@@ -38,6 +39,37 @@ pub trait Backend {
     /// [`crate::compile`] pipeline.
     fn compile(&self, name: &str, text: &str) -> Result<Compiled, CompileError> {
         crate::compile(name, text)
+    }
+    /// Why `entry` cannot run on this backend, if it cannot: by default, any of
+    /// [`Compiled::entry_errors`].
+    fn entry_error<'c>(&self, compiled: &'c Compiled, entry: &str) -> Option<&'c Diagnostic> {
+        compiled.entry_errors.get(entry)
+    }
+}
+
+/// The AD oracle: the reference interpreter running [`Compiled::ir_ad`], the program before
+/// the AD pass, with the `jvp`/`vjp` nodes evaluated dynamically
+/// ([`crate::interp::dynad`]). Entry points whose AD transformation failed run here too.
+pub struct OracleBackend;
+
+impl Backend for OracleBackend {
+    fn name(&self) -> &str {
+        "oracle"
+    }
+    fn run(
+        &self,
+        compiled: &Compiled,
+        entry: &str,
+        args: Vec<Value>,
+    ) -> Result<Vec<Value>, String> {
+        compiled.run_oracle(entry, args).map_err(|e| e.to_string())
+    }
+    fn entry_error<'c>(&self, compiled: &'c Compiled, entry: &str) -> Option<&'c Diagnostic> {
+        if compiled.ad_errors.contains_key(entry) {
+            None
+        } else {
+            compiled.entry_errors.get(entry)
+        }
     }
 }
 

@@ -390,7 +390,7 @@ pub fn run_file(
             }
             continue;
         }
-        let outcome = if let Some(d) = compiled.entry_errors.get(entry) {
+        let outcome = if let Some(d) = backend.entry_error(&compiled, entry) {
             // The entry point could not be lowered: report it once, count each dataset.
             let unsupported = d.message.starts_with("not supported") && !opts.unsupported_fails;
             if !reported_entries.contains(&entry) {
@@ -511,6 +511,7 @@ mod tests {
                 ir,
                 warnings: vec![],
                 entry_errors,
+                ad_errors: Default::default(),
             })
         }
         fn run(&self, _: &Compiled, entry: &str, args: Vec<Value>) -> Result<Vec<Value>, String> {
