@@ -132,6 +132,29 @@ fn int_binop(op: BinOp, it: IntType, x: PrimValue, y: PrimValue) -> (Partial, Pa
     }
 }
 
+/// The digamma function ψ = Γ'/Γ: reflection for x < 0.5, a shift to x ≥ 8 by the recurrence
+/// ψ(x) = ψ(x+1) − 1/x, then the asymptotic series (error below 1e-12 there).
+pub fn digamma(x: f64) -> f64 {
+    if x.is_nan() || (x <= 0.0 && x == x.floor()) {
+        return f64::NAN;
+    }
+    if x < 0.5 {
+        let pi = std::f64::consts::PI;
+        return digamma(1.0 - x) - pi / (pi * x).tan();
+    }
+    let mut x = x;
+    let mut acc = 0.0;
+    while x < 8.0 {
+        acc -= 1.0 / x;
+        x += 1.0;
+    }
+    let y = 1.0 / (x * x);
+    let series = y
+        * (1.0 / 12.0
+            - y * (1.0 / 120.0 - y * (1.0 / 252.0 - y * (1.0 / 240.0 - y * (1.0 / 132.0)))));
+    acc + x.ln() - 0.5 / x - series
+}
+
 /// Partials of a math function with respect to each argument; `res` is the primal result.
 /// `ToBits`/`FromBits` are not handled here (their tangent is reinterpreted, not scaled). The
 /// error names a function whose derivative is not supported.
@@ -171,9 +194,9 @@ pub fn math_fn(fun: MathFn, args: &[PrimValue], res: PrimValue) -> Result<Vec<Pa
             let c = 2.0 / std::f64::consts::PI.sqrt() * (-a(0) * a(0)).exp();
             one(t, if matches!(fun, Erfc(_)) { -c } else { c })
         }
-        Gamma(_) | Lgamma(_) => {
-            return Err("`gamma`/`lgamma` (their derivative needs digamma)".to_string())
-        }
+        // Γ' = Γ·ψ, lgamma' = ψ.
+        Gamma(t) => one(t, r * digamma(a(0))),
+        Lgamma(t) => one(t, digamma(a(0))),
         Floor(_) | Ceil(_) | Round(_) | Trunc(_) => vec![None],
         IsNan(_) | IsInf(_) | ToBits(_) | FromBits(_) => vec![None; args.len()],
         Fma(t) => vec![f(t, a(1)), f(t, a(0)), f(t, 1.0)],
@@ -228,7 +251,15 @@ mod tests {
         assert_eq!(p, vec![Some(d(0.25))]);
         let p = math_fn(MathFn::Atan2(F64), &[d(1.0), d(1.0)], d(0.0)).unwrap();
         assert_eq!(p, vec![Some(d(0.5)), Some(d(-0.5))]);
-        assert!(math_fn(MathFn::Gamma(F64), &[d(1.0)], d(1.0)).is_err());
+        // ψ(1) = −γ (Euler–Mascheroni); Γ'(1) = −γ.
+        let p = math_fn(MathFn::Gamma(F64), &[d(1.0)], d(1.0)).unwrap();
+        assert_eq!(p.len(), 1);
+        match p[0] {
+            Some(PrimValue::F64(v)) => assert!((v + 0.5772156649015329).abs() < 1e-12, "{v}"),
+            ref other => panic!("{other:?}"),
+        }
+        assert!((digamma(0.5) + 1.9635100260214235).abs() < 1e-12);
+        assert!((digamma(-0.5) - 0.03648997397857652).abs() < 1e-10);
         assert_eq!(
             math_fn(MathFn::Floor(F64), &[d(1.5)], d(1.0)).unwrap(),
             vec![None]
