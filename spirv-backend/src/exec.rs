@@ -1085,10 +1085,14 @@ impl<'a> Exec<'a> {
                 // Output shapes (scalar results only).
                 let mut outs = Vec::new();
                 for t in &lam.ret {
-                    match t {
-                        Type::Prim(t) => outs.push(self.alloc(*t, vec![n])?),
-                        _ => return Err(unsupported("a `map` whose function returns arrays", loc)),
+                    let e = t
+                        .elem()
+                        .ok_or_else(|| unsupported("a `map` returning accumulators", loc))?;
+                    let mut shape = vec![n];
+                    for d in t.shape() {
+                        shape.push(self.size(d, loc)?);
                     }
+                    outs.push(self.alloc(e, shape)?);
                 }
                 if n == 0 {
                     return Ok(outs.into_iter().map(HVal::A).collect());

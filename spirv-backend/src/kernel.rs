@@ -26,6 +26,30 @@ pub struct View {
 pub enum KVal {
     S(Word, PrimType),
     V(View),
+    /// A lazily computed array: the result of an inner `map` (an index into [`KCtx`]'s table);
+    /// its rows are computed where they are used.
+    L(usize),
+}
+
+/// An array whose elements are computed on demand: an inner `map`, `iota` or `replicate`.
+#[derive(Clone)]
+enum Lazy<'p> {
+    Map {
+        lam: &'p Lambda,
+        inputs: Vec<KVal>,
+        res: usize,
+        n: Word,
+    },
+    Iota {
+        n: Word,
+        start: Word,
+        stride: Word,
+        it: vkad_core::prim::IntType,
+    },
+    Rep {
+        n: Word,
+        row: KVal,
+    },
 }
 
 /// Where a kernel argument word comes from (resolved by the host at launch).
@@ -86,6 +110,7 @@ pub struct KCtx<'p> {
     bound_host: HashMap<u32, KVal>,
     pub host_types: &'p dyn Fn(&VName) -> Option<HostTy>,
     active: HashSet<String>,
+    lazies: Vec<Lazy<'p>>,
 }
 
 impl<'p> KCtx<'p> {
@@ -98,6 +123,7 @@ impl<'p> KCtx<'p> {
             bound_host: HashMap::new(),
             host_types,
             active: HashSet::new(),
+            lazies: Vec::new(),
         }
     }
 
@@ -165,7 +191,7 @@ impl<'p> KCtx<'p> {
     pub fn scalar(&mut self, g: &mut Gen, se: &SubExp, loc: &Option<SrcLoc>) -> R<Word> {
         match self.sub(g, se, loc)? {
             KVal::S(w, _) => Ok(w),
-            KVal::V(_) => Err(format!(
+            _ => Err(format!(
                 "internal error: `{se:?}` is an array, expected a scalar"
             )),
         }
@@ -246,6 +272,90 @@ impl<'p> KCtx<'p> {
                 dims: v.dims[1..].to_vec(),
             }))
         }
+    }
+
+    /// Row `i` of an array value (a view or a lazy array).
+    pub fn row_of(&mut self, g: &mut Gen, x: &KVal, i: Word, loc: &Option<SrcLoc>) -> R<KVal> {
+        match x {
+            KVal::V(v) => self.row(g, v, i),
+            KVal::L(k) => match self.lazies[*k].clone() {
+                Lazy::Map {
+                    lam, inputs, res, ..
+                } => {
+                    let mut args = Vec::with_capacity(inputs.len());
+                    for a in &inputs {
+                        args.push(self.row_of(g, a, i, loc)?);
+                    }
+                    let r = self.lambda(g, lam, args, loc)?;
+                    r.into_iter()
+                        .nth(res)
+                        .ok_or_else(|| "internal error: lazy result".to_string())
+                }
+                Lazy::Iota {
+                    start, stride, it, ..
+                } => {
+                    let u64t = g.t_u64();
+                    let m = g.b.i_mul(u64t, None, i, stride).ie()?;
+                    let v = g.b.i_add(u64t, None, start, m).ie()?;
+                    let v = if it.bits() == 64 {
+                        v
+                    } else {
+                        let u = g.t_u32();
+                        let lo = g.b.u_convert(u, None, v).ie()?;
+                        g.canon(it, lo)?
+                    };
+                    Ok(KVal::S(v, PrimType::Int(it)))
+                }
+                Lazy::Rep { row, .. } => Ok(row),
+            },
+            KVal::S(..) => Err("internal error: row of a scalar".into()),
+        }
+    }
+
+    /// The outer size of an array value (u64).
+    pub fn len_of(&self, x: &KVal) -> R<Word> {
+        match x {
+            KVal::V(v) => Ok(v.dims[0].0),
+            KVal::L(k) => Ok(match &self.lazies[*k] {
+                Lazy::Map { n, .. } | Lazy::Iota { n, .. } | Lazy::Rep { n, .. } => *n,
+            }),
+            KVal::S(..) => Err("internal error: length of a scalar".into()),
+        }
+    }
+
+    /// Writes an array value (or a scalar) into a destination view of the same shape.
+    pub fn write_into(&mut self, g: &mut Gen, dst: &View, x: &KVal, loc: &Option<SrcLoc>) -> R<()> {
+        if dst.dims.is_empty() {
+            return match x {
+                KVal::S(w, _) => g.store_elem(dst.bi, dst.elem, dst.off, *w),
+                _ => Err("internal error: array written into an element".into()),
+            };
+        }
+        let u64t = g.t_u64();
+        let bt = g.t_bool();
+        let n = dst.dims[0].0;
+        let iv = g.var(u64t);
+        let z = g.c_u64(0);
+        g.store(iv, z)?;
+        let st = g.begin_loop()?;
+        let i = g.load(u64t, iv)?;
+        let c = g.b.u_less_than(bt, None, i, n).ie()?;
+        g.loop_cond(st, c)?;
+        let i = g.load(u64t, iv)?;
+        let src = self.row_of(g, x, i, loc)?;
+        let m = g.b.i_mul(u64t, None, i, dst.dims[0].1).ie()?;
+        let off = g.b.i_add(u64t, None, dst.off, m).ie()?;
+        let drow = View {
+            bi: dst.bi,
+            elem: dst.elem,
+            off,
+            dims: dst.dims[1..].to_vec(),
+        };
+        self.write_into(g, &drow, &src, loc)?;
+        let one = g.c_u64(1);
+        let i1 = g.b.i_add(u64t, None, i, one).ie()?;
+        g.store(iv, i1)?;
+        g.end_loop(st)
     }
 
     fn index_view(&mut self, g: &mut Gen, v: &View, idx: &[DimIndex], stm: &Stm) -> R<KVal> {
@@ -357,17 +467,102 @@ impl<'p> KCtx<'p> {
                 self.bind(stm, vec![KVal::S(r, pat_prim(stm, 0)?)])
             }
             Exp::Index(v, idx) => {
-                let view = match self.var(g, v, loc)? {
-                    KVal::V(view) => view,
-                    KVal::S(..) => return Err("internal error: index of a scalar".into()),
+                let mut x = self.var(g, v, loc)?;
+                let mut idx: &[DimIndex] = idx;
+                // Lazy arrays: fixed outer indices compute the row.
+                while let KVal::L(_) = x {
+                    match idx.split_first() {
+                        Some((DimIndex::Fix(i), rest)) => {
+                            let n = self.len_of(&x)?;
+                            let i = self.index(g, i, loc)?;
+                            let bt = g.t_bool();
+                            let inb = g.b.u_less_than(bt, None, i, n).ie()?;
+                            if !stm.attrs.has("unsafe") {
+                                let bad = g.b.logical_not(bt, None, inb).ie()?;
+                                let site = g.site(loc, "index out of bounds");
+                                g.fail_if(bad, ERR_BOUNDS, site)?;
+                            }
+                            let z = g.c_u64(0);
+                            let u64t = g.t_u64();
+                            let i = g.b.select(u64t, None, inb, i, z).ie()?;
+                            x = self.row_of(g, &x, i, loc)?;
+                            idx = rest;
+                        }
+                        Some(_) => {
+                            return Err(unsupported("slicing the result of an inner `map`", loc))
+                        }
+                        None => break,
+                    }
+                }
+                let r = match x {
+                    KVal::V(view) if !idx.is_empty() => self.index_view(g, &view, idx, stm)?,
+                    other if idx.is_empty() => other,
+                    _ => return Err("internal error: index of a scalar".into()),
                 };
-                let r = self.index_view(g, &view, idx, stm)?;
                 self.bind(stm, vec![r])
+            }
+            Exp::Soac(Soac::Map { w, arrs, lam }) => {
+                let n = self.index(g, w, loc)?;
+                let mut inputs = Vec::with_capacity(arrs.len());
+                for a in arrs {
+                    inputs.push(self.var(g, a, loc)?);
+                }
+                let mut out = Vec::with_capacity(lam.ret.len());
+                for res in 0..lam.ret.len() {
+                    self.lazies.push(Lazy::Map {
+                        lam,
+                        inputs: inputs.clone(),
+                        res,
+                        n,
+                    });
+                    out.push(KVal::L(self.lazies.len() - 1));
+                }
+                self.bind(stm, out)
             }
             Exp::Copy(v) => {
                 let x = self.var(g, v, loc)?;
                 self.bind(stm, vec![x])
             }
+            Exp::Iota {
+                n,
+                start,
+                stride,
+                it,
+            } => {
+                let n = self.index(g, n, loc)?;
+                let start = self.index(g, start, loc)?;
+                let stride = self.index(g, stride, loc)?;
+                self.lazies.push(Lazy::Iota {
+                    n,
+                    start,
+                    stride,
+                    it: *it,
+                });
+                let x = KVal::L(self.lazies.len() - 1);
+                self.bind(stm, vec![x])
+            }
+            Exp::Replicate { shape, value } => {
+                let mut x = self.sub(g, value, loc)?;
+                for d in shape.iter().rev() {
+                    let n = self.index(g, d, loc)?;
+                    self.lazies.push(Lazy::Rep { n, row: x });
+                    x = KVal::L(self.lazies.len() - 1);
+                }
+                self.bind(stm, vec![x])
+            }
+            Exp::Rearrange(perm, v) => match self.var(g, v, loc)? {
+                KVal::V(view) if perm.len() == view.dims.len() => {
+                    let mut dims = Vec::with_capacity(perm.len());
+                    for &p in perm {
+                        dims.push(*view.dims.get(p).ok_or("internal error: permutation")?);
+                    }
+                    self.bind(stm, vec![KVal::V(View { dims, ..view })])
+                }
+                _ => Err(unsupported(
+                    "transposing a computed array inside a parallel operator",
+                    loc,
+                )),
+            },
             Exp::Assert { cond, msg } => {
                 let c = self.scalar(g, cond, loc)?;
                 let bt = g.t_bool();
@@ -506,13 +701,14 @@ impl<'p> KCtx<'p> {
                 let mut views = Vec::with_capacity(arrs.len());
                 for a in arrs {
                     match self.var(g, a, loc)? {
-                        KVal::V(v) if v.dims.len() == 1 => views.push(v),
-                        _ => {
+                        KVal::V(v) if v.dims.len() > 1 => {
                             return Err(unsupported(
                                 "a reduction over arrays of arrays inside a parallel operator",
                                 loc,
                             ))
                         }
+                        x @ (KVal::V(_) | KVal::L(_)) => views.push(x),
+                        KVal::S(..) => return Err("internal error: reduce of a scalar".into()),
                     }
                 }
                 let tys = pat_prims(
@@ -542,7 +738,7 @@ impl<'p> KCtx<'p> {
                     args.push(KVal::S(g.load(rt, var)?, t));
                 }
                 for v in &views {
-                    args.push(self.row(g, v, i)?);
+                    args.push(self.row_of(g, v, i, loc)?);
                 }
                 let r = self.lambda(g, &op.lam, args, loc)?;
                 self.store_results(g, &vars, r, stm)?;
@@ -573,7 +769,7 @@ impl<'p> KCtx<'p> {
         for (&(var, _, _), x) in vars.iter().zip(r) {
             match x {
                 KVal::S(w, _) => g.store(var, w)?,
-                KVal::V(_) => {
+                KVal::V(_) | KVal::L(_) => {
                     return Err(unsupported(
                         "an array-valued result inside a parallel operator",
                         &stm.loc,
@@ -672,19 +868,28 @@ pub fn map_kernel<'p>(
 ) -> R<KernelCode> {
     let mut outs = Vec::with_capacity(lam.ret.len());
     for t in &lam.ret {
-        match t {
-            Type::Prim(t) => outs.push(*t),
-            _ => return Err(unsupported("a `map` whose function returns arrays", loc)),
+        match t.elem() {
+            Some(e) => outs.push(e),
+            None => return Err(unsupported("a `map` returning accumulators", loc)),
         }
     }
     let mut g = Gen::new()?;
     let mut k = KCtx::new(prog, host_types);
     let n = k.arg(&mut g, ArgSrc::Sub(w.clone()), PrimType::I64)?;
+    // Row shapes of array results (host-known sizes).
+    let mut row_dims = Vec::with_capacity(lam.ret.len());
+    for t in &lam.ret {
+        let mut sizes = Vec::new();
+        for d in t.shape() {
+            sizes.push(k.arg(&mut g, ArgSrc::Sub(d.clone()), PrimType::I64)?);
+        }
+        row_dims.push(natural(&mut g, &sizes)?);
+    }
     let mut views = Vec::with_capacity(arrs.len());
     for a in arrs {
         match k.var(&mut g, a, loc)? {
-            KVal::V(v) => views.push(v),
             KVal::S(..) => return Err("internal error: map over a scalar".into()),
+            x => views.push(x),
         }
     }
     let mut out_bi = Vec::with_capacity(outs.len());
@@ -710,14 +915,23 @@ pub fn map_kernel<'p>(
     let i = g.load(u64t, iv)?;
     let mut args = Vec::with_capacity(views.len());
     for v in &views {
-        args.push(k.row(&mut g, v, i)?);
+        args.push(k.row_of(&mut g, v, i, loc)?);
     }
     let r = k.lambda(&mut g, lam, args, loc)?;
-    for ((x, &bi), &t) in r.into_iter().zip(&out_bi).zip(&outs) {
-        match x {
-            KVal::S(w, _) => g.store_elem(bi, t, i, w)?,
-            KVal::V(_) => return Err(unsupported("a `map` returning arrays", loc)),
-        }
+    for (((x, &bi), &t), dims) in r.into_iter().zip(&out_bi).zip(&outs).zip(&row_dims) {
+        // Row i of output: offset i * row length.
+        let rowlen = match dims.first() {
+            Some(&(s0, st0)) => g.b.i_mul(u64t, None, s0, st0).ie()?,
+            None => g.c_u64(1),
+        };
+        let off = g.b.i_mul(u64t, None, i, rowlen).ie()?;
+        let dst = View {
+            bi,
+            elem: t,
+            off,
+            dims: dims.clone(),
+        };
+        k.write_into(&mut g, &dst, &x, loc)?;
     }
     let i1 = g.b.i_add(u64t, None, i, total).ie()?;
     g.store(iv, i1)?;

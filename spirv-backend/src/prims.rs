@@ -342,7 +342,7 @@ fn store_all(
     for (&(v, _, _), x) in vars.iter().zip(r) {
         match x {
             KVal::S(w, _) => g.store(v, w)?,
-            KVal::V(_) => return Err(unsupported("an operator returning arrays", loc)),
+            _ => return Err(unsupported("an operator returning arrays", loc)),
         }
     }
     Ok(())
@@ -605,6 +605,7 @@ pub fn scatter<'p>(
                 let base = g.b.i_add(u64t, None, off, flat).ie()?;
                 match k.row(g, vv, j)? {
                     KVal::S(x, _) => g.store_elem(bi, t, base, x)?,
+                    KVal::L(_) => return Err("internal error: lazy scatter value".into()),
                     KVal::V(row) => {
                         // Copy the row (contiguous in both).
                         let z = g.c_u64(0);
