@@ -550,6 +550,33 @@ impl<'p> KCtx<'p> {
                 }
                 self.bind(stm, vec![x])
             }
+            Exp::Reshape(shape, v) => {
+                let x = self.var(g, v, loc)?;
+                let mut sizes = Vec::with_capacity(shape.len());
+                for d in shape {
+                    sizes.push(self.index(g, d, loc)?);
+                }
+                match x {
+                    // Same rank (size coercions): the sizes must agree dimension by dimension.
+                    KVal::V(view) if view.dims.len() == sizes.len() => {
+                        let bt = g.t_bool();
+                        let mut ok = g.c_bool(true);
+                        for (&(n, _), &m) in view.dims.iter().zip(&sizes) {
+                            let e = g.b.i_equal(bt, None, n, m).ie()?;
+                            ok = g.b.logical_and(bt, None, ok, e).ie()?;
+                        }
+                        let bad = g.b.logical_not(bt, None, ok).ie()?;
+                        let site = g.site(
+                            loc,
+                            "not supported on the Vulkan backend: a reshape changing the dimensions of an array inside a parallel operator",
+                        );
+                        g.fail_if(bad, ERR_ASSERT, site)?;
+                        self.bind(stm, vec![KVal::V(view)])
+                    }
+                    KVal::L(k) if sizes.len() == 1 => self.bind(stm, vec![KVal::L(k)]),
+                    _ => Err(unsupported("a reshape inside a parallel operator", loc)),
+                }
+            }
             Exp::Rearrange(perm, v) => match self.var(g, v, loc)? {
                 KVal::V(view) if perm.len() == view.dims.len() => {
                     let mut dims = Vec::with_capacity(perm.len());
