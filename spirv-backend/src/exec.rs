@@ -381,6 +381,7 @@ impl<'a> Exec<'a> {
         Ok(k)
     }
 
+    #[allow(clippy::too_many_arguments)] // the two sides of a strided copy
     /// `dst[dbase + ...] = src[sbase + ...]` over dims (size, src stride, dst stride), or a fill
     /// with `value` when `src` is None.
     fn strided(
@@ -835,8 +836,8 @@ impl<'a> Exec<'a> {
                 ),
             ));
         }
-        for k in idx.len()..a.shape.len() {
-            dims.push((a.shape[k], nat[k]));
+        for (&n, &s) in a.shape.iter().zip(&nat).skip(idx.len()) {
+            dims.push((n, s));
         }
         Ok((base, dims))
     }
@@ -1358,9 +1359,9 @@ impl<'a> Exec<'a> {
                         loc,
                     )?;
                     let mut lits = vec![n as u64, rowlen as u64];
-                    for k in 0..r {
-                        lits.push(first.shape[k] as u64);
-                        lits.push(nat[k] as u64);
+                    for (&n, &s) in first.shape.iter().zip(&nat).take(r) {
+                        lits.push(n as u64);
+                        lits.push(s as u64);
                     }
                     let prog = self.prog;
                     let vt: Vec<(ir::VName, PrimType)> = vals

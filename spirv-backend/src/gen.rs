@@ -386,11 +386,6 @@ impl Gen {
         })
     }
 
-    /// An i64 argument (sizes, offsets, strides).
-    pub fn arg_i64(&mut self, k: u32) -> R<Word> {
-        self.arg(k, PrimType::I64)
-    }
-
     // ----- builtins -------------------------------------------------------------------------
 
     fn builtin_x(&mut self, var: Word, comp: u32) -> R<Word> {
@@ -514,26 +509,6 @@ impl Gen {
         Ok(())
     }
 
-    /// `if cond { then() } else { els() }` (structured).
-    pub fn if_else(
-        &mut self,
-        cond: Word,
-        then: impl FnOnce(&mut Gen) -> R<()>,
-        els: impl FnOnce(&mut Gen) -> R<()>,
-    ) -> R<()> {
-        let (lt, le, lm) = (self.b.id(), self.b.id(), self.b.id());
-        self.b.selection_merge(lm, SelectionControl::NONE).ie()?;
-        self.b.branch_conditional(cond, lt, le, []).ie()?;
-        self.b.begin_block(Some(lt)).ie()?;
-        then(self)?;
-        self.b.branch(lm).ie()?;
-        self.b.begin_block(Some(le)).ie()?;
-        els(self)?;
-        self.b.branch(lm).ie()?;
-        self.b.begin_block(Some(lm)).ie()?;
-        Ok(())
-    }
-
     /// `while cond() { body() }`: `cond` is evaluated in the loop header's condition block.
     pub fn while_loop(
         &mut self,
@@ -648,8 +623,7 @@ impl Gen {
         let len = self.c_u32(n);
         let at = self.b.type_array(ty, len);
         let p = self.b.type_pointer(None, StorageClass::Workgroup, at);
-        let v = self.global_var(p, StorageClass::Workgroup);
-        v
+        self.global_var(p, StorageClass::Workgroup)
     }
     pub fn shared_ptr(&mut self, arr: Word, ty: Word, idx: Word) -> R<Word> {
         let p = self.b.type_pointer(None, StorageClass::Workgroup, ty);

@@ -70,14 +70,6 @@ impl Gen {
         }
     }
 
-    fn zero_of(&mut self, t: PrimType) -> Word {
-        match t {
-            PrimType::Bool => self.c_bool(false),
-            PrimType::Int(i) => self.c_int(i, 0),
-            PrimType::Float(f) => self.c_float(f, 0.0),
-        }
-    }
-
     /// A unary operator.
     pub fn unop(&mut self, op: UnOp, x: Word) -> R<Word> {
         let t = match op {
@@ -562,7 +554,7 @@ impl Gen {
         let ty = self.reg_ty(PrimType::Float(ft));
         let tr = self.glsl(ty, GLOp::Trunc, &[x])?;
         let ax = self.glsl(ty, GLOp::FAbs, &[tr])?;
-        let lim = self.c_float(ft, 9.223_372_036_854_775_808e18); // 2^63
+        let lim = self.c_float(ft, 9.223_372_036_854_776e18); // 2^63
         let small = self.b.f_ord_less_than(bt, None, ax, lim).ie()?;
         let zf0 = self.consts_zero(ft);
         let safe = self.b.select(ty, None, small, tr, zf0).ie()?;
@@ -884,8 +876,8 @@ impl Gen {
             0.096_784_18,
             -0.186_288_06,
             0.278_868_07,
-            -1.135_203_98,
-            1.488_515_87,
+            -1.135_204,
+            1.488_515_9,
             -0.822_152_23,
             0.170_872_77,
         ];

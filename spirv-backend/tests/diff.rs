@@ -37,7 +37,7 @@ impl Rng {
                 };
                 // Edge values of the type: wrap (PrimValue::int truncates).
                 let v = match r % 16 {
-                    2 => (1i128 << (it.bits() - 1 - (!it.signed()) as u32 * 0)) - 1,
+                    2 => (1i128 << (it.bits() - 1)) - 1,
                     3 => {
                         if it.signed() {
                             -(1i128 << (it.bits() - 1))

@@ -10,13 +10,14 @@ use vkad_spirv::{run_entry, Context, ContextOptions};
 pub fn ctx() -> Arc<Context> {
     static CTX: OnceLock<Arc<Context>> = OnceLock::new();
     CTX.get_or_init(|| {
-        Arc::new(
-            Context::new(&ContextOptions {
-                device: None,
-                validation: true,
-            })
-            .expect("a Vulkan device (install mesa-vulkan-drivers)"),
-        )
+        let c = Context::new(&ContextOptions {
+            device: None,
+            validation: true,
+        })
+        .expect("a Vulkan device (install mesa-vulkan-drivers)");
+        // Every module goes through spirv-val before pipeline creation.
+        c.set_validate_spirv(true);
+        Arc::new(c)
     })
     .clone()
 }
