@@ -1107,6 +1107,14 @@ impl<'a> Exec<'a> {
                 self.launch(&code, &[], &refs, &[], Self::groups_for(n), loc)?;
                 Ok(outs.into_iter().map(HVal::A).collect())
             }
+            Soac::Reduce { w, arrs, op } | Soac::Scan { w, arrs, op }
+                if arrs
+                    .first()
+                    .is_some_and(|a| self.arr(a, loc).is_ok_and(|d| d.shape.len() == 2)) =>
+            {
+                let scan = matches!(s, Soac::Scan { .. });
+                self.columns(stm, w, arrs, op, scan, loc)
+            }
             Soac::Reduce { w, arrs, op } => {
                 let n = self.size(w, loc)?;
                 let (elems, ios) =
@@ -1387,6 +1395,69 @@ impl<'a> Exec<'a> {
                 Ok(ds.into_iter().map(HVal::A).collect())
             }
         }
+    }
+
+    /// Reduce/scan of `[n][m]` arrays with a vectorised operator (`map f` of a scalar `f`):
+    /// one thread per column.
+    fn columns(
+        &mut self,
+        stm: &'a Stm,
+        w: &SubExp,
+        arrs: &'a [ir::VName],
+        op: &'a ir::Operator,
+        scan: bool,
+        loc: &Option<SrcLoc>,
+    ) -> E<Vec<HVal>> {
+        let what = if scan {
+            "a scan over arrays of arrays with this operator"
+        } else {
+            "a reduction over arrays of arrays with this operator"
+        };
+        let vop = kernel::vectorised_op(op).ok_or_else(|| unsupported(what, loc))?;
+        let n = self.size(w, loc)?;
+        let mut elems = Vec::new();
+        let mut m = 0;
+        for a in arrs {
+            let d = self.arr(a, loc)?;
+            if d.shape.len() != 2 {
+                return Err(unsupported(what, loc));
+            }
+            m = d.shape[1];
+            elems.push(d.elem);
+        }
+        if n == 0 && !scan {
+            return op.neutral.iter().map(|ne| self.val(ne, loc)).collect();
+        }
+        let outs: Vec<DArr> = elems
+            .iter()
+            .map(|&t| self.alloc(t, if scan { vec![n, m] } else { vec![m] }))
+            .collect::<E<_>>()?;
+        if m > 0 && n > 0 {
+            let prog = self.prog;
+            let e = elems.clone();
+            let sig: Vec<&ir::VName> = arrs.iter().collect();
+            let code = self.lambda_kernel(stm, 8, &sig, |_, ht| {
+                kernel::column_kernel(prog, op, &vop, arrs, &e, scan, loc, ht)
+            })?;
+            let bufs: Vec<Arc<Buffer>> = outs.iter().map(|o| o.buf.clone()).collect();
+            let refs: Vec<&Buffer> = bufs.iter().map(|b| &**b).collect();
+            // At most 32768 rows per launch: lavapipe stops a thread's loops after 65535
+            // iterations in total.
+            let mut r0 = 0;
+            while r0 < n {
+                let r1 = (r0 + 32768).min(n);
+                self.launch(
+                    &code,
+                    &[r1 as u64, m as u64, r0 as u64],
+                    &refs,
+                    &[],
+                    Self::groups_for(m),
+                    loc,
+                )?;
+                r0 = r1;
+            }
+        }
+        Ok(outs.into_iter().map(HVal::A).collect())
     }
 
     fn scalar_inputs(

@@ -463,8 +463,13 @@ impl Gen {
         self.b.begin_block(Some(st.1)).ie()?;
         Ok(())
     }
-    /// Opens a loop; the condition is computed after this call, then [`Gen::loop_cond`].
-    /// Returns (body label, continue label, merge label, header label).
+    /// Opens a loop; the condition is computed after this call, then [`Gen::loop_cond`], the
+    /// body, then [`Gen::end_loop`].
+    ///
+    /// Note: lavapipe (gallivm, Mesa 22.3) silently stops loops once an invocation has run
+    /// 65535 loop iterations in total; the host splits its own long per-thread loops (see
+    /// `exec::columns`), but a user loop or an inner reduction of more than 65535 iterations in
+    /// one thread gives wrong results there.
     pub fn begin_loop(&mut self) -> R<[Word; 4]> {
         let (lh, lc, lb, lcont, lm) = (
             self.b.id(),
@@ -515,29 +520,11 @@ impl Gen {
         cond: impl FnOnce(&mut Gen) -> R<Word>,
         body: impl FnOnce(&mut Gen) -> R<()>,
     ) -> R<()> {
-        let (lh, lc, lb, lcont, lm) = (
-            self.b.id(),
-            self.b.id(),
-            self.b.id(),
-            self.b.id(),
-            self.b.id(),
-        );
-        self.b.branch(lh).ie()?;
-        self.b.begin_block(Some(lh)).ie()?;
-        self.b
-            .loop_merge(lm, lcont, spirv::LoopControl::NONE, [])
-            .ie()?;
-        self.b.branch(lc).ie()?;
-        self.b.begin_block(Some(lc)).ie()?;
+        let st = self.begin_loop()?;
         let c = cond(self)?;
-        self.b.branch_conditional(c, lb, lm, []).ie()?;
-        self.b.begin_block(Some(lb)).ie()?;
+        self.loop_cond(st, c)?;
         body(self)?;
-        self.b.branch(lcont).ie()?;
-        self.b.begin_block(Some(lcont)).ie()?;
-        self.b.branch(lh).ie()?;
-        self.b.begin_block(Some(lm)).ie()?;
-        Ok(())
+        self.end_loop(st)
     }
 
     /// `for i in start.. while i < end, step` over u64 values; `body` gets `i`.

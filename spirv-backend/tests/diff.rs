@@ -375,3 +375,28 @@ entry sc (xs: []bool) = scan (||) false xs
         same(src, "sc", vec![xs]);
     }
 }
+
+#[test]
+fn vectorised_reduce_and_scan() {
+    let src = r#"
+entry vsum [n][m] (a: [n][m]i32) = reduce (map2 (+)) (replicate m 0) a
+entry vscan [n][m] (a: [n][m]i32) = scan (map2 (+)) (replicate m 0) a
+entry vmax [n][m] (a: [n][m]i32) = reduce (map2 i32.max) (replicate m i32.lowest) a
+"#;
+    let mut rng = Rng(8);
+    for &n in &SIZES {
+        for m in [1usize, 3, 300] {
+            if n * m > 400_000 {
+                continue;
+            }
+            let mut b = Buffer::with_capacity(PrimType::I32, n * m);
+            for _ in 0..n * m {
+                b.push(PrimValue::I32((rng.next() % 2001) as i32 - 1000));
+            }
+            let a = Value::Array(ArrayValue::new(vec![n, m], b));
+            same(src, "vsum", vec![a.clone()]);
+            same(src, "vscan", vec![a.clone()]);
+            same(src, "vmax", vec![a]);
+        }
+    }
+}
