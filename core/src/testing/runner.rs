@@ -523,6 +523,7 @@ mod tests {
             match entry {
                 "fail" => Err("Error: index 5 out of bounds for array of shape [3]".into()),
                 "panic" => panic!("fake backend panic"),
+                "unsup" => Err("not supported on the fake backend: this construct".into()),
                 "sum" => match args.first() {
                     Some(Value::Array(a)) => {
                         let mut t = 0i32;
@@ -589,6 +590,35 @@ mod tests {
         fn drop(&mut self) {
             let _ = std::fs::remove_dir_all(&self.0);
         }
+    }
+
+    #[test]
+    fn runtime_not_supported_is_skipped() {
+        let d = TempDir::new("rt_unsupported");
+        d.file(
+            "a.fut",
+            b"-- fake entries: unsup\n-- ==\n-- entry: unsup\n-- input { 1 } output { 1 }\n-- input { 2 } error: boom\n",
+        );
+        let (s, out) = run_dir(&d, &Fake);
+        assert_eq!(
+            s,
+            Summary {
+                passed: 0,
+                failed: 0,
+                skipped: 2
+            },
+            "{out}"
+        );
+        assert!(
+            out.contains("skipped: not supported on the fake backend"),
+            "{out}"
+        );
+        let strict = RunOptions {
+            unsupported_fails: true,
+            ..RunOptions::default()
+        };
+        let s = run_file(&d.0.join("a.fut"), &Fake, &strict, &mut Vec::new()).unwrap();
+        assert_eq!(s.failed, 2);
     }
 
     fn run_dir(dir: &TempDir, backend: &dyn Backend) -> (Summary, String) {
