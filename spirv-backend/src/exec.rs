@@ -1284,50 +1284,26 @@ impl<'a> Exec<'a> {
                 vals,
             } => {
                 let n = self.size(w, loc)?;
-                if dest.len() != 1 || vals.len() != 1 {
-                    return Err(unsupported("`reduce_by_index` on tuples", loc));
+                if dest.len() != vals.len() {
+                    return Err(at(loc, "internal error: hist arity"));
                 }
-                let d = self.take(&dest[0], loc)?;
-                let v = self.arr(&vals[0], loc)?;
-                if d.shape.len() != 1 || v.shape.len() != 1 {
-                    return Err(unsupported("`reduce_by_index` with array-valued bins", loc));
-                }
-                let d = self.unique(d, loc)?;
-                let len = d.shape[0];
-                self.set(&dest[0], HVal::A(d.clone()));
-                if n > 0 && len > 0 {
-                    let info = self.ctx.info().clone();
-                    if d.elem.byte_size() == 8 && !info.int64_atomics {
-                        return Err(format!("not supported by the Vulkan device {}: 64-bit atomics (reduce_by_index on {})", info.name, d.elem));
-                    }
-                    let prog = self.prog;
-                    let t = d.elem;
-                    let dname = &dest[0];
-                    let code = self.lambda_kernel(stm, 5, &[inds, &vals[0], dname], |_, ht| {
-                        prims::hist(
-                            prog,
-                            op,
-                            t,
-                            inds,
-                            &vals[0],
-                            dname,
-                            info.float32_atomic_add,
-                            info.int64_atomics,
+                // Tuples: operators that combine each component on its own (as `jvp` makes)
+                // run as one histogram per component.
+                let ops: Vec<ir::Operator> = if dest.len() == 1 {
+                    vec![op.clone()]
+                } else {
+                    split_operator(op).ok_or_else(|| {
+                        unsupported(
+                            "`reduce_by_index` on tuples whose operator mixes components",
                             loc,
-                            ht,
                         )
-                    })?;
-                    self.launch(
-                        &code,
-                        &[n as u64, len as u64],
-                        &[],
-                        &[],
-                        Self::groups_for(n),
-                        loc,
-                    )?;
+                    })?
+                };
+                let mut out = Vec::with_capacity(dest.len());
+                for (k, op1) in ops.iter().enumerate() {
+                    out.push(self.hist1(stm, k, n, &dest[k], op1, inds, &vals[k], loc)?);
                 }
-                self.env.insert(dest[0].id, HVal::Empty);
-                Ok(vec![HVal::A(d)])
+                Ok(out)
             }
             Soac::Scatter {
                 w,
@@ -1460,6 +1436,64 @@ impl<'a> Exec<'a> {
         Ok(outs.into_iter().map(HVal::A).collect())
     }
 
+    /// One component of a histogram (consumes `dest`).
+    #[allow(clippy::too_many_arguments)]
+    fn hist1(
+        &mut self,
+        stm: &'a Stm,
+        k: usize,
+        n: usize,
+        dname: &'a ir::VName,
+        op: &ir::Operator,
+        inds: &'a ir::VName,
+        vname: &'a ir::VName,
+        loc: &Option<SrcLoc>,
+    ) -> E<HVal> {
+        let d = self.take(dname, loc)?;
+        let v = self.arr(vname, loc)?;
+        if d.shape.len() != 1 || v.shape.len() != 1 {
+            return Err(unsupported("`reduce_by_index` with array-valued bins", loc));
+        }
+        let d = self.unique(d, loc)?;
+        let len = d.shape[0];
+        self.set(dname, HVal::A(d.clone()));
+        if n > 0 && len > 0 {
+            let info = self.ctx.info().clone();
+            if d.elem.byte_size() == 8 && !info.int64_atomics {
+                return Err(format!(
+                    "not supported by the Vulkan device {}: 64-bit atomics (reduce_by_index on {})",
+                    info.name, d.elem
+                ));
+            }
+            let prog = self.prog;
+            let t = d.elem;
+            let code = self.lambda_kernel(stm, 16 + k as u32, &[inds, vname, dname], |_, ht| {
+                prims::hist(
+                    prog,
+                    op,
+                    t,
+                    inds,
+                    vname,
+                    dname,
+                    info.float32_atomic_add,
+                    info.int64_atomics,
+                    loc,
+                    ht,
+                )
+            })?;
+            self.launch(
+                &code,
+                &[n as u64, len as u64],
+                &[],
+                &[],
+                Self::groups_for(n),
+                loc,
+            )?;
+        }
+        self.env.insert(dname.id, HVal::Empty);
+        Ok(HVal::A(d))
+    }
+
     fn scalar_inputs(
         &self,
         arrs: &[ir::VName],
@@ -1480,6 +1514,60 @@ impl<'a> Exec<'a> {
             });
         }
         Ok((elems, ios))
+    }
+}
+
+/// Splits an operator on `k`-tuples into `k` scalar operators when result `i` depends only on
+/// parameters `i` and `k + i` (and free variables).
+fn split_operator(op: &ir::Operator) -> Option<Vec<ir::Operator>> {
+    let lam = &op.lam;
+    let k = lam.body.result.len();
+    if lam.params.len() != 2 * k || op.neutral.len() != k {
+        return None;
+    }
+    let mut out = Vec::with_capacity(k);
+    for i in 0..k {
+        let mut needed: Vec<ir::VName> = Vec::new();
+        se_vars(&lam.body.result[i], &mut needed);
+        let mut keep = vec![false; lam.body.stms.len()];
+        for (j, s) in lam.body.stms.iter().enumerate().rev() {
+            if s.pat.elems.iter().any(|p| needed.contains(&p.name)) {
+                keep[j] = true;
+                free_vars_stm(s, &mut needed);
+            }
+        }
+        for (j, p) in lam.params.iter().enumerate() {
+            if j != i && j != k + i && needed.contains(&p.name) {
+                return None;
+            }
+        }
+        let stms: Vec<Stm> = lam
+            .body
+            .stms
+            .iter()
+            .zip(&keep)
+            .filter(|(_, &kp)| kp)
+            .map(|(s, _)| s.clone())
+            .collect();
+        out.push(ir::Operator {
+            lam: ir::Lambda {
+                params: vec![lam.params[i].clone(), lam.params[k + i].clone()],
+                body: Body {
+                    stms,
+                    result: vec![lam.body.result[i].clone()],
+                },
+                ret: vec![lam.ret.get(i)?.clone()],
+            },
+            neutral: vec![op.neutral[i].clone()],
+            commutative: op.commutative,
+        });
+    }
+    Some(out)
+}
+
+fn se_vars(s: &SubExp, out: &mut Vec<ir::VName>) {
+    if let SubExp::Var(v) = s {
+        out.push(v.clone());
     }
 }
 

@@ -400,3 +400,28 @@ entry vmax [n][m] (a: [n][m]i32) = reduce (map2 i32.max) (replicate m i32.lowest
         }
     }
 }
+
+#[test]
+fn hist_on_tuples() {
+    let src = r#"
+entry cs (m: i64) (is: []i64) (vs: []i32) =
+  unzip (reduce_by_index (replicate m (0, 0)) (\(c1, s1) (c2, s2) -> (c1 + c2, s1 + s2)) (0, 0) is (map (\v -> (1, v)) vs))
+entry jv (m: i64) (is: []i64) (xs: []f32) =
+  jvp (\xs -> hist (+) 0 m is xs) (map f64.f32 (map f32.round xs)) (map (const 1f64) xs)
+entry mixed (m: i64) (is: []i64) (vs: []i32) =
+  unzip (reduce_by_index (replicate m (0, 0)) (\(a1, b1) (a2, b2) -> (a1 + b2, b1 + a2)) (0, 0) is (map (\v -> (1, v)) vs))
+"#;
+    let mut rng = Rng(9);
+    for &n in &[1usize, 9, 257, 4097] {
+        let is = rng.ints(n, -1, 12);
+        let vs = rng.i32s(n);
+        let fs = rng.f32s(n);
+        same(src, "cs", vec![i64v(10), is.clone(), vs.clone()]);
+        same(src, "jv", vec![i64v(10), is.clone(), fs]);
+    }
+    // An operator that mixes components is reported as not supported (a skip, not a failure).
+    let is = rng.ints(5, 0, 3);
+    let vs = rng.i32s(5);
+    let e = common::run(src, "mixed", vec![i64v(3), is, vs]).expect_err("not supported");
+    assert!(e.starts_with("not supported"), "{e}");
+}
