@@ -107,7 +107,9 @@ pub struct KCtx<'p> {
     pub args: Vec<ArgSrc>,
     pub binds: Vec<BindSrc>,
     /// Host variables already bound (arrays: binding index).
-    bound_host: HashMap<u32, KVal>,
+    /// Host arrays already given a binding (their loads are re-emitted at every use, so that
+    /// no value defined in one block is used where it does not dominate).
+    bound_host: HashMap<u32, u32>,
     pub host_types: &'p dyn Fn(&VName) -> Option<HostTy>,
     active: HashSet<String>,
     lazies: Vec<Lazy<'p>>,
@@ -141,8 +143,15 @@ impl<'p> KCtx<'p> {
 
     /// Binds a host array: a new binding plus offset and dimension arguments.
     pub fn host_array(&mut self, g: &mut Gen, v: &VName, elem: PrimType, rank: usize) -> R<View> {
-        let bi = g.binding(crate::gen::word_kind(elem));
-        self.binds.push(BindSrc::Var(v.clone()));
+        let bi = match self.bound_host.get(&v.id) {
+            Some(&bi) => bi,
+            None => {
+                let bi = g.binding(crate::gen::word_kind(elem));
+                self.binds.push(BindSrc::Var(v.clone()));
+                self.bound_host.insert(v.id, bi);
+                bi
+            }
+        };
         let off = self.arg(g, ArgSrc::Off(v.clone()), PrimType::I64)?;
         let mut sizes = Vec::with_capacity(rank);
         for k in 0..rank {
@@ -162,9 +171,6 @@ impl<'p> KCtx<'p> {
         if let Some(x) = self.env.get(&v.id) {
             return Ok(x.clone());
         }
-        if let Some(x) = self.bound_host.get(&v.id) {
-            return Ok(x.clone());
-        }
         let x = match (self.host_types)(v) {
             Some(HostTy::Prim(t)) => {
                 KVal::S(self.arg(g, ArgSrc::Sub(SubExp::Var(v.clone())), t)?, t)
@@ -177,7 +183,6 @@ impl<'p> KCtx<'p> {
                 ))
             }
         };
-        self.bound_host.insert(v.id, x.clone());
         Ok(x)
     }
 

@@ -223,6 +223,8 @@ entry matvec (m: [][]f32) (v: []f32) = map (\row -> reduce (+) 0 (map2 (*) row v
 entry matmul (a: [][]f32) (b: [][]f32) = map (\r -> map (\c -> reduce (+) 0 (map2 (*) r c)) (transpose b)) a
 entry rows (m: [][]i32) = map (\r -> map (+1) r) m
 entry tab (n: i64) = tabulate_2d n 3 (\i j -> i * 10 + j)
+-- A free array first used inside a branch, then after it (its loads must dominate both).
+entry dom (xs: []i32) (ys: []i32) = map (\x -> let a = if x > 0 then ys[0] + x else 1 in a + ys[1] + i32.i64 (length ys)) xs
 "#;
     let mut rng = Rng(4);
     for &n in &[1usize, 8, 257, 1000] {
@@ -251,6 +253,7 @@ entry tab (n: i64) = tabulate_2d n 3 (\i j -> i * 10 + j)
             vec![Value::Array(ArrayValue::new(vec![n, 3], bi))],
         );
         same(src, "tab", vec![i64v(n as i64)]);
+        same(src, "dom", vec![xs.clone(), rng.i32s(3)]);
     }
 }
 
