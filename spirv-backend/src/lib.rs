@@ -14,11 +14,19 @@
 //!   `#[unsafe]`), `if`, `loop`, inlined function calls, assertions and inner scalar `reduce`s.
 //! - `reduce`: two chunked passes (per-workgroup partials, then one workgroup), for any
 //!   associative operator on tuples of scalars, keeping the order of operands. `scan`:
-//!   reduce-then-scan in three passes (no forward-progress assumption).
+//!   reduce-then-scan in three passes (no forward-progress assumption). Over arrays of arrays
+//!   with a vectorised operator (`map f` of a scalar `f`, e.g. `reduce (map2 (+))`): one thread
+//!   per column.
+//! - Inside kernels, inner `map`s, `iota` and `replicate` are lazy arrays (elements computed
+//!   where they are used: by an inner `reduce`, by indexing, or when written to the output
+//!   row of a `map` whose function returns arrays); transposition of arrays in buffers is a
+//!   change of strides.
 //! - `reduce_by_index`: atomic add/min/max for 32-bit integers (and 64-bit with int64 atomics),
 //!   `f32` atomic add where the device has it, otherwise a compare-exchange loop for any scalar
-//!   operator. Out-of-range indices are ignored. `scatter`: later writes win (a claim pass with
-//!   atomic max of the writer's index, then a write pass), matching the interpreter.
+//!   operator; tuples whose operator combines each component on its own (as `jvp` produces)
+//!   run as one histogram per component. Out-of-range indices are ignored. `scatter`: later
+//!   writes win (a claim pass with atomic max of the writer's index, then a write pass),
+//!   matching the interpreter.
 //! - Runtime errors in kernels (index out of bounds, division by zero, failed assertions,
 //!   negative integer exponents) set a status word with the failing check's id; the host reports
 //!   `file:line:col: message`.
@@ -27,10 +35,18 @@
 //! sign/zero-extended, f16 as the f32 of the same value), 64-bit types one 64-bit word. Kernels
 //! use 64-bit integers for indices: the device needs `shaderInt64` (and `shaderFloat64` for f64).
 //!
-//! Not supported yet (errors starting with "not supported"): per-thread arrays in kernels (a
-//! `map` whose function returns arrays, `iota`/`replicate`/updates/`scan`/`scatter` inside a
-//! `map`), reductions and scans over arrays of arrays, `reduce_by_index` on tuples or with
-//! array-valued bins, accumulators (`withacc`).
+//! Not supported yet (errors starting with "not supported", which the test runner counts as
+//! skipped): per-thread arrays in kernels (in-place updates, `scan`, `scatter`,
+//! `reduce_by_index`, concatenation or array literals inside a `map`; `if`/`loop` with array
+//! results inside a `map`), reductions over arrays of arrays with non-vectorised operators,
+//! `reduce_by_index` on tuples whose operator mixes components or with array-valued bins,
+//! accumulators (`withacc`).
+//!
+//! Known device limitation: lavapipe (Mesa 22.3) stops every loop of a thread once that thread
+//! has run 65535 loop iterations in total. The host keeps its own kernels below that (grid
+//! loops, chunked passes, column passes of at most 32768 rows per launch), but a user `loop`
+//! or an inner reduction inside a `map` that runs longer than that in one thread gives wrong
+//! results on lavapipe (real GPUs have no such limit).
 
 mod exec;
 mod gen;
