@@ -29,13 +29,25 @@ enum BackendKind {
     /// The interpreter evaluating `jvp`/`vjp` dynamically (traced values and a tape) instead of
     /// running the AD transformation's code: the oracle for AD.
     Oracle,
+    /// SPIR-V kernels on a Vulkan device (`--device N` picks one; lavapipe runs on the CPU).
+    Vulkan,
 }
 
 impl BackendKind {
-    fn backend(self) -> Box<dyn Backend> {
+    /// The backend; for Vulkan the device is opened now, so that a missing driver is reported
+    /// once (with what to install) instead of once per test.
+    fn backend(self, device: Option<usize>) -> Result<Box<dyn Backend>, Failure> {
         match self {
-            BackendKind::Interp => Box::new(InterpBackend),
-            BackendKind::Oracle => Box::new(OracleBackend),
+            BackendKind::Interp => Ok(Box::new(InterpBackend)),
+            BackendKind::Oracle => Ok(Box::new(OracleBackend)),
+            BackendKind::Vulkan => {
+                let b = vkad_spirv::VulkanBackend::new(vkad_spirv::ContextOptions {
+                    device,
+                    validation: std::env::var("VKAD_VALIDATION").is_ok_and(|v| v == "1"),
+                });
+                b.context().map_err(|e| Failure(format!("error: {e}")))?;
+                Ok(Box::new(b))
+            }
         }
     }
 }
@@ -52,6 +64,9 @@ enum Command {
         /// The backend to run on.
         #[arg(short, long, value_enum, default_value = "interp")]
         backend: BackendKind,
+        /// The Vulkan device to use (an index as `vulkaninfo --summary` lists them).
+        #[arg(long)]
+        device: Option<usize>,
         /// Write results in Futhark's binary data format instead of text.
         #[arg(long)]
         binary_output: bool,
@@ -63,6 +78,9 @@ enum Command {
         /// The backend to run on.
         #[arg(short, long, value_enum, default_value = "interp")]
         backend: BackendKind,
+        /// The Vulkan device to use (an index as `vulkaninfo --summary` lists them).
+        #[arg(long)]
+        device: Option<usize>,
     },
     /// Parse and type-check a program, reporting errors and warnings.
     Check { file: PathBuf },
@@ -115,6 +133,7 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
             file,
             entry,
             backend,
+            device,
             binary_output,
         } => {
             let compiled = compile(&file)?;
@@ -137,15 +156,19 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
             let args = vkad_core::values::parse_values(&input)
                 .map_err(|e| Failure(format!("error: invalid input value: {e}")))?;
             let results = backend
-                .backend()
+                .backend(device)?
                 .run(&compiled, &entry, args)
                 .map_err(|e| Failure(format!("error: {e}")))?;
             print_results(&results, binary_output)
                 .map_err(|e| Failure(format!("error: cannot write output: {e}")))?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Test { paths, backend } => {
-            let backend = backend.backend();
+        Command::Test {
+            paths,
+            backend,
+            device,
+        } => {
+            let backend = backend.backend(device)?;
             let mut stdout = std::io::stdout();
             let summary = vkad_core::testing::run_paths(&paths, backend.as_ref(), &mut stdout)
                 .map_err(|e| Failure(format!("error: {e}")))?;

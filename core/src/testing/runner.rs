@@ -194,6 +194,13 @@ impl FileRun<'_> {
             Ok(r) => r,
             Err(panic) => return Outcome::Fail(panic),
         };
+        // A backend that cannot run a construct yet reports "not supported ..." at run time:
+        // counted like an entry whose lowering is not supported.
+        if let Err(msg) = &result {
+            if msg.starts_with("not supported") && !self.opts.unsupported_fails {
+                return Outcome::Skip(msg.clone());
+            }
+        }
         match (result, &run.expected) {
             (Ok(_), ExpectedResult::RunTimeFailure(e)) => {
                 if e.pattern.is_empty() {
@@ -518,6 +525,7 @@ mod tests {
             match entry {
                 "fail" => Err("Error: index 5 out of bounds for array of shape [3]".into()),
                 "panic" => panic!("fake backend panic"),
+                "unsup" => Err("not supported on the fake backend: this construct".into()),
                 "sum" => match args.first() {
                     Some(Value::Array(a)) => {
                         let mut t = 0i32;
@@ -584,6 +592,35 @@ mod tests {
         fn drop(&mut self) {
             let _ = std::fs::remove_dir_all(&self.0);
         }
+    }
+
+    #[test]
+    fn runtime_not_supported_is_skipped() {
+        let d = TempDir::new("rt_unsupported");
+        d.file(
+            "a.fut",
+            b"-- fake entries: unsup\n-- ==\n-- entry: unsup\n-- input { 1 } output { 1 }\n-- input { 2 } error: boom\n",
+        );
+        let (s, out) = run_dir(&d, &Fake);
+        assert_eq!(
+            s,
+            Summary {
+                passed: 0,
+                failed: 0,
+                skipped: 2
+            },
+            "{out}"
+        );
+        assert!(
+            out.contains("skipped: not supported on the fake backend"),
+            "{out}"
+        );
+        let strict = RunOptions {
+            unsupported_fails: true,
+            ..RunOptions::default()
+        };
+        let s = run_file(&d.0.join("a.fut"), &Fake, &strict, &mut Vec::new()).unwrap();
+        assert_eq!(s.failed, 2);
     }
 
     fn run_dir(dir: &TempDir, backend: &dyn Backend) -> (Summary, String) {

@@ -1,0 +1,1790 @@
+//! The host executor: walks an entry function's body like the interpreter, keeping scalars on
+//! the host and arrays on the device, and launches a kernel for every array statement.
+
+use crate::gen::{word_kind, WordKind, WG};
+use crate::kernel::{self, unsupported, ArgSrc, BindSrc, HostTy, KernelCode};
+use crate::prims::{self, Io, Phase};
+use std::collections::HashMap;
+use std::sync::Arc;
+use vkad_core::diag::SrcLoc;
+use vkad_core::ir::{self, Body, DimIndex, Exp, FunDef, LoopForm, Soac, Stm, SubExp, Type};
+use vkad_core::prim::{FloatType, IntType, PrimType, PrimValue};
+use vkad_core::primops;
+use vkad_core::value::{ArrayValue, Buffer as HBuf, Value};
+use vkad_vk::{Buffer, Context, Dispatch};
+
+pub type E<T> = Result<T, String>;
+
+fn at(loc: &Option<SrcLoc>, msg: impl std::fmt::Display) -> String {
+    match loc {
+        Some(l) => format!("{l}: {msg}"),
+        None => msg.to_string(),
+    }
+}
+
+fn vk(e: vkad_vk::VkError) -> String {
+    match e {
+        vkad_vk::VkError::Unsupported { device, feature } => {
+            format!("not supported by the Vulkan device {device}: {feature}")
+        }
+        e => e.to_string(),
+    }
+}
+
+/// A device array: a contiguous row-major view into a buffer.
+#[derive(Clone)]
+pub struct DArr {
+    pub buf: Arc<Buffer>,
+    pub elem: PrimType,
+    pub shape: Vec<usize>,
+    /// Offset in elements.
+    pub off: usize,
+}
+
+impl DArr {
+    fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+}
+
+#[derive(Clone)]
+pub enum HVal {
+    P(PrimValue),
+    A(DArr),
+    Empty,
+}
+
+fn wsize(t: PrimType) -> usize {
+    if word_kind(t) == WordKind::U64 {
+        8
+    } else {
+        4
+    }
+}
+
+/// A scalar as a kernel argument word.
+pub fn encode(p: PrimValue) -> u64 {
+    match p {
+        PrimValue::Bool(b) => b as u64,
+        PrimValue::F16(x) => x.to_f32().to_bits() as u64,
+        PrimValue::F32(x) => x.to_bits() as u64,
+        PrimValue::F64(x) => x.to_bits(),
+        _ => p.as_i128().unwrap_or(0) as u64,
+    }
+}
+
+/// A storage word back to a scalar.
+fn decode(t: PrimType, w: u64) -> PrimValue {
+    match t {
+        PrimType::Bool => PrimValue::Bool(w != 0),
+        PrimType::Float(FloatType::F16) => {
+            PrimValue::F16(half::f16::from_f32(f32::from_bits(w as u32)))
+        }
+        PrimType::Float(FloatType::F32) => PrimValue::F32(f32::from_bits(w as u32)),
+        PrimType::Float(FloatType::F64) => PrimValue::F64(f64::from_bits(w)),
+        PrimType::Int(it) => PrimValue::int(it, w as i64 as i128),
+    }
+}
+
+fn buf_to_bytes(b: &HBuf) -> Vec<u8> {
+    let t = b.elem_type();
+    let ws = wsize(t);
+    let mut out = Vec::with_capacity(b.len() * ws);
+    for i in 0..b.len() {
+        let w = b.get(i).map(encode).unwrap_or(0);
+        if ws == 8 {
+            out.extend_from_slice(&w.to_le_bytes());
+        } else {
+            out.extend_from_slice(&(w as u32).to_le_bytes());
+        }
+    }
+    out
+}
+
+fn bytes_to_buf(t: PrimType, bytes: &[u8]) -> HBuf {
+    let ws = wsize(t);
+    let n = bytes.len() / ws;
+    let mut b = HBuf::with_capacity(t, n);
+    for c in bytes.chunks_exact(ws) {
+        let w = if ws == 8 {
+            u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])
+        } else {
+            u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u64
+        };
+        b.push(decode(t, w));
+    }
+    b
+}
+
+fn shape_str(shape: &[usize]) -> String {
+    shape.iter().map(|d| format!("[{d}]")).collect()
+}
+
+/// Launch-time state of one entry-point run.
+pub struct Exec<'a> {
+    pub ctx: &'a Context,
+    prog: &'a ir::Program,
+    env: HashMap<u32, HVal>,
+    funs: HashMap<&'a str, &'a FunDef>,
+    /// Kernels made from IR, by statement address and kind.
+    cache: HashMap<(usize, u32, Vec<HostTy>), Arc<KernelCode>>,
+    builtin: HashMap<String, Arc<KernelCode>>,
+    status: Buffer,
+}
+
+impl<'a> Exec<'a> {
+    pub fn new(ctx: &'a Context, prog: &'a ir::Program) -> E<Exec<'a>> {
+        let status = ctx.alloc(16).map_err(vk)?;
+        ctx.upload(&status, 0, &[0u8; 16]).map_err(vk)?;
+        Ok(Exec {
+            ctx,
+            prog,
+            env: HashMap::new(),
+            funs: prog.funs.iter().map(|f| (&*f.name, f)).collect(),
+            cache: HashMap::new(),
+            builtin: HashMap::new(),
+            status,
+        })
+    }
+
+    // ----- memory ----------------------------------------------------------------------------
+
+    pub fn alloc(&self, elem: PrimType, shape: Vec<usize>) -> E<DArr> {
+        let n: usize = shape.iter().product();
+        let bytes = (n * wsize(elem)).max(8) as u64;
+        let buf = self.ctx.alloc(bytes).map_err(vk)?;
+        Ok(DArr {
+            buf: Arc::new(buf),
+            elem,
+            shape,
+            off: 0,
+        })
+    }
+
+    pub fn upload(&self, a: &ArrayValue) -> E<DArr> {
+        let d = self.alloc(a.elem_type(), a.shape.clone())?;
+        let bytes = buf_to_bytes(&a.data);
+        if !bytes.is_empty() {
+            self.ctx.upload(&d.buf, 0, &bytes).map_err(vk)?;
+        }
+        Ok(d)
+    }
+
+    pub fn download(&self, a: &DArr) -> E<ArrayValue> {
+        let ws = wsize(a.elem);
+        let n = a.len();
+        let data = if n == 0 {
+            HBuf::with_capacity(a.elem, 0)
+        } else {
+            let bytes = self
+                .ctx
+                .download(&a.buf, (a.off * ws) as u64, (n * ws) as u64)
+                .map_err(vk)?;
+            bytes_to_buf(a.elem, &bytes)
+        };
+        Ok(ArrayValue {
+            shape: a.shape.clone(),
+            data,
+        })
+    }
+
+    fn read_elem(&self, a: &DArr, at: usize) -> E<PrimValue> {
+        let ws = wsize(a.elem);
+        let bytes = self
+            .ctx
+            .download(&a.buf, (at * ws) as u64, ws as u64)
+            .map_err(vk)?;
+        let b = bytes_to_buf(a.elem, &bytes);
+        b.get(0)
+            .ok_or_else(|| "internal error: short download".to_string())
+    }
+
+    // ----- environment -------------------------------------------------------------------------
+
+    fn get(&self, v: &ir::VName, loc: &Option<SrcLoc>) -> E<&HVal> {
+        match self.env.get(&v.id) {
+            Some(HVal::Empty) | None => Err(at(
+                loc,
+                format!("internal error: variable `{v}` is not bound"),
+            )),
+            Some(x) => Ok(x),
+        }
+    }
+    fn val(&self, se: &SubExp, loc: &Option<SrcLoc>) -> E<HVal> {
+        match se {
+            SubExp::Const(c) => Ok(HVal::P(*c)),
+            SubExp::Var(v) => self.get(v, loc).cloned(),
+        }
+    }
+    fn prim(&self, se: &SubExp, loc: &Option<SrcLoc>) -> E<PrimValue> {
+        match self.val(se, loc)? {
+            HVal::P(p) => Ok(p),
+            _ => Err(at(loc, "internal error: expected a scalar")),
+        }
+    }
+    fn arr(&self, v: &ir::VName, loc: &Option<SrcLoc>) -> E<DArr> {
+        match self.get(v, loc)? {
+            HVal::A(a) => Ok(a.clone()),
+            _ => Err(at(loc, format!("internal error: `{v}` is not an array"))),
+        }
+    }
+    fn size(&self, se: &SubExp, loc: &Option<SrcLoc>) -> E<usize> {
+        let p = self.prim(se, loc)?;
+        match p.as_i128() {
+            Some(n) if n >= 0 => {
+                usize::try_from(n).map_err(|_| at(loc, format!("size {n} is too large")))
+            }
+            Some(n) => Err(at(loc, format!("negative size {n}"))),
+            None => Err(at(loc, "internal error: size of a non-integer")),
+        }
+    }
+    fn set(&mut self, v: &ir::VName, x: HVal) {
+        self.env.insert(v.id, x);
+    }
+    fn take(&mut self, v: &ir::VName, loc: &Option<SrcLoc>) -> E<DArr> {
+        let a = self.arr(v, loc)?;
+        self.env.insert(v.id, HVal::Empty);
+        Ok(a)
+    }
+    fn clear_body(&mut self, body: &Body) {
+        for s in &body.stms {
+            for p in &s.pat.elems {
+                self.env.remove(&p.name.id);
+            }
+        }
+    }
+
+    fn host_ty(&self, v: &ir::VName) -> Option<HostTy> {
+        match self.env.get(&v.id)? {
+            HVal::P(p) => Some(HostTy::Prim(p.prim_type())),
+            HVal::A(a) => Some(HostTy::Arr(a.elem, a.shape.len())),
+            HVal::Empty => None,
+        }
+    }
+
+    // ----- launching ---------------------------------------------------------------------------
+
+    fn check_device(&self, code: &KernelCode) -> E<()> {
+        let info = self.ctx.info();
+        if code.uses_f64 && !info.float64 {
+            return Err(format!(
+                "not supported by the Vulkan device {}: float64",
+                info.name
+            ));
+        }
+        if !info.int64 {
+            return Err(format!(
+                "not supported by the Vulkan device {}: int64 (vkad's kernels index with 64-bit integers)",
+                info.name
+            ));
+        }
+        Ok(())
+    }
+
+    /// Launches a kernel over `groups` workgroups. `outs` and `tmps` are the buffers for
+    /// `BindSrc::Out` / `BindSrc::Tmp`.
+    fn launch(
+        &mut self,
+        code: &KernelCode,
+        lits: &[u64],
+        outs: &[&Buffer],
+        tmps: &[&Buffer],
+        groups: u32,
+        loc: &Option<SrcLoc>,
+    ) -> E<()> {
+        self.check_device(code)?;
+        let mut words = Vec::with_capacity(code.args.len().max(1));
+        for a in &code.args {
+            let w = match a {
+                ArgSrc::Sub(se) => encode(self.prim(se, loc)?),
+                ArgSrc::Off(v) => self.arr(v, loc)?.off as u64,
+                ArgSrc::Dim(v, k) => self.arr(v, loc)?.shape.get(*k).copied().unwrap_or(0) as u64,
+                ArgSrc::Lit(i) => lits.get(*i).copied().unwrap_or(0),
+            };
+            words.push(w);
+        }
+        if words.is_empty() {
+            words.push(0);
+        }
+        let argbuf = self.ctx.alloc((words.len() * 8) as u64).map_err(vk)?;
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        self.ctx.upload(&argbuf, 0, &bytes).map_err(vk)?;
+        let mut held: Vec<Arc<Buffer>> = Vec::new();
+        for b in &code.binds {
+            if let BindSrc::Var(v) = b {
+                held.push(self.arr(v, loc)?.buf.clone());
+            }
+        }
+        let mut buffers: Vec<&Buffer> = vec![&self.status, &argbuf];
+        let mut hi = 0;
+        for b in &code.binds {
+            match b {
+                BindSrc::Var(_) => {
+                    buffers.push(&held[hi]);
+                    hi += 1;
+                }
+                BindSrc::Out(k) => buffers.push(
+                    outs.get(*k)
+                        .copied()
+                        .ok_or("internal error: missing output buffer")?,
+                ),
+                BindSrc::Tmp(k) => buffers.push(
+                    tmps.get(*k)
+                        .copied()
+                        .ok_or("internal error: missing temporary buffer")?,
+                ),
+            }
+        }
+        let kern = self
+            .ctx
+            .kernel("vkad", &code.words, "main", buffers.len() as u32, 0)
+            .map_err(vk)?;
+        self.ctx
+            .run(&[Dispatch {
+                kernel: &kern,
+                buffers,
+                push: vec![],
+                groups: [groups.max(1), 1, 1],
+            }])
+            .map_err(vk)?;
+        if !code.errors.is_empty() {
+            let st = self.ctx.download(&self.status, 0, 12).map_err(vk)?;
+            let word = |i: usize| {
+                u32::from_le_bytes([st[4 * i], st[4 * i + 1], st[4 * i + 2], st[4 * i + 3]])
+            };
+            if word(0) != 0 {
+                self.ctx.upload(&self.status, 0, &[0u8; 16]).map_err(vk)?;
+                let site = code.errors.get(word(2) as usize);
+                return Err(match site {
+                    Some(s) => at(&s.loc, &s.msg),
+                    None => at(loc, "kernel error"),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn groups_for(n: usize) -> u32 {
+        n.div_ceil(WG as usize).clamp(1, 65535) as u32
+    }
+
+    fn builtin(
+        &mut self,
+        key: String,
+        make: impl FnOnce(&ir::Program) -> E<KernelCode>,
+    ) -> E<Arc<KernelCode>> {
+        if let Some(k) = self.builtin.get(&key) {
+            return Ok(k.clone());
+        }
+        let k = Arc::new(make(self.prog)?);
+        self.builtin.insert(key, k.clone());
+        Ok(k)
+    }
+
+    #[allow(clippy::too_many_arguments)] // the two sides of a strided copy
+    /// `dst[dbase + ...] = src[sbase + ...]` over dims (size, src stride, dst stride), or a fill
+    /// with `value` when `src` is None.
+    fn strided(
+        &mut self,
+        src: Option<&Buffer>,
+        sbase: i64,
+        value: u64,
+        dst: &Buffer,
+        elem: PrimType,
+        dbase: i64,
+        dims: &[(usize, i64, i64)],
+        loc: &Option<SrcLoc>,
+    ) -> E<()> {
+        let n: usize = dims.iter().map(|d| d.0).product();
+        if n == 0 {
+            return Ok(());
+        }
+        let wk = word_kind(elem);
+        let rank = dims.len();
+        let scalar = src.is_none();
+        let code = self.builtin(format!("strided {wk:?} {rank} {scalar}"), |p| {
+            prims::strided(p, wk, rank, scalar)
+        })?;
+        let mut lits = vec![
+            n as u64,
+            if scalar { value } else { sbase as u64 },
+            dbase as u64,
+        ];
+        for &(s, ss, ds) in dims {
+            lits.extend([s as u64, ss as u64, ds as u64]);
+        }
+        let tmps: Vec<&Buffer> = match src {
+            Some(s) => vec![s, dst],
+            None => vec![dst, dst],
+        };
+        self.launch(&code, &lits, &[], &tmps, Self::groups_for(n), loc)
+    }
+
+    /// A fresh contiguous copy of an array.
+    fn copy(&mut self, a: &DArr, loc: &Option<SrcLoc>) -> E<DArr> {
+        let d = self.alloc(a.elem, a.shape.clone())?;
+        let n = a.len();
+        self.strided(
+            Some(&a.buf),
+            a.off as i64,
+            0,
+            &d.buf,
+            a.elem,
+            0,
+            &[(n, 1, 1)],
+            loc,
+        )?;
+        Ok(d)
+    }
+
+    /// An array that may be updated in place (copied when shared).
+    fn unique(&mut self, a: DArr, loc: &Option<SrcLoc>) -> E<DArr> {
+        if Arc::strong_count(&a.buf) == 1 {
+            Ok(a)
+        } else {
+            self.copy(&a, loc)
+        }
+    }
+
+    // ----- bodies and statements ----------------------------------------------------------------
+
+    pub fn apply(&mut self, fun: &str, args: Vec<HVal>, loc: &Option<SrcLoc>) -> E<Vec<HVal>> {
+        let f = *self
+            .funs
+            .get(fun)
+            .ok_or_else(|| at(loc, format!("internal error: unknown function `{fun}`")))?;
+        let names: Vec<&ir::VName> = f
+            .size_params
+            .iter()
+            .chain(f.params.iter().map(|p| &p.name))
+            .collect();
+        if names.len() != args.len() {
+            return Err(at(loc, format!("internal error: `{fun}` arity")));
+        }
+        for (n, a) in names.iter().zip(args) {
+            self.set(n, a);
+        }
+        let r = self.body(&f.body, loc);
+        for n in names {
+            self.env.remove(&n.id);
+        }
+        r
+    }
+
+    fn body(&mut self, body: &'a Body, loc: &Option<SrcLoc>) -> E<Vec<HVal>> {
+        let mut r = Ok(());
+        for s in &body.stms {
+            r = self.stm(s);
+            if r.is_err() {
+                break;
+            }
+        }
+        let out = r.and_then(|_| body.result.iter().map(|se| self.val(se, loc)).collect());
+        self.clear_body(body);
+        out
+    }
+
+    fn bind(&mut self, stm: &Stm, vals: Vec<HVal>) -> E<()> {
+        if vals.len() != stm.pat.elems.len() {
+            return Err(at(&stm.loc, "internal error: pattern arity"));
+        }
+        for (p, v) in stm.pat.elems.iter().zip(vals) {
+            self.set(&p.name, v);
+        }
+        Ok(())
+    }
+
+    fn stm(&mut self, stm: &'a Stm) -> E<()> {
+        let loc = &stm.loc;
+        let lift = |m: String| at(loc, m);
+        match &stm.exp {
+            Exp::SubExp(se) => {
+                let v = self.val(se, loc)?;
+                self.bind(stm, vec![v])
+            }
+            Exp::UnOp(op, a) => {
+                let r = primops::eval_unop(*op, self.prim(a, loc)?).map_err(lift)?;
+                self.bind(stm, vec![HVal::P(r)])
+            }
+            Exp::BinOp(op, a, b) => {
+                let r = primops::eval_binop(*op, self.prim(a, loc)?, self.prim(b, loc)?)
+                    .map_err(lift)?;
+                self.bind(stm, vec![HVal::P(r)])
+            }
+            Exp::CmpOp(op, a, b) => {
+                let r = primops::eval_cmpop(*op, self.prim(a, loc)?, self.prim(b, loc)?)
+                    .map_err(lift)?;
+                self.bind(stm, vec![HVal::P(PrimValue::Bool(r))])
+            }
+            Exp::Conv(op, a) => {
+                let r = primops::eval_conv(*op, self.prim(a, loc)?).map_err(lift)?;
+                self.bind(stm, vec![HVal::P(r)])
+            }
+            Exp::Math(f, args) => {
+                let xs = args
+                    .iter()
+                    .map(|a| self.prim(a, loc))
+                    .collect::<E<Vec<_>>>()?;
+                let r = primops::eval_math(*f, &xs).map_err(lift)?;
+                self.bind(stm, vec![HVal::P(r)])
+            }
+            Exp::Assert { cond, msg } => {
+                if self.prim(cond, loc)? != PrimValue::Bool(true) {
+                    return Err(at(loc, msg));
+                }
+                self.bind(stm, vec![])
+            }
+            Exp::If {
+                cond,
+                then_b,
+                else_b,
+                ..
+            } => {
+                let b = if self.prim(cond, loc)? == PrimValue::Bool(true) {
+                    then_b
+                } else {
+                    else_b
+                };
+                let r = self.body(b, loc)?;
+                self.bind(stm, r)
+            }
+            Exp::Loop { params, form, body } => {
+                let r = self.run_loop(params, form, body, loc)?;
+                self.bind(stm, r)
+            }
+            Exp::Apply { fun, args, .. } => {
+                let args = args
+                    .iter()
+                    .map(|a| self.val(a, loc))
+                    .collect::<E<Vec<_>>>()?;
+                let r = self.apply(fun, args, loc)?;
+                self.bind(stm, r)
+            }
+            Exp::Index(v, idx) => {
+                let a = self.arr(v, loc)?;
+                let r = self.index(&a, idx, loc)?;
+                self.bind(stm, vec![r])
+            }
+            Exp::Update(v, idx, x) => {
+                let x = self.val(x, loc)?;
+                let a = self.take(v, loc)?;
+                let r = self.update(a, idx, x, loc)?;
+                self.bind(stm, vec![HVal::A(r)])
+            }
+            Exp::Iota {
+                n,
+                start,
+                stride,
+                it,
+            } => {
+                let n = self.size(n, loc)?;
+                let s = self.prim(start, loc)?.as_i128().unwrap_or(0) as i64;
+                let d = self.prim(stride, loc)?.as_i128().unwrap_or(0) as i64;
+                let out = self.alloc(PrimType::Int(*it), vec![n])?;
+                if n > 0 {
+                    let it = *it;
+                    let code = self.builtin(format!("iota {it:?}"), |p| prims::iota(p, it))?;
+                    self.launch(
+                        &code,
+                        &[n as u64, s as u64, d as u64],
+                        &[],
+                        &[&out.buf],
+                        Self::groups_for(n),
+                        loc,
+                    )?;
+                }
+                self.bind(stm, vec![HVal::A(out)])
+            }
+            Exp::Replicate { shape, value } => {
+                let dims = shape
+                    .iter()
+                    .map(|d| self.size(d, loc))
+                    .collect::<E<Vec<_>>>()?;
+                let r = match self.val(value, loc)? {
+                    HVal::P(p) => {
+                        let out = self.alloc(p.prim_type(), dims.clone())?;
+                        let n = out.len();
+                        self.strided(
+                            None,
+                            0,
+                            encode(p),
+                            &out.buf,
+                            p.prim_type(),
+                            0,
+                            &[(n, 0, 1)],
+                            loc,
+                        )?;
+                        out
+                    }
+                    HVal::A(a) => {
+                        let mut sh = dims.clone();
+                        sh.extend(&a.shape);
+                        let out = self.alloc(a.elem, sh.clone())?;
+                        let nat = natural(&sh);
+                        let inner = natural(&a.shape);
+                        let mut d: Vec<(usize, i64, i64)> = Vec::new();
+                        for (k, &n) in dims.iter().enumerate() {
+                            d.push((n, 0, nat[k]));
+                        }
+                        for (k, &n) in a.shape.iter().enumerate() {
+                            d.push((n, inner[k], nat[dims.len() + k]));
+                        }
+                        self.strided(
+                            Some(&a.buf.clone()),
+                            a.off as i64,
+                            0,
+                            &out.buf,
+                            a.elem,
+                            0,
+                            &d,
+                            loc,
+                        )?;
+                        out
+                    }
+                    HVal::Empty => return Err(at(loc, "internal error: replicate of nothing")),
+                };
+                self.bind(stm, vec![HVal::A(r)])
+            }
+            Exp::ArrayLit { elems, row } => {
+                let r = self.array_lit(elems, row, loc)?;
+                self.bind(stm, vec![HVal::A(r)])
+            }
+            Exp::Concat { dim, arrs, w } => {
+                let arrs = arrs
+                    .iter()
+                    .map(|a| self.arr(a, loc))
+                    .collect::<E<Vec<_>>>()?;
+                let w = self.size(w, loc)?;
+                let r = self.concat(*dim, &arrs, w, loc)?;
+                self.bind(stm, vec![HVal::A(r)])
+            }
+            Exp::Copy(v) => {
+                let x = self.get(v, loc)?.clone();
+                self.bind(stm, vec![x])
+            }
+            Exp::Reshape(shape, v) => {
+                let a = self.arr(v, loc)?;
+                let dims = shape
+                    .iter()
+                    .map(|d| self.size(d, loc))
+                    .collect::<E<Vec<_>>>()?;
+                let n = dims.iter().try_fold(1usize, |a, &b| a.checked_mul(b));
+                if n != Some(a.len()) {
+                    return Err(at(
+                        loc,
+                        format!(
+                            "cannot reshape array of shape {} to shape {}",
+                            shape_str(&a.shape),
+                            shape_str(&dims)
+                        ),
+                    ));
+                }
+                self.bind(stm, vec![HVal::A(DArr { shape: dims, ..a })])
+            }
+            Exp::Rearrange(perm, v) => {
+                let a = self.arr(v, loc)?;
+                let mut seen = vec![false; a.shape.len()];
+                if perm.len() != a.shape.len()
+                    || perm
+                        .iter()
+                        .any(|&p| p >= seen.len() || std::mem::replace(&mut seen[p], true))
+                {
+                    return Err(at(loc, format!("invalid permutation {perm:?}")));
+                }
+                let nat = natural(&a.shape);
+                let shape: Vec<usize> = perm.iter().map(|&p| a.shape[p]).collect();
+                let out = self.alloc(a.elem, shape.clone())?;
+                let onat = natural(&shape);
+                let dims: Vec<(usize, i64, i64)> = perm
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &p)| (shape[i], nat[p], onat[i]))
+                    .collect();
+                self.strided(
+                    Some(&a.buf.clone()),
+                    a.off as i64,
+                    0,
+                    &out.buf,
+                    a.elem,
+                    0,
+                    &dims,
+                    loc,
+                )?;
+                self.bind(stm, vec![HVal::A(out)])
+            }
+            Exp::Soac(s) => {
+                let r = self.soac(stm, s, loc)?;
+                self.bind(stm, r)
+            }
+            Exp::WithAcc { .. } | Exp::UpdAcc { .. } | Exp::Jvp { .. } | Exp::Vjp { .. } => {
+                Err(unsupported(kernel::construct_name(&stm.exp), loc))
+            }
+        }
+    }
+
+    fn run_loop(
+        &mut self,
+        params: &'a [(ir::Param, SubExp)],
+        form: &'a LoopForm,
+        body: &'a Body,
+        loc: &Option<SrcLoc>,
+    ) -> E<Vec<HVal>> {
+        let inits = params
+            .iter()
+            .map(|(_, se)| self.val(se, loc))
+            .collect::<E<Vec<_>>>()?;
+        for ((p, _), v) in params.iter().zip(inits) {
+            self.set(&p.name, v);
+        }
+        let step = |ex: &mut Self| -> E<()> {
+            let r = ex.body(body, loc)?;
+            for ((p, _), v) in params.iter().zip(r) {
+                ex.set(&p.name, v);
+            }
+            Ok(())
+        };
+        match form {
+            LoopForm::For { i, it, bound } => {
+                let n = self.prim(bound, loc)?.as_i128().unwrap_or(0).max(0);
+                let mut k: i128 = 0;
+                while k < n {
+                    self.set(i, HVal::P(PrimValue::int(*it, k)));
+                    step(self)?;
+                    k += 1;
+                }
+                self.env.remove(&i.id);
+            }
+            LoopForm::While(c) => loop {
+                let go = match self.get(c, loc)? {
+                    HVal::P(PrimValue::Bool(b)) => *b,
+                    _ => return Err(at(loc, "internal error: while condition")),
+                };
+                if !go {
+                    break;
+                }
+                step(self)?;
+            },
+        }
+        let mut out = Vec::with_capacity(params.len());
+        for (p, _) in params {
+            out.push(self.env.remove(&p.name.id).unwrap_or(HVal::Empty));
+        }
+        Ok(out)
+    }
+
+    // ----- indexing ------------------------------------------------------------------------------
+
+    /// Resolves an index: base offset (elements) and result dims (size, stride), with the
+    /// interpreter's bounds checks and messages.
+    fn resolve(
+        &self,
+        a: &DArr,
+        idx: &[DimIndex],
+        loc: &Option<SrcLoc>,
+    ) -> E<(i64, Vec<(usize, i64)>)> {
+        if idx.len() > a.shape.len() {
+            return Err(at(loc, "internal error: too many indices"));
+        }
+        let nat = natural(&a.shape);
+        let mut base = a.off as i64;
+        let mut dims = Vec::new();
+        let mut shown = Vec::new();
+        let mut ok = true;
+        for (k, d) in idx.iter().enumerate() {
+            let n = a.shape[k] as i128;
+            let s = nat[k];
+            match d {
+                DimIndex::Fix(i) => {
+                    let i = self.prim(i, loc)?.as_i128().unwrap_or(-1);
+                    shown.push(i.to_string());
+                    if i < 0 || i >= n {
+                        ok = false;
+                    } else {
+                        base += i as i64 * s;
+                    }
+                }
+                DimIndex::Slice { start, len, stride } => {
+                    let st = self.prim(start, loc)?.as_i128().unwrap_or(-1);
+                    let ln = self.prim(len, loc)?.as_i128().unwrap_or(-1);
+                    let sd = self.prim(stride, loc)?.as_i128().unwrap_or(0);
+                    shown.push(if sd == 1 {
+                        format!("{}:{}", st, st + ln)
+                    } else {
+                        format!("{}:{}:{}", st, st + ln * sd, sd)
+                    });
+                    let last = st + (ln - 1) * sd;
+                    let valid = ln == 0
+                        || ln > 0 && sd != 0 && (0..n).contains(&st) && (0..n).contains(&last);
+                    if !valid {
+                        ok = false;
+                    } else {
+                        if ln > 0 {
+                            base += st as i64 * s;
+                        }
+                        dims.push((ln as usize, sd as i64 * s));
+                    }
+                }
+            }
+        }
+        if !ok {
+            return Err(at(
+                loc,
+                format!(
+                    "index [{}] out of bounds for array of shape {}",
+                    shown.join(", "),
+                    shape_str(&a.shape)
+                ),
+            ));
+        }
+        for (&n, &s) in a.shape.iter().zip(&nat).skip(idx.len()) {
+            dims.push((n, s));
+        }
+        Ok((base, dims))
+    }
+
+    fn index(&mut self, a: &DArr, idx: &[DimIndex], loc: &Option<SrcLoc>) -> E<HVal> {
+        let (base, dims) = self.resolve(a, idx, loc)?;
+        if dims.is_empty() {
+            return Ok(HVal::P(self.read_elem(a, base as usize)?));
+        }
+        let shape: Vec<usize> = dims.iter().map(|d| d.0).collect();
+        let nat = natural(&shape);
+        let n: usize = shape.iter().product();
+        if n > 0 && nat.iter().zip(&dims).all(|(x, y)| *x == y.1 || y.0 <= 1) {
+            return Ok(HVal::A(DArr {
+                buf: a.buf.clone(),
+                elem: a.elem,
+                shape,
+                off: base as usize,
+            }));
+        }
+        let out = self.alloc(a.elem, shape)?;
+        let d: Vec<(usize, i64, i64)> = dims
+            .iter()
+            .zip(&nat)
+            .map(|(&(s, st), &o)| (s, st, o))
+            .collect();
+        self.strided(Some(&a.buf.clone()), base, 0, &out.buf, a.elem, 0, &d, loc)?;
+        Ok(HVal::A(out))
+    }
+
+    fn update(&mut self, a: DArr, idx: &[DimIndex], x: HVal, loc: &Option<SrcLoc>) -> E<DArr> {
+        let a = self.unique(a, loc)?;
+        let (base, dims) = self.resolve(&a, idx, loc)?;
+        let shape: Vec<usize> = dims.iter().map(|d| d.0).collect();
+        match x {
+            HVal::P(p) => {
+                if dims.is_empty() {
+                    let ws = wsize(a.elem);
+                    let w = encode(p);
+                    let bytes = if ws == 8 {
+                        w.to_le_bytes().to_vec()
+                    } else {
+                        (w as u32).to_le_bytes().to_vec()
+                    };
+                    self.ctx
+                        .upload(&a.buf, (base as usize * ws) as u64, &bytes)
+                        .map_err(vk)?;
+                } else {
+                    let d: Vec<(usize, i64, i64)> =
+                        dims.iter().map(|&(s, st)| (s, 0, st)).collect();
+                    self.strided(None, 0, encode(p), &a.buf.clone(), a.elem, base, &d, loc)?;
+                }
+            }
+            HVal::A(src) if src.shape == shape => {
+                let nat = natural(&shape);
+                let d: Vec<(usize, i64, i64)> = dims
+                    .iter()
+                    .zip(&nat)
+                    .map(|(&(s, st), &o)| (s, o, st))
+                    .collect();
+                self.strided(
+                    Some(&src.buf.clone()),
+                    src.off as i64,
+                    0,
+                    &a.buf.clone(),
+                    a.elem,
+                    base,
+                    &d,
+                    loc,
+                )?;
+            }
+            HVal::A(src) => {
+                return Err(at(
+                    loc,
+                    format!(
+                        "cannot write a value of type {}{} into a slice of shape {}",
+                        shape_str(&src.shape),
+                        src.elem,
+                        shape_str(&shape)
+                    ),
+                ))
+            }
+            HVal::Empty => return Err(at(loc, "internal error: update with nothing")),
+        }
+        Ok(a)
+    }
+
+    fn array_lit(&mut self, elems: &[SubExp], row: &Type, loc: &Option<SrcLoc>) -> E<DArr> {
+        let elem = row
+            .elem()
+            .ok_or_else(|| at(loc, "internal error: array literal of accumulators"))?;
+        let vals = elems
+            .iter()
+            .map(|e| self.val(e, loc))
+            .collect::<E<Vec<_>>>()?;
+        if vals.iter().all(|v| matches!(v, HVal::P(_))) && row.rank() == 0 {
+            let mut b = HBuf::with_capacity(elem, vals.len());
+            for v in &vals {
+                if let HVal::P(p) = v {
+                    b.push(*p);
+                }
+            }
+            return self.upload(&ArrayValue {
+                shape: vec![vals.len()],
+                data: b,
+            });
+        }
+        let mut row_shape: Option<Vec<usize>> = None;
+        for v in &vals {
+            if let HVal::A(a) = v {
+                match &row_shape {
+                    None => row_shape = Some(a.shape.clone()),
+                    Some(s) if *s != a.shape => {
+                        return Err(at(
+                            loc,
+                            format!(
+                                "irregular array: a row of shape {} after rows of shape {}",
+                                shape_str(&a.shape),
+                                shape_str(s)
+                            ),
+                        ))
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let rs = match row_shape {
+            Some(s) => s,
+            None => row
+                .shape()
+                .iter()
+                .map(|d| self.size(d, loc))
+                .collect::<E<Vec<_>>>()?,
+        };
+        let mut shape = vec![vals.len()];
+        shape.extend(&rs);
+        let out = self.alloc(elem, shape)?;
+        let rl: usize = rs.iter().product();
+        for (i, v) in vals.iter().enumerate() {
+            if let HVal::A(a) = v {
+                self.strided(
+                    Some(&a.buf.clone()),
+                    a.off as i64,
+                    0,
+                    &out.buf.clone(),
+                    elem,
+                    (i * rl) as i64,
+                    &[(rl, 1, 1)],
+                    loc,
+                )?;
+            }
+        }
+        Ok(out)
+    }
+
+    fn concat(&mut self, dim: usize, arrs: &[DArr], w: usize, loc: &Option<SrcLoc>) -> E<DArr> {
+        let first = arrs
+            .first()
+            .ok_or_else(|| at(loc, "internal error: concat of no arrays"))?;
+        if dim >= first.shape.len() {
+            return Err(at(loc, "internal error: concat beyond the rank"));
+        }
+        let mut total = 0;
+        for a in arrs {
+            let same = a.shape.len() == first.shape.len()
+                && a.shape
+                    .iter()
+                    .zip(&first.shape)
+                    .enumerate()
+                    .all(|(k, (x, y))| k == dim || x == y);
+            if !same {
+                return Err(at(
+                    loc,
+                    format!(
+                        "cannot concatenate arrays of shapes {} and {}",
+                        shape_str(&first.shape),
+                        shape_str(&a.shape)
+                    ),
+                ));
+            }
+            total += a.shape[dim];
+        }
+        if total != w {
+            return Err(at(
+                loc,
+                format!("concatenation has size {total}, expected {w}"),
+            ));
+        }
+        let mut shape = first.shape.clone();
+        shape[dim] = total;
+        let out = self.alloc(first.elem, shape.clone())?;
+        let onat = natural(&shape);
+        let mut pos = 0usize;
+        for a in arrs {
+            let nat = natural(&a.shape);
+            let d: Vec<(usize, i64, i64)> = (0..a.shape.len())
+                .map(|k| (a.shape[k], nat[k], onat[k]))
+                .collect();
+            self.strided(
+                Some(&a.buf.clone()),
+                a.off as i64,
+                0,
+                &out.buf.clone(),
+                a.elem,
+                pos as i64 * onat[dim],
+                &d,
+                loc,
+            )?;
+            pos += a.shape[dim];
+        }
+        Ok(out)
+    }
+
+    // ----- SOACs --------------------------------------------------------------------------------
+
+    fn lambda_kernel(
+        &mut self,
+        stm: &'a Stm,
+        kind: u32,
+        sig_vars: &[&ir::VName],
+        make: impl FnOnce(&Self, &dyn Fn(&ir::VName) -> Option<HostTy>) -> E<KernelCode>,
+    ) -> E<Arc<KernelCode>> {
+        // The kernel depends on the types of the host values it reads: key on all of them.
+        let mut sig: Vec<HostTy> = sig_vars.iter().filter_map(|v| self.host_ty(v)).collect();
+        let mut fv = Vec::new();
+        free_vars_stm(stm, &mut fv);
+        for v in &fv {
+            if let Some(t) = self.host_ty(v) {
+                sig.push(t);
+            }
+        }
+        let key = (stm as *const Stm as usize, kind, sig);
+        if let Some(k) = self.cache.get(&key) {
+            return Ok(k.clone());
+        }
+        let ht = |v: &ir::VName| self.host_ty(v);
+        let code = Arc::new(make(self, &ht)?);
+        self.cache.insert(key, code.clone());
+        Ok(code)
+    }
+
+    fn soac(&mut self, stm: &'a Stm, s: &'a Soac, loc: &Option<SrcLoc>) -> E<Vec<HVal>> {
+        match s {
+            Soac::Map { w, arrs, lam } => {
+                let n = self.size(w, loc)?;
+                // Output shapes (scalar results only).
+                let mut outs = Vec::new();
+                for t in &lam.ret {
+                    let e = t
+                        .elem()
+                        .ok_or_else(|| unsupported("a `map` returning accumulators", loc))?;
+                    let mut shape = vec![n];
+                    for d in t.shape() {
+                        shape.push(self.size(d, loc)?);
+                    }
+                    outs.push(self.alloc(e, shape)?);
+                }
+                if n == 0 {
+                    return Ok(outs.into_iter().map(HVal::A).collect());
+                }
+                let prog = self.prog;
+                let code = self.lambda_kernel(stm, 0, &[], |_, ht| {
+                    kernel::map_kernel(prog, w, arrs, lam, loc, ht)
+                })?;
+                let bufs: Vec<Arc<Buffer>> = outs.iter().map(|o| o.buf.clone()).collect();
+                let refs: Vec<&Buffer> = bufs.iter().map(|b| &**b).collect();
+                self.launch(&code, &[], &refs, &[], Self::groups_for(n), loc)?;
+                Ok(outs.into_iter().map(HVal::A).collect())
+            }
+            Soac::Reduce { w, arrs, op } | Soac::Scan { w, arrs, op }
+                if arrs
+                    .first()
+                    .is_some_and(|a| self.arr(a, loc).is_ok_and(|d| d.shape.len() == 2)) =>
+            {
+                let scan = matches!(s, Soac::Scan { .. });
+                self.columns(stm, w, arrs, op, scan, loc)
+            }
+            Soac::Reduce { w, arrs, op } => {
+                let n = self.size(w, loc)?;
+                let (elems, ios) =
+                    self.scalar_inputs(arrs, "a reduction over arrays of arrays", loc)?;
+                if n == 0 {
+                    return op.neutral.iter().map(|ne| self.val(ne, loc)).collect();
+                }
+                let (groups, chunk) = chunking(n);
+                let tmp: Vec<DArr> = elems
+                    .iter()
+                    .map(|&t| self.alloc(t, vec![groups]))
+                    .collect::<E<_>>()?;
+                let res: Vec<DArr> = elems
+                    .iter()
+                    .map(|&t| self.alloc(t, vec![1]))
+                    .collect::<E<_>>()?;
+                let k = elems.len();
+                let outs_io: Vec<Io> = (0..k)
+                    .map(|i| Io {
+                        src: BindSrc::Out(i),
+                        off: None,
+                    })
+                    .collect();
+                let prog = self.prog;
+                let e2 = elems.clone();
+                let code1 = self.lambda_kernel(
+                    stm,
+                    1,
+                    arrs.iter().collect::<Vec<_>>().as_slice(),
+                    |_, ht| {
+                        prims::chunked(prog, op, &e2, &ios, &outs_io, &[], Phase::Reduce, loc, ht)
+                    },
+                )?;
+                let tbufs: Vec<Arc<Buffer>> = tmp.iter().map(|o| o.buf.clone()).collect();
+                let trefs: Vec<&Buffer> = tbufs.iter().map(|b| &**b).collect();
+                self.launch(
+                    &code1,
+                    &[n as u64, chunk as u64],
+                    &trefs,
+                    &[],
+                    groups as u32,
+                    loc,
+                )?;
+                let ins2: Vec<Io> = (0..k)
+                    .map(|i| Io {
+                        src: BindSrc::Tmp(i),
+                        off: None,
+                    })
+                    .collect();
+                let e3 = elems.clone();
+                let code2 = self.lambda_kernel(stm, 2, &[], |_, ht| {
+                    prims::chunked(prog, op, &e3, &ins2, &outs_io, &[], Phase::Reduce, loc, ht)
+                })?;
+                let rbufs: Vec<Arc<Buffer>> = res.iter().map(|o| o.buf.clone()).collect();
+                let rrefs: Vec<&Buffer> = rbufs.iter().map(|b| &**b).collect();
+                let chunk2 = groups.div_ceil(WG as usize);
+                self.launch(
+                    &code2,
+                    &[groups as u64, chunk2 as u64],
+                    &rrefs,
+                    &trefs,
+                    1,
+                    loc,
+                )?;
+                res.iter()
+                    .map(|r| Ok(HVal::P(self.read_elem(r, 0)?)))
+                    .collect()
+            }
+            Soac::Scan { w, arrs, op } => {
+                let n = self.size(w, loc)?;
+                let (elems, ios) = self.scalar_inputs(arrs, "a scan over arrays of arrays", loc)?;
+                let outs: Vec<DArr> = elems
+                    .iter()
+                    .map(|&t| self.alloc(t, vec![n]))
+                    .collect::<E<_>>()?;
+                if n == 0 {
+                    return Ok(outs.into_iter().map(HVal::A).collect());
+                }
+                let k = elems.len();
+                let (groups, chunk) = chunking(n);
+                let part: Vec<DArr> = elems
+                    .iter()
+                    .map(|&t| self.alloc(t, vec![groups]))
+                    .collect::<E<_>>()?;
+                let pscan: Vec<DArr> = elems
+                    .iter()
+                    .map(|&t| self.alloc(t, vec![groups]))
+                    .collect::<E<_>>()?;
+                let prog = self.prog;
+                let outs_io: Vec<Io> = (0..k)
+                    .map(|i| Io {
+                        src: BindSrc::Out(i),
+                        off: None,
+                    })
+                    .collect();
+                let tmp_io: Vec<Io> = (0..k)
+                    .map(|i| Io {
+                        src: BindSrc::Tmp(i),
+                        off: None,
+                    })
+                    .collect();
+                let pre_io: Vec<Io> = (0..k)
+                    .map(|i| Io {
+                        src: BindSrc::Tmp(k + i),
+                        off: None,
+                    })
+                    .collect();
+                let arr_refs: Vec<&ir::VName> = arrs.iter().collect();
+                let e = elems.clone();
+                let c1 = self.lambda_kernel(stm, 1, &arr_refs, |_, ht| {
+                    prims::chunked(prog, op, &e, &ios, &outs_io, &[], Phase::Reduce, loc, ht)
+                })?;
+                let pb: Vec<Arc<Buffer>> = part.iter().map(|o| o.buf.clone()).collect();
+                let pr: Vec<&Buffer> = pb.iter().map(|b| &**b).collect();
+                self.launch(&c1, &[n as u64, chunk as u64], &pr, &[], groups as u32, loc)?;
+                let e = elems.clone();
+                let c2 = self.lambda_kernel(stm, 3, &[], |_, ht| {
+                    prims::chunked(
+                        prog,
+                        op,
+                        &e,
+                        &tmp_io,
+                        &outs_io,
+                        &[],
+                        Phase::Scan { prefix: false },
+                        loc,
+                        ht,
+                    )
+                })?;
+                let sb: Vec<Arc<Buffer>> = pscan.iter().map(|o| o.buf.clone()).collect();
+                let sr: Vec<&Buffer> = sb.iter().map(|b| &**b).collect();
+                let chunk2 = groups.div_ceil(WG as usize);
+                self.launch(&c2, &[groups as u64, chunk2 as u64], &sr, &pr, 1, loc)?;
+                let e = elems.clone();
+                let c3 = self.lambda_kernel(stm, 4, &arr_refs, |_, ht| {
+                    prims::chunked(
+                        prog,
+                        op,
+                        &e,
+                        &ios,
+                        &outs_io,
+                        &pre_io,
+                        Phase::Scan { prefix: true },
+                        loc,
+                        ht,
+                    )
+                })?;
+                let ob: Vec<Arc<Buffer>> = outs.iter().map(|o| o.buf.clone()).collect();
+                let or: Vec<&Buffer> = ob.iter().map(|b| &**b).collect();
+                let mut tmps: Vec<&Buffer> = pr.clone();
+                tmps.extend(sr.iter().copied());
+                self.launch(
+                    &c3,
+                    &[n as u64, chunk as u64],
+                    &or,
+                    &tmps,
+                    groups as u32,
+                    loc,
+                )?;
+                Ok(outs.into_iter().map(HVal::A).collect())
+            }
+            Soac::Hist {
+                w,
+                dest,
+                op,
+                inds,
+                vals,
+            } => {
+                let n = self.size(w, loc)?;
+                if dest.len() != vals.len() {
+                    return Err(at(loc, "internal error: hist arity"));
+                }
+                // Tuples: operators that combine each component on its own (as `jvp` makes)
+                // run as one histogram per component.
+                let ops: Vec<ir::Operator> = if dest.len() == 1 {
+                    vec![op.clone()]
+                } else {
+                    split_operator(op).ok_or_else(|| {
+                        unsupported(
+                            "`reduce_by_index` on tuples whose operator mixes components",
+                            loc,
+                        )
+                    })?
+                };
+                let mut out = Vec::with_capacity(dest.len());
+                for (k, op1) in ops.iter().enumerate() {
+                    out.push(self.hist1(stm, k, n, &dest[k], op1, inds, &vals[k], loc)?);
+                }
+                Ok(out)
+            }
+            Soac::Scatter {
+                w,
+                dest,
+                inds,
+                vals,
+            } => {
+                let n = self.size(w, loc)?;
+                let mut ds = Vec::new();
+                for dn in dest {
+                    let d = self.take(dn, loc)?;
+                    let d = self.unique(d, loc)?;
+                    self.set(dn, HVal::A(d.clone()));
+                    ds.push(d);
+                }
+                let first = ds
+                    .first()
+                    .ok_or_else(|| at(loc, "internal error: scatter"))?
+                    .clone();
+                let r = inds.len();
+                if r > first.shape.len() {
+                    return Err(at(loc, "internal error: scatter rank"));
+                }
+                let nat = natural(&first.shape);
+                let rowlen: usize = first.shape[r..].iter().product();
+                let rows: usize = first.shape[..r].iter().product();
+                if n > 0 && rows > 0 && rowlen > 0 {
+                    let owner = self.alloc(PrimType::Int(IntType::U32), vec![rows])?;
+                    self.strided(
+                        None,
+                        0,
+                        0,
+                        &owner.buf.clone(),
+                        PrimType::Int(IntType::U32),
+                        0,
+                        &[(rows, 0, 1)],
+                        loc,
+                    )?;
+                    let mut lits = vec![n as u64, rowlen as u64];
+                    for (&n, &s) in first.shape.iter().zip(&nat).take(r) {
+                        lits.push(n as u64);
+                        lits.push(s as u64);
+                    }
+                    let prog = self.prog;
+                    let vt: Vec<(ir::VName, PrimType)> = vals
+                        .iter()
+                        .zip(&ds)
+                        .map(|(v, d)| (v.clone(), d.elem))
+                        .collect();
+                    let mut sigv: Vec<&ir::VName> = inds.iter().collect();
+                    sigv.extend(vals.iter());
+                    sigv.extend(dest.iter());
+                    let c1 = self.lambda_kernel(stm, 6, &sigv, |_, ht| {
+                        prims::scatter(prog, inds, &vt, dest, true, ht)
+                    })?;
+                    self.launch(&c1, &lits, &[], &[&owner.buf], Self::groups_for(n), loc)?;
+                    let c2 = self.lambda_kernel(stm, 7, &sigv, |_, ht| {
+                        prims::scatter(prog, inds, &vt, dest, false, ht)
+                    })?;
+                    self.launch(&c2, &lits, &[], &[&owner.buf], Self::groups_for(n), loc)?;
+                }
+                for dn in dest {
+                    self.env.insert(dn.id, HVal::Empty);
+                }
+                Ok(ds.into_iter().map(HVal::A).collect())
+            }
+        }
+    }
+
+    /// Reduce/scan of `[n][m]` arrays with a vectorised operator (`map f` of a scalar `f`):
+    /// one thread per column.
+    fn columns(
+        &mut self,
+        stm: &'a Stm,
+        w: &SubExp,
+        arrs: &'a [ir::VName],
+        op: &'a ir::Operator,
+        scan: bool,
+        loc: &Option<SrcLoc>,
+    ) -> E<Vec<HVal>> {
+        let what = if scan {
+            "a scan over arrays of arrays with this operator"
+        } else {
+            "a reduction over arrays of arrays with this operator"
+        };
+        let vop = kernel::vectorised_op(op).ok_or_else(|| unsupported(what, loc))?;
+        let n = self.size(w, loc)?;
+        let mut elems = Vec::new();
+        let mut m = 0;
+        for a in arrs {
+            let d = self.arr(a, loc)?;
+            if d.shape.len() != 2 {
+                return Err(unsupported(what, loc));
+            }
+            m = d.shape[1];
+            elems.push(d.elem);
+        }
+        if n == 0 && !scan {
+            return op.neutral.iter().map(|ne| self.val(ne, loc)).collect();
+        }
+        let outs: Vec<DArr> = elems
+            .iter()
+            .map(|&t| self.alloc(t, if scan { vec![n, m] } else { vec![m] }))
+            .collect::<E<_>>()?;
+        if m > 0 && n > 0 {
+            let prog = self.prog;
+            let e = elems.clone();
+            let sig: Vec<&ir::VName> = arrs.iter().collect();
+            let code = self.lambda_kernel(stm, 8, &sig, |_, ht| {
+                kernel::column_kernel(prog, op, &vop, arrs, &e, scan, loc, ht)
+            })?;
+            let bufs: Vec<Arc<Buffer>> = outs.iter().map(|o| o.buf.clone()).collect();
+            let refs: Vec<&Buffer> = bufs.iter().map(|b| &**b).collect();
+            // At most 32768 rows per launch: lavapipe stops a thread's loops after 65535
+            // iterations in total.
+            let mut r0 = 0;
+            while r0 < n {
+                let r1 = (r0 + 32768).min(n);
+                self.launch(
+                    &code,
+                    &[r1 as u64, m as u64, r0 as u64],
+                    &refs,
+                    &[],
+                    Self::groups_for(m),
+                    loc,
+                )?;
+                r0 = r1;
+            }
+        }
+        Ok(outs.into_iter().map(HVal::A).collect())
+    }
+
+    /// One component of a histogram (consumes `dest`).
+    #[allow(clippy::too_many_arguments)]
+    fn hist1(
+        &mut self,
+        stm: &'a Stm,
+        k: usize,
+        n: usize,
+        dname: &'a ir::VName,
+        op: &ir::Operator,
+        inds: &'a ir::VName,
+        vname: &'a ir::VName,
+        loc: &Option<SrcLoc>,
+    ) -> E<HVal> {
+        let d = self.take(dname, loc)?;
+        let v = self.arr(vname, loc)?;
+        if d.shape.len() != 1 || v.shape.len() != 1 {
+            return Err(unsupported("`reduce_by_index` with array-valued bins", loc));
+        }
+        let d = self.unique(d, loc)?;
+        let len = d.shape[0];
+        self.set(dname, HVal::A(d.clone()));
+        if n > 0 && len > 0 {
+            let info = self.ctx.info().clone();
+            if d.elem.byte_size() == 8 && !info.int64_atomics {
+                return Err(format!(
+                    "not supported by the Vulkan device {}: 64-bit atomics (reduce_by_index on {})",
+                    info.name, d.elem
+                ));
+            }
+            let prog = self.prog;
+            let t = d.elem;
+            let code = self.lambda_kernel(stm, 16 + k as u32, &[inds, vname, dname], |_, ht| {
+                prims::hist(
+                    prog,
+                    op,
+                    t,
+                    inds,
+                    vname,
+                    dname,
+                    info.float32_atomic_add,
+                    info.int64_atomics,
+                    loc,
+                    ht,
+                )
+            })?;
+            self.launch(
+                &code,
+                &[n as u64, len as u64],
+                &[],
+                &[],
+                Self::groups_for(n),
+                loc,
+            )?;
+        }
+        self.env.insert(dname.id, HVal::Empty);
+        Ok(HVal::A(d))
+    }
+
+    fn scalar_inputs(
+        &self,
+        arrs: &[ir::VName],
+        what: &str,
+        loc: &Option<SrcLoc>,
+    ) -> E<(Vec<PrimType>, Vec<Io>)> {
+        let mut elems = Vec::new();
+        let mut ios = Vec::new();
+        for a in arrs {
+            let d = self.arr(a, loc)?;
+            if d.shape.len() != 1 {
+                return Err(unsupported(what, loc));
+            }
+            elems.push(d.elem);
+            ios.push(Io {
+                src: BindSrc::Var(a.clone()),
+                off: Some(a.clone()),
+            });
+        }
+        Ok((elems, ios))
+    }
+}
+
+/// Splits an operator on `k`-tuples into `k` scalar operators when result `i` depends only on
+/// parameters `i` and `k + i` (and free variables).
+fn split_operator(op: &ir::Operator) -> Option<Vec<ir::Operator>> {
+    let lam = &op.lam;
+    let k = lam.body.result.len();
+    if lam.params.len() != 2 * k || op.neutral.len() != k {
+        return None;
+    }
+    let mut out = Vec::with_capacity(k);
+    for i in 0..k {
+        let mut needed: Vec<ir::VName> = Vec::new();
+        se_vars(&lam.body.result[i], &mut needed);
+        let mut keep = vec![false; lam.body.stms.len()];
+        for (j, s) in lam.body.stms.iter().enumerate().rev() {
+            if s.pat.elems.iter().any(|p| needed.contains(&p.name)) {
+                keep[j] = true;
+                free_vars_stm(s, &mut needed);
+            }
+        }
+        for (j, p) in lam.params.iter().enumerate() {
+            if j != i && j != k + i && needed.contains(&p.name) {
+                return None;
+            }
+        }
+        let stms: Vec<Stm> = lam
+            .body
+            .stms
+            .iter()
+            .zip(&keep)
+            .filter(|(_, &kp)| kp)
+            .map(|(s, _)| s.clone())
+            .collect();
+        out.push(ir::Operator {
+            lam: ir::Lambda {
+                params: vec![lam.params[i].clone(), lam.params[k + i].clone()],
+                body: Body {
+                    stms,
+                    result: vec![lam.body.result[i].clone()],
+                },
+                ret: vec![lam.ret.get(i)?.clone()],
+            },
+            neutral: vec![op.neutral[i].clone()],
+            commutative: op.commutative,
+        });
+    }
+    Some(out)
+}
+
+fn se_vars(s: &SubExp, out: &mut Vec<ir::VName>) {
+    if let SubExp::Var(v) = s {
+        out.push(v.clone());
+    }
+}
+
+/// Number of workgroups and elements per thread for a chunked pass over `n` elements.
+fn chunking(n: usize) -> (usize, usize) {
+    let groups = n.div_ceil(WG as usize).clamp(1, 1024);
+    let chunk = n.div_ceil(groups * WG as usize).max(1);
+    let groups = n.div_ceil(chunk * WG as usize).max(1);
+    (groups, chunk)
+}
+
+/// Row-major strides of a shape.
+pub fn natural(shape: &[usize]) -> Vec<i64> {
+    let mut s = vec![0i64; shape.len()];
+    let mut acc = 1i64;
+    for k in (0..shape.len()).rev() {
+        s[k] = acc;
+        acc = acc.saturating_mul(shape[k] as i64);
+    }
+    s
+}
+
+/// All variables a statement mentions (over-approximates the free ones; used for cache keys).
+fn free_vars_stm(stm: &Stm, out: &mut Vec<ir::VName>) {
+    fn se(s: &SubExp, out: &mut Vec<ir::VName>) {
+        if let SubExp::Var(v) = s {
+            out.push(v.clone());
+        }
+    }
+    fn body(b: &Body, out: &mut Vec<ir::VName>) {
+        for s in &b.stms {
+            free_vars_stm(s, out);
+        }
+        for r in &b.result {
+            se(r, out);
+        }
+    }
+    fn lam(l: &ir::Lambda, out: &mut Vec<ir::VName>) {
+        body(&l.body, out);
+    }
+    match &stm.exp {
+        Exp::SubExp(a) | Exp::UnOp(_, a) | Exp::Conv(_, a) => se(a, out),
+        Exp::BinOp(_, a, b) | Exp::CmpOp(_, a, b) => {
+            se(a, out);
+            se(b, out)
+        }
+        Exp::Math(_, a) => a.iter().for_each(|x| se(x, out)),
+        Exp::Index(v, idx) => {
+            out.push(v.clone());
+            for d in idx {
+                match d {
+                    DimIndex::Fix(i) => se(i, out),
+                    DimIndex::Slice { start, len, stride } => {
+                        se(start, out);
+                        se(len, out);
+                        se(stride, out)
+                    }
+                }
+            }
+        }
+        Exp::If {
+            cond,
+            then_b,
+            else_b,
+            ..
+        } => {
+            se(cond, out);
+            body(then_b, out);
+            body(else_b, out)
+        }
+        Exp::Loop {
+            params,
+            form,
+            body: b,
+        } => {
+            for (_, i) in params {
+                se(i, out);
+            }
+            if let LoopForm::For { bound, .. } = form {
+                se(bound, out);
+            }
+            body(b, out)
+        }
+        Exp::Apply { args, .. } => args.iter().for_each(|x| se(x, out)),
+        Exp::Assert { cond, .. } => se(cond, out),
+        Exp::Soac(s) => match s {
+            Soac::Map { w, arrs, lam: l } => {
+                se(w, out);
+                out.extend(arrs.iter().cloned());
+                lam(l, out)
+            }
+            Soac::Reduce { w, arrs, op } | Soac::Scan { w, arrs, op } => {
+                se(w, out);
+                out.extend(arrs.iter().cloned());
+                op.neutral.iter().for_each(|x| se(x, out));
+                lam(&op.lam, out)
+            }
+            Soac::Hist { w, op, .. } => {
+                se(w, out);
+                op.neutral.iter().for_each(|x| se(x, out));
+                lam(&op.lam, out)
+            }
+            Soac::Scatter { w, .. } => se(w, out),
+        },
+        _ => {}
+    }
+}
+
+/// The sizes of an entry's parameters inferred from the arguments, checked like the interpreter.
+pub fn check_args(f: &FunDef, entry: &str, args: &[Value]) -> E<Vec<PrimValue>> {
+    if args.len() != f.params.len() {
+        return Err(format!(
+            "entry `{entry}` expects {} arguments, got {}",
+            f.params.len(),
+            args.len()
+        ));
+    }
+    let mut sizes: HashMap<&ir::VName, (usize, usize)> = HashMap::new();
+    for (k, (p, a)) in f.params.iter().zip(args).enumerate() {
+        if let Value::Scalar(v) = a {
+            if let Some(n) = v.as_i128().and_then(|n| usize::try_from(n).ok()) {
+                sizes.insert(&p.name, (n, k));
+            }
+        }
+    }
+    for (k, (p, a)) in f.params.iter().zip(args).enumerate() {
+        let bad = || {
+            format!(
+                "argument {}: expected {}, got {}",
+                k + 1,
+                type_name(&p.ty),
+                a.type_name()
+            )
+        };
+        if p.ty.elem() != Some(a.elem_type()) || p.ty.rank() != a.shape().len() {
+            return Err(bad());
+        }
+        for (d, (dim, &n)) in p.ty.shape().iter().zip(a.shape()).enumerate() {
+            match dim {
+                SubExp::Const(c) => {
+                    if c.as_i128() != Some(n as i128) {
+                        return Err(bad());
+                    }
+                }
+                SubExp::Var(v) => match sizes.get(v) {
+                    Some(&(m, k0)) if m != n => {
+                        return Err(format!(
+                            "shape mismatch: argument {} has size {n} in dimension {} where argument {} has size {m} for the same size `{}`",
+                            k + 1, d + 1, k0 + 1, v.base
+                        ))
+                    }
+                    Some(_) => {}
+                    None => {
+                        sizes.insert(v, (n, k));
+                    }
+                },
+            }
+        }
+        if let Value::Array(arr) = a {
+            if arr.shape.iter().product::<usize>() != arr.data.len() {
+                return Err(format!(
+                    "argument {}: array of shape {:?} has {} elements",
+                    k + 1,
+                    arr.shape,
+                    arr.data.len()
+                ));
+            }
+        }
+    }
+    f.size_params
+        .iter()
+        .map(|s| match sizes.get(s) {
+            Some(&(n, _)) => Ok(PrimValue::I64(n as i64)),
+            None => Err(format!(
+                "entry `{entry}`: size `{}` cannot be inferred from the arguments",
+                s.base
+            )),
+        })
+        .collect()
+}
+
+fn type_name(t: &Type) -> String {
+    let mut s = String::new();
+    for d in t.shape() {
+        match d {
+            SubExp::Const(c) => s.push_str(&format!("[{}]", c.as_i128().unwrap_or(0))),
+            SubExp::Var(_) => s.push_str("[]"),
+        }
+    }
+    s.push_str(t.elem().map(|e| e.name()).unwrap_or("accumulator"));
+    s
+}
+
+/// Runs an entry point (see [`crate::run_entry`]).
+pub fn run(ctx: &Context, prog: &ir::Program, entry: &str, args: Vec<Value>) -> E<Vec<Value>> {
+    let f = prog
+        .entry(entry)
+        .ok_or_else(|| format!("no entry point named `{entry}`"))?;
+    let sizes = check_args(f, entry, &args)?;
+    let mut ex = Exec::new(ctx, prog)?;
+    let mut all: Vec<HVal> = sizes.into_iter().map(HVal::P).collect();
+    for a in &args {
+        all.push(match a {
+            Value::Scalar(p) => HVal::P(*p),
+            Value::Array(arr) => HVal::A(ex.upload(arr)?),
+        });
+    }
+    drop(args);
+    let results = ex.apply(&f.name, all, &None)?;
+    let _ = IntType::I64;
+    results
+        .into_iter()
+        .skip(f.num_ext_results())
+        .map(|v| match v {
+            HVal::P(p) => Ok(Value::Scalar(p)),
+            HVal::A(a) => Ok(Value::Array(ex.download(&a)?)),
+            HVal::Empty => Err(format!("entry `{entry}` returned nothing")),
+        })
+        .collect()
+}

@@ -1,0 +1,645 @@
+//! The SPIR-V module builder every kernel is made with: types, cached constants, storage-buffer
+//! bindings, the argument buffer, the status (error) buffer, structured control flow helpers and
+//! function-local variables.
+//!
+//! Conventions of every kernel:
+//! - binding 0: the status buffer (`u32` words): word 0 is a flag set (by compare-exchange, first
+//!   error wins) to 1 when a thread hits a runtime error, word 1 the error code, word 2 the id
+//!   of the failing check (an index into the kernel's [`ErrorSite`] table);
+//! - binding 1: the argument buffer (`u64` words): scalars and array offsets/shapes;
+//! - bindings 2..: arrays. Element storage: every type of at most 32 bits is one `u32` word
+//!   (bool as 0/1, 8/16-bit integers sign- or zero-extended, `f16` as the bits of the `f32` with
+//!   the same value); 64-bit types are one `u64` word.
+//!
+//! Registers: `bool` is `OpTypeBool`; integers of at most 32 bits are `u32` values kept in
+//! canonical form (sign-extended for signed types, zero-extended for unsigned ones); 64-bit
+//! integers are `u64`; `f16` is an `f32` always rounded to `f16` precision; `f32`, `f64` native.
+
+use rspirv::dr::{Builder, Instruction, Operand};
+use rspirv::spirv::{
+    self, AddressingModel, BuiltIn, Capability, Decoration, ExecutionMode, ExecutionModel,
+    FunctionControl, MemoryModel, Op, SelectionControl, StorageClass, Word,
+};
+use std::collections::HashMap;
+use vkad_core::diag::SrcLoc;
+use vkad_core::prim::{FloatType, IntType, PrimType};
+
+/// Workgroup size of every kernel.
+pub const WG: u32 = 256;
+
+/// A build error (an internal error: the builder was misused).
+pub type R<T> = Result<T, String>;
+
+pub(crate) trait Ie<T> {
+    fn ie(self) -> R<T>;
+}
+
+impl<T> Ie<T> for Result<T, rspirv::dr::Error> {
+    fn ie(self) -> R<T> {
+        self.map_err(|e| format!("internal error: SPIR-V builder: {e:?}"))
+    }
+}
+
+/// Error codes a kernel writes to the status buffer.
+pub const ERR_BOUNDS: u32 = 1;
+pub const ERR_DIVZERO: u32 = 2;
+pub const ERR_ASSERT: u32 = 3;
+pub const ERR_NEGEXP: u32 = 4;
+
+/// Where a kernel's runtime check comes from: the location and the message to report.
+#[derive(Clone, Debug)]
+pub struct ErrorSite {
+    pub loc: Option<SrcLoc>,
+    pub msg: String,
+}
+
+/// The storage word of a buffer binding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WordKind {
+    U32,
+    U64,
+    /// `f32` elements (for float atomics).
+    F32,
+}
+
+pub fn word_kind(t: PrimType) -> WordKind {
+    if t.byte_size() == 8 {
+        WordKind::U64
+    } else {
+        WordKind::U32
+    }
+}
+
+pub struct Gen {
+    pub b: Builder,
+    pub glsl: Word,
+    consts: HashMap<(Word, u64), Word>,
+    block_types: HashMap<WordKind, Word>,
+    fn_vars: Vec<Instruction>,
+    /// Per binding: the variable and its word kind.
+    pub bindings: Vec<(Word, WordKind)>,
+    gid_var: Word,
+    lid_var: Word,
+    wg_var: Word,
+    nwg_var: Word,
+    pub errors: Vec<ErrorSite>,
+    pub uses_f64: bool,
+    pub uses_float_atomic: bool,
+    interface: Vec<Word>,
+    fun: Word,
+}
+
+impl Gen {
+    /// A new kernel module with the status and argument buffers bound; the `main` function is
+    /// open with its first block.
+    pub fn new() -> R<Gen> {
+        let mut b = Builder::new();
+        b.set_version(1, 3);
+        b.capability(Capability::Shader);
+        b.capability(Capability::Int64);
+        let glsl = b.ext_inst_import("GLSL.std.450");
+        b.memory_model(AddressingModel::Logical, MemoryModel::GLSL450);
+        let mut g = Gen {
+            b,
+            glsl,
+            consts: HashMap::new(),
+            block_types: HashMap::new(),
+            fn_vars: Vec::new(),
+            bindings: Vec::new(),
+            gid_var: 0,
+            lid_var: 0,
+            wg_var: 0,
+            nwg_var: 0,
+            errors: Vec::new(),
+            uses_f64: false,
+            uses_float_atomic: false,
+            interface: Vec::new(),
+            fun: 0,
+        };
+        let u32t = g.t_u32();
+        let v3 = g.b.type_vector(u32t, 3);
+        let pv3 = g.b.type_pointer(None, StorageClass::Input, v3);
+        for (k, bi) in [
+            BuiltIn::GlobalInvocationId,
+            BuiltIn::LocalInvocationId,
+            BuiltIn::WorkgroupId,
+            BuiltIn::NumWorkgroups,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let v = g.b.variable(pv3, None, StorageClass::Input, None);
+            g.b.decorate(v, Decoration::BuiltIn, [Operand::BuiltIn(bi)]);
+            g.interface.push(v);
+            match k {
+                0 => g.gid_var = v,
+                1 => g.lid_var = v,
+                2 => g.wg_var = v,
+                _ => g.nwg_var = v,
+            }
+        }
+        g.binding(WordKind::U32);
+        g.binding(WordKind::U64);
+        let void = g.b.type_void();
+        let fnty = g.b.type_function(void, vec![]);
+        g.fun =
+            g.b.begin_function(void, None, FunctionControl::NONE, fnty)
+                .ie()?;
+        g.b.begin_block(None).ie()?;
+        Ok(g)
+    }
+
+    // ----- types and constants -------------------------------------------------------------
+
+    pub fn t_bool(&mut self) -> Word {
+        self.b.type_bool()
+    }
+    pub fn t_u32(&mut self) -> Word {
+        self.b.type_int(32, 0)
+    }
+    pub fn t_u64(&mut self) -> Word {
+        self.b.type_int(64, 0)
+    }
+    pub fn t_f32(&mut self) -> Word {
+        self.b.type_float(32, None)
+    }
+    pub fn t_f64(&mut self) -> Word {
+        if !self.uses_f64 {
+            self.uses_f64 = true;
+            self.b.capability(Capability::Float64);
+        }
+        self.b.type_float(64, None)
+    }
+    /// The register type of a primitive type.
+    pub fn reg_ty(&mut self, t: PrimType) -> Word {
+        match t {
+            PrimType::Bool => self.t_bool(),
+            PrimType::Int(i) if i.bits() == 64 => self.t_u64(),
+            PrimType::Int(_) => self.t_u32(),
+            PrimType::Float(FloatType::F64) => self.t_f64(),
+            PrimType::Float(_) => self.t_f32(),
+        }
+    }
+    pub fn word_ty(&mut self, k: WordKind) -> Word {
+        match k {
+            WordKind::U32 => self.t_u32(),
+            WordKind::U64 => self.t_u64(),
+            WordKind::F32 => self.t_f32(),
+        }
+    }
+
+    fn constant(&mut self, ty: Word, bits: u64, wide: bool) -> Word {
+        if let Some(&c) = self.consts.get(&(ty, bits)) {
+            return c;
+        }
+        let c = if wide {
+            self.b.constant_bit64(ty, bits)
+        } else {
+            self.b.constant_bit32(ty, bits as u32)
+        };
+        self.consts.insert((ty, bits), c);
+        c
+    }
+    pub fn c_u32(&mut self, v: u32) -> Word {
+        let t = self.t_u32();
+        self.constant(t, v as u64, false)
+    }
+    pub fn c_u64(&mut self, v: u64) -> Word {
+        let t = self.t_u64();
+        self.constant(t, v, true)
+    }
+    pub fn c_f32(&mut self, v: f32) -> Word {
+        let t = self.t_f32();
+        self.constant(t, v.to_bits() as u64, false)
+    }
+    pub fn c_f64(&mut self, v: f64) -> Word {
+        let t = self.t_f64();
+        self.constant(t, v.to_bits(), true)
+    }
+    pub fn c_bool(&mut self, v: bool) -> Word {
+        let t = self.t_bool();
+        let key = (t, v as u64);
+        if let Some(&c) = self.consts.get(&key) {
+            return c;
+        }
+        let c = if v {
+            self.b.constant_true(t)
+        } else {
+            self.b.constant_false(t)
+        };
+        self.consts.insert(key, c);
+        c
+    }
+    /// A float constant of register type `t` (f16 and f32 registers are f32).
+    pub fn c_float(&mut self, t: FloatType, v: f64) -> Word {
+        match t {
+            FloatType::F64 => self.c_f64(v),
+            _ => self.c_f32(v as f32),
+        }
+    }
+    /// An integer constant of type `t`'s register type, from its value as i128 (canonicalised).
+    pub fn c_int(&mut self, t: IntType, v: i128) -> Word {
+        if t.bits() == 64 {
+            self.c_u64(v as u64)
+        } else {
+            let bits = t.bits();
+            let mask: u64 = (1u64 << bits) - 1;
+            let low = (v as u64) & mask;
+            let canon = if t.signed() && bits < 32 && (low >> (bits - 1)) & 1 == 1 {
+                (low | !mask) as u32
+            } else {
+                low as u32
+            };
+            self.c_u32(canon)
+        }
+    }
+
+    // ----- bindings --------------------------------------------------------------------------
+
+    fn block_type(&mut self, k: WordKind) -> Word {
+        if let Some(&t) = self.block_types.get(&k) {
+            return t;
+        }
+        let wt = self.word_ty(k);
+        let ra = self.b.type_runtime_array(wt);
+        let stride = if k == WordKind::U64 { 8 } else { 4 };
+        self.b
+            .decorate(ra, Decoration::ArrayStride, [Operand::LiteralBit32(stride)]);
+        let st = self.b.type_struct([ra]);
+        self.b.decorate(st, Decoration::Block, []);
+        self.b
+            .member_decorate(st, 0, Decoration::Offset, [Operand::LiteralBit32(0)]);
+        self.block_types.insert(k, st);
+        st
+    }
+
+    /// Declares the next storage-buffer binding; returns its index.
+    pub fn binding(&mut self, k: WordKind) -> u32 {
+        let st = self.block_type(k);
+        let p = self.b.type_pointer(None, StorageClass::StorageBuffer, st);
+        let v = self.global_var(p, StorageClass::StorageBuffer);
+        let i = self.bindings.len() as u32;
+        self.b
+            .decorate(v, Decoration::DescriptorSet, [Operand::LiteralBit32(0)]);
+        self.b
+            .decorate(v, Decoration::Binding, [Operand::LiteralBit32(i)]);
+        self.bindings.push((v, k));
+        i
+    }
+
+    /// A pointer to word `idx` (a u64 value) of binding `bi`.
+    pub fn word_ptr(&mut self, bi: u32, idx: Word) -> R<Word> {
+        let (var, k) = self.bindings[bi as usize];
+        let wt = self.word_ty(k);
+        let p = self.b.type_pointer(None, StorageClass::StorageBuffer, wt);
+        let u32t = self.t_u32();
+        let idx32 = self.b.u_convert(u32t, None, idx).ie()?;
+        let z = self.c_u32(0);
+        self.b.access_chain(p, None, var, [z, idx32]).ie()
+    }
+
+    pub fn load_word(&mut self, bi: u32, idx: Word) -> R<Word> {
+        let p = self.word_ptr(bi, idx)?;
+        let k = self.bindings[bi as usize].1;
+        let wt = self.word_ty(k);
+        self.b.load(wt, None, p, None, []).ie()
+    }
+
+    pub fn store_word(&mut self, bi: u32, idx: Word, w: Word) -> R<()> {
+        let p = self.word_ptr(bi, idx)?;
+        self.b.store(p, w, None, []).ie()
+    }
+
+    /// A storage word to a register of type `t`.
+    pub fn word_to_reg(&mut self, t: PrimType, w: Word) -> R<Word> {
+        Ok(match t {
+            PrimType::Bool => {
+                let bt = self.t_bool();
+                let z = self.c_u32(0);
+                self.b.i_not_equal(bt, None, w, z).ie()?
+            }
+            PrimType::Int(_) => w,
+            PrimType::Float(FloatType::F64) => {
+                let ft = self.t_f64();
+                self.b.bitcast(ft, None, w).ie()?
+            }
+            PrimType::Float(_) => {
+                let ft = self.t_f32();
+                self.b.bitcast(ft, None, w).ie()?
+            }
+        })
+    }
+
+    /// A register of type `t` to its storage word.
+    pub fn reg_to_word(&mut self, t: PrimType, r: Word) -> R<Word> {
+        Ok(match t {
+            PrimType::Bool => {
+                let u = self.t_u32();
+                let (one, zero) = (self.c_u32(1), self.c_u32(0));
+                self.b.select(u, None, r, one, zero).ie()?
+            }
+            PrimType::Int(_) => r,
+            PrimType::Float(FloatType::F64) => {
+                let u = self.t_u64();
+                self.b.bitcast(u, None, r).ie()?
+            }
+            PrimType::Float(_) => {
+                let u = self.t_u32();
+                self.b.bitcast(u, None, r).ie()?
+            }
+        })
+    }
+
+    pub fn load_elem(&mut self, bi: u32, t: PrimType, idx: Word) -> R<Word> {
+        let w = self.load_word(bi, idx)?;
+        self.word_to_reg(t, w)
+    }
+
+    pub fn store_elem(&mut self, bi: u32, t: PrimType, idx: Word, r: Word) -> R<()> {
+        let w = self.reg_to_word(t, r)?;
+        self.store_word(bi, idx, w)
+    }
+
+    /// Argument word `k` as a register of type `t` (the host encodes scalars as u64 words:
+    /// integers sign- or zero-extended, f32/f16 as the f32 bits, bool 0/1).
+    pub fn arg(&mut self, k: u32, t: PrimType) -> R<Word> {
+        let idx = self.c_u64(k as u64);
+        let w = self.load_word(1, idx)?;
+        let u32t = self.t_u32();
+        Ok(match t {
+            PrimType::Bool => {
+                let bt = self.t_bool();
+                let z = self.c_u64(0);
+                self.b.i_not_equal(bt, None, w, z).ie()?
+            }
+            PrimType::Int(i) if i.bits() == 64 => w,
+            PrimType::Int(_) => self.b.u_convert(u32t, None, w).ie()?,
+            PrimType::Float(FloatType::F64) => {
+                let ft = self.t_f64();
+                self.b.bitcast(ft, None, w).ie()?
+            }
+            PrimType::Float(_) => {
+                let ft = self.t_f32();
+                let lo = self.b.u_convert(u32t, None, w).ie()?;
+                self.b.bitcast(ft, None, lo).ie()?
+            }
+        })
+    }
+
+    // ----- builtins -------------------------------------------------------------------------
+
+    fn builtin_x(&mut self, var: Word, comp: u32) -> R<Word> {
+        let u32t = self.t_u32();
+        let v3 = self.b.type_vector(u32t, 3);
+        let v = self.b.load(v3, None, var, None, []).ie()?;
+        self.b.composite_extract(u32t, None, v, [comp]).ie()
+    }
+    pub fn local_id(&mut self) -> R<Word> {
+        self.builtin_x(self.lid_var, 0)
+    }
+    pub fn group_id(&mut self) -> R<Word> {
+        self.builtin_x(self.wg_var, 0)
+    }
+    pub fn num_groups(&mut self) -> R<Word> {
+        self.builtin_x(self.nwg_var, 0)
+    }
+    pub fn global_id(&mut self) -> R<Word> {
+        self.builtin_x(self.gid_var, 0)
+    }
+
+    // ----- variables and control flow -------------------------------------------------------
+
+    /// A module-level variable (even while a function is being built).
+    fn global_var(&mut self, ptr: Word, sc: StorageClass) -> Word {
+        let id = self.b.id();
+        self.b
+            .module_mut()
+            .types_global_values
+            .push(Instruction::new(
+                Op::Variable,
+                Some(ptr),
+                Some(id),
+                vec![Operand::StorageClass(sc)],
+            ));
+        id
+    }
+
+    /// A function-local variable of type `ty` (declared in the first block).
+    pub fn var(&mut self, ty: Word) -> Word {
+        let p = self.b.type_pointer(None, StorageClass::Function, ty);
+        let id = self.b.id();
+        self.fn_vars.push(Instruction::new(
+            Op::Variable,
+            Some(p),
+            Some(id),
+            vec![Operand::StorageClass(StorageClass::Function)],
+        ));
+        id
+    }
+    pub fn load(&mut self, ty: Word, var: Word) -> R<Word> {
+        self.b.load(ty, None, var, None, []).ie()
+    }
+    pub fn store(&mut self, var: Word, v: Word) -> R<()> {
+        self.b.store(var, v, None, []).ie()
+    }
+
+    /// Opens `if cond {`; returns (else label, merge label) for [`Gen::else_`] / [`Gen::end_if`].
+    pub fn begin_if(&mut self, cond: Word) -> R<(Word, Word)> {
+        let (lt, le, lm) = (self.b.id(), self.b.id(), self.b.id());
+        self.b.selection_merge(lm, SelectionControl::NONE).ie()?;
+        self.b.branch_conditional(cond, lt, le, []).ie()?;
+        self.b.begin_block(Some(lt)).ie()?;
+        Ok((le, lm))
+    }
+    /// `} else {`.
+    pub fn else_(&mut self, st: (Word, Word)) -> R<()> {
+        self.b.branch(st.1).ie()?;
+        self.b.begin_block(Some(st.0)).ie()?;
+        Ok(())
+    }
+    /// `}` (after [`Gen::else_`]).
+    pub fn end_if(&mut self, st: (Word, Word)) -> R<()> {
+        self.b.branch(st.1).ie()?;
+        self.b.begin_block(Some(st.1)).ie()?;
+        Ok(())
+    }
+    /// Opens a loop; the condition is computed after this call, then [`Gen::loop_cond`], the
+    /// body, then [`Gen::end_loop`].
+    ///
+    /// Note: lavapipe (gallivm, Mesa 22.3) silently stops loops once an invocation has run
+    /// 65535 loop iterations in total; the host splits its own long per-thread loops (see
+    /// `exec::columns`), but a user loop or an inner reduction of more than 65535 iterations in
+    /// one thread gives wrong results there.
+    pub fn begin_loop(&mut self) -> R<[Word; 4]> {
+        let (lh, lc, lb, lcont, lm) = (
+            self.b.id(),
+            self.b.id(),
+            self.b.id(),
+            self.b.id(),
+            self.b.id(),
+        );
+        self.b.branch(lh).ie()?;
+        self.b.begin_block(Some(lh)).ie()?;
+        self.b
+            .loop_merge(lm, lcont, spirv::LoopControl::NONE, [])
+            .ie()?;
+        self.b.branch(lc).ie()?;
+        self.b.begin_block(Some(lc)).ie()?;
+        Ok([lb, lcont, lm, lh])
+    }
+    /// Branches on the loop condition and opens the body.
+    pub fn loop_cond(&mut self, st: [Word; 4], c: Word) -> R<()> {
+        self.b.branch_conditional(c, st[0], st[2], []).ie()?;
+        self.b.begin_block(Some(st[0])).ie()?;
+        Ok(())
+    }
+    /// Closes the body and the loop.
+    pub fn end_loop(&mut self, st: [Word; 4]) -> R<()> {
+        self.b.branch(st[1]).ie()?;
+        self.b.begin_block(Some(st[1])).ie()?;
+        self.b.branch(st[3]).ie()?;
+        self.b.begin_block(Some(st[2])).ie()?;
+        Ok(())
+    }
+
+    /// `if cond { then() }` (structured).
+    pub fn if_then(&mut self, cond: Word, then: impl FnOnce(&mut Gen) -> R<()>) -> R<()> {
+        let (lt, lm) = (self.b.id(), self.b.id());
+        self.b.selection_merge(lm, SelectionControl::NONE).ie()?;
+        self.b.branch_conditional(cond, lt, lm, []).ie()?;
+        self.b.begin_block(Some(lt)).ie()?;
+        then(self)?;
+        self.b.branch(lm).ie()?;
+        self.b.begin_block(Some(lm)).ie()?;
+        Ok(())
+    }
+
+    /// `while cond() { body() }`: `cond` is evaluated in the loop header's condition block.
+    pub fn while_loop(
+        &mut self,
+        cond: impl FnOnce(&mut Gen) -> R<Word>,
+        body: impl FnOnce(&mut Gen) -> R<()>,
+    ) -> R<()> {
+        let st = self.begin_loop()?;
+        let c = cond(self)?;
+        self.loop_cond(st, c)?;
+        body(self)?;
+        self.end_loop(st)
+    }
+
+    /// `for i in start.. while i < end, step` over u64 values; `body` gets `i`.
+    pub fn for_range(
+        &mut self,
+        start: Word,
+        end: Word,
+        step: Word,
+        body: impl FnOnce(&mut Gen, Word) -> R<()>,
+    ) -> R<()> {
+        let u64t = self.t_u64();
+        let iv = self.var(u64t);
+        self.store(iv, start)?;
+        let bt = self.t_bool();
+        self.while_loop(
+            |g| {
+                let i = g.load(u64t, iv)?;
+                g.b.u_less_than(bt, None, i, end).ie()
+            },
+            |g| {
+                let i = g.load(u64t, iv)?;
+                body(g, i)?;
+                let n = g.b.i_add(u64t, None, i, step).ie()?;
+                g.store(iv, n)
+            },
+        )
+    }
+
+    /// Grid-stride loop over `0..n` (u64): thread `gid` handles `gid, gid + total, ...`.
+    pub fn grid_loop(&mut self, n: Word, body: impl FnOnce(&mut Gen, Word) -> R<()>) -> R<()> {
+        let u64t = self.t_u64();
+        let gid = self.global_id()?;
+        let gid = self.b.u_convert(u64t, None, gid).ie()?;
+        let ng = self.num_groups()?;
+        let ng = self.b.u_convert(u64t, None, ng).ie()?;
+        let wg = self.c_u64(WG as u64);
+        let total = self.b.i_mul(u64t, None, ng, wg).ie()?;
+        self.for_range(gid, n, total, body)
+    }
+
+    /// Records an error site and returns its id.
+    pub fn site(&mut self, loc: &Option<SrcLoc>, msg: impl Into<String>) -> u32 {
+        self.errors.push(ErrorSite {
+            loc: loc.clone(),
+            msg: msg.into(),
+        });
+        (self.errors.len() - 1) as u32
+    }
+
+    /// If `bad` is true: record error `code` at site `site` in the status buffer (first wins).
+    pub fn fail_if(&mut self, bad: Word, code: u32, site: u32) -> R<()> {
+        self.if_then(bad, |g| {
+            let u32t = g.t_u32();
+            let z = g.c_u64(0);
+            let p = g.word_ptr(0, z)?;
+            let (dev, sem) = (g.c_u32(spirv::Scope::Device as u32), g.c_u32(0));
+            let (zero, one) = (g.c_u32(0), g.c_u32(1));
+            let old =
+                g.b.atomic_compare_exchange(u32t, None, p, dev, sem, sem, one, zero)
+                    .ie()?;
+            let bt = g.t_bool();
+            let won = g.b.i_equal(bt, None, old, zero).ie()?;
+            g.if_then(won, |g| {
+                let (i1, i2) = (g.c_u64(1), g.c_u64(2));
+                let (c, s) = (g.c_u32(code), g.c_u32(site));
+                g.store_word(0, i1, c)?;
+                g.store_word(0, i2, s)
+            })
+        })
+    }
+
+    pub fn control_barrier(&mut self) -> R<()> {
+        let wg = self.c_u32(spirv::Scope::Workgroup as u32);
+        let sem = self.c_u32(
+            (spirv::MemorySemantics::ACQUIRE_RELEASE | spirv::MemorySemantics::WORKGROUP_MEMORY)
+                .bits(),
+        );
+        self.b.control_barrier(wg, wg, sem).ie()
+    }
+
+    /// A workgroup-shared array of `n` values of type `ty`; returns the variable.
+    pub fn shared_array(&mut self, ty: Word, n: u32) -> Word {
+        let len = self.c_u32(n);
+        let at = self.b.type_array(ty, len);
+        let p = self.b.type_pointer(None, StorageClass::Workgroup, at);
+        self.global_var(p, StorageClass::Workgroup)
+    }
+    pub fn shared_ptr(&mut self, arr: Word, ty: Word, idx: Word) -> R<Word> {
+        let p = self.b.type_pointer(None, StorageClass::Workgroup, ty);
+        self.b.access_chain(p, None, arr, [idx]).ie()
+    }
+
+    /// Closes `main` and returns the assembled module.
+    pub fn finish(mut self) -> R<Vec<u32>> {
+        self.b.ret().ie()?;
+        self.b.end_function().ie()?;
+        let fun = self.fun;
+        self.b.entry_point(
+            ExecutionModel::GLCompute,
+            fun,
+            "main",
+            self.interface.clone(),
+        );
+        self.b
+            .execution_mode(fun, ExecutionMode::LocalSize, [WG, 1, 1]);
+        let vars = std::mem::take(&mut self.fn_vars);
+        let mut m = self.b.module();
+        if let Some(f) = m.functions.first_mut() {
+            if let Some(bl) = f.blocks.first_mut() {
+                let mut all = vars;
+                all.append(&mut bl.instructions);
+                bl.instructions = all;
+            }
+        }
+        use rspirv::binary::Assemble;
+        Ok(m.assemble())
+    }
+}

@@ -1,0 +1,1169 @@
+//! Compiling IR lambdas to SPIR-V code run by one thread: scalar statements, indexing of arrays
+//! in buffers (views with bounds checks), `if`, `loop`, function calls (inlined), assertions, and
+//! inner `reduce`s (sequential loops). Anything that needs a per-thread array is reported as
+//! "not supported on the Vulkan backend".
+
+use crate::gen::{ErrorSite, Gen, Ie, ERR_ASSERT, ERR_BOUNDS, R};
+use rspirv::spirv::Word;
+use std::collections::{HashMap, HashSet};
+use vkad_core::diag::SrcLoc;
+use vkad_core::ir::{
+    Body, DimIndex, Exp, Lambda, LoopForm, Program, Soac, Stm, SubExp, Type, VName,
+};
+use vkad_core::prim::{PrimType, PrimValue};
+
+/// An array in a buffer as seen by a thread: element `off + sum(i_k * stride_k)` (u64 ids).
+#[derive(Clone, Debug)]
+pub struct View {
+    pub bi: u32,
+    pub elem: PrimType,
+    pub off: Word,
+    pub dims: Vec<(Word, Word)>,
+}
+
+/// A value in kernel code.
+#[derive(Clone, Debug)]
+pub enum KVal {
+    S(Word, PrimType),
+    V(View),
+    /// A lazily computed array: the result of an inner `map` (an index into [`KCtx`]'s table);
+    /// its rows are computed where they are used.
+    L(usize),
+}
+
+/// An array whose elements are computed on demand: an inner `map`, `iota` or `replicate`.
+#[derive(Clone)]
+enum Lazy<'p> {
+    Map {
+        lam: &'p Lambda,
+        inputs: Vec<KVal>,
+        res: usize,
+        n: Word,
+    },
+    Iota {
+        n: Word,
+        start: Word,
+        stride: Word,
+        it: vkad_core::prim::IntType,
+    },
+    Rep {
+        n: Word,
+        row: KVal,
+    },
+}
+
+/// Where a kernel argument word comes from (resolved by the host at launch).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArgSrc {
+    /// A scalar operand (constant or host scalar variable).
+    Sub(SubExp),
+    /// The element offset of a host array.
+    Off(VName),
+    /// Dimension `k` of a host array.
+    Dim(VName, usize),
+    /// Launch-time literal `i` (sizes the host computes).
+    Lit(usize),
+}
+
+/// Where a binding (from 2 on) comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BindSrc {
+    Var(VName),
+    /// Output `k` of the kernel (allocated by the host).
+    Out(usize),
+    /// A temporary buffer `k` the host allocates (of the size the kernel kind says).
+    Tmp(usize),
+}
+
+/// The type of a host value, as a kernel needs it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum HostTy {
+    Prim(PrimType),
+    Arr(PrimType, usize),
+}
+
+/// A kernel made from IR, with how to launch it.
+#[derive(Clone, Debug)]
+pub struct KernelCode {
+    pub words: Vec<u32>,
+    pub args: Vec<ArgSrc>,
+    pub binds: Vec<BindSrc>,
+    pub errors: Vec<ErrorSite>,
+    pub uses_f64: bool,
+}
+
+/// "not supported on the Vulkan backend: what at file:line:col".
+pub fn unsupported(what: &str, loc: &Option<SrcLoc>) -> String {
+    match loc {
+        Some(l) => format!("not supported on the Vulkan backend: {what} at {l}"),
+        None => format!("not supported on the Vulkan backend: {what}"),
+    }
+}
+
+/// Compiles IR code inside one kernel.
+pub struct KCtx<'p> {
+    pub prog: &'p Program,
+    pub env: HashMap<u32, KVal>,
+    pub args: Vec<ArgSrc>,
+    pub binds: Vec<BindSrc>,
+    /// Host variables already bound (arrays: binding index).
+    /// Host arrays already given a binding (their loads are re-emitted at every use, so that
+    /// no value defined in one block is used where it does not dominate).
+    bound_host: HashMap<u32, u32>,
+    pub host_types: &'p dyn Fn(&VName) -> Option<HostTy>,
+    active: HashSet<String>,
+    lazies: Vec<Lazy<'p>>,
+}
+
+impl<'p> KCtx<'p> {
+    pub fn new(prog: &'p Program, host_types: &'p dyn Fn(&VName) -> Option<HostTy>) -> KCtx<'p> {
+        KCtx {
+            prog,
+            env: HashMap::new(),
+            args: Vec::new(),
+            binds: Vec::new(),
+            bound_host: HashMap::new(),
+            host_types,
+            active: HashSet::new(),
+            lazies: Vec::new(),
+        }
+    }
+
+    /// Reserves an argument word and loads it as type `t`.
+    pub fn arg(&mut self, g: &mut Gen, src: ArgSrc, t: PrimType) -> R<Word> {
+        let k = match self.args.iter().position(|a| *a == src) {
+            Some(k) => k,
+            None => {
+                self.args.push(src);
+                self.args.len() - 1
+            }
+        };
+        g.arg(k as u32, t)
+    }
+
+    /// Binds a host array: a new binding plus offset and dimension arguments.
+    pub fn host_array(&mut self, g: &mut Gen, v: &VName, elem: PrimType, rank: usize) -> R<View> {
+        let bi = match self.bound_host.get(&v.id) {
+            Some(&bi) => bi,
+            None => {
+                let bi = g.binding(crate::gen::word_kind(elem));
+                self.binds.push(BindSrc::Var(v.clone()));
+                self.bound_host.insert(v.id, bi);
+                bi
+            }
+        };
+        let off = self.arg(g, ArgSrc::Off(v.clone()), PrimType::I64)?;
+        let mut sizes = Vec::with_capacity(rank);
+        for k in 0..rank {
+            sizes.push(self.arg(g, ArgSrc::Dim(v.clone(), k), PrimType::I64)?);
+        }
+        let dims = natural(g, &sizes)?;
+        Ok(View {
+            bi,
+            elem,
+            off,
+            dims,
+        })
+    }
+
+    /// The value of a variable: kernel-local, or a host variable (loaded on first use).
+    pub fn var(&mut self, g: &mut Gen, v: &VName, loc: &Option<SrcLoc>) -> R<KVal> {
+        if let Some(x) = self.env.get(&v.id) {
+            return Ok(x.clone());
+        }
+        let x = match (self.host_types)(v) {
+            Some(HostTy::Prim(t)) => {
+                KVal::S(self.arg(g, ArgSrc::Sub(SubExp::Var(v.clone())), t)?, t)
+            }
+            Some(HostTy::Arr(t, r)) => KVal::V(self.host_array(g, v, t, r)?),
+            None => {
+                return Err(format!(
+                    "internal error: variable `{v}` is not bound in kernel code{}",
+                    loc.as_ref().map(|l| format!(" at {l}")).unwrap_or_default()
+                ))
+            }
+        };
+        Ok(x)
+    }
+
+    pub fn sub(&mut self, g: &mut Gen, se: &SubExp, loc: &Option<SrcLoc>) -> R<KVal> {
+        match se {
+            SubExp::Const(c) => Ok(KVal::S(constant(g, *c), c.prim_type())),
+            SubExp::Var(v) => self.var(g, v, loc),
+        }
+    }
+
+    pub fn scalar(&mut self, g: &mut Gen, se: &SubExp, loc: &Option<SrcLoc>) -> R<Word> {
+        match self.sub(g, se, loc)? {
+            KVal::S(w, _) => Ok(w),
+            _ => Err(format!(
+                "internal error: `{se:?}` is an array, expected a scalar"
+            )),
+        }
+    }
+
+    /// A size or index operand as u64 (i64 bits).
+    pub fn index(&mut self, g: &mut Gen, se: &SubExp, loc: &Option<SrcLoc>) -> R<Word> {
+        match self.sub(g, se, loc)? {
+            KVal::S(w, PrimType::Int(t)) => {
+                if t.bits() == 64 {
+                    Ok(w)
+                } else {
+                    let u64t = g.t_u64();
+                    if t.signed() {
+                        g.b.s_convert(u64t, None, w).ie()
+                    } else {
+                        g.b.u_convert(u64t, None, w).ie()
+                    }
+                }
+            }
+            _ => Err("internal error: index of a non-integer type".into()),
+        }
+    }
+
+    fn bind(&mut self, stm: &Stm, vals: Vec<KVal>) -> R<()> {
+        if vals.len() != stm.pat.elems.len() {
+            return Err(format!(
+                "internal error: {} values bound to {} names",
+                vals.len(),
+                stm.pat.elems.len()
+            ));
+        }
+        for (p, v) in stm.pat.elems.iter().zip(vals) {
+            self.env.insert(p.name.id, v);
+        }
+        Ok(())
+    }
+
+    /// Runs a body's statements and returns its results.
+    pub fn body(&mut self, g: &mut Gen, body: &'p Body, loc: &Option<SrcLoc>) -> R<Vec<KVal>> {
+        for stm in &body.stms {
+            self.stm(g, stm)?;
+        }
+        body.result.iter().map(|r| self.sub(g, r, loc)).collect()
+    }
+
+    /// Applies a lambda.
+    pub fn lambda(
+        &mut self,
+        g: &mut Gen,
+        lam: &'p Lambda,
+        args: Vec<KVal>,
+        loc: &Option<SrcLoc>,
+    ) -> R<Vec<KVal>> {
+        if args.len() != lam.params.len() {
+            return Err("internal error: lambda arity".into());
+        }
+        for (p, a) in lam.params.iter().zip(args) {
+            self.env.insert(p.name.id, a);
+        }
+        self.body(g, &lam.body, loc)
+    }
+
+    /// Row `i` (u64) of a view: a scalar (loaded, with bounds check skipped: callers iterate in
+    /// range) or a view.
+    pub fn row(&mut self, g: &mut Gen, v: &View, i: Word) -> R<KVal> {
+        let u64t = g.t_u64();
+        let (_, s) = v.dims[0];
+        let m = g.b.i_mul(u64t, None, i, s).ie()?;
+        let off = g.b.i_add(u64t, None, v.off, m).ie()?;
+        if v.dims.len() == 1 {
+            Ok(KVal::S(g.load_elem(v.bi, v.elem, off)?, v.elem))
+        } else {
+            Ok(KVal::V(View {
+                bi: v.bi,
+                elem: v.elem,
+                off,
+                dims: v.dims[1..].to_vec(),
+            }))
+        }
+    }
+
+    /// Row `i` of an array value (a view or a lazy array).
+    pub fn row_of(&mut self, g: &mut Gen, x: &KVal, i: Word, loc: &Option<SrcLoc>) -> R<KVal> {
+        match x {
+            KVal::V(v) => self.row(g, v, i),
+            KVal::L(k) => match self.lazies[*k].clone() {
+                Lazy::Map {
+                    lam, inputs, res, ..
+                } => {
+                    let mut args = Vec::with_capacity(inputs.len());
+                    for a in &inputs {
+                        args.push(self.row_of(g, a, i, loc)?);
+                    }
+                    let r = self.lambda(g, lam, args, loc)?;
+                    r.into_iter()
+                        .nth(res)
+                        .ok_or_else(|| "internal error: lazy result".to_string())
+                }
+                Lazy::Iota {
+                    start, stride, it, ..
+                } => {
+                    let u64t = g.t_u64();
+                    let m = g.b.i_mul(u64t, None, i, stride).ie()?;
+                    let v = g.b.i_add(u64t, None, start, m).ie()?;
+                    let v = if it.bits() == 64 {
+                        v
+                    } else {
+                        let u = g.t_u32();
+                        let lo = g.b.u_convert(u, None, v).ie()?;
+                        g.canon(it, lo)?
+                    };
+                    Ok(KVal::S(v, PrimType::Int(it)))
+                }
+                Lazy::Rep { row, .. } => Ok(row),
+            },
+            KVal::S(..) => Err("internal error: row of a scalar".into()),
+        }
+    }
+
+    /// The outer size of an array value (u64).
+    pub fn len_of(&self, x: &KVal) -> R<Word> {
+        match x {
+            KVal::V(v) => Ok(v.dims[0].0),
+            KVal::L(k) => Ok(match &self.lazies[*k] {
+                Lazy::Map { n, .. } | Lazy::Iota { n, .. } | Lazy::Rep { n, .. } => *n,
+            }),
+            KVal::S(..) => Err("internal error: length of a scalar".into()),
+        }
+    }
+
+    /// Writes an array value (or a scalar) into a destination view of the same shape.
+    pub fn write_into(&mut self, g: &mut Gen, dst: &View, x: &KVal, loc: &Option<SrcLoc>) -> R<()> {
+        if dst.dims.is_empty() {
+            return match x {
+                KVal::S(w, _) => g.store_elem(dst.bi, dst.elem, dst.off, *w),
+                _ => Err("internal error: array written into an element".into()),
+            };
+        }
+        let u64t = g.t_u64();
+        let bt = g.t_bool();
+        let n = dst.dims[0].0;
+        let iv = g.var(u64t);
+        let z = g.c_u64(0);
+        g.store(iv, z)?;
+        let st = g.begin_loop()?;
+        let i = g.load(u64t, iv)?;
+        let c = g.b.u_less_than(bt, None, i, n).ie()?;
+        g.loop_cond(st, c)?;
+        let i = g.load(u64t, iv)?;
+        let src = self.row_of(g, x, i, loc)?;
+        let m = g.b.i_mul(u64t, None, i, dst.dims[0].1).ie()?;
+        let off = g.b.i_add(u64t, None, dst.off, m).ie()?;
+        let drow = View {
+            bi: dst.bi,
+            elem: dst.elem,
+            off,
+            dims: dst.dims[1..].to_vec(),
+        };
+        self.write_into(g, &drow, &src, loc)?;
+        let one = g.c_u64(1);
+        let i1 = g.b.i_add(u64t, None, i, one).ie()?;
+        g.store(iv, i1)?;
+        g.end_loop(st)
+    }
+
+    fn index_view(&mut self, g: &mut Gen, v: &View, idx: &[DimIndex], stm: &Stm) -> R<KVal> {
+        let loc = &stm.loc;
+        let u64t = g.t_u64();
+        let bt = g.t_bool();
+        let checked = !stm.attrs.has("unsafe");
+        let mut ok = g.c_bool(true);
+        let mut off = v.off;
+        let mut dims = Vec::new();
+        if idx.len() > v.dims.len() {
+            return Err("internal error: too many indices".into());
+        }
+        for (d, &(n, s)) in idx.iter().zip(&v.dims) {
+            match d {
+                DimIndex::Fix(i) => {
+                    let i = self.index(g, i, loc)?;
+                    // Unsigned comparison: negative indices are huge.
+                    let inb = g.b.u_less_than(bt, None, i, n).ie()?;
+                    ok = g.b.logical_and(bt, None, ok, inb).ie()?;
+                    let m = g.b.i_mul(u64t, None, i, s).ie()?;
+                    off = g.b.i_add(u64t, None, off, m).ie()?;
+                }
+                DimIndex::Slice { start, len, stride } => {
+                    let st = self.index(g, start, loc)?;
+                    let ln = self.index(g, len, loc)?;
+                    let sd = self.index(g, stride, loc)?;
+                    // valid = len == 0 || (len > 0 && stride != 0 && start in range && last in range)
+                    let z = g.c_u64(0);
+                    let one = g.c_u64(1);
+                    let lz = g.b.i_equal(bt, None, ln, z).ie()?;
+                    let lpos = g.b.s_greater_than(bt, None, ln, z).ie()?;
+                    let snz = g.b.i_not_equal(bt, None, sd, z).ie()?;
+                    let sin = g.b.u_less_than(bt, None, st, n).ie()?;
+                    let lm1 = g.b.i_sub(u64t, None, ln, one).ie()?;
+                    let span = g.b.i_mul(u64t, None, lm1, sd).ie()?;
+                    let last = g.b.i_add(u64t, None, st, span).ie()?;
+                    let lin = g.b.u_less_than(bt, None, last, n).ie()?;
+                    let a = g.b.logical_and(bt, None, lpos, snz).ie()?;
+                    let a = g.b.logical_and(bt, None, a, sin).ie()?;
+                    let a = g.b.logical_and(bt, None, a, lin).ie()?;
+                    let valid = g.b.logical_or(bt, None, lz, a).ie()?;
+                    ok = g.b.logical_and(bt, None, ok, valid).ie()?;
+                    let st0 = g.b.select(u64t, None, lz, z, st).ie()?;
+                    let m = g.b.i_mul(u64t, None, st0, s).ie()?;
+                    off = g.b.i_add(u64t, None, off, m).ie()?;
+                    let ns = g.b.i_mul(u64t, None, sd, s).ie()?;
+                    dims.push((ln, ns));
+                }
+            }
+        }
+        dims.extend_from_slice(&v.dims[idx.len()..]);
+        if checked {
+            let bad = g.b.logical_not(bt, None, ok).ie()?;
+            let site = g.site(loc, "index out of bounds");
+            g.fail_if(bad, ERR_BOUNDS, site)?;
+        }
+        // Out of bounds: read element 0 of the buffer instead (the error is reported).
+        let z = g.c_u64(0);
+        let off = g.b.select(u64t, None, ok, off, z).ie()?;
+        if dims.is_empty() {
+            Ok(KVal::S(g.load_elem(v.bi, v.elem, off)?, v.elem))
+        } else {
+            Ok(KVal::V(View {
+                bi: v.bi,
+                elem: v.elem,
+                off,
+                dims,
+            }))
+        }
+    }
+
+    /// Compiles one statement.
+    pub fn stm(&mut self, g: &mut Gen, stm: &'p Stm) -> R<()> {
+        let loc = &stm.loc;
+        match &stm.exp {
+            Exp::SubExp(se) => {
+                let v = self.sub(g, se, loc)?;
+                self.bind(stm, vec![v])
+            }
+            Exp::UnOp(op, a) => {
+                let x = self.scalar(g, a, loc)?;
+                let r = g.unop(*op, x)?;
+                self.bind(stm, vec![KVal::S(r, pat_prim(stm, 0)?)])
+            }
+            Exp::BinOp(op, a, b) => {
+                let x = self.scalar(g, a, loc)?;
+                let y = self.scalar(g, b, loc)?;
+                let r = g.binop(*op, x, y, loc)?;
+                self.bind(stm, vec![KVal::S(r, pat_prim(stm, 0)?)])
+            }
+            Exp::CmpOp(op, a, b) => {
+                let x = self.scalar(g, a, loc)?;
+                let y = self.scalar(g, b, loc)?;
+                let r = g.cmpop(*op, x, y)?;
+                self.bind(stm, vec![KVal::S(r, PrimType::Bool)])
+            }
+            Exp::Conv(op, a) => {
+                let x = self.scalar(g, a, loc)?;
+                let r = g.conv(*op, x)?;
+                self.bind(stm, vec![KVal::S(r, op.to)])
+            }
+            Exp::Math(f, args) => {
+                let mut xs = Vec::with_capacity(args.len());
+                for a in args {
+                    xs.push(self.scalar(g, a, loc)?);
+                }
+                let r = g.math(*f, &xs)?;
+                self.bind(stm, vec![KVal::S(r, pat_prim(stm, 0)?)])
+            }
+            Exp::Index(v, idx) => {
+                let mut x = self.var(g, v, loc)?;
+                let mut idx: &[DimIndex] = idx;
+                // Lazy arrays: fixed outer indices compute the row.
+                while let KVal::L(_) = x {
+                    match idx.split_first() {
+                        Some((DimIndex::Fix(i), rest)) => {
+                            let n = self.len_of(&x)?;
+                            let i = self.index(g, i, loc)?;
+                            let bt = g.t_bool();
+                            let inb = g.b.u_less_than(bt, None, i, n).ie()?;
+                            if !stm.attrs.has("unsafe") {
+                                let bad = g.b.logical_not(bt, None, inb).ie()?;
+                                let site = g.site(loc, "index out of bounds");
+                                g.fail_if(bad, ERR_BOUNDS, site)?;
+                            }
+                            let z = g.c_u64(0);
+                            let u64t = g.t_u64();
+                            let i = g.b.select(u64t, None, inb, i, z).ie()?;
+                            x = self.row_of(g, &x, i, loc)?;
+                            idx = rest;
+                        }
+                        Some(_) => {
+                            return Err(unsupported("slicing the result of an inner `map`", loc))
+                        }
+                        None => break,
+                    }
+                }
+                let r = match x {
+                    KVal::V(view) if !idx.is_empty() => self.index_view(g, &view, idx, stm)?,
+                    other if idx.is_empty() => other,
+                    _ => return Err("internal error: index of a scalar".into()),
+                };
+                self.bind(stm, vec![r])
+            }
+            Exp::Soac(Soac::Map { w, arrs, lam }) => {
+                let n = self.index(g, w, loc)?;
+                let mut inputs = Vec::with_capacity(arrs.len());
+                for a in arrs {
+                    inputs.push(self.var(g, a, loc)?);
+                }
+                let mut out = Vec::with_capacity(lam.ret.len());
+                for res in 0..lam.ret.len() {
+                    self.lazies.push(Lazy::Map {
+                        lam,
+                        inputs: inputs.clone(),
+                        res,
+                        n,
+                    });
+                    out.push(KVal::L(self.lazies.len() - 1));
+                }
+                self.bind(stm, out)
+            }
+            Exp::Copy(v) => {
+                let x = self.var(g, v, loc)?;
+                self.bind(stm, vec![x])
+            }
+            Exp::Iota {
+                n,
+                start,
+                stride,
+                it,
+            } => {
+                let n = self.index(g, n, loc)?;
+                let start = self.index(g, start, loc)?;
+                let stride = self.index(g, stride, loc)?;
+                self.lazies.push(Lazy::Iota {
+                    n,
+                    start,
+                    stride,
+                    it: *it,
+                });
+                let x = KVal::L(self.lazies.len() - 1);
+                self.bind(stm, vec![x])
+            }
+            Exp::Replicate { shape, value } => {
+                let mut x = self.sub(g, value, loc)?;
+                for d in shape.iter().rev() {
+                    let n = self.index(g, d, loc)?;
+                    self.lazies.push(Lazy::Rep { n, row: x });
+                    x = KVal::L(self.lazies.len() - 1);
+                }
+                self.bind(stm, vec![x])
+            }
+            Exp::Reshape(shape, v) => {
+                let x = self.var(g, v, loc)?;
+                let mut sizes = Vec::with_capacity(shape.len());
+                for d in shape {
+                    sizes.push(self.index(g, d, loc)?);
+                }
+                match x {
+                    // Same rank (size coercions): the sizes must agree dimension by dimension.
+                    KVal::V(view) if view.dims.len() == sizes.len() => {
+                        let bt = g.t_bool();
+                        let mut ok = g.c_bool(true);
+                        for (&(n, _), &m) in view.dims.iter().zip(&sizes) {
+                            let e = g.b.i_equal(bt, None, n, m).ie()?;
+                            ok = g.b.logical_and(bt, None, ok, e).ie()?;
+                        }
+                        let bad = g.b.logical_not(bt, None, ok).ie()?;
+                        let site = g.site(
+                            loc,
+                            "not supported on the Vulkan backend: a reshape changing the dimensions of an array inside a parallel operator",
+                        );
+                        g.fail_if(bad, ERR_ASSERT, site)?;
+                        self.bind(stm, vec![KVal::V(view)])
+                    }
+                    KVal::L(k) if sizes.len() == 1 => self.bind(stm, vec![KVal::L(k)]),
+                    _ => Err(unsupported("a reshape inside a parallel operator", loc)),
+                }
+            }
+            Exp::Rearrange(perm, v) => match self.var(g, v, loc)? {
+                KVal::V(view) if perm.len() == view.dims.len() => {
+                    let mut dims = Vec::with_capacity(perm.len());
+                    for &p in perm {
+                        dims.push(*view.dims.get(p).ok_or("internal error: permutation")?);
+                    }
+                    self.bind(stm, vec![KVal::V(View { dims, ..view })])
+                }
+                _ => Err(unsupported(
+                    "transposing a computed array inside a parallel operator",
+                    loc,
+                )),
+            },
+            Exp::Assert { cond, msg } => {
+                let c = self.scalar(g, cond, loc)?;
+                let bt = g.t_bool();
+                let bad = g.b.logical_not(bt, None, c).ie()?;
+                let site = g.site(loc, msg.clone());
+                g.fail_if(bad, ERR_ASSERT, site)?;
+                self.bind(stm, vec![])
+            }
+            Exp::If {
+                cond,
+                then_b,
+                else_b,
+                ..
+            } => {
+                let c = self.scalar(g, cond, loc)?;
+                let tys = pat_prims(stm, "an `if` returning arrays")?;
+                let mut vars = Vec::with_capacity(tys.len());
+                for &t in &tys {
+                    let rt = g.reg_ty(t);
+                    vars.push((g.var(rt), rt, t));
+                }
+                let st = g.begin_if(c)?;
+                let r = self.body(g, then_b, loc)?;
+                self.store_results(g, &vars, r, stm)?;
+                g.else_(st)?;
+                let r = self.body(g, else_b, loc)?;
+                self.store_results(g, &vars, r, stm)?;
+                g.end_if(st)?;
+                let mut out = Vec::with_capacity(vars.len());
+                for &(var, rt, t) in &vars {
+                    out.push(KVal::S(g.load(rt, var)?, t));
+                }
+                self.bind(stm, out)
+            }
+            Exp::Loop { params, form, body } => {
+                let mut vars = Vec::with_capacity(params.len());
+                for (p, init) in params {
+                    let t = match &p.ty {
+                        Type::Prim(t) => *t,
+                        _ => {
+                            return Err(unsupported(
+                                "a loop over arrays inside a parallel operator",
+                                loc,
+                            ))
+                        }
+                    };
+                    let rt = g.reg_ty(t);
+                    let var = g.var(rt);
+                    let x = self.scalar(g, init, loc)?;
+                    g.store(var, x)?;
+                    vars.push((var, rt, t));
+                }
+                let bt = g.t_bool();
+                let counter = match form {
+                    LoopForm::For { it, .. } => {
+                        let t = PrimType::Int(*it);
+                        let rt = g.reg_ty(t);
+                        let cv = g.var(rt);
+                        let z = g.c_int(*it, 0);
+                        g.store(cv, z)?;
+                        Some((cv, rt, *it))
+                    }
+                    LoopForm::While(_) => None,
+                };
+                let st = g.begin_loop()?;
+                let c = match (form, counter) {
+                    (LoopForm::For { bound, .. }, Some((cv, rt, it))) => {
+                        let n = self.scalar(g, bound, loc)?;
+                        let i = g.load(rt, cv)?;
+                        if it.signed() {
+                            g.b.s_less_than(bt, None, i, n).ie()?
+                        } else {
+                            g.b.u_less_than(bt, None, i, n).ie()?
+                        }
+                    }
+                    (LoopForm::While(c), _) => {
+                        let k = params
+                            .iter()
+                            .position(|(p, _)| p.name == *c)
+                            .ok_or("internal error: while condition is not a loop parameter")?;
+                        g.load(vars[k].1, vars[k].0)?
+                    }
+                    _ => return Err("internal error: loop form".into()),
+                };
+                g.loop_cond(st, c)?;
+                for ((p, _), &(var, rt, t)) in params.iter().zip(&vars) {
+                    let x = g.load(rt, var)?;
+                    self.env.insert(p.name.id, KVal::S(x, t));
+                }
+                if let (LoopForm::For { i, .. }, Some((cv, rt, it))) = (form, counter) {
+                    let x = g.load(rt, cv)?;
+                    self.env.insert(i.id, KVal::S(x, PrimType::Int(it)));
+                }
+                let r = self.body(g, body, loc)?;
+                if let Some((cv, rt, it)) = counter {
+                    let x = g.load(rt, cv)?;
+                    let one = g.c_int(it, 1);
+                    let n = g.b.i_add(rt, None, x, one).ie()?;
+                    let n = g.canon(it, n)?;
+                    g.store(cv, n)?;
+                }
+                self.store_results(g, &vars, r, stm)?;
+                g.end_loop(st)?;
+                let mut out = Vec::with_capacity(vars.len());
+                for &(var, rt, t) in &vars {
+                    out.push(KVal::S(g.load(rt, var)?, t));
+                }
+                self.bind(stm, out)
+            }
+            Exp::Apply { fun, args, .. } => {
+                let f = self
+                    .prog
+                    .fun(fun)
+                    .ok_or_else(|| format!("internal error: unknown function `{fun}`"))?;
+                if !self.active.insert(fun.to_string()) {
+                    return Err(format!("recursive call of `{fun}` is not supported"));
+                }
+                let names: Vec<&VName> = f
+                    .size_params
+                    .iter()
+                    .chain(f.params.iter().map(|p| &p.name))
+                    .collect();
+                if names.len() != args.len() {
+                    return Err(format!("internal error: `{fun}` arity"));
+                }
+                for (n, a) in names.into_iter().zip(args) {
+                    let x = self.sub(g, a, loc)?;
+                    self.env.insert(n.id, x);
+                }
+                let r = self.body(g, &f.body, loc)?;
+                self.active.remove(&**fun);
+                self.bind(stm, r)
+            }
+            Exp::Soac(Soac::Reduce { w, arrs, op }) => {
+                let n = self.index(g, w, loc)?;
+                let mut views = Vec::with_capacity(arrs.len());
+                for a in arrs {
+                    match self.var(g, a, loc)? {
+                        KVal::V(v) if v.dims.len() > 1 => {
+                            return Err(unsupported(
+                                "a reduction over arrays of arrays inside a parallel operator",
+                                loc,
+                            ))
+                        }
+                        x @ (KVal::V(_) | KVal::L(_)) => views.push(x),
+                        KVal::S(..) => return Err("internal error: reduce of a scalar".into()),
+                    }
+                }
+                let tys = pat_prims(
+                    stm,
+                    "a reduction with array results inside a parallel operator",
+                )?;
+                let mut vars = Vec::with_capacity(tys.len());
+                for (&t, ne) in tys.iter().zip(&op.neutral) {
+                    let rt = g.reg_ty(t);
+                    let var = g.var(rt);
+                    let x = self.scalar(g, ne, loc)?;
+                    g.store(var, x)?;
+                    vars.push((var, rt, t));
+                }
+                let u64t = g.t_u64();
+                let iv = g.var(u64t);
+                let z = g.c_u64(0);
+                g.store(iv, z)?;
+                let bt = g.t_bool();
+                let st = g.begin_loop()?;
+                let i = g.load(u64t, iv)?;
+                let c = g.b.u_less_than(bt, None, i, n).ie()?;
+                g.loop_cond(st, c)?;
+                let i = g.load(u64t, iv)?;
+                let mut args = Vec::new();
+                for &(var, rt, t) in &vars {
+                    args.push(KVal::S(g.load(rt, var)?, t));
+                }
+                for v in &views {
+                    args.push(self.row_of(g, v, i, loc)?);
+                }
+                let r = self.lambda(g, &op.lam, args, loc)?;
+                self.store_results(g, &vars, r, stm)?;
+                let one = g.c_u64(1);
+                let i1 = g.b.i_add(u64t, None, i, one).ie()?;
+                g.store(iv, i1)?;
+                g.end_loop(st)?;
+                let mut out = Vec::with_capacity(vars.len());
+                for &(var, rt, t) in &vars {
+                    out.push(KVal::S(g.load(rt, var)?, t));
+                }
+                self.bind(stm, out)
+            }
+            other => Err(unsupported(construct_name(other), loc)),
+        }
+    }
+
+    fn store_results(
+        &mut self,
+        g: &mut Gen,
+        vars: &[(Word, Word, PrimType)],
+        r: Vec<KVal>,
+        stm: &Stm,
+    ) -> R<()> {
+        if r.len() != vars.len() {
+            return Err("internal error: result count".into());
+        }
+        for (&(var, _, _), x) in vars.iter().zip(r) {
+            match x {
+                KVal::S(w, _) => g.store(var, w)?,
+                KVal::V(_) | KVal::L(_) => {
+                    return Err(unsupported(
+                        "an array-valued result inside a parallel operator",
+                        &stm.loc,
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The natural row-major strides for sizes (u64 ids).
+pub fn natural(g: &mut Gen, sizes: &[Word]) -> R<Vec<(Word, Word)>> {
+    let u64t = g.t_u64();
+    let mut dims = vec![(0, 0); sizes.len()];
+    let mut s = g.c_u64(1);
+    for k in (0..sizes.len()).rev() {
+        dims[k] = (sizes[k], s);
+        s = g.b.i_mul(u64t, None, s, sizes[k]).ie()?;
+    }
+    Ok(dims)
+}
+
+/// A constant register.
+pub fn constant(g: &mut Gen, c: PrimValue) -> Word {
+    match c {
+        PrimValue::Bool(b) => g.c_bool(b),
+        PrimValue::F16(x) => g.c_f32(x.to_f32()),
+        PrimValue::F32(x) => g.c_f32(x),
+        PrimValue::F64(x) => g.c_f64(x),
+        _ => match (c.prim_type(), c.as_i128()) {
+            (PrimType::Int(t), Some(v)) => g.c_int(t, v),
+            _ => g.c_u32(0),
+        },
+    }
+}
+
+fn pat_prim(stm: &Stm, k: usize) -> R<PrimType> {
+    match stm.pat.elems.get(k).map(|p| &p.ty) {
+        Some(Type::Prim(t)) => Ok(*t),
+        _ => Err("internal error: scalar statement with a non-scalar pattern".into()),
+    }
+}
+
+fn pat_prims(stm: &Stm, what: &str) -> R<Vec<PrimType>> {
+    stm.pat
+        .elems
+        .iter()
+        .map(|p| match &p.ty {
+            Type::Prim(t) => Ok(*t),
+            _ => Err(unsupported(what, &stm.loc)),
+        })
+        .collect()
+}
+
+/// A short name of an expression's construct for messages.
+pub fn construct_name(e: &Exp) -> &'static str {
+    match e {
+        Exp::SubExp(_) => "a copy",
+        Exp::UnOp(..) | Exp::BinOp(..) | Exp::CmpOp(..) | Exp::Conv(..) | Exp::Math(..) => {
+            "a scalar operation"
+        }
+        Exp::Index(..) => "indexing",
+        Exp::Update(..) => "an in-place update inside a parallel operator",
+        Exp::Iota { .. } => "`iota` inside a parallel operator",
+        Exp::Replicate { .. } => "`replicate` inside a parallel operator",
+        Exp::ArrayLit { .. } => "an array literal inside a parallel operator",
+        Exp::Concat { .. } => "concatenation inside a parallel operator",
+        Exp::Copy(_) => "a copy",
+        Exp::Reshape(..) => "a reshape inside a parallel operator",
+        Exp::Rearrange(..) => "a transposition inside a parallel operator",
+        Exp::Assert { .. } => "an assertion",
+        Exp::Apply { .. } => "a function call",
+        Exp::If { .. } => "`if`",
+        Exp::Loop { .. } => "`loop`",
+        Exp::Soac(Soac::Map { .. }) => "a `map` inside a parallel operator",
+        Exp::Soac(Soac::Reduce { .. }) => "`reduce`",
+        Exp::Soac(Soac::Scan { .. }) => "a `scan` inside a parallel operator",
+        Exp::Soac(Soac::Hist { .. }) => "`reduce_by_index` inside a parallel operator",
+        Exp::Soac(Soac::Scatter { .. }) => "`scatter` inside a parallel operator",
+        Exp::WithAcc { .. } => "accumulators (`withacc`)",
+        Exp::UpdAcc { .. } => "accumulator updates",
+        // `ad::transform` removes these before a backend sees the program.
+        Exp::Jvp { .. } | Exp::Vjp { .. } => "an untransformed `jvp`/`vjp`",
+    }
+}
+
+/// Compiles a top-level `map`: one thread per element of the outer dimension (grid-stride loop),
+/// each running `lam` on rows of `arrs` and storing scalar results into fresh outputs.
+/// `w` is argument 0.
+pub fn map_kernel<'p>(
+    prog: &'p Program,
+    w: &SubExp,
+    arrs: &[VName],
+    lam: &'p Lambda,
+    loc: &Option<SrcLoc>,
+    host_types: &'p dyn Fn(&VName) -> Option<HostTy>,
+) -> R<KernelCode> {
+    let mut outs = Vec::with_capacity(lam.ret.len());
+    for t in &lam.ret {
+        match t.elem() {
+            Some(e) => outs.push(e),
+            None => return Err(unsupported("a `map` returning accumulators", loc)),
+        }
+    }
+    let mut g = Gen::new()?;
+    let mut k = KCtx::new(prog, host_types);
+    let n = k.arg(&mut g, ArgSrc::Sub(w.clone()), PrimType::I64)?;
+    // Row shapes of array results (host-known sizes).
+    let mut row_dims = Vec::with_capacity(lam.ret.len());
+    for t in &lam.ret {
+        let mut sizes = Vec::new();
+        for d in t.shape() {
+            sizes.push(k.arg(&mut g, ArgSrc::Sub(d.clone()), PrimType::I64)?);
+        }
+        row_dims.push(natural(&mut g, &sizes)?);
+    }
+    let mut views = Vec::with_capacity(arrs.len());
+    for a in arrs {
+        match k.var(&mut g, a, loc)? {
+            KVal::S(..) => return Err("internal error: map over a scalar".into()),
+            x => views.push(x),
+        }
+    }
+    let mut out_bi = Vec::with_capacity(outs.len());
+    for (j, &t) in outs.iter().enumerate() {
+        out_bi.push(g.binding(crate::gen::word_kind(t)));
+        k.binds.push(BindSrc::Out(j));
+    }
+    let u64t = g.t_u64();
+    let bt = g.t_bool();
+    // Grid-stride loop written out (the body needs `k` mutably).
+    let gid = g.global_id()?;
+    let gid = g.b.u_convert(u64t, None, gid).ie()?;
+    let ng = g.num_groups()?;
+    let ng = g.b.u_convert(u64t, None, ng).ie()?;
+    let wg = g.c_u64(crate::gen::WG as u64);
+    let total = g.b.i_mul(u64t, None, ng, wg).ie()?;
+    let iv = g.var(u64t);
+    g.store(iv, gid)?;
+    let st = g.begin_loop()?;
+    let i = g.load(u64t, iv)?;
+    let c = g.b.u_less_than(bt, None, i, n).ie()?;
+    g.loop_cond(st, c)?;
+    let i = g.load(u64t, iv)?;
+    let mut args = Vec::with_capacity(views.len());
+    for v in &views {
+        args.push(k.row_of(&mut g, v, i, loc)?);
+    }
+    let r = k.lambda(&mut g, lam, args, loc)?;
+    for (((x, &bi), &t), dims) in r.into_iter().zip(&out_bi).zip(&outs).zip(&row_dims) {
+        // Row i of output: offset i * row length.
+        let rowlen = match dims.first() {
+            Some(&(s0, st0)) => g.b.i_mul(u64t, None, s0, st0).ie()?,
+            None => g.c_u64(1),
+        };
+        let off = g.b.i_mul(u64t, None, i, rowlen).ie()?;
+        let dst = View {
+            bi,
+            elem: t,
+            off,
+            dims: dims.clone(),
+        };
+        k.write_into(&mut g, &dst, &x, loc)?;
+    }
+    let i1 = g.b.i_add(u64t, None, i, total).ie()?;
+    g.store(iv, i1)?;
+    g.end_loop(st)?;
+    let uses_f64 = g.uses_f64;
+    let errors = g.errors.clone();
+    let words = g.finish()?;
+    Ok(KernelCode {
+        words,
+        args: k.args,
+        binds: k.binds,
+        errors,
+        uses_f64,
+    })
+}
+
+/// The scalar operator inside a vectorised operator `\accs elems -> map f ...`: for each map
+/// input, which operator parameter (accumulator `k` or element `k`, as index into the
+/// operator's parameters) it is; and for each operator result, which map result it is.
+pub struct VecOp<'p> {
+    pub inner: &'p Lambda,
+    pub inputs: Vec<usize>,
+    pub results: Vec<usize>,
+}
+
+/// Recognises `\xs ys -> map f (params...)` (with size coercions of the parameters allowed
+/// before the `map`).
+pub fn vectorised_op(op: &vkad_core::ir::Operator) -> Option<VecOp<'_>> {
+    let params = &op.lam.params;
+    let mut alias: HashMap<u32, usize> = params
+        .iter()
+        .enumerate()
+        .map(|(k, p)| (p.name.id, k))
+        .collect();
+    let mut map = None;
+    for stm in &op.lam.body.stms {
+        match &stm.exp {
+            Exp::Reshape(_, v) if stm.pat.elems.len() == 1 => {
+                let k = *alias.get(&v.id)?;
+                alias.insert(stm.pat.elems[0].name.id, k);
+            }
+            Exp::Soac(Soac::Map { arrs, lam, .. }) if map.is_none() => {
+                if lam.ret.iter().any(|t| t.rank() != 0) {
+                    return None;
+                }
+                let inputs = arrs
+                    .iter()
+                    .map(|a| alias.get(&a.id).copied())
+                    .collect::<Option<Vec<_>>>()?;
+                map = Some((stm, lam, inputs));
+            }
+            _ => return None,
+        }
+    }
+    let (stm, inner, inputs) = map?;
+    let results = op
+        .lam
+        .body
+        .result
+        .iter()
+        .map(|r| {
+            let v = r.as_var()?;
+            stm.pat.elems.iter().position(|p| p.name == *v)
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(VecOp {
+        inner,
+        inputs,
+        results,
+    })
+}
+
+/// A reduction or inclusive scan over `[n][m]` arrays with a vectorised operator: one thread
+/// per column `j < m` folds (or scans) `arrs[.][j]` in order. Literals: 0 = n, 1 = m.
+/// Outputs: `[m]` (reduce) or `[n][m]` (scan) arrays.
+#[allow(clippy::too_many_arguments)]
+pub fn column_kernel<'p>(
+    prog: &'p Program,
+    op: &'p vkad_core::ir::Operator,
+    vop: &VecOp<'p>,
+    arrs: &[VName],
+    elems: &[PrimType],
+    scan: bool,
+    loc: &Option<SrcLoc>,
+    host_types: &'p dyn Fn(&VName) -> Option<HostTy>,
+) -> R<KernelCode> {
+    let mut g = Gen::new()?;
+    let mut k = KCtx::new(prog, host_types);
+    let n = k.arg(&mut g, ArgSrc::Lit(0), PrimType::I64)?;
+    let m = k.arg(&mut g, ArgSrc::Lit(1), PrimType::I64)?;
+    // Rows [r0, n) in this launch; when r0 > 0 the fold continues from the outputs.
+    let r0 = k.arg(&mut g, ArgSrc::Lit(2), PrimType::I64)?;
+    let mut ins = Vec::new();
+    for a in arrs {
+        ins.push(k.var(&mut g, a, loc)?);
+    }
+    let mut neutral = Vec::new();
+    for ne in &op.neutral {
+        neutral.push(k.sub(&mut g, ne, loc)?);
+    }
+    let mut outs = Vec::new();
+    for (j, &t) in elems.iter().enumerate() {
+        outs.push(g.binding(crate::gen::word_kind(t)));
+        k.binds.push(BindSrc::Out(j));
+    }
+    let u64t = g.t_u64();
+    let bt = g.t_bool();
+    let nk = elems.len();
+    let gid = g.global_id()?;
+    let gid = g.b.u_convert(u64t, None, gid).ie()?;
+    let ng = g.num_groups()?;
+    let ng = g.b.u_convert(u64t, None, ng).ie()?;
+    let wg = g.c_u64(crate::gen::WG as u64);
+    let total = g.b.i_mul(u64t, None, ng, wg).ie()?;
+    let jv = g.var(u64t);
+    g.store(jv, gid)?;
+    let st = g.begin_loop()?;
+    let j = g.load(u64t, jv)?;
+    let c = g.b.u_less_than(bt, None, j, m).ie()?;
+    g.loop_cond(st, c)?;
+    let j = g.load(u64t, jv)?;
+    let mut accs = Vec::new();
+    let z = g.c_u64(0);
+    let first = g.b.i_equal(bt, None, r0, z).ie()?;
+    // Continuing: the previous value is out[j] (reduce) or out[(r0-1)*m + j] (scan).
+    let one = g.c_u64(1);
+    let prev_row = g.b.i_sub(u64t, None, r0, one).ie()?;
+    let pm = g.b.i_mul(u64t, None, prev_row, m).ie()?;
+    let prev_at = if scan {
+        g.b.i_add(u64t, None, pm, j).ie()?
+    } else {
+        j
+    };
+    let safe_prev = g.b.select(u64t, None, first, z, prev_at).ie()?;
+    for ((ne, &t), &bi) in neutral.iter().zip(elems).zip(&outs) {
+        let x = match k.row_of(&mut g, ne, j, loc)? {
+            KVal::S(x, _) => x,
+            _ => return Err(unsupported("a vectorised operator on nested arrays", loc)),
+        };
+        let prev = g.load_elem(bi, t, safe_prev)?;
+        let rt = g.reg_ty(t);
+        let x = g.b.select(rt, None, first, x, prev).ie()?;
+        let v = g.var(rt);
+        g.store(v, x)?;
+        accs.push((v, rt, t));
+    }
+    let iv = g.var(u64t);
+    g.store(iv, r0)?;
+    let ls = g.begin_loop()?;
+    let i = g.load(u64t, iv)?;
+    let c = g.b.u_less_than(bt, None, i, n).ie()?;
+    g.loop_cond(ls, c)?;
+    let i = g.load(u64t, iv)?;
+    let mut params = Vec::with_capacity(2 * nk);
+    for &(v, rt, t) in &accs {
+        params.push(KVal::S(g.load(rt, v)?, t));
+    }
+    for x in &ins {
+        let row = k.row_of(&mut g, x, i, loc)?;
+        params.push(k.row_of(&mut g, &row, j, loc)?);
+    }
+    let args: Vec<KVal> = vop.inputs.iter().map(|&p| params[p].clone()).collect();
+    let r = k.lambda(&mut g, vop.inner, args, loc)?;
+    for (&(v, _, _), &ri) in accs.iter().zip(&vop.results) {
+        match r.get(ri) {
+            Some(KVal::S(x, _)) => g.store(v, *x)?,
+            _ => return Err("internal error: vectorised operator result".into()),
+        }
+    }
+    if scan {
+        let im = g.b.i_mul(u64t, None, i, m).ie()?;
+        let at = g.b.i_add(u64t, None, im, j).ie()?;
+        for (&(v, rt, t), &bi) in accs.iter().zip(&outs) {
+            let x = g.load(rt, v)?;
+            g.store_elem(bi, t, at, x)?;
+        }
+    }
+    let one = g.c_u64(1);
+    let i1 = g.b.i_add(u64t, None, i, one).ie()?;
+    g.store(iv, i1)?;
+    g.end_loop(ls)?;
+    if !scan {
+        for (&(v, rt, t), &bi) in accs.iter().zip(&outs) {
+            let x = g.load(rt, v)?;
+            g.store_elem(bi, t, j, x)?;
+        }
+    }
+    let j1 = g.b.i_add(u64t, None, j, total).ie()?;
+    g.store(jv, j1)?;
+    g.end_loop(st)?;
+    let uses_f64 = g.uses_f64;
+    let errors = g.errors.clone();
+    let words = g.finish()?;
+    Ok(KernelCode {
+        words,
+        args: k.args,
+        binds: k.binds,
+        errors,
+        uses_f64,
+    })
+}

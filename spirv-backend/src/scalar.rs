@@ -1,0 +1,1066 @@
+//! Scalar operations in SPIR-V with exactly the semantics of `vkad_core::primops` (see the module
+//! documentation there), on the register representation described in [`crate::gen`].
+//!
+//! Known differences (documented, within the test tolerance): transcendental functions use
+//! GLSL.std.450, whose precision is implementation-defined, and those that GLSL.std.450 offers only
+//! for 16/32-bit floats (`exp`, `log`, trigonometric and hyperbolic functions, `pow`) are computed
+//! in `f32` for `f64` arguments; `erf`, `erfc`, `gamma` and `lgamma` use series/approximations
+//! accurate to about `1e-7` relative. Conversions to `f16` from `f64` round twice (via `f32`).
+
+use crate::gen::{Gen, Ie, ERR_DIVZERO, ERR_NEGEXP, R};
+use rspirv::dr::Operand;
+use rspirv::spirv::{Decoration, GlslStd450Op as GLOp, Word};
+use vkad_core::diag::SrcLoc;
+use vkad_core::ir::{BinOp, CmpOp, ConvOp, MathFn, UnOp};
+use vkad_core::prim::{FloatType, IntType, PrimType};
+
+impl Gen {
+    pub fn glsl(&mut self, ty: Word, op: GLOp, args: &[Word]) -> R<Word> {
+        let glsl = self.glsl;
+        self.b
+            .ext_inst(
+                ty,
+                None,
+                glsl,
+                op as u32,
+                args.iter().map(|&a| Operand::IdRef(a)),
+            )
+            .ie()
+    }
+
+    fn nocontract(&mut self, id: Word) -> Word {
+        self.b.decorate(id, Decoration::NoContraction, []);
+        id
+    }
+
+    /// Puts a small integer back in canonical form (sign- or zero-extended to 32 bits).
+    pub fn canon(&mut self, t: IntType, x: Word) -> R<Word> {
+        let bits = t.bits();
+        if bits >= 32 {
+            return Ok(x);
+        }
+        let u = self.t_u32();
+        if t.signed() {
+            let s = self.c_u32(32 - bits);
+            let l = self.b.shift_left_logical(u, None, x, s).ie()?;
+            self.b.shift_right_arithmetic(u, None, l, s).ie()
+        } else {
+            let m = self.c_u32((1u32 << bits) - 1);
+            self.b.bitwise_and(u, None, x, m).ie()
+        }
+    }
+
+    /// Rounds an f32 register to f16 precision (f16 registers are f32s).
+    pub fn round16(&mut self, x: Word) -> R<Word> {
+        let f = self.t_f32();
+        let v2 = self.b.type_vector(f, 2);
+        let z = self.c_f32(0.0);
+        let v = self.b.composite_construct(v2, None, [x, z]).ie()?;
+        let u = self.t_u32();
+        let p = self.glsl(u, GLOp::PackHalf2x16, &[v])?;
+        let back = self.glsl(v2, GLOp::UnpackHalf2x16, &[p])?;
+        self.b.composite_extract(f, None, back, [0]).ie()
+    }
+
+    fn fround(&mut self, t: FloatType, x: Word) -> R<Word> {
+        if t == FloatType::F16 {
+            self.round16(x)
+        } else {
+            Ok(x)
+        }
+    }
+
+    /// A unary operator.
+    pub fn unop(&mut self, op: UnOp, x: Word) -> R<Word> {
+        let t = match op {
+            UnOp::Neg(t) | UnOp::Not(t) | UnOp::Abs(t) | UnOp::Signum(t) => t,
+        };
+        let ty = self.reg_ty(t);
+        let bt = self.t_bool();
+        Ok(match (op, t) {
+            (UnOp::Not(_), PrimType::Bool) => self.b.logical_not(bt, None, x).ie()?,
+            (UnOp::Not(_), PrimType::Int(it)) => {
+                let r = self.b.not(ty, None, x).ie()?;
+                self.canon(it, r)?
+            }
+            (UnOp::Neg(_), PrimType::Int(it)) => {
+                let z = self.c_int(it, 0);
+                let r = self.b.i_sub(ty, None, z, x).ie()?;
+                self.canon(it, r)?
+            }
+            (UnOp::Neg(_), PrimType::Float(_)) => self.b.f_negate(ty, None, x).ie()?,
+            (UnOp::Abs(_), PrimType::Int(it)) => {
+                if it.signed() {
+                    let r = self.glsl(ty, GLOp::SAbs, &[x])?;
+                    self.canon(it, r)?
+                } else {
+                    x
+                }
+            }
+            (UnOp::Abs(_), PrimType::Float(_)) => self.glsl(ty, GLOp::FAbs, &[x])?,
+            (UnOp::Signum(_), PrimType::Int(it)) => {
+                if it.signed() {
+                    self.glsl(ty, GLOp::SSign, &[x])?
+                } else {
+                    let z = self.c_int(it, 0);
+                    let one = self.c_int(it, 1);
+                    let nz = self.b.i_not_equal(bt, None, x, z).ie()?;
+                    self.b.select(ty, None, nz, one, z).ie()?
+                }
+            }
+            (UnOp::Signum(_), PrimType::Float(ft)) => {
+                let (z, one, m1) = (
+                    self.c_float(ft, 0.0),
+                    self.c_float(ft, 1.0),
+                    self.c_float(ft, -1.0),
+                );
+                let gt = self.b.f_ord_greater_than(bt, None, x, z).ie()?;
+                let lt = self.b.f_ord_less_than(bt, None, x, z).ie()?;
+                let s1 = self.b.select(ty, None, lt, m1, z).ie()?;
+                let s2 = self.b.select(ty, None, gt, one, s1).ie()?;
+                let nan = self.b.is_nan(bt, None, x).ie()?;
+                self.b.select(ty, None, nan, x, s2).ie()?
+            }
+            _ => return Err(format!("internal error: {op:?} on {}", t.name())),
+        })
+    }
+
+    /// `b == -1` for a signed integer register.
+    fn is_minus_one(&mut self, it: IntType, y: Word) -> R<Word> {
+        let bt = self.t_bool();
+        let m1 = self.c_int(it, -1);
+        self.b.i_equal(bt, None, y, m1).ie()
+    }
+
+    /// Checks `y != 0` (error otherwise) and returns a safe divisor (1 where `y` is 0).
+    fn safe_divisor(&mut self, it: IntType, y: Word, loc: &Option<SrcLoc>) -> R<Word> {
+        let bt = self.t_bool();
+        let ty = self.reg_ty(PrimType::Int(it));
+        let z = self.c_int(it, 0);
+        let one = self.c_int(it, 1);
+        let isz = self.b.i_equal(bt, None, y, z).ie()?;
+        let site = self.site(loc, "division by zero");
+        self.fail_if(isz, ERR_DIVZERO, site)?;
+        self.b.select(ty, None, isz, one, y).ie()
+    }
+
+    /// Truncating division / remainder with the overflow cases (`MIN / -1`) defined as wrapping.
+    fn trunc_divrem(&mut self, it: IntType, x: Word, y: Word, rem: bool) -> R<Word> {
+        let ty = self.reg_ty(PrimType::Int(it));
+        if !it.signed() {
+            return if rem {
+                self.b.u_mod(ty, None, x, y).ie()
+            } else {
+                self.b.u_div(ty, None, x, y).ie()
+            };
+        }
+        let m1 = self.is_minus_one(it, y)?;
+        let one = self.c_int(it, 1);
+        let y2 = self.b.select(ty, None, m1, one, y).ie()?;
+        if rem {
+            let r = self.b.s_rem(ty, None, x, y2).ie()?;
+            let z = self.c_int(it, 0);
+            self.b.select(ty, None, m1, z, r).ie()
+        } else {
+            let q = self.b.s_div(ty, None, x, y2).ie()?;
+            let z = self.c_int(it, 0);
+            let neg = self.b.i_sub(ty, None, z, x).ie()?;
+            let r = self.b.select(ty, None, m1, neg, q).ie()?;
+            self.canon(it, r)
+        }
+    }
+
+    /// A binary operator; `loc` is where division by zero / negative exponents are reported.
+    pub fn binop(&mut self, op: BinOp, x: Word, y: Word, loc: &Option<SrcLoc>) -> R<Word> {
+        use BinOp::*;
+        let bt = self.t_bool();
+        match op {
+            LogAnd => return self.b.logical_and(bt, None, x, y).ie(),
+            LogOr => return self.b.logical_or(bt, None, x, y).ie(),
+            _ => {}
+        }
+        let t = vkad_core::primops::binop_type(op);
+        let ty = self.reg_ty(t);
+        match t {
+            PrimType::Bool => Ok(match op {
+                And(_) | Min(_) => self.b.logical_and(bt, None, x, y).ie()?,
+                Or(_) | Max(_) => self.b.logical_or(bt, None, x, y).ie()?,
+                _ => return Err(format!("internal error: {op:?} on bool")),
+            }),
+            PrimType::Int(it) => {
+                let r = match op {
+                    Add(_) => self.b.i_add(ty, None, x, y).ie()?,
+                    Sub(_) => self.b.i_sub(ty, None, x, y).ie()?,
+                    Mul(_) => self.b.i_mul(ty, None, x, y).ie()?,
+                    Div(_) | Mod(_) => {
+                        let y = self.safe_divisor(it, y, loc)?;
+                        let is_div = matches!(op, Div(_));
+                        if !it.signed() {
+                            return self.trunc_divrem(it, x, y, !is_div);
+                        }
+                        let q = self.trunc_divrem(it, x, y, false)?;
+                        let r = self.trunc_divrem(it, x, y, true)?;
+                        let z = self.c_int(it, 0);
+                        let rnz = self.b.i_not_equal(bt, None, r, z).ie()?;
+                        let rneg = self.b.s_less_than(bt, None, r, z).ie()?;
+                        let yneg = self.b.s_less_than(bt, None, y, z).ie()?;
+                        let diff = self.b.logical_not_equal(bt, None, rneg, yneg).ie()?;
+                        let adj = self.b.logical_and(bt, None, rnz, diff).ie()?;
+                        if is_div {
+                            let one = self.c_int(it, 1);
+                            let q1 = self.b.i_sub(ty, None, q, one).ie()?;
+                            let q1 = self.canon(it, q1)?;
+                            self.b.select(ty, None, adj, q1, q).ie()?
+                        } else {
+                            let r1 = self.b.i_add(ty, None, r, y).ie()?;
+                            let r1 = self.canon(it, r1)?;
+                            self.b.select(ty, None, adj, r1, r).ie()?
+                        }
+                    }
+                    Quot(_) | Rem(_) => {
+                        let y = self.safe_divisor(it, y, loc)?;
+                        return self.trunc_divrem(it, x, y, matches!(op, Rem(_)));
+                    }
+                    Pow(_) => return self.ipow(it, x, y, loc),
+                    And(_) => self.b.bitwise_and(ty, None, x, y).ie()?,
+                    Or(_) => self.b.bitwise_or(ty, None, x, y).ie()?,
+                    Xor(_) => self.b.bitwise_xor(ty, None, x, y).ie()?,
+                    Min(_) => {
+                        let o = if it.signed() { GLOp::SMin } else { GLOp::UMin };
+                        self.glsl(ty, o, &[x, y])?
+                    }
+                    Max(_) => {
+                        let o = if it.signed() { GLOp::SMax } else { GLOp::UMax };
+                        self.glsl(ty, o, &[x, y])?
+                    }
+                    Shl(_) | Shr(_) | UShr(_) => return self.shift(op, it, x, y),
+                    LogAnd | LogOr => unreachable_op(op)?,
+                };
+                self.canon(it, r)
+            }
+            PrimType::Float(ft) => {
+                let r = match op {
+                    Add(_) => {
+                        let r = self.b.f_add(ty, None, x, y).ie()?;
+                        self.nocontract(r)
+                    }
+                    Sub(_) => {
+                        let r = self.b.f_sub(ty, None, x, y).ie()?;
+                        self.nocontract(r)
+                    }
+                    Mul(_) => {
+                        let r = self.b.f_mul(ty, None, x, y).ie()?;
+                        self.nocontract(r)
+                    }
+                    Div(_) => self.b.f_div(ty, None, x, y).ie()?,
+                    Mod(_) => {
+                        let q = self.b.f_div(ty, None, x, y).ie()?;
+                        let fl = self.glsl(ty, GLOp::Floor, &[q])?;
+                        let m = self.b.f_mul(ty, None, y, fl).ie()?;
+                        let m = self.nocontract(m);
+                        let r = self.b.f_sub(ty, None, x, m).ie()?;
+                        self.nocontract(r)
+                    }
+                    Pow(_) => self.fpow(ft, x, y)?,
+                    Min(_) => self.glsl(ty, GLOp::NMin, &[x, y])?,
+                    Max(_) => self.glsl(ty, GLOp::NMax, &[x, y])?,
+                    _ => return Err(format!("internal error: {op:?} on floats")),
+                };
+                self.fround(ft, r)
+            }
+        }
+    }
+
+    fn shift(&mut self, op: BinOp, it: IntType, x: Word, y: Word) -> R<Word> {
+        let bits = it.bits();
+        let ty = self.reg_ty(PrimType::Int(it));
+        let bt = self.t_bool();
+        // The amount as an unsigned number of the operand's width.
+        let n = if bits < 32 {
+            let m = self.c_u32((1u32 << bits) - 1);
+            self.b.bitwise_and(ty, None, y, m).ie()?
+        } else {
+            y
+        };
+        let w = self.c_int(IntType::U64, bits as i128);
+        let w = if bits == 64 { w } else { self.c_u32(bits) };
+        let big = self.b.u_greater_than_equal(bt, None, n, w).ie()?;
+        let z = self.c_int(it, 0);
+        let safe_n = self.b.select(ty, None, big, z, n).ie()?;
+        let r = match op {
+            BinOp::Shl(_) => {
+                let s = self.b.shift_left_logical(ty, None, x, safe_n).ie()?;
+                let s = self.canon(it, s)?;
+                self.b.select(ty, None, big, z, s).ie()?
+            }
+            BinOp::Shr(_) if it.signed() => {
+                let s = self.b.shift_right_arithmetic(ty, None, x, safe_n).ie()?;
+                let neg = self.b.s_less_than(bt, None, x, z).ie()?;
+                let m1 = self.c_int(it, -1);
+                let fill = self.b.select(ty, None, neg, m1, z).ie()?;
+                self.b.select(ty, None, big, fill, s).ie()?
+            }
+            _ => {
+                // Logical: on the operand's bits.
+                let xb = if bits < 32 {
+                    let m = self.c_u32((1u32 << bits) - 1);
+                    self.b.bitwise_and(ty, None, x, m).ie()?
+                } else {
+                    x
+                };
+                let s = self.b.shift_right_logical(ty, None, xb, safe_n).ie()?;
+                let s = self.canon(it, s)?;
+                self.b.select(ty, None, big, z, s).ie()?
+            }
+        };
+        Ok(r)
+    }
+
+    fn ipow(&mut self, it: IntType, x: Word, y: Word, loc: &Option<SrcLoc>) -> R<Word> {
+        let ty = self.reg_ty(PrimType::Int(it));
+        let bt = self.t_bool();
+        let z = self.c_int(it, 0);
+        if it.signed() {
+            let neg = self.b.s_less_than(bt, None, y, z).ie()?;
+            let site = self.site(loc, "negative exponent in integer power");
+            self.fail_if(neg, ERR_NEGEXP, site)?;
+        }
+        let (acc, base, e) = (self.var(ty), self.var(ty), self.var(ty));
+        let one = self.c_int(it, 1);
+        self.store(acc, one)?;
+        self.store(base, x)?;
+        // A negative exponent (an error) computes with 0.
+        let ye = if it.signed() {
+            let neg = self.b.s_less_than(bt, None, y, z).ie()?;
+            self.b.select(ty, None, neg, z, y).ie()?
+        } else {
+            y
+        };
+        self.store(e, ye)?;
+        self.while_loop(
+            |g| {
+                let ev = g.load(ty, e)?;
+                g.b.i_not_equal(bt, None, ev, z).ie()
+            },
+            |g| {
+                let ev = g.load(ty, e)?;
+                let bv = g.load(ty, base)?;
+                let av = g.load(ty, acc)?;
+                let lo = g.b.bitwise_and(ty, None, ev, one).ie()?;
+                let odd = g.b.i_not_equal(bt, None, lo, z).ie()?;
+                let am = g.b.i_mul(ty, None, av, bv).ie()?;
+                let an = g.b.select(ty, None, odd, am, av).ie()?;
+                g.store(acc, an)?;
+                let bb = g.b.i_mul(ty, None, bv, bv).ie()?;
+                g.store(base, bb)?;
+                let en = g.b.shift_right_logical(ty, None, ev, one).ie()?;
+                g.store(e, en)
+            },
+        )?;
+        let r = self.load(ty, acc)?;
+        self.canon(it, r)
+    }
+
+    /// Converts an f64 register to f32 for functions GLSL.std.450 has only for 32 bits, applies
+    /// `f`, and converts back.
+    fn via_f32(
+        &mut self,
+        ft: FloatType,
+        args: &[Word],
+        f: impl FnOnce(&mut Gen, &[Word]) -> R<Word>,
+    ) -> R<Word> {
+        if ft != FloatType::F64 {
+            let r = f(self, args)?;
+            return self.fround(ft, r);
+        }
+        let f32t = self.t_f32();
+        let f64t = self.t_f64();
+        let mut a32 = Vec::with_capacity(args.len());
+        for &a in args {
+            a32.push(self.b.f_convert(f32t, None, a).ie()?);
+        }
+        let r = f(self, &a32)?;
+        self.b.f_convert(f64t, None, r).ie()
+    }
+
+    fn fpow(&mut self, ft: FloatType, x: Word, y: Word) -> R<Word> {
+        // C `pow` semantics on top of GLSL `Pow` (defined only for x > 0).
+        let ty = self.reg_ty(PrimType::Float(ft));
+        let bt = self.t_bool();
+        let ax = self.glsl(ty, GLOp::FAbs, &[x])?;
+        let p = if ft == FloatType::F64 {
+            // exp(y * log |x|) with the f64 range of exp64/log64.
+            let l = self.log64(ax)?;
+            let m = self.b.f_mul(ty, None, y, l).ie()?;
+            self.exp64(m)?
+        } else {
+            self.via_f32(ft, &[ax, y], |g, a| {
+                let f = g.t_f32();
+                g.glsl(f, GLOp::Pow, a)
+            })?
+        };
+        let (z, one) = (self.c_float(ft, 0.0), self.c_float(ft, 1.0));
+        let two = self.c_float(ft, 2.0);
+        let inf = self.c_float(ft, f64::INFINITY);
+        let nan = self.c_float(ft, f64::NAN);
+        // Negative base: integral exponent gives ±|x|^y, otherwise NaN.
+        let fy = self.glsl(ty, GLOp::Floor, &[y])?;
+        let integral = self.b.f_ord_equal(bt, None, fy, y).ie()?;
+        let half = self.b.f_div(ty, None, y, two).ie()?;
+        let fh = self.glsl(ty, GLOp::Floor, &[half])?;
+        let even = self.b.f_ord_equal(bt, None, fh, half).ie()?;
+        let negp = self.b.f_negate(ty, None, p).ie()?;
+        let signed = self.b.select(ty, None, even, p, negp).ie()?;
+        let negres = self.b.select(ty, None, integral, signed, nan).ie()?;
+        let xneg = self.b.f_ord_less_than(bt, None, x, z).ie()?;
+        let r = self.b.select(ty, None, xneg, negres, p).ie()?;
+        // Zero base: 0 for y > 0, inf for y < 0 (sign of zero ignored).
+        let xz = self.b.f_ord_equal(bt, None, x, z).ie()?;
+        let ypos = self.b.f_ord_greater_than(bt, None, y, z).ie()?;
+        let zr = self.b.select(ty, None, ypos, z, inf).ie()?;
+        let r = self.b.select(ty, None, xz, zr, r).ie()?;
+        // pow(x, 0) = 1 and pow(1, y) = 1, even for NaN.
+        let y0 = self.b.f_ord_equal(bt, None, y, z).ie()?;
+        let x1 = self.b.f_ord_equal(bt, None, x, one).ie()?;
+        let one_case = self.b.logical_or(bt, None, y0, x1).ie()?;
+        self.b.select(ty, None, one_case, one, r).ie()
+    }
+
+    /// `exp` on f64 with the full f64 range: `2^k * exp(r)`, `r = x - k ln 2` (exp(r) in f32).
+    fn exp64(&mut self, x: Word) -> R<Word> {
+        let f64t = self.t_f64();
+        let f32t = self.t_f32();
+        let u32t = self.t_u32();
+        let bt = self.t_bool();
+        let inv = self.c_f64(std::f64::consts::LOG2_E);
+        let ln2 = self.c_f64(std::f64::consts::LN_2);
+        let lim = self.c_f64(1100.0);
+        let nlim = self.c_f64(-1100.0);
+        let xc = self.glsl(f64t, GLOp::FClamp, &[x, nlim, lim])?;
+        let q = self.b.f_mul(f64t, None, xc, inv).ie()?;
+        let kf = self.glsl(f64t, GLOp::RoundEven, &[q])?;
+        let kl = self.b.f_mul(f64t, None, kf, ln2).ie()?;
+        let kl = self.nocontract(kl);
+        let r = self.b.f_sub(f64t, None, xc, kl).ie()?;
+        let r = self.nocontract(r);
+        let r32 = self.b.f_convert(f32t, None, r).ie()?;
+        let e32 = self.glsl(f32t, GLOp::Exp, &[r32])?;
+        let e64 = self.b.f_convert(f64t, None, e32).ie()?;
+        let k = self.b.convert_f_to_s(u32t, None, kf).ie()?;
+        let res = self.glsl(f64t, GLOp::Ldexp, &[e64, k])?;
+        // Keep NaN.
+        let nan = self.b.is_nan(bt, None, x).ie()?;
+        self.b.select(f64t, None, nan, x, res).ie()
+    }
+
+    /// `log` on f64 with the full f64 range: `log(m) + e ln 2` with `x = m 2^e` (log(m) in f32).
+    fn log64(&mut self, x: Word) -> R<Word> {
+        let f64t = self.t_f64();
+        let f32t = self.t_f32();
+        let u32t = self.t_u32();
+        let bt = self.t_bool();
+        let st = self.b.type_struct([f64t, u32t]);
+        let fr = self.glsl(st, GLOp::FrexpStruct, &[x])?;
+        let m = self.b.composite_extract(f64t, None, fr, [0]).ie()?;
+        let e = self.b.composite_extract(u32t, None, fr, [1]).ie()?;
+        let m32 = self.b.f_convert(f32t, None, m).ie()?;
+        let lm = self.glsl(f32t, GLOp::Log, &[m32])?;
+        let lm = self.b.f_convert(f64t, None, lm).ie()?;
+        let ef = self.b.convert_s_to_f(f64t, None, e).ie()?;
+        let ln2 = self.c_f64(std::f64::consts::LN_2);
+        let el = self.b.f_mul(f64t, None, ef, ln2).ie()?;
+        let r = self.b.f_add(f64t, None, lm, el).ie()?;
+        // Special cases: 0 → -inf, negative → NaN, inf → inf, NaN → NaN.
+        let z = self.c_f64(0.0);
+        let ninf = self.c_f64(f64::NEG_INFINITY);
+        let nan = self.c_f64(f64::NAN);
+        let isz = self.b.f_ord_equal(bt, None, x, z).ie()?;
+        let r = self.b.select(f64t, None, isz, ninf, r).ie()?;
+        let neg = self.b.f_ord_less_than(bt, None, x, z).ie()?;
+        let r = self.b.select(f64t, None, neg, nan, r).ie()?;
+        let inf = self.b.is_inf(bt, None, x).ie()?;
+        let pos = self.b.logical_not(bt, None, neg).ie()?;
+        let pinf = self.b.logical_and(bt, None, inf, pos).ie()?;
+        let r = self.b.select(f64t, None, pinf, x, r).ie()?;
+        let isnan = self.b.is_nan(bt, None, x).ie()?;
+        self.b.select(f64t, None, isnan, x, r).ie()
+    }
+
+    /// A comparison.
+    pub fn cmpop(&mut self, op: CmpOp, x: Word, y: Word) -> R<Word> {
+        let bt = self.t_bool();
+        let (t, k) = match op {
+            CmpOp::Eq(t) => (t, 0),
+            CmpOp::Lt(t) => (t, 1),
+            CmpOp::Le(t) => (t, 2),
+        };
+        let b = &mut self.b;
+        match t {
+            PrimType::Bool => match k {
+                0 => b.logical_equal(bt, None, x, y).ie(),
+                1 => {
+                    let nx = b.logical_not(bt, None, x).ie()?;
+                    b.logical_and(bt, None, nx, y).ie()
+                }
+                _ => {
+                    let nx = b.logical_not(bt, None, x).ie()?;
+                    b.logical_or(bt, None, nx, y).ie()
+                }
+            },
+            PrimType::Int(it) => match (k, it.signed()) {
+                (0, _) => b.i_equal(bt, None, x, y).ie(),
+                (1, true) => b.s_less_than(bt, None, x, y).ie(),
+                (1, false) => b.u_less_than(bt, None, x, y).ie(),
+                (_, true) => b.s_less_than_equal(bt, None, x, y).ie(),
+                (_, false) => b.u_less_than_equal(bt, None, x, y).ie(),
+            },
+            PrimType::Float(_) => match k {
+                0 => b.f_ord_equal(bt, None, x, y).ie(),
+                1 => b.f_ord_less_than(bt, None, x, y).ie(),
+                _ => b.f_ord_less_than_equal(bt, None, x, y).ie(),
+            },
+        }
+    }
+
+    /// An integer register as u64 (sign-extended for signed types).
+    fn int_to_u64(&mut self, it: IntType, x: Word) -> R<Word> {
+        if it.bits() == 64 {
+            return Ok(x);
+        }
+        let u64t = self.t_u64();
+        if it.signed() {
+            self.b.s_convert(u64t, None, x).ie()
+        } else {
+            self.b.u_convert(u64t, None, x).ie()
+        }
+    }
+
+    /// A u64 holding an integer value (two's complement) wrapped to type `t`.
+    fn u64_to_int(&mut self, t: IntType, v: Word) -> R<Word> {
+        if t.bits() == 64 {
+            return Ok(v);
+        }
+        let u = self.t_u32();
+        let lo = self.b.u_convert(u, None, v).ie()?;
+        self.canon(t, lo)
+    }
+
+    /// Float → integer: truncate, NaN/inf give 0, out-of-range values wrap modulo 2^64 (and
+    /// beyond ±2^127 saturate first), as `primops`.
+    fn float_to_int(&mut self, ft: FloatType, x: Word, t: IntType) -> R<Word> {
+        let bt = self.t_bool();
+        let u64t = self.t_u64();
+        // Work in f32 for f16/f32 sources, f64 for f64.
+        let ty = self.reg_ty(PrimType::Float(ft));
+        let tr = self.glsl(ty, GLOp::Trunc, &[x])?;
+        let ax = self.glsl(ty, GLOp::FAbs, &[tr])?;
+        let lim = self.c_float(ft, 9.223_372_036_854_776e18); // 2^63
+        let small = self.b.f_ord_less_than(bt, None, ax, lim).ie()?;
+        let zf0 = self.consts_zero(ft);
+        let safe = self.b.select(ty, None, small, tr, zf0).ie()?;
+        let direct = self.b.convert_f_to_s(u64t, None, safe).ie()?;
+        // Large: |x| = m * 2^e with the mantissa's bits.
+        let (mbits, bias, wide) = match ft {
+            FloatType::F64 => (52u32, 1023i64, true),
+            _ => (23u32, 127i64, false),
+        };
+        let bits = if wide {
+            self.b.bitcast(u64t, None, ax).ie()?
+        } else {
+            let u = self.t_u32();
+            let b32 = self.b.bitcast(u, None, ax).ie()?;
+            self.b.u_convert(u64t, None, b32).ie()?
+        };
+        let sh = self.c_u64(mbits as u64);
+        let expo = self.b.shift_right_logical(u64t, None, bits, sh).ie()?;
+        let mmask = self.c_u64((1u64 << mbits) - 1);
+        let mant = self.b.bitwise_and(u64t, None, bits, mmask).ie()?;
+        let implicit = self.c_u64(1u64 << mbits);
+        let mant = self.b.bitwise_or(u64t, None, mant, implicit).ie()?;
+        // shift = expo - bias - mbits (>= 11 here).
+        let off = self.c_u64((bias + mbits as i64) as u64);
+        let shift = self.b.i_sub(u64t, None, expo, off).ie()?;
+        let c64 = self.c_u64(64);
+        let big_shift = self.b.u_greater_than_equal(bt, None, shift, c64).ie()?;
+        let z64 = self.c_u64(0);
+        let sshift = self.b.select(u64t, None, big_shift, z64, shift).ie()?;
+        let shifted = self.b.shift_left_logical(u64t, None, mant, sshift).ie()?;
+        let large = self.b.select(u64t, None, big_shift, z64, shifted).ie()?;
+        // Beyond 2^127: saturates to i128::MAX / MIN, whose low 64 bits are all ones / zeros.
+        let lim127 = self.c_float(ft, 1.701_411_834_604_692_3e38);
+        let huge = self.b.f_ord_greater_than_equal(bt, None, ax, lim127).ie()?;
+        let ones = self.c_u64(u64::MAX);
+        let zf = self.consts_zero(ft);
+        let neg = self.b.f_ord_less_than(bt, None, tr, zf).ie()?;
+        let sat = self.b.select(u64t, None, neg, z64, ones).ie()?;
+        let negl = self.b.i_sub(u64t, None, z64, large).ie()?;
+        let large = self.b.select(u64t, None, neg, negl, large).ie()?;
+        let large = self.b.select(u64t, None, huge, sat, large).ie()?;
+        let v = self.b.select(u64t, None, small, direct, large).ie()?;
+        // NaN / inf → 0.
+        let nan = self.b.is_nan(bt, None, x).ie()?;
+        let inf = self.b.is_inf(bt, None, x).ie()?;
+        let bad = self.b.logical_or(bt, None, nan, inf).ie()?;
+        let v = self.b.select(u64t, None, bad, z64, v).ie()?;
+        self.u64_to_int(t, v)
+    }
+
+    fn consts_zero(&mut self, ft: FloatType) -> Word {
+        self.c_float(ft, 0.0)
+    }
+
+    /// A conversion.
+    pub fn conv(&mut self, op: ConvOp, x: Word) -> R<Word> {
+        let bt = self.t_bool();
+        if op.from == op.to {
+            return Ok(x);
+        }
+        let to_ty = self.reg_ty(op.to);
+        match (op.from, op.to) {
+            (PrimType::Bool, PrimType::Int(t)) => {
+                let (one, z) = (self.c_int(t, 1), self.c_int(t, 0));
+                self.b.select(to_ty, None, x, one, z).ie()
+            }
+            (PrimType::Bool, PrimType::Float(t)) => {
+                let (one, z) = (self.c_float(t, 1.0), self.c_float(t, 0.0));
+                self.b.select(to_ty, None, x, one, z).ie()
+            }
+            (PrimType::Int(f), PrimType::Bool) => {
+                let z = self.c_int(f, 0);
+                self.b.i_not_equal(bt, None, x, z).ie()
+            }
+            (PrimType::Float(f), PrimType::Bool) => {
+                let z = self.c_float(f, 0.0);
+                self.b.f_unord_not_equal(bt, None, x, z).ie()
+            }
+            (PrimType::Int(f), PrimType::Int(t)) => {
+                let mut v = self.int_to_u64(f, x)?;
+                if f.signed() && !t.signed() && f.bits() < 64 {
+                    let u64t = self.t_u64();
+                    let m = self.c_u64((1u64 << f.bits()) - 1);
+                    v = self.b.bitwise_and(u64t, None, v, m).ie()?;
+                }
+                self.u64_to_int(t, v)
+            }
+            (PrimType::Int(f), PrimType::Float(t)) => {
+                let r = if f.signed() {
+                    self.b.convert_s_to_f(to_ty, None, x).ie()?
+                } else {
+                    self.b.convert_u_to_f(to_ty, None, x).ie()?
+                };
+                self.fround(t, r)
+            }
+            (PrimType::Float(f), PrimType::Int(t)) => self.float_to_int(f, x, t),
+            (PrimType::Float(f), PrimType::Float(t)) => {
+                // f16 registers are f32.
+                let same_reg = f != FloatType::F64 && t != FloatType::F64;
+                let r = if same_reg {
+                    x
+                } else {
+                    self.b.f_convert(to_ty, None, x).ie()?
+                };
+                self.fround(t, r)
+            }
+            (PrimType::Bool, PrimType::Bool) => Ok(x),
+        }
+    }
+
+    /// A builtin math function.
+    pub fn math(&mut self, f: MathFn, a: &[Word]) -> R<Word> {
+        use MathFn::*;
+        let need = vkad_core::primops::math_arity(f);
+        if a.len() != need {
+            return Err(format!(
+                "internal error: {f:?} applied to {} arguments",
+                a.len()
+            ));
+        }
+        let bt = self.t_bool();
+        let u32t = self.t_u32();
+        match f {
+            Clz(t) | Popc(t) | Ctz(t) => return self.bitcount(f, t, a[0]),
+            MulHi(t) => return self.mulhi(t, a[0], a[1]),
+            _ => {}
+        }
+        let ft = match f {
+            Sqrt(t) | Cbrt(t) | Exp(t) | Log(t) | Log2(t) | Log10(t) | Log1p(t) | Sin(t)
+            | Cos(t) | Tan(t) | Asin(t) | Acos(t) | Atan(t) | Sinh(t) | Cosh(t) | Tanh(t)
+            | Asinh(t) | Acosh(t) | Atanh(t) | Atan2(t) | Hypot(t) | Erf(t) | Erfc(t)
+            | Gamma(t) | Lgamma(t) | Floor(t) | Ceil(t) | Round(t) | Trunc(t) | IsNan(t)
+            | IsInf(t) | ToBits(t) | FromBits(t) | Fma(t) | Lerp(t) | CopySign(t) => t,
+            Clz(_) | Popc(_) | Ctz(_) | MulHi(_) => unreachable_fn(f)?,
+        };
+        let ty = self.reg_ty(PrimType::Float(ft));
+        let x = a[0];
+        let g32 = |op: GLOp| {
+            move |g: &mut Gen, a: &[Word]| {
+                let t = g.t_f32();
+                g.glsl(t, op, a)
+            }
+        };
+        let r = match f {
+            Sqrt(_) => self.glsl(ty, GLOp::Sqrt, &[x])?,
+            Cbrt(_) => self.via_f32(ft, &[x], |g, a| {
+                let t = g.t_f32();
+                let ax = g.glsl(t, GLOp::FAbs, &[a[0]])?;
+                let third = g.c_f32(1.0 / 3.0);
+                let p = g.glsl(t, GLOp::Pow, &[ax, third])?;
+                let s = g.glsl(t, GLOp::FSign, &[a[0]])?;
+                let r = g.b.f_mul(t, None, s, p).ie()?;
+                // Keep NaN, infinities and zeros.
+                let bt = g.t_bool();
+                let nan = g.b.is_nan(bt, None, a[0]).ie()?;
+                let r = g.b.select(t, None, nan, a[0], r).ie()?;
+                let inf = g.b.is_inf(bt, None, a[0]).ie()?;
+                g.b.select(t, None, inf, a[0], r).ie()
+            })?,
+            Exp(FloatType::F64) => self.exp64(x)?,
+            Log(FloatType::F64) => self.log64(x)?,
+            Log2(FloatType::F64) => {
+                let l = self.log64(x)?;
+                let c = self.c_f64(std::f64::consts::LOG2_E);
+                self.b.f_mul(ty, None, l, c).ie()?
+            }
+            Log10(FloatType::F64) => {
+                let l = self.log64(x)?;
+                let c = self.c_f64(std::f64::consts::LOG10_E);
+                self.b.f_mul(ty, None, l, c).ie()?
+            }
+            Exp(_) => self.via_f32(ft, &[x], g32(GLOp::Exp))?,
+            Log(_) => self.via_f32(ft, &[x], g32(GLOp::Log))?,
+            Log2(_) => self.via_f32(ft, &[x], g32(GLOp::Log2))?,
+            Log10(_) => self.via_f32(ft, &[x], |g, a| {
+                let t = g.t_f32();
+                let l = g.glsl(t, GLOp::Log2, a)?;
+                let c = g.c_f32(std::f32::consts::LOG10_2);
+                g.b.f_mul(t, None, l, c).ie()
+            })?,
+            Log1p(_) => self.via_f32(ft, &[x], |g, a| {
+                // log1p(x) = log(u) * x / (u - 1) with u = 1 + x (exact where u == 1).
+                let t = g.t_f32();
+                let bt = g.t_bool();
+                let one = g.c_f32(1.0);
+                let u = g.b.f_add(t, None, one, a[0]).ie()?;
+                let u = g.nocontract(u);
+                let um1 = g.b.f_sub(t, None, u, one).ie()?;
+                let um1 = g.nocontract(um1);
+                let l = g.glsl(t, GLOp::Log, &[u])?;
+                let q = g.b.f_div(t, None, a[0], um1).ie()?;
+                let r = g.b.f_mul(t, None, l, q).ie()?;
+                let exact = g.b.f_ord_equal(bt, None, u, one).ie()?;
+                let r = g.b.select(t, None, exact, a[0], r).ie()?;
+                let inf = g.b.is_inf(bt, None, u).ie()?;
+                g.b.select(t, None, inf, u, r).ie()
+            })?,
+            Sin(_) => self.via_f32(ft, &[x], g32(GLOp::Sin))?,
+            Cos(_) => self.via_f32(ft, &[x], g32(GLOp::Cos))?,
+            Tan(_) => self.via_f32(ft, &[x], g32(GLOp::Tan))?,
+            Asin(_) => self.via_f32(ft, &[x], g32(GLOp::Asin))?,
+            Acos(_) => self.via_f32(ft, &[x], g32(GLOp::Acos))?,
+            Atan(_) => self.via_f32(ft, &[x], g32(GLOp::Atan))?,
+            Sinh(_) => self.via_f32(ft, &[x], g32(GLOp::Sinh))?,
+            Cosh(_) => self.via_f32(ft, &[x], g32(GLOp::Cosh))?,
+            Tanh(_) => self.via_f32(ft, &[x], g32(GLOp::Tanh))?,
+            Asinh(_) => self.via_f32(ft, &[x], g32(GLOp::Asinh))?,
+            Acosh(_) => self.via_f32(ft, &[x], g32(GLOp::Acosh))?,
+            Atanh(_) => self.via_f32(ft, &[x], g32(GLOp::Atanh))?,
+            Atan2(_) => self.via_f32(ft, &[x, a[1]], g32(GLOp::Atan2))?,
+            Hypot(_) => {
+                let y = a[1];
+                let ax = self.glsl(ty, GLOp::FAbs, &[x])?;
+                let ay = self.glsl(ty, GLOp::FAbs, &[y])?;
+                let m = self.glsl(ty, GLOp::FMax, &[ax, ay])?;
+                let z = self.c_float(ft, 0.0);
+                let mz = self.b.f_ord_equal(bt, None, m, z).ie()?;
+                let one = self.c_float(ft, 1.0);
+                let md = self.b.select(ty, None, mz, one, m).ie()?;
+                let xs = self.b.f_div(ty, None, ax, md).ie()?;
+                let ys = self.b.f_div(ty, None, ay, md).ie()?;
+                let x2 = self.b.f_mul(ty, None, xs, xs).ie()?;
+                let y2 = self.b.f_mul(ty, None, ys, ys).ie()?;
+                let s = self.b.f_add(ty, None, x2, y2).ie()?;
+                let sq = self.glsl(ty, GLOp::Sqrt, &[s])?;
+                let r = self.b.f_mul(ty, None, m, sq).ie()?;
+                let r = self.b.select(ty, None, mz, z, r).ie()?;
+                let inf = self.c_float(ft, f64::INFINITY);
+                let xi = self.b.is_inf(bt, None, x).ie()?;
+                let yi = self.b.is_inf(bt, None, y).ie()?;
+                let anyinf = self.b.logical_or(bt, None, xi, yi).ie()?;
+                self.b.select(ty, None, anyinf, inf, r).ie()?
+            }
+            Erf(_) => self.via_f32(ft, &[x], |g, a| g.erf32(a[0], false))?,
+            Erfc(_) => self.via_f32(ft, &[x], |g, a| g.erf32(a[0], true))?,
+            Gamma(_) => self.via_f32(ft, &[x], |g, a| g.gamma32(a[0], false))?,
+            Lgamma(_) => self.via_f32(ft, &[x], |g, a| g.gamma32(a[0], true))?,
+            Floor(_) => self.glsl(ty, GLOp::Floor, &[x])?,
+            Ceil(_) => self.glsl(ty, GLOp::Ceil, &[x])?,
+            Round(_) => self.glsl(ty, GLOp::RoundEven, &[x])?,
+            Trunc(_) => self.glsl(ty, GLOp::Trunc, &[x])?,
+            IsNan(_) => return self.b.is_nan(bt, None, x).ie(),
+            IsInf(_) => return self.b.is_inf(bt, None, x).ie(),
+            ToBits(t) => {
+                return match t {
+                    FloatType::F64 => {
+                        let u = self.t_u64();
+                        self.b.bitcast(u, None, x).ie()
+                    }
+                    FloatType::F32 => self.b.bitcast(u32t, None, x).ie(),
+                    FloatType::F16 => {
+                        let f = self.t_f32();
+                        let v2 = self.b.type_vector(f, 2);
+                        let z = self.c_f32(0.0);
+                        let v = self.b.composite_construct(v2, None, [x, z]).ie()?;
+                        self.glsl(u32t, GLOp::PackHalf2x16, &[v])
+                    }
+                }
+            }
+            FromBits(t) => {
+                return match t {
+                    FloatType::F16 => {
+                        let f = self.t_f32();
+                        let v2 = self.b.type_vector(f, 2);
+                        let m = self.c_u32(0xffff);
+                        let lo = self.b.bitwise_and(u32t, None, x, m).ie()?;
+                        let v = self.glsl(v2, GLOp::UnpackHalf2x16, &[lo])?;
+                        self.b.composite_extract(f, None, v, [0]).ie()
+                    }
+                    _ => self.b.bitcast(ty, None, x).ie(),
+                }
+            }
+            Fma(_) => self.glsl(ty, GLOp::Fma, &[x, a[1], a[2]])?,
+            Lerp(_) => {
+                let d = self.b.f_sub(ty, None, a[1], x).ie()?;
+                let d = self.nocontract(d);
+                let m = self.b.f_mul(ty, None, d, a[2]).ie()?;
+                let m = self.nocontract(m);
+                let r = self.b.f_add(ty, None, x, m).ie()?;
+                self.nocontract(r)
+            }
+            CopySign(t) => {
+                let (ut, sign) = match t {
+                    FloatType::F64 => (self.t_u64(), 1u64 << 63),
+                    _ => (u32t, 1u64 << 31),
+                };
+                let (sm, mm) = if t == FloatType::F64 {
+                    (self.c_u64(sign), self.c_u64(sign - 1))
+                } else {
+                    (self.c_u32(sign as u32), self.c_u32((sign - 1) as u32))
+                };
+                let xb = self.b.bitcast(ut, None, x).ie()?;
+                let yb = self.b.bitcast(ut, None, a[1]).ie()?;
+                let xm = self.b.bitwise_and(ut, None, xb, mm).ie()?;
+                let ys = self.b.bitwise_and(ut, None, yb, sm).ie()?;
+                let r = self.b.bitwise_or(ut, None, xm, ys).ie()?;
+                return self.b.bitcast(ty, None, r).ie();
+            }
+            Clz(_) | Popc(_) | Ctz(_) | MulHi(_) => return Err(format!("internal error: {f:?}")),
+        };
+        self.fround(ft, r)
+    }
+
+    /// erf / erfc in f32 (Abramowitz & Stegun 7.1.26 refined: |error| < 1.2e-7 via the
+    /// complementary-error-function Chebyshev fit of Numerical Recipes, `erfcc`).
+    fn erf32(&mut self, x: Word, complement: bool) -> R<Word> {
+        let t = self.t_f32();
+        let bt = self.t_bool();
+        let z = self.glsl(t, GLOp::FAbs, &[x])?;
+        let one = self.c_f32(1.0);
+        let half = self.c_f32(0.5);
+        let hz = self.b.f_mul(t, None, half, z).ie()?;
+        let den = self.b.f_add(t, None, one, hz).ie()?;
+        let tt = self.b.f_div(t, None, one, den).ie()?;
+        let coef: [f32; 10] = [
+            -1.265_512_2,
+            1.000_023_7,
+            0.374_091_96,
+            0.096_784_18,
+            -0.186_288_06,
+            0.278_868_07,
+            -1.135_204,
+            1.488_515_9,
+            -0.822_152_23,
+            0.170_872_77,
+        ];
+        // Horner: c0 + t*(c1 + t*(...)).
+        let mut acc = self.c_f32(coef[9]);
+        for &c in coef[..9].iter().rev() {
+            let m = self.b.f_mul(t, None, tt, acc).ie()?;
+            let cc = self.c_f32(c);
+            acc = self.b.f_add(t, None, cc, m).ie()?;
+        }
+        let z2 = self.b.f_mul(t, None, z, z).ie()?;
+        let e = self.b.f_sub(t, None, acc, z2).ie()?;
+        let ex = self.glsl(t, GLOp::Exp, &[e])?;
+        let ans = self.b.f_mul(t, None, tt, ex).ie()?; // erfc(|x|)
+        let zero = self.c_f32(0.0);
+        let neg = self.b.f_ord_less_than(bt, None, x, zero).ie()?;
+        let r = if complement {
+            let two = self.c_f32(2.0);
+            let other = self.b.f_sub(t, None, two, ans).ie()?;
+            self.b.select(t, None, neg, other, ans).ie()?
+        } else {
+            let pos = self.b.f_sub(t, None, one, ans).ie()?;
+            let negv = self.b.f_negate(t, None, pos).ie()?;
+            self.b.select(t, None, neg, negv, pos).ie()?
+        };
+        let nan = self.b.is_nan(bt, None, x).ie()?;
+        self.b.select(t, None, nan, x, r).ie()
+    }
+
+    /// Gamma / log-gamma in f32 (Lanczos, g = 7, n = 9; reflection for x < 0.5).
+    fn gamma32(&mut self, x: Word, log: bool) -> R<Word> {
+        // Computed in f32 with the Lanczos series; reflection for x < 0.5.
+        let t = self.t_f32();
+        let bt = self.t_bool();
+        let half = self.c_f32(0.5);
+        let one = self.c_f32(1.0);
+        let small = self.b.f_ord_less_than(bt, None, x, half).ie()?;
+        // y = small ? 1 - x : x; then lanczos on y - 1.
+        let omx = self.b.f_sub(t, None, one, x).ie()?;
+        let y = self.b.select(t, None, small, omx, x).ie()?;
+        let xm1 = self.b.f_sub(t, None, y, one).ie()?;
+        let c: [f64; 9] = [
+            0.999_999_999_999_809_9,
+            676.520_368_121_885_1,
+            -1_259.139_216_722_402_8,
+            771.323_428_777_653_1,
+            -176.615_029_162_140_6,
+            12.507_343_278_686_905,
+            -0.138_571_095_265_720_12,
+            9.984_369_578_019_572e-6,
+            1.505_632_735_149_311_6e-7,
+        ];
+        let mut a = self.c_f32(c[0] as f32);
+        for (i, &ci) in c.iter().enumerate().skip(1) {
+            let k = self.c_f32(i as f32);
+            let d = self.b.f_add(t, None, xm1, k).ie()?;
+            let cc = self.c_f32(ci as f32);
+            let q = self.b.f_div(t, None, cc, d).ie()?;
+            a = self.b.f_add(t, None, a, q).ie()?;
+        }
+        let g7 = self.c_f32(7.5);
+        let tt = self.b.f_add(t, None, xm1, g7).ie()?;
+        // log Γ(y) = 0.5 log(2π) + (xm1 + 0.5) log(tt) - tt + log(a)
+        let hl2pi = self.c_f32(0.918_938_5);
+        let lt = self.glsl(t, GLOp::Log, &[tt])?;
+        let e = self.b.f_add(t, None, xm1, half).ie()?;
+        let p = self.b.f_mul(t, None, e, lt).ie()?;
+        let la = self.glsl(t, GLOp::Log, &[a])?;
+        let s1 = self.b.f_add(t, None, hl2pi, p).ie()?;
+        let s2 = self.b.f_sub(t, None, s1, tt).ie()?;
+        let lg = self.b.f_add(t, None, s2, la).ie()?;
+        // Reflection: Γ(x) = π / (sin(πx) Γ(1-x)).
+        let pi = self.c_f32(std::f32::consts::PI);
+        let px = self.b.f_mul(t, None, pi, x).ie()?;
+        let sp = self.glsl(t, GLOp::Sin, &[px])?;
+        if log {
+            let asp = self.glsl(t, GLOp::FAbs, &[sp])?;
+            let lasp = self.glsl(t, GLOp::Log, &[asp])?;
+            let lpi = self.c_f32(std::f32::consts::PI.ln());
+            let d = self.b.f_sub(t, None, lpi, lasp).ie()?;
+            let refl = self.b.f_sub(t, None, d, lg).ie()?;
+            self.b.select(t, None, small, refl, lg).ie()
+        } else {
+            let gy = self.glsl(t, GLOp::Exp, &[lg])?;
+            let den = self.b.f_mul(t, None, sp, gy).ie()?;
+            let refl = self.b.f_div(t, None, pi, den).ie()?;
+            self.b.select(t, None, small, refl, gy).ie()
+        }
+    }
+
+    fn bitcount(&mut self, f: MathFn, t: IntType, x: Word) -> R<Word> {
+        let u32t = self.t_u32();
+        let bt = self.t_bool();
+        let bits = t.bits();
+        // Split into 32-bit halves (hi = 0 below 64 bits), with the operand's bits only.
+        let (lo, hi) = if bits == 64 {
+            let u64t = self.t_u64();
+            let lo = self.b.u_convert(u32t, None, x).ie()?;
+            let s = self.c_u64(32);
+            let h = self.b.shift_right_logical(u64t, None, x, s).ie()?;
+            let hi = self.b.u_convert(u32t, None, h).ie()?;
+            (lo, hi)
+        } else if bits < 32 {
+            let m = self.c_u32((1u32 << bits) - 1);
+            (self.b.bitwise_and(u32t, None, x, m).ie()?, self.c_u32(0))
+        } else {
+            (x, self.c_u32(0))
+        };
+        let c32 = self.c_u32(32);
+        let z = self.c_u32(0);
+        match f {
+            MathFn::Popc(_) => {
+                let a = self.b.bit_count(u32t, None, lo).ie()?;
+                let b = self.b.bit_count(u32t, None, hi).ie()?;
+                self.b.i_add(u32t, None, a, b).ie()
+            }
+            MathFn::Clz(_) => {
+                // clz32(v) = 31 - msb(v), 32 for 0.
+                let clz32 = |g: &mut Gen, v: Word| -> R<Word> {
+                    let msb = g.glsl(u32t, GLOp::FindUMsb, &[v])?;
+                    let c31 = g.c_u32(31);
+                    let r = g.b.i_sub(u32t, None, c31, msb).ie()?;
+                    let isz = g.b.i_equal(bt, None, v, z).ie()?;
+                    g.b.select(u32t, None, isz, c32, r).ie()
+                };
+                let cl = clz32(self, lo)?;
+                if bits == 64 {
+                    let ch = clz32(self, hi)?;
+                    let hz = self.b.i_equal(bt, None, hi, z).ie()?;
+                    let both = self.b.i_add(u32t, None, c32, cl).ie()?;
+                    self.b.select(u32t, None, hz, both, ch).ie()
+                } else {
+                    let d = self.c_u32(32 - bits);
+                    self.b.i_sub(u32t, None, cl, d).ie()
+                }
+            }
+            _ => {
+                let ctz32 = |g: &mut Gen, v: Word| -> R<Word> {
+                    let lsb = g.glsl(u32t, GLOp::FindILsb, &[v])?;
+                    let isz = g.b.i_equal(bt, None, v, z).ie()?;
+                    g.b.select(u32t, None, isz, c32, lsb).ie()
+                };
+                let tl = ctz32(self, lo)?;
+                if bits == 64 {
+                    let th = ctz32(self, hi)?;
+                    let lz = self.b.i_equal(bt, None, lo, z).ie()?;
+                    let both = self.b.i_add(u32t, None, c32, th).ie()?;
+                    self.b.select(u32t, None, lz, both, tl).ie()
+                } else {
+                    let w = self.c_u32(bits);
+                    self.glsl(u32t, GLOp::UMin, &[tl, w])
+                }
+            }
+        }
+    }
+
+    fn mulhi(&mut self, t: IntType, x: Word, y: Word) -> R<Word> {
+        let ty = self.reg_ty(PrimType::Int(t));
+        if t.bits() < 32 {
+            // The full product fits in 32 bits.
+            let p = self.b.i_mul(ty, None, x, y).ie()?;
+            let s = self.c_u32(t.bits());
+            let h = if t.signed() {
+                self.b.shift_right_arithmetic(ty, None, p, s).ie()?
+            } else {
+                self.b.shift_right_logical(ty, None, p, s).ie()?
+            };
+            return self.canon(t, h);
+        }
+        let st = self.b.type_struct([ty, ty]);
+        let r = if t.signed() {
+            self.b.s_mul_extended(st, None, x, y).ie()?
+        } else {
+            self.b.u_mul_extended(st, None, x, y).ie()?
+        };
+        self.b.composite_extract(ty, None, r, [1]).ie()
+    }
+}
+
+fn unreachable_op(op: BinOp) -> R<Word> {
+    Err(format!("internal error: unexpected {op:?}"))
+}
+
+fn unreachable_fn(f: MathFn) -> R<FloatType> {
+    Err(format!("internal error: unexpected {f:?}"))
+}
