@@ -93,6 +93,11 @@ enum Command {
         /// Print the simplified IR before differentiation (`jvp`/`vjp` nodes still in it).
         #[arg(long, conflicts_with = "unoptimised")]
         before_ad: bool,
+        /// Print the AD report instead of the IR: per function, the tree of scopes, how many
+        /// times each scope's forward sweep runs after AD and simplification, and the
+        /// checkpoint memory of each loop (elements, as a formula of the sizes).
+        #[arg(long, conflicts_with_all = ["unoptimised", "before_ad"])]
+        ad_report: bool,
     },
     /// List the Vulkan devices with their type, API version, driver, subgroup size and features.
     Devices,
@@ -191,7 +196,14 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
             file,
             unoptimised,
             before_ad,
+            ad_report,
         } => {
+            if ad_report {
+                let compiled = compile(&file)?;
+                let report = vkad_core::ad::report::ad_report(&compiled.ir_ad, &compiled.ir);
+                print!("{report}");
+                return Ok(ExitCode::SUCCESS);
+            }
             let text = read_source(&file)?;
             let name = file.display().to_string();
             let (ir, errors) = if unoptimised {

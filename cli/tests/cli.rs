@@ -142,6 +142,23 @@ fn test_command_reports_summary() {
 }
 
 #[test]
+fn ad_report_shows_scopes_runs_and_checkpoints() {
+    let p = tmp_program(
+        "report.fut",
+        "entry lp (x: f64) (n: i64) = vjp (\\x -> loop y = x for i < n do f64.sin y * y) x 1.0\n\
+         entry m (xs: []f64) = vjp (map (\\x -> x * x)) xs (map (const 1.0) xs)\n",
+    );
+    let out = vkad(&["dump-ir", &p, "--ad-report"], b"");
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("function lp"), "{text}");
+    assert!(text.contains("loop at"), "{text}");
+    assert!(text.contains("checkpoints:"), "{text}");
+    assert!(text.contains("function m"), "{text}");
+    assert!(text.contains("map at"), "{text}");
+}
+
+#[test]
 fn unsupported_entry_reports_once_with_location() {
     let p = tmp_program(
         "ad.fut",
