@@ -61,8 +61,9 @@ enum Command {
         /// The entry point to run.
         #[arg(short, long, default_value = "main")]
         entry: String,
-        /// The backend to run on.
-        #[arg(short, long, value_enum, default_value = "interp")]
+        /// The backend to run on (`vulkan` needs a Vulkan driver: lavapipe from
+        /// `mesa-vulkan-drivers` where there is no GPU; `interp` needs nothing).
+        #[arg(short, long, value_enum, default_value = "vulkan")]
         backend: BackendKind,
         /// The Vulkan device to use (an index as `vulkaninfo --summary` lists them).
         #[arg(long)]
@@ -75,8 +76,9 @@ enum Command {
     Test {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
-        /// The backend to run on.
-        #[arg(short, long, value_enum, default_value = "interp")]
+        /// The backend to run on (`vulkan` needs a Vulkan driver: lavapipe from
+        /// `mesa-vulkan-drivers` where there is no GPU; `interp` needs nothing).
+        #[arg(short, long, value_enum, default_value = "vulkan")]
         backend: BackendKind,
         /// The Vulkan device to use (an index as `vulkaninfo --summary` lists them).
         #[arg(long)]
