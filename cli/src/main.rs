@@ -349,7 +349,7 @@ fn bench_primitives(
     println!("Traffic model (bytes per element):");
     for p in &prims {
         println!(
-            "- {}: {} ({} B/elem at n = 2^{b})",
+            "- {}: {} ({:.2} B/elem at n = 2^{b})",
             p.name,
             p.model,
             (p.bytes)(1usize << b) / (1u64 << b) as f64
