@@ -71,6 +71,10 @@ enum Command {
         /// Write results in Futhark's binary data format instead of text.
         #[arg(long)]
         binary_output: bool,
+        /// After the results, print the device time of every kernel launch per kernel to
+        /// stderr (`-b vulkan` only).
+        #[arg(long)]
+        profile: bool,
     },
     /// Run the `-- ==` test blocks of .fut files (directories are searched recursively).
     Test {
@@ -103,6 +107,32 @@ enum Command {
     },
     /// List the Vulkan devices with their type, API version, driver, subgroup size and features.
     Devices,
+    /// Benchmarks on the Vulkan device.
+    Bench {
+        #[command(subcommand)]
+        what: BenchKind,
+    },
+}
+
+/// What `vkad bench` measures.
+#[derive(Subcommand)]
+enum BenchKind {
+    /// Time copy, map, reduce, scan, segmented scan, histograms, scatter and a radix sort (vkad
+    /// programs) at sizes 2^a..2^b with device timestamps; prints a markdown table.
+    Primitives {
+        /// Sizes as `a..b`: n = 2^a, 2^(a+1), ..., 2^b elements.
+        #[arg(long, default_value = "16..22")]
+        sizes: String,
+        /// Timed repetitions per size (the median is reported), after one warm-up run.
+        #[arg(long, default_value_t = 5)]
+        reps: usize,
+        /// The Vulkan device to use.
+        #[arg(long)]
+        device: Option<usize>,
+        /// Only the primitives whose name contains one of these (comma-separated).
+        #[arg(long)]
+        only: Option<String>,
+    },
 }
 
 /// An error to report: the message is already formatted.
@@ -142,7 +172,13 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
             backend,
             device,
             binary_output,
+            profile,
         } => {
+            if profile && !matches!(backend, BackendKind::Vulkan) {
+                return Err(Failure(
+                    "error: --profile needs the Vulkan backend (`-b vulkan`)".to_string(),
+                ));
+            }
             let compiled = compile(&file)?;
             if !compiled.entry_names().contains(&entry) {
                 let names = compiled.entry_names().join(", ");
@@ -162,6 +198,9 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
                 .map_err(|e| Failure(format!("error: cannot read standard input: {e}")))?;
             let args = vkad_core::values::parse_values(&input)
                 .map_err(|e| Failure(format!("error: invalid input value: {e}")))?;
+            if profile {
+                return run_profiled(&compiled, &entry, args, device, binary_output);
+            }
             let results = backend
                 .backend(device)?
                 .run(&compiled, &entry, args)
@@ -240,7 +279,125 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Devices => devices(),
+        Command::Bench {
+            what:
+                BenchKind::Primitives {
+                    sizes,
+                    reps,
+                    device,
+                    only,
+                },
+        } => bench_primitives(&sizes, reps, device, only.as_deref()),
     }
+}
+
+fn vulkan_context(device: Option<usize>) -> Result<std::sync::Arc<vkad_spirv::Context>, Failure> {
+    vkad_spirv::VulkanBackend::new(vkad_spirv::ContextOptions {
+        device,
+        validation: std::env::var("VKAD_VALIDATION").is_ok_and(|v| v == "1"),
+    })
+    .context()
+    .map_err(|e| Failure(format!("error: {e}")))
+}
+
+/// `vkad run --profile`: the results, then a table of kernel times on stderr.
+fn run_profiled(
+    compiled: &vkad_core::Compiled,
+    entry: &str,
+    args: Vec<Value>,
+    device: Option<usize>,
+    binary_output: bool,
+) -> Result<ExitCode, Failure> {
+    let ctx = vulkan_context(device)?;
+    let (results, timings) = vkad_spirv::run_entry_profiled(&ctx, compiled, entry, args)
+        .map_err(|e| Failure(format!("error: {e}")))?;
+    print_results(&results, binary_output)
+        .map_err(|e| Failure(format!("error: cannot write output: {e}")))?;
+    eprint!(
+        "profile on {} (device time per kernel):\n{}",
+        ctx.info().name,
+        vkad_spirv::profile::report(&timings)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `vkad bench primitives`.
+fn bench_primitives(
+    sizes: &str,
+    reps: usize,
+    device: Option<usize>,
+    only: Option<&str>,
+) -> Result<ExitCode, Failure> {
+    use vkad_spirv::bench;
+    let bad = || {
+        Failure(format!(
+            "error: --sizes must be `a..b` with 0 <= a <= b <= 30, not `{sizes}`"
+        ))
+    };
+    let (a, b) = sizes.split_once("..").ok_or_else(bad)?;
+    let (a, b): (u32, u32) = (
+        a.trim().parse().map_err(|_| bad())?,
+        b.trim()
+            .trim_start_matches('=')
+            .parse()
+            .map_err(|_| bad())?,
+    );
+    if a > b || b > 30 {
+        return Err(bad());
+    }
+    let ctx = vulkan_context(device)?;
+    let prims: Vec<bench::Primitive> = bench::primitives()
+        .into_iter()
+        .filter(|p| {
+            p.name == "copy" || only.is_none_or(|o| o.split(',').any(|w| p.name.contains(w.trim())))
+        })
+        .collect();
+    println!(
+        "Device: {} ({}, driver {}); {} timed runs per size after one warm-up, median of the \
+         summed kernel timestamps.\n",
+        ctx.info().name,
+        ctx.info().device_type,
+        ctx.info().driver,
+        reps.max(1)
+    );
+    println!("Traffic model (bytes per element):");
+    for p in &prims {
+        println!(
+            "- {}: {} ({:.2} B/elem at n = 2^{b})",
+            p.name,
+            p.model,
+            (p.bytes)(1usize << b) / (1u64 << b) as f64
+        );
+    }
+    let mut results = Vec::new();
+    let mut notes = Vec::new();
+    for p in &prims {
+        let compiled = bench::compile(p).map_err(Failure)?;
+        for k in a..=b {
+            let n = 1usize << k;
+            let start = std::time::Instant::now();
+            match bench::measure(&ctx, p, &compiled, n, reps) {
+                Ok(m) => results.push(m),
+                Err(e) => {
+                    notes.push(format!("- {} at 2^{k}: skipped: {e}", p.name));
+                    break;
+                }
+            }
+            eprintln!("{} 2^{k}: {:.1} s", p.name, start.elapsed().as_secs_f64());
+        }
+    }
+    println!();
+    print!("{}", bench::markdown_table(&results));
+    for s in bench::skipped() {
+        notes.push(format!("- {}: {}", s.name, s.why));
+    }
+    if !notes.is_empty() {
+        println!("\nNotes:");
+        for n in notes {
+            println!("{n}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `vkad devices`: one block per Vulkan device; no loader or no device is an error (exit 1).

@@ -11,7 +11,7 @@ use vkad_core::ir::{self, Body, DimIndex, Exp, FunDef, LoopForm, Soac, Stm, SubE
 use vkad_core::prim::{FloatType, IntType, PrimType, PrimValue};
 use vkad_core::primops;
 use vkad_core::value::{ArrayValue, Buffer as HBuf, Value};
-use vkad_vk::{Buffer, Context, Dispatch};
+use vkad_vk::{Buffer, Context, Dispatch, KernelTiming};
 
 pub type E<T> = Result<T, String>;
 
@@ -130,6 +130,12 @@ pub struct Exec<'a> {
     cache: HashMap<(usize, u32, Vec<HostTy>), Arc<KernelCode>>,
     builtin: HashMap<String, Arc<KernelCode>>,
     status: Buffer,
+    /// What the statement being run is (names profiled launches).
+    label: &'static str,
+    /// Launches made so far by that statement.
+    pass: u32,
+    /// Timings of every launch, when profiling.
+    profile: Option<Vec<KernelTiming>>,
 }
 
 impl<'a> Exec<'a> {
@@ -144,6 +150,9 @@ impl<'a> Exec<'a> {
             cache: HashMap::new(),
             builtin: HashMap::new(),
             status,
+            label: "kernel",
+            pass: 0,
+            profile: None,
         })
     }
 
@@ -339,7 +348,8 @@ impl<'a> Exec<'a> {
             .ctx
             .kernel("vkad", &code.words, "main", buffers.len() as u32, 0)
             .map_err(vk)?;
-        self.ctx
+        let timings = self
+            .ctx
             .run(&[Dispatch {
                 kernel: &kern,
                 buffers,
@@ -347,6 +357,17 @@ impl<'a> Exec<'a> {
                 groups: [groups.max(1), 1, 1],
             }])
             .map_err(vk)?;
+        self.pass += 1;
+        if let Some(prof) = &mut self.profile {
+            let name = match loc {
+                Some(l) => format!("{}.{} @ {l}", self.label, self.pass),
+                None => format!("{}.{}", self.label, self.pass),
+            };
+            prof.extend(timings.into_iter().map(|t| KernelTiming {
+                name: name.clone(),
+                ..t
+            }));
+        }
         if !code.errors.is_empty() {
             let st = self.ctx.download(&self.status, 0, 12).map_err(vk)?;
             let word = |i: usize| {
@@ -496,6 +517,8 @@ impl<'a> Exec<'a> {
 
     fn stm(&mut self, stm: &'a Stm) -> E<()> {
         let loc = &stm.loc;
+        self.label = crate::profile::label(&stm.exp);
+        self.pass = 0;
         let lift = |m: String| at(loc, m);
         match &stm.exp {
             Exp::SubExp(se) => {
@@ -1763,11 +1786,26 @@ fn type_name(t: &Type) -> String {
 
 /// Runs an entry point (see [`crate::run_entry`]).
 pub fn run(ctx: &Context, prog: &ir::Program, entry: &str, args: Vec<Value>) -> E<Vec<Value>> {
+    run_profiled(ctx, prog, entry, args, false).map(|r| r.0)
+}
+
+/// Runs an entry point; with `profile`, also returns the device timing of every kernel launch
+/// (named `what.pass @ file:line:col`, see [`crate::profile`]).
+pub fn run_profiled(
+    ctx: &Context,
+    prog: &ir::Program,
+    entry: &str,
+    args: Vec<Value>,
+    profile: bool,
+) -> E<(Vec<Value>, Vec<KernelTiming>)> {
     let f = prog
         .entry(entry)
         .ok_or_else(|| format!("no entry point named `{entry}`"))?;
     let sizes = check_args(f, entry, &args)?;
     let mut ex = Exec::new(ctx, prog)?;
+    if profile {
+        ex.profile = Some(Vec::new());
+    }
     let mut all: Vec<HVal> = sizes.into_iter().map(HVal::P).collect();
     for a in &args {
         all.push(match a {
@@ -1778,7 +1816,7 @@ pub fn run(ctx: &Context, prog: &ir::Program, entry: &str, args: Vec<Value>) -> 
     drop(args);
     let results = ex.apply(&f.name, all, &None)?;
     let _ = IntType::I64;
-    results
+    let values = results
         .into_iter()
         .skip(f.num_ext_results())
         .map(|v| match v {
@@ -1786,5 +1824,6 @@ pub fn run(ctx: &Context, prog: &ir::Program, entry: &str, args: Vec<Value>) -> 
             HVal::A(a) => Ok(Value::Array(ex.download(&a)?)),
             HVal::Empty => Err(format!("entry `{entry}` returned nothing")),
         })
-        .collect()
+        .collect::<E<Vec<Value>>>()?;
+    Ok((values, ex.profile.take().unwrap_or_default()))
 }

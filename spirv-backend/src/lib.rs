@@ -48,17 +48,19 @@
 //! or an inner reduction inside a `map` that runs longer than that in one thread gives wrong
 //! results on lavapipe (real GPUs have no such limit).
 
+pub mod bench;
 mod exec;
 mod gen;
 mod kernel;
 mod prims;
+pub mod profile;
 mod scalar;
 
 use std::sync::Mutex;
 use vkad_core::testing::Backend;
 use vkad_core::value::Value;
 use vkad_core::Compiled;
-pub use vkad_vk::{Context, ContextOptions};
+pub use vkad_vk::{Context, ContextOptions, KernelTiming};
 
 /// Runs entry point `entry` of `compiled` on `args` (one value per IR parameter, as
 /// [`Compiled::run_interp`]) on the device of `ctx`.
@@ -74,6 +76,22 @@ pub fn run_entry(
         return Err(text.to_string());
     }
     exec::run(ctx, &compiled.ir, entry, args)
+}
+
+/// [`run_entry`], also returning the device timing of every kernel launch of the run, in launch
+/// order (names as [`profile`] describes; uploads and downloads are not kernels).
+pub fn run_entry_profiled(
+    ctx: &Context,
+    compiled: &Compiled,
+    entry: &str,
+    args: Vec<Value>,
+) -> Result<(Vec<Value>, Vec<KernelTiming>), String> {
+    if let Some(d) = compiled.entry_errors.get(entry) {
+        let text = d.render(&compiled.sources);
+        let text = text.strip_prefix("error: ").unwrap_or(&text);
+        return Err(text.to_string());
+    }
+    exec::run_profiled(ctx, &compiled.ir, entry, args, true)
 }
 
 /// The Vulkan backend for the test runner and the CLI: one device context, made on first use.
