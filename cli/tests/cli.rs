@@ -236,7 +236,10 @@ fn spirv_writes_validated_modules_for_dot() {
     assert!(!spv.is_empty(), "no modules written; index:\n{index}");
     for p in &spv {
         let name = p.file_name().unwrap().to_str().unwrap();
-        assert!(index.contains(&format!("[{name}]")), "{name} not in index:\n{index}");
+        assert!(
+            index.contains(&format!("[{name}]")),
+            "{name} not in index:\n{index}"
+        );
         let bytes = std::fs::read(p).unwrap();
         assert_eq!(&bytes[..4], &0x0723_0203u32.to_le_bytes(), "{name}: magic");
         let val = std::process::Command::new("spirv-val")

@@ -65,12 +65,12 @@ mod prims;
 pub mod record;
 mod scalar;
 
+pub use device::{run_entry_device, storage_bytes, Arg, DeviceArray, Out};
+pub use record::{compile_entry, write_modules, CompiledModule};
 use std::sync::Mutex;
 use vkad_core::testing::Backend;
 use vkad_core::value::Value;
 use vkad_core::Compiled;
-pub use device::{run_entry_device, storage_bytes, Arg, DeviceArray, Out};
-pub use record::{compile_entry, write_modules, CompiledModule};
 pub use vkad_vk::{Context, ContextOptions};
 
 /// Runs entry point `entry` of `compiled` on `args` (one value per IR parameter, as

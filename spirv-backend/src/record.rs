@@ -125,8 +125,7 @@ pub fn write_modules(
     );
     let mut written = Vec::new();
     for (n, m) in modules.iter().enumerate() {
-        vkad_vk::validate_spirv(&m.words)
-            .map_err(|e| format!("module {n} ({}): {e}", m.name))?;
+        vkad_vk::validate_spirv(&m.words).map_err(|e| format!("module {n} ({}): {e}", m.name))?;
         let file = format!("{n}_{}.spv", m.file_stem());
         let path = dir.join(&file);
         let bytes: Vec<u8> = m.words.iter().flat_map(|w| w.to_le_bytes()).collect();
