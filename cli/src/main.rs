@@ -107,6 +107,24 @@ enum Command {
     },
     /// List the Vulkan devices with their type, API version, driver, subgroup size and features.
     Devices,
+    /// Write the SPIR-V modules an entry point's kernels use to DIR (`<n>_<kernel>.spv`, plus
+    /// `index.txt`). Kernels are made while running: the entry runs once on the inputs (from
+    /// `--input FILE`, or stdin), and every module made is validated and written.
+    Spirv {
+        file: PathBuf,
+        /// The entry point.
+        #[arg(short, long, default_value = "main")]
+        entry: String,
+        /// The directory to write to (created if missing).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Read the entry's arguments from FILE instead of stdin.
+        #[arg(long)]
+        input: Option<PathBuf>,
+        /// The Vulkan device to use (an index as `vulkaninfo --summary` lists them).
+        #[arg(long)]
+        device: Option<usize>,
+    },
     /// Benchmarks on the Vulkan device.
     Bench {
         #[command(subcommand)]
@@ -279,6 +297,13 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Devices => devices(),
+        Command::Spirv {
+            file,
+            entry,
+            output,
+            input,
+            device,
+        } => spirv(&file, &entry, &output, input.as_deref(), device),
         Command::Bench {
             what:
                 BenchKind::Primitives {
@@ -396,6 +421,51 @@ fn bench_primitives(
         for n in notes {
             println!("{n}");
         }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `vkad spirv`: runs the entry once with recording on and writes its modules.
+fn spirv(
+    file: &Path,
+    entry: &str,
+    out: &Path,
+    input: Option<&Path>,
+    device: Option<usize>,
+) -> Result<ExitCode, Failure> {
+    let compiled = compile(file)?;
+    if !compiled.entry_names().iter().any(|n| n == entry) {
+        return Err(Failure(format!(
+            "error: {} has no entry point `{entry}`",
+            file.display()
+        )));
+    }
+    let data = match input {
+        Some(p) => std::fs::read(p)
+            .map_err(|e| Failure(format!("error: cannot read {}: {e}", p.display())))?,
+        None => {
+            let mut v = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut v)
+                .map_err(|e| Failure(format!("error: cannot read standard input: {e}")))?;
+            v
+        }
+    };
+    let args = vkad_core::values::parse_values(&data)
+        .map_err(|e| Failure(format!("error: invalid input value: {e}")))?;
+    let backend = vkad_spirv::VulkanBackend::new(vkad_spirv::ContextOptions {
+        device,
+        validation: std::env::var("VKAD_VALIDATION").is_ok_and(|v| v == "1"),
+    });
+    let ctx = backend
+        .context()
+        .map_err(|e| Failure(format!("error: {e}")))?;
+    let (_, modules) = vkad_spirv::compile_entry(&ctx, &compiled, entry, args)
+        .map_err(|e| Failure(format!("error: {e}")))?;
+    let written = vkad_spirv::write_modules(out, entry, &modules)
+        .map_err(|e| Failure(format!("error: {e}")))?;
+    for p in written {
+        println!("{}", p.display());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -216,3 +216,62 @@ fn devices_lists_the_vulkan_devices() {
         "{err}"
     );
 }
+
+#[test]
+fn spirv_writes_validated_modules_for_dot() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let dir = std::env::temp_dir().join(format!("vkad-spirv-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let prog = format!("{root}/examples/dot.fut");
+    let input = format!("{root}/examples/dot.in");
+    let out = vkad(
+        &[
+            "spirv",
+            &prog,
+            "-e",
+            "main",
+            "-o",
+            dir.to_str().unwrap(),
+            "--input",
+            &input,
+        ],
+        b"",
+    );
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    if err.contains("no Vulkan device") {
+        eprintln!("skipped: {err}");
+        return;
+    }
+    assert!(out.status.success(), "{err}");
+    let index = std::fs::read_to_string(dir.join("index.txt")).unwrap();
+    let mut spv: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "spv"))
+        .collect();
+    spv.sort();
+    assert!(!spv.is_empty(), "no modules written; index:\n{index}");
+    for p in &spv {
+        let name = p.file_name().unwrap().to_str().unwrap();
+        assert!(
+            index.contains(&format!("[{name}]")),
+            "{name} not in index:\n{index}"
+        );
+        let bytes = std::fs::read(p).unwrap();
+        assert_eq!(&bytes[..4], &0x0723_0203u32.to_le_bytes(), "{name}: magic");
+        let val = std::process::Command::new("spirv-val")
+            .args(["--target-env", "vulkan1.2"])
+            .arg(p)
+            .output()
+            .expect("spirv-val (spirv-tools) is needed");
+        assert!(
+            val.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&val.stderr)
+        );
+    }
+    // dot is a map and a reduction: the index names them with their source locations.
+    assert!(index.contains("bindings = "), "{index}");
+    assert!(index.contains("dot.fut:"), "{index}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

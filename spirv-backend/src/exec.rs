@@ -136,6 +136,10 @@ pub struct Exec<'a> {
     pass: u32,
     /// Timings of every launch, when profiling.
     profile: Option<Vec<KernelTiming>>,
+    /// When set, every kernel module made during the run is recorded here (`vkad spirv`).
+    pub record: Option<Vec<crate::record::CompiledModule>>,
+    /// The statement being run (innermost), for recording.
+    cur: Option<&'a Stm>,
 }
 
 impl<'a> Exec<'a> {
@@ -153,6 +157,8 @@ impl<'a> Exec<'a> {
             label: "kernel",
             pass: 0,
             profile: None,
+            record: None,
+            cur: None,
         })
     }
 
@@ -398,6 +404,7 @@ impl<'a> Exec<'a> {
             return Ok(k.clone());
         }
         let k = Arc::new(make(self.prog)?);
+        self.note(&key, &k);
         self.builtin.insert(key, k.clone());
         Ok(k)
     }
@@ -515,10 +522,19 @@ impl<'a> Exec<'a> {
         Ok(())
     }
 
+    /// Records a newly made kernel module when recording.
+    fn note(&mut self, name: &str, code: &KernelCode) {
+        let cur = self.cur;
+        if let Some(rec) = &mut self.record {
+            rec.push(crate::record::CompiledModule::new(name, code, cur));
+        }
+    }
+
     fn stm(&mut self, stm: &'a Stm) -> E<()> {
-        let loc = &stm.loc;
+        self.cur = Some(stm);
         self.label = crate::profile::label(&stm.exp);
         self.pass = 0;
+        let loc = &stm.loc;
         let lift = |m: String| at(loc, m);
         match &stm.exp {
             Exp::SubExp(se) => {
@@ -1098,6 +1114,7 @@ impl<'a> Exec<'a> {
         }
         let ht = |v: &ir::VName| self.host_ty(v);
         let code = Arc::new(make(self, &ht)?);
+        self.note(&crate::record::lambda_kernel_name(stm, kind), &code);
         self.cache.insert(key, code.clone());
         Ok(code)
     }
@@ -1699,8 +1716,22 @@ fn free_vars_stm(stm: &Stm, out: &mut Vec<ir::VName>) {
     }
 }
 
+/// What [`check_arg_descs`] needs to know of an argument (host or device).
+pub struct ArgDesc {
+    pub elem: PrimType,
+    pub shape: Vec<usize>,
+    /// The value of a scalar argument.
+    pub scalar: Option<PrimValue>,
+}
+
+impl ArgDesc {
+    fn type_name(&self) -> String {
+        format!("{}{}", shape_str(&self.shape), self.elem.name())
+    }
+}
+
 /// The sizes of an entry's parameters inferred from the arguments, checked like the interpreter.
-pub fn check_args(f: &FunDef, entry: &str, args: &[Value]) -> E<Vec<PrimValue>> {
+pub fn check_arg_descs(f: &FunDef, entry: &str, args: &[ArgDesc]) -> E<Vec<PrimValue>> {
     if args.len() != f.params.len() {
         return Err(format!(
             "entry `{entry}` expects {} arguments, got {}",
@@ -1710,7 +1741,7 @@ pub fn check_args(f: &FunDef, entry: &str, args: &[Value]) -> E<Vec<PrimValue>> 
     }
     let mut sizes: HashMap<&ir::VName, (usize, usize)> = HashMap::new();
     for (k, (p, a)) in f.params.iter().zip(args).enumerate() {
-        if let Value::Scalar(v) = a {
+        if let Some(v) = a.scalar {
             if let Some(n) = v.as_i128().and_then(|n| usize::try_from(n).ok()) {
                 sizes.insert(&p.name, (n, k));
             }
@@ -1725,10 +1756,10 @@ pub fn check_args(f: &FunDef, entry: &str, args: &[Value]) -> E<Vec<PrimValue>> 
                 a.type_name()
             )
         };
-        if p.ty.elem() != Some(a.elem_type()) || p.ty.rank() != a.shape().len() {
+        if p.ty.elem() != Some(a.elem) || p.ty.rank() != a.shape.len() {
             return Err(bad());
         }
-        for (d, (dim, &n)) in p.ty.shape().iter().zip(a.shape()).enumerate() {
+        for (d, (dim, &n)) in p.ty.shape().iter().zip(&a.shape).enumerate() {
             match dim {
                 SubExp::Const(c) => {
                     if c.as_i128() != Some(n as i128) {
@@ -1747,16 +1778,6 @@ pub fn check_args(f: &FunDef, entry: &str, args: &[Value]) -> E<Vec<PrimValue>> 
                         sizes.insert(v, (n, k));
                     }
                 },
-            }
-        }
-        if let Value::Array(arr) = a {
-            if arr.shape.iter().product::<usize>() != arr.data.len() {
-                return Err(format!(
-                    "argument {}: array of shape {:?} has {} elements",
-                    k + 1,
-                    arr.shape,
-                    arr.data.len()
-                ));
             }
         }
     }
@@ -1786,11 +1807,32 @@ fn type_name(t: &Type) -> String {
 
 /// Runs an entry point (see [`crate::run_entry`]).
 pub fn run(ctx: &Context, prog: &ir::Program, entry: &str, args: Vec<Value>) -> E<Vec<Value>> {
-    run_profiled(ctx, prog, entry, args, false).map(|r| r.0)
+    let args = args.into_iter().map(crate::device::Arg::Host).collect();
+    let (outs, _) = run_args(ctx, prog, entry, args, false, false)?;
+    outs.into_iter()
+        .map(|o| match o {
+            crate::device::Out::Host(v) => Ok(v),
+            crate::device::Out::Device(_) => Err("internal error: device result".to_string()),
+        })
+        .collect()
 }
 
-/// Runs an entry point; with `profile`, also returns the device timing of every kernel launch
-/// (named `what.pass @ file:line:col`, see [`crate::profile`]).
+/// Runs an entry point on host or device arguments. Array results stay on the device with
+/// `device_out` (as [`crate::device::Out::Device`]), and are downloaded otherwise. With
+/// `record`, also returns every kernel module made during the run, in order.
+pub fn run_args(
+    ctx: &Context,
+    prog: &ir::Program,
+    entry: &str,
+    args: Vec<crate::device::Arg>,
+    device_out: bool,
+    record: bool,
+) -> E<(Vec<crate::device::Out>, Vec<crate::record::CompiledModule>)> {
+    run_args_timed(ctx, prog, entry, args, device_out, record, false).map(|(o, m, _)| (o, m))
+}
+
+/// Runs an entry point on host values; with `profile`, also returns the device timing of every
+/// kernel launch (named `what.pass @ file:line:col`, see [`crate::profile`]).
 pub fn run_profiled(
     ctx: &Context,
     prog: &ir::Program,
@@ -1798,32 +1840,138 @@ pub fn run_profiled(
     args: Vec<Value>,
     profile: bool,
 ) -> E<(Vec<Value>, Vec<KernelTiming>)> {
+    let args = args.into_iter().map(crate::device::Arg::Host).collect();
+    let (outs, _, timings) = run_args_timed(ctx, prog, entry, args, false, false, profile)?;
+    let values = outs
+        .into_iter()
+        .map(|o| match o {
+            crate::device::Out::Host(v) => Ok(v),
+            crate::device::Out::Device(_) => Err("internal error: device result".to_string()),
+        })
+        .collect::<E<Vec<Value>>>()?;
+    Ok((values, timings))
+}
+
+/// [`run_args`], also returning the kernel timings when `profile` is set.
+#[allow(clippy::too_many_arguments)] // the flags of one run; a struct would only rename them
+fn run_args_timed(
+    ctx: &Context,
+    prog: &ir::Program,
+    entry: &str,
+    args: Vec<crate::device::Arg>,
+    device_out: bool,
+    record: bool,
+    profile: bool,
+) -> E<(
+    Vec<crate::device::Out>,
+    Vec<crate::record::CompiledModule>,
+    Vec<KernelTiming>,
+)> {
+    use crate::device::{Arg, DeviceArray, Out};
     let f = prog
         .entry(entry)
         .ok_or_else(|| format!("no entry point named `{entry}`"))?;
-    let sizes = check_args(f, entry, &args)?;
+    let mut descs = Vec::with_capacity(args.len());
+    for (k, a) in args.iter().enumerate() {
+        descs.push(match a {
+            Arg::Host(Value::Array(arr)) => {
+                if arr.shape.iter().product::<usize>() != arr.data.len() {
+                    return Err(format!(
+                        "argument {}: array of shape {:?} has {} elements",
+                        k + 1,
+                        arr.shape,
+                        arr.data.len()
+                    ));
+                }
+                ArgDesc {
+                    elem: arr.elem_type(),
+                    shape: arr.shape.clone(),
+                    scalar: None,
+                }
+            }
+            Arg::Host(Value::Scalar(p)) => ArgDesc {
+                elem: p.prim_type(),
+                shape: vec![],
+                scalar: Some(*p),
+            },
+            Arg::Device(d) => {
+                let need = (d.shape.iter().product::<usize>() * wsize(d.elem)) as u64;
+                if d.buffer.size() < need {
+                    return Err(format!(
+                        "argument {}: a device array {}{} needs {need} bytes, the buffer has {}",
+                        k + 1,
+                        shape_str(&d.shape),
+                        d.elem.name(),
+                        d.buffer.size()
+                    ));
+                }
+                ArgDesc {
+                    elem: d.elem,
+                    shape: d.shape.clone(),
+                    scalar: None,
+                }
+            }
+        });
+    }
+    let sizes = check_arg_descs(f, entry, &descs)?;
     let mut ex = Exec::new(ctx, prog)?;
+    if record {
+        ex.record = Some(Vec::new());
+    }
     if profile {
         ex.profile = Some(Vec::new());
     }
     let mut all: Vec<HVal> = sizes.into_iter().map(HVal::P).collect();
-    for a in &args {
+    for a in args {
         all.push(match a {
-            Value::Scalar(p) => HVal::P(*p),
-            Value::Array(arr) => HVal::A(ex.upload(arr)?),
+            Arg::Host(Value::Scalar(p)) => HVal::P(p),
+            Arg::Host(Value::Array(arr)) => HVal::A(ex.upload(&arr)?),
+            Arg::Device(d) => HVal::A(DArr {
+                buf: d.buffer,
+                elem: d.elem,
+                shape: d.shape,
+                off: 0,
+            }),
         });
     }
-    drop(args);
     let results = ex.apply(&f.name, all, &None)?;
-    let _ = IntType::I64;
-    let values = results
-        .into_iter()
-        .skip(f.num_ext_results())
-        .map(|v| match v {
-            HVal::P(p) => Ok(Value::Scalar(p)),
-            HVal::A(a) => Ok(Value::Array(ex.download(&a)?)),
-            HVal::Empty => Err(format!("entry `{entry}` returned nothing")),
-        })
-        .collect::<E<Vec<Value>>>()?;
-    Ok((values, ex.profile.take().unwrap_or_default()))
+    let mut outs = Vec::with_capacity(results.len());
+    for v in results.into_iter().skip(f.num_ext_results()) {
+        outs.push(match v {
+            HVal::P(p) => Out::Host(Value::Scalar(p)),
+            HVal::A(a) if device_out => {
+                let a = if a.off == 0 { a } else { ex.copy(&a, &None)? };
+                Out::Device(DeviceArray {
+                    buffer: a.buf,
+                    elem: a.elem,
+                    shape: a.shape,
+                })
+            }
+            HVal::A(a) => Out::Host(Value::Array(ex.download(&a)?)),
+            HVal::Empty => return Err(format!("entry `{entry}` returned nothing")),
+        });
+    }
+    Ok((
+        outs,
+        ex.record.take().unwrap_or_default(),
+        ex.profile.take().unwrap_or_default(),
+    ))
+}
+
+/// Converts storage bytes (see the crate docs) of `elem`s to a host array of `shape`.
+pub fn array_from_bytes(elem: PrimType, shape: Vec<usize>, bytes: &[u8]) -> ArrayValue {
+    ArrayValue {
+        shape,
+        data: bytes_to_buf(elem, bytes),
+    }
+}
+
+/// The storage bytes (see the crate docs) of a host array.
+pub fn array_to_bytes(a: &ArrayValue) -> Vec<u8> {
+    buf_to_bytes(&a.data)
+}
+
+/// Bytes per element in storage: 4, or 8 for 64-bit types.
+pub fn storage_bytes(t: PrimType) -> usize {
+    wsize(t)
 }

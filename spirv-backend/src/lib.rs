@@ -35,6 +35,15 @@
 //! sign/zero-extended, f16 as the f32 of the same value), 64-bit types one 64-bit word. Kernels
 //! use 64-bit integers for indices: the device needs `shaderInt64` (and `shaderFloat64` for f64).
 //!
+//! Embedding (module [`device`]): [`run_entry_device`] takes [`Arg::Device`] arrays in
+//! buffers the application owns (wrapped with `vkad_vk::Buffer::from_raw` on a context made
+//! with `vkad_vk::Context::from_raw`) and leaves array results on the device
+//! ([`Out::Device`]), in the storage layout above. `examples/embed` shows it.
+//!
+//! SPIR-V export (module [`record`], `vkad spirv`): [`compile_entry`] runs an entry once with
+//! recording on and returns every module the executor made; [`write_modules`] validates and
+//! writes them with an index.
+//!
 //! Not supported yet (errors starting with "not supported", which the test runner counts as
 //! skipped): per-thread arrays in kernels (in-place updates, `scan`, `scatter`,
 //! `reduce_by_index`, concatenation or array literals inside a `map`; `if`/`loop` with array
@@ -49,13 +58,17 @@
 //! results on lavapipe (real GPUs have no such limit).
 
 pub mod bench;
+pub mod device;
 mod exec;
 mod gen;
 mod kernel;
 mod prims;
 pub mod profile;
+pub mod record;
 mod scalar;
 
+pub use device::{run_entry_device, storage_bytes, Arg, DeviceArray, Out};
+pub use record::{compile_entry, write_modules, CompiledModule};
 use std::sync::Mutex;
 use vkad_core::testing::Backend;
 use vkad_core::value::Value;

@@ -107,18 +107,51 @@ fn _assert_shared_send_sync() {
     check::<Shared>();
 }
 
-/// A device-local storage buffer; freed on drop.
+/// A device-local storage buffer; freed on drop unless borrowed ([`Buffer::from_raw`]).
 pub struct Buffer {
     shared: Arc<Shared>,
     buffer: vk::Buffer,
     allocation: Option<Allocation>,
     size: u64,
+    /// Made by [`Buffer::from_raw`]: the application owns (and destroys) the `vk::Buffer`.
+    borrowed: bool,
 }
 
 impl Buffer {
     /// The buffer's size in bytes (the requested size rounded up to a multiple of 4).
     pub fn size(&self) -> u64 {
         self.size
+    }
+
+    /// The Vulkan handle, for an embedding application that uses the buffer in its own
+    /// commands. It stays valid while this `Buffer` is alive.
+    pub fn raw(&self) -> vk::Buffer {
+        self.buffer
+    }
+
+    /// Whether this buffer wraps an application's buffer ([`Buffer::from_raw`]).
+    pub fn is_borrowed(&self) -> bool {
+        self.borrowed
+    }
+
+    /// Embedding: wraps a buffer that the application created on `ctx`'s device, so that vkad
+    /// can read and write it (as a kernel binding, and with [`Context::upload`] /
+    /// [`Context::download`]). Dropping the result does not destroy the buffer or free its memory.
+    ///
+    /// # Safety
+    /// `buffer` must have been created on the device `ctx` was built on (see
+    /// [`Context::from_raw`]) with usage `STORAGE_BUFFER | TRANSFER_SRC | TRANSFER_DST`, be bound
+    /// to memory, be at least `size` bytes long, and outlive the returned `Buffer` and every
+    /// submission that uses it. The application must not access it while a call on `ctx` that
+    /// uses it is in progress.
+    pub unsafe fn from_raw(ctx: &Context, buffer: vk::Buffer, size: u64) -> Buffer {
+        Buffer {
+            shared: ctx.shared.clone(),
+            buffer,
+            allocation: None,
+            size,
+            borrowed: true,
+        }
     }
 }
 
@@ -130,7 +163,7 @@ impl std::fmt::Debug for Buffer {
 
 impl Drop for Buffer {
     fn drop(&mut self) {
-        if !self.shared.may_destroy() {
+        if self.borrowed || !self.shared.may_destroy() {
             return;
         }
         // SAFETY: the buffer was made on this device and no submission using it is pending
@@ -781,6 +814,7 @@ impl Context {
             buffer,
             allocation: Some(allocation),
             size,
+            borrowed: false,
         })
     }
 

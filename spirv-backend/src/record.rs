@@ -1,0 +1,154 @@
+//! Ahead-of-time export of an entry point's SPIR-V modules (`vkad spirv`).
+//!
+//! The executor makes kernels lazily: which modules an entry needs depends on the host types
+//! and ranks it meets, on which branch of a top-level `if` runs and on the builtin copy kernels
+//! its array statements use. So the modules are collected by *running* the entry once on
+//! given inputs with recording on ([`compile_entry`]): every module the executor builds during
+//! that run is recorded, with the statement and source location that first needed it. Branches
+//! not taken on those inputs contribute no modules.
+
+use crate::kernel::KernelCode;
+use std::fmt::Write as _;
+use std::path::Path;
+use vkad_core::ir::{Exp, Stm};
+use vkad_core::value::Value;
+use vkad_core::Compiled;
+use vkad_vk::Context;
+
+/// One SPIR-V compute module made for an entry point.
+#[derive(Clone, Debug)]
+pub struct CompiledModule {
+    /// What the kernel does: a builtin's key (`strided U32 1 false`) or the statement kind and
+    /// the executor's kernel number for it (`map/0`).
+    pub name: String,
+    /// The module (SPIR-V words; entry point `main`, `GLCompute`).
+    pub words: Vec<u32>,
+    /// Storage-buffer bindings in descriptor set 0: binding 0 is the status word buffer,
+    /// 1 the argument words (64-bit each), then the arrays.
+    pub bindings: u32,
+    /// Push-constant bytes (vkad's kernels take their arguments in a buffer: 0).
+    pub push_bytes: u32,
+    /// The first line of the IR statement that first needed the module, if any.
+    pub stm: Option<String>,
+    /// That statement's source location (`file:line:col`).
+    pub loc: Option<String>,
+}
+
+impl CompiledModule {
+    pub(crate) fn new(name: &str, code: &KernelCode, stm: Option<&Stm>) -> CompiledModule {
+        CompiledModule {
+            name: name.to_string(),
+            words: code.words.clone(),
+            bindings: 2 + code.binds.len() as u32,
+            push_bytes: 0,
+            stm: stm.map(|s| {
+                let text = s.to_string();
+                let line = text.lines().next().unwrap_or("").trim();
+                if line.chars().count() > 160 {
+                    let cut: String = line.chars().take(157).collect();
+                    format!("{cut}...")
+                } else {
+                    line.to_string()
+                }
+            }),
+            loc: stm.and_then(|s| s.loc.as_ref()).map(|l| l.to_string()),
+        }
+    }
+
+    /// A file-name-safe form of the name (`strided-U32-1-false`, `map-0`).
+    pub fn file_stem(&self) -> String {
+        let mut out = String::new();
+        for c in self.name.chars() {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                out.push(c);
+            } else if !out.ends_with('-') {
+                out.push('-');
+            }
+        }
+        out.trim_matches('-').to_string()
+    }
+}
+
+/// The name of the `kind`th kernel the executor makes for statement `stm`.
+pub(crate) fn lambda_kernel_name(stm: &Stm, kind: u32) -> String {
+    let dbg = match &stm.exp {
+        Exp::Soac(s) => format!("{s:?}"),
+        e => format!("{e:?}"),
+    };
+    let head: String = dbg
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    format!("{}/{kind}", head.to_lowercase())
+}
+
+/// Runs entry `entry` of `compiled` on `args` with recording on and returns its results and
+/// every SPIR-V module made during the run, in the order they were made.
+pub fn compile_entry(
+    ctx: &Context,
+    compiled: &Compiled,
+    entry: &str,
+    args: Vec<Value>,
+) -> Result<(Vec<Value>, Vec<CompiledModule>), String> {
+    if let Some(d) = compiled.entry_errors.get(entry) {
+        let text = d.render(&compiled.sources);
+        let text = text.strip_prefix("error: ").unwrap_or(&text);
+        return Err(text.to_string());
+    }
+    let args = args.into_iter().map(crate::device::Arg::Host).collect();
+    let (outs, modules) = crate::exec::run_args(ctx, &compiled.ir, entry, args, false, true)?;
+    let values = outs
+        .into_iter()
+        .map(|o| match o {
+            crate::device::Out::Host(v) => Ok(v),
+            crate::device::Out::Device(_) => Err("internal error: device result".to_string()),
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    Ok((values, modules))
+}
+
+/// Validates every module ([`vkad_vk::validate_spirv`]) and writes it to
+/// `dir/<n>_<name>.spv` (little-endian words), plus `dir/index.txt` with one block per module:
+/// file, name, bindings, push-constant bytes, statement and source location. Creates `dir`.
+/// Returns the paths written (modules, then the index).
+pub fn write_modules(
+    dir: &Path,
+    entry: &str,
+    modules: &[CompiledModule],
+) -> Result<Vec<std::path::PathBuf>, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut index = format!(
+        "# SPIR-V modules of entry `{entry}` ({} modules), in the order the executor made them.\n\
+         # Each: descriptor set 0 of `bindings` storage buffers (0: status words, 1: 64-bit \
+         argument words, then arrays), entry point `main`.\n",
+        modules.len()
+    );
+    let mut written = Vec::new();
+    for (n, m) in modules.iter().enumerate() {
+        vkad_vk::validate_spirv(&m.words).map_err(|e| format!("module {n} ({}): {e}", m.name))?;
+        let file = format!("{n}_{}.spv", m.file_stem());
+        let path = dir.join(&file);
+        let bytes: Vec<u8> = m.words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        std::fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        written.push(path);
+        let _ = writeln!(index, "\n[{file}]");
+        let _ = writeln!(index, "name = {}", m.name);
+        let _ = writeln!(index, "words = {}", m.words.len());
+        let _ = writeln!(index, "bindings = {}", m.bindings);
+        let _ = writeln!(index, "push_constant_bytes = {}", m.push_bytes);
+        let _ = writeln!(
+            index,
+            "statement = {}",
+            m.stm.as_deref().unwrap_or("(entry setup)")
+        );
+        let _ = writeln!(
+            index,
+            "location = {}",
+            m.loc.as_deref().unwrap_or("(unknown)")
+        );
+    }
+    let path = dir.join("index.txt");
+    std::fs::write(&path, index).map_err(|e| format!("{}: {e}", path.display()))?;
+    written.push(path);
+    Ok(written)
+}
