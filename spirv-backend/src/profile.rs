@@ -150,6 +150,37 @@ mod tests {
     }
 
     #[test]
+    fn profiled_runs_name_every_launch() {
+        let backend = crate::VulkanBackend::new(crate::ContextOptions::default());
+        let Ok(ctx) = backend.context() else {
+            eprintln!("no Vulkan device: skipped");
+            return;
+        };
+        let src = "entry main (xs: []f32) : f32 = reduce (+) 0 (map (\\x -> x * 2) xs)\n";
+        let c = vkad_core::compile("p.fut", src).expect("compiles");
+        let xs = vkad_core::value::Value::Array(vkad_core::value::ArrayValue::new(
+            vec![3],
+            vkad_core::value::Buffer::F32(vec![1.0, 2.0, 3.0]),
+        ));
+        let (r, ts) = crate::run_entry_profiled(&ctx, &c, "main", vec![xs.clone()]).expect("runs");
+        assert_eq!(
+            r,
+            crate::run_entry(&ctx, &c, "main", vec![xs]).expect("runs")
+        );
+        let names: Vec<&str> = ts.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "map.1 @ p.fut:1:45",
+                "reduce.1 @ p.fut:1:32",
+                "reduce.2 @ p.fut:1:32"
+            ],
+            "{names:?}"
+        );
+        assert!(ts.iter().all(|t| t.end_ns >= t.start_ns));
+    }
+
+    #[test]
     fn zero_timestamps_are_noted() {
         assert!(report(&[t("map.1", 0, 0)]).contains("no timestamps"));
         assert!(!report(&[]).contains("no timestamps"));
