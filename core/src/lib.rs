@@ -175,7 +175,7 @@ pub fn compile(name: &str, text: &str) -> Result<Compiled, CompileError> {
     let lowered = lower::lower_program(&checked.ast, &checked.sources);
     let ir_ad = passes::simplify(lowered.program);
     let (ir, ad_failures) = ad::transform::transform_partial(ir_ad.clone());
-    let ir = passes::simplify(ir);
+    let ir = passes::simplify(passes::acc_to_reduce::acc_to_reduce(passes::simplify(ir)));
     let mut entry_errors: BTreeMap<String, Diagnostic> = lowered.entry_errors.into_iter().collect();
     let mut ad_errors = BTreeMap::new();
     for e in ad_failures {

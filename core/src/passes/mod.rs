@@ -9,6 +9,7 @@
 //! - [`cse::cse`]: reuses identical pure expressions.
 //! - [`dce::dce`]: removes unused pure statements and unused `map`/`if` results.
 
+pub mod acc_to_reduce;
 pub mod const_fold;
 pub mod copy_prop;
 pub mod cse;
