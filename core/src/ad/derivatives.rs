@@ -88,13 +88,40 @@ pub fn differentiable(t: PrimType) -> bool {
     !matches!(t, PrimType::Bool)
 }
 
+/// Does a value of this type have a tangent in forward mode? (All of them: as in Futhark, a bool
+/// tangent is a bool, multiplied with `&&` and added with `||`; reverse mode gives bools no
+/// adjoint.)
+pub fn has_tangent(_t: PrimType) -> bool {
+    true
+}
+
+/// Tangent multiplication in type `t`: `*`, or `&&` on bools (as Futhark's `~*~`).
+pub fn mul_op(t: PrimType) -> BinOp {
+    match t {
+        PrimType::Bool => BinOp::LogAnd,
+        t => BinOp::Mul(t),
+    }
+}
+
+/// Tangent addition in type `t`: `+`, or `||` on bools (as Futhark's `~+~`).
+pub fn add_op(t: PrimType) -> BinOp {
+    match t {
+        PrimType::Bool => BinOp::LogOr,
+        t => BinOp::Add(t),
+    }
+}
+
 /// Partial derivative of a unary operation with respect to its operand.
 pub fn unop(b: &mut Builder, op: UnOp, x: &SubExp) -> Result<Partial, String> {
     let t = match op {
         UnOp::Neg(t) | UnOp::Not(t) | UnOp::Abs(t) | UnOp::Signum(t) => t,
     };
     if !differentiable(t) {
-        return Ok(Partial::Zero);
+        // As Futhark (`pdUnOp (Neg Bool) x = x`): the tangent of `!x` is `ẋ && x`.
+        return Ok(match op {
+            UnOp::Not(_) => Partial::Val(x.clone()),
+            _ => Partial::Zero,
+        });
     }
     Ok(match op {
         UnOp::Neg(_) => Partial::NegOne,
@@ -117,7 +144,12 @@ pub fn binop(
     use BinOp::*;
     let t = crate::ir::check::binop_sig(op).1;
     if !differentiable(t) {
-        return Ok((Partial::Zero, Partial::Zero));
+        // As Futhark's `pdBinOp`: `x && y` has partials `(y, x)`, `x || y` `(true, false)`.
+        return Ok(match op {
+            LogAnd | And(_) => (Partial::Val(y.clone()), Partial::Val(x.clone())),
+            LogOr | Or(_) => (Partial::One, Partial::Zero),
+            _ => (Partial::Zero, Partial::Zero),
+        });
     }
     let (x, y) = (x.clone(), y.clone());
     let ft = match t {

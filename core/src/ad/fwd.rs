@@ -75,12 +75,12 @@ pub fn jvp_lambda(lam: &Lambda, ns: &mut NameSource) -> Result<Lambda, String> {
 
 /// Does a value of this type have a tangent?
 fn is_float(t: &Type) -> bool {
-    matches!(t.elem(), Some(p) if derivatives::differentiable(p))
+    matches!(t.elem(), Some(p) if derivatives::has_tangent(p))
 }
 
 /// The element type of a value with a tangent.
 fn float_elem(t: &Type) -> Option<PrimType> {
-    t.elem().filter(|p| derivatives::differentiable(*p))
+    t.elem().filter(|p| derivatives::has_tangent(*p))
 }
 
 fn zero_of(p: PrimType) -> SubExp {
@@ -244,11 +244,11 @@ impl Fwd<'_> {
                 Partial::Zero => continue,
                 Partial::One => tan,
                 Partial::NegOne => SubExp::Var(b.unop(UnOp::Neg(pt), tan)),
-                Partial::Val(d) => SubExp::Var(b.binop(BinOp::Mul(pt), d, tan)),
+                Partial::Val(d) => SubExp::Var(b.binop(derivatives::mul_op(pt), d, tan)),
             };
             acc = Some(match acc {
                 None => term,
-                Some(a) => SubExp::Var(b.binop(BinOp::Add(pt), a, term)),
+                Some(a) => SubExp::Var(b.binop(derivatives::add_op(pt), a, term)),
             });
         }
         let stms = b.stms;
@@ -321,8 +321,10 @@ impl Fwd<'_> {
             Exp::Conv(op, x) => {
                 out.push(stm.clone());
                 if let Some(ft) = float_res {
+                    // As Futhark, conversions from or to bool convert the tangent too.
+                    let boolish = op.from == PrimType::Bool || op.to == PrimType::Bool;
                     let p = derivatives::conv(*op);
-                    if p != Partial::Zero {
+                    if p != Partial::Zero || boolish {
                         if let Some(tx) = self.tan_of(x) {
                             // float → float: convert the tangent.
                             let v = self.bind_tan("conv", Type::Prim(ft), Exp::Conv(*op, tx), out);

@@ -32,7 +32,7 @@ use crate::ir::{
 use crate::prim::{PrimType, PrimValue};
 use crate::primops;
 use crate::value::Buffer;
-use partials::differentiable;
+use partials::{differentiable, has_tangent};
 use std::collections::HashMap;
 use tape::{Edge, Recipe, Tape, CONST};
 
@@ -231,17 +231,18 @@ pub(crate) fn eval_node<'p>(interp: &Interp<'p>, exp: &Exp, loc: &Option<SrcLoc>
         env: HashMap::new(),
         tape: Tape::default(),
         accs: vec![],
+        bools: fwd,
     };
     // Inputs: a fresh node per differentiable scalar of each argument.
     let mut inputs: Vec<TV> = vec![];
     for a in args {
         let v = from_val(&interp.val(a, loc)?, loc)?;
         let v = match v {
-            TV::S(t) if differentiable(t.v.prim_type()) => TV::S(T {
+            TV::S(t) if tr.has_deriv(t.v.prim_type()) => TV::S(T {
                 v: t.v,
                 n: tr.tape.input(),
             }),
-            TV::A(mut arr) if differentiable(arr.elem) => {
+            TV::A(mut arr) if tr.has_deriv(arr.elem) => {
                 for t in arr.d.iter_mut() {
                     t.n = tr.tape.input();
                 }
@@ -339,6 +340,8 @@ struct Tracer<'a, 'p> {
     env: HashMap<u32, TV>,
     tape: Tape,
     accs: Vec<AccSt>,
+    /// Whether bools get derivatives (forward mode: bool tangents, as in Futhark).
+    bools: bool,
 }
 
 impl Tracer<'_, '_> {
@@ -460,8 +463,18 @@ impl Tracer<'_, '_> {
 
     // ----- scalars -------------------------------------------------------------------------
 
+    /// Does a value of this type get a derivative here? Bools do in forward mode only (as in
+    /// Futhark's `jvp`; the reverse-mode transformation gives them no adjoint).
+    fn has_deriv(&self, ty: PrimType) -> bool {
+        if self.bools {
+            has_tangent(ty)
+        } else {
+            differentiable(ty)
+        }
+    }
+
     fn scalar(&mut self, ty: PrimType, v: PrimValue, ins: Vec<(u32, Edge)>, r: Recipe) -> T {
-        let n = if differentiable(ty) {
+        let n = if self.has_deriv(ty) {
             self.tape.record(ins, r)
         } else {
             CONST
@@ -497,7 +510,7 @@ impl Tracer<'_, '_> {
     /// A traced conversion.
     fn t_conv(&mut self, op: ir::ConvOp, x: T) -> Result<T, String> {
         let r = primops::eval_conv(op, x.v)?;
-        let ins = if differentiable(op.from) {
+        let ins = if self.has_deriv(op.from) && self.has_deriv(op.to) {
             vec![(x.n, Edge::Conv(op))]
         } else {
             vec![]
@@ -808,7 +821,7 @@ impl Tracer<'_, '_> {
     fn accumulate(&mut self, adj: &mut HashMap<u32, T>, n: u32, v: T) -> Result<(), String> {
         let new = match adj.get(&n).copied() {
             None => v,
-            Some(a) => self.t_bin(ir::BinOp::Add(a.v.prim_type()), a, v)?,
+            Some(a) => self.t_bin(tape::add_op(a.v.prim_type()), a, v)?,
         };
         adj.insert(n, new);
         Ok(())
@@ -849,7 +862,7 @@ impl Tracer<'_, '_> {
         match e {
             Edge::Scale(p, i) => {
                 let d = self.traced_partial(r, k, *i, *p)?;
-                self.t_bin(ir::BinOp::Mul(d.v.prim_type()), d, t)
+                self.t_bin(tape::mul_op(d.v.prim_type()), d, t)
             }
             Edge::Conv(op) if fwd => self.t_conv(*op, t),
             Edge::Conv(op) => self.t_conv(

@@ -15,9 +15,16 @@ use crate::primops;
 /// A partial derivative: `None` = zero.
 pub type Partial = Option<PrimValue>;
 
-/// Does a value of this type carry a derivative? (Integers and floats; bools do not.)
+/// Does a value of this type carry an adjoint in reverse mode? (Integers and floats; bools do
+/// not: the transformation gives them none either.)
 pub fn differentiable(t: PrimType) -> bool {
     !matches!(t, PrimType::Bool)
+}
+
+/// Does a value of this type carry a tangent in forward mode? (All of them: as in Futhark, a
+/// bool tangent is a bool, multiplied with `&&` and added with `||`.)
+pub fn has_tangent(_t: PrimType) -> bool {
+    true
 }
 
 fn f(t: FloatType, v: f64) -> Partial {
@@ -46,7 +53,13 @@ pub fn unop(op: UnOp, x: PrimValue) -> Partial {
     let minus_one = match t {
         PrimType::Int(it) => i(it, -1),
         PrimType::Float(ft) => f(ft, -1.0),
-        PrimType::Bool => return None,
+        // As Futhark (`pdUnOp (Neg Bool) x = x`): the tangent of `!x` is `ẋ && x`.
+        PrimType::Bool => {
+            return match op {
+                UnOp::Not(_) => Some(x),
+                _ => None,
+            }
+        }
     };
     match op {
         // Bitwise complement: !x = -x - 1.
@@ -59,9 +72,18 @@ pub fn unop(op: UnOp, x: PrimValue) -> Partial {
 /// Partials of a binary operation with respect to `x` and `y`.
 pub fn binop(op: BinOp, x: PrimValue, y: PrimValue) -> (Partial, Partial) {
     match primops::binop_type(op) {
-        PrimType::Bool => (None, None),
+        PrimType::Bool => bool_binop(op, x, y),
         PrimType::Float(ft) => float_binop(op, ft, x64(x), x64(y)),
         PrimType::Int(it) => int_binop(op, it, x, y),
+    }
+}
+
+/// As Futhark's `pdBinOp`: `x && y` has partials `(y, x)`, `x || y` has `(true, false)`.
+fn bool_binop(op: BinOp, x: PrimValue, y: PrimValue) -> (Partial, Partial) {
+    match op {
+        BinOp::LogAnd | BinOp::And(_) => (Some(y), Some(x)),
+        BinOp::LogOr | BinOp::Or(_) => (Some(PrimValue::Bool(true)), None),
+        _ => (None, None),
     }
 }
 
@@ -283,6 +305,9 @@ mod tests {
         assert_eq!(binop(BinOp::Shr(I32), v(12), v(2)), (Some(v(0)), None));
         assert_eq!(binop(BinOp::Xor(I32), v(12), v(2)), (None, None));
         assert_eq!(unop(UnOp::Not(t), v(5)), Some(v(-1)));
-        assert_eq!(unop(UnOp::Not(PrimType::Bool), PrimValue::Bool(true)), None);
+        assert_eq!(
+            unop(UnOp::Not(PrimType::Bool), PrimValue::Bool(true)),
+            Some(PrimValue::Bool(true))
+        );
     }
 }

@@ -5,7 +5,7 @@
 
 use super::T;
 use crate::ir::{BinOp, ConvOp, MathFn, UnOp};
-use crate::prim::PrimValue;
+use crate::prim::{PrimType, PrimValue};
 use crate::primops;
 
 /// Node 0 stands for "constant": a value with no derivative.
@@ -60,14 +60,30 @@ impl Default for Tape {
     }
 }
 
+/// Tangent addition: `+`, or `||` on bools (as Futhark's `~+~`).
+pub fn add_op(t: PrimType) -> BinOp {
+    match t {
+        PrimType::Bool => BinOp::LogOr,
+        t => BinOp::Add(t),
+    }
+}
+
+/// Tangent multiplication: `*`, or `&&` on bools (as Futhark's `~*~`).
+pub fn mul_op(t: PrimType) -> BinOp {
+    match t {
+        PrimType::Bool => BinOp::LogAnd,
+        t => BinOp::Mul(t),
+    }
+}
+
 fn add(a: PrimValue, b: PrimValue) -> Result<PrimValue, String> {
-    primops::eval_binop(BinOp::Add(a.prim_type()), a, b)
+    primops::eval_binop(add_op(a.prim_type()), a, b)
 }
 
 /// The tangent `t` pushed through `e`.
 fn push(e: &Edge, t: PrimValue) -> Result<PrimValue, String> {
     match e {
-        Edge::Scale(p, _) => primops::eval_binop(BinOp::Mul(p.prim_type()), *p, t),
+        Edge::Scale(p, _) => primops::eval_binop(mul_op(p.prim_type()), *p, t),
         Edge::Conv(op) => primops::eval_conv(*op, t),
         Edge::Bits(f) => primops::eval_math(*f, &[t]),
     }
@@ -76,7 +92,7 @@ fn push(e: &Edge, t: PrimValue) -> Result<PrimValue, String> {
 /// The adjoint `a` pulled back through `e`.
 fn pull(e: &Edge, a: PrimValue) -> Result<PrimValue, String> {
     match e {
-        Edge::Scale(p, _) => primops::eval_binop(BinOp::Mul(p.prim_type()), *p, a),
+        Edge::Scale(p, _) => primops::eval_binop(mul_op(p.prim_type()), *p, a),
         Edge::Conv(op) => primops::eval_conv(
             ConvOp {
                 from: op.to,
