@@ -13,7 +13,7 @@ pub(super) fn vals(s: &str) -> Vec<Value> {
 
 /// The program with its entry `f` replaced by `g`: the vjp of `f` (args, then seeds; returns
 /// the primal results, then the adjoints of the args). Checked and simplified.
-fn vjp_program(src: &str) -> (crate::Compiled, Program) {
+pub(super) fn vjp_program(src: &str) -> (crate::Compiled, Program) {
     let c = crate::compile("test.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
     let mut prog = c.ir.clone();
     let pos = prog

@@ -2,7 +2,7 @@
 //! values, finite-difference checks (where the function is differentiable at the point), and
 //! edge cases (no elements, one bin, every index out of range, ties).
 
-use super::super::tests::{check_vjp, close, vals};
+use super::super::tests::{check_vjp, close, vals, vjp_program};
 use super::super::vjp_lambda;
 use crate::ir::*;
 use crate::value::{Buffer, Value};
@@ -11,42 +11,11 @@ use crate::value::{Buffer, Value};
 /// (for points where `f` is not differentiable, e.g. ties of `max`, and for types the
 /// finite-difference check does not handle: `f32` and `i32` adjoints are returned too).
 pub(crate) fn vjp_at(src: &str, args: &str, seeds: &str) -> Vec<f64> {
-    let c = crate::compile("test.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
-    let mut prog = c.ir.clone();
-    let pos = prog
-        .funs
-        .iter()
-        .position(|f| f.entry.as_ref().is_some_and(|e| &*e.name == "f"))
-        .expect("entry f");
-    let f = prog.funs.remove(pos);
-    let lam = Lambda {
-        params: f.params.clone(),
-        body: f.body.clone(),
-        ret: f
-            .ret
-            .iter()
-            .map(|t| super::super::ext_to_type(t, &[]).expect("closed result type"))
-            .collect(),
-    };
-    let vl = vjp_lambda(&lam, &mut prog.name_source).unwrap_or_else(|e| panic!("vjp: {e}"));
-    let nres = lam.ret.len();
-    prog.funs.push(FunDef {
-        name: "g".into(),
-        entry: Some(EntryPoint {
-            name: "g".into(),
-            param_counts: vec![1; vl.params.len()],
-            result_counts: vec![1; vl.ret.len()],
-        }),
-        size_params: f.size_params.clone(),
-        params: vl.params,
-        ret: vl.ret.iter().map(|t| t.to_ext()).collect(),
-        body: vl.body,
-        attrs: Attrs::default(),
-    });
-    crate::ir::check::check_program(&prog).unwrap_or_else(|e| panic!("check: {e:?}"));
-    let prog = crate::passes::simplify(prog);
+    let (_, prog) = vjp_program(src);
+    let seeds = vals(seeds);
+    let nres = seeds.len();
     let mut all = vals(args);
-    all.extend(vals(seeds));
+    all.extend(seeds);
     let out = crate::interp::run_entry(&prog, "g", all).unwrap_or_else(|e| panic!("run: {e}"));
     let mut adjs = vec![];
     for v in &out[nres..] {
