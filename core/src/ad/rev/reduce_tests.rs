@@ -2,57 +2,14 @@
 //! differences on smooth inputs (`check_vjp`), and edge cases (empty and one-element arrays,
 //! zeros, ties) where the function is not differentiable and only the convention is checked.
 
-use super::super::tests::{check_vjp, close, vals};
-use super::super::vjp_lambda;
+use super::super::tests::{check_vjp, close, try_vjp_program, vals};
 use crate::ir::*;
 use crate::value::{Buffer, Value};
 
 /// The vjp of entry `f` as an entry `g` (args, then seeds), checked and simplified; the error
 /// of `vjp_lambda` if it fails.
 pub(in crate::ad::rev) fn vjp_prog(src: &str) -> Result<Program, String> {
-    let c = crate::compile("test.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
-    let mut prog = c.ir.clone();
-    let pos = prog
-        .funs
-        .iter()
-        .position(|f| f.entry.as_ref().is_some_and(|e| &*e.name == "f"))
-        .expect("entry f");
-    let f = prog.funs.remove(pos);
-    let ret: Vec<Type> = f
-        .ret
-        .iter()
-        .map(|t| super::super::ext_to_type(t, &[]).expect("closed result type"))
-        .collect();
-    let lam = Lambda {
-        params: f.params.clone(),
-        body: f.body.clone(),
-        ret,
-    };
-    let vl = vjp_lambda(&lam, &mut prog.name_source)?;
-    let n = vl.params.len();
-    prog.funs.push(FunDef {
-        name: "g".into(),
-        entry: Some(EntryPoint {
-            name: "g".into(),
-            param_counts: vec![1; n],
-            result_counts: vec![1; vl.ret.len()],
-        }),
-        size_params: f.size_params.clone(),
-        params: vl.params,
-        ret: vl.ret.iter().map(|t| t.to_ext()).collect(),
-        body: vl.body,
-        attrs: Attrs::default(),
-    });
-    if let Err(e) = crate::ir::check::check_program(&prog) {
-        panic!(
-            "IR check after vjp: {e:?}\n{}",
-            crate::ir::print::program_to_string(&prog)
-        );
-    }
-    let prog = crate::passes::simplify(prog);
-    crate::ir::check::check_program(&prog)
-        .unwrap_or_else(|e| panic!("IR check after simplify: {e:?}"));
-    Ok(prog)
+    try_vjp_program(src).map(|(_, p)| p)
 }
 
 /// All results of the vjp of `f` (primal results, then adjoints), without a finite-difference

@@ -14,6 +14,11 @@ pub(super) fn vals(s: &str) -> Vec<Value> {
 /// The program with its entry `f` replaced by `g`: the vjp of `f` (args, then seeds; returns
 /// the primal results, then the adjoints of the args). Checked and simplified.
 pub(super) fn vjp_program(src: &str) -> (crate::Compiled, Program) {
+    try_vjp_program(src).unwrap_or_else(|e| panic!("vjp: {e}"))
+}
+
+/// [`vjp_program`], returning the error of `vjp_lambda` when the entry cannot be differentiated.
+pub(super) fn try_vjp_program(src: &str) -> Result<(crate::Compiled, Program), String> {
     let c = crate::compile("test.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
     let mut prog = c.ir.clone();
     let pos = prog
@@ -32,7 +37,7 @@ pub(super) fn vjp_program(src: &str) -> (crate::Compiled, Program) {
         body: f.body.clone(),
         ret,
     };
-    let vl = vjp_lambda(&lam, &mut prog.name_source).unwrap_or_else(|e| panic!("vjp: {e}"));
+    let vl = vjp_lambda(&lam, &mut prog.name_source)?;
     let n = vl.params.len();
     let g = FunDef {
         name: "g".into(),
@@ -57,7 +62,7 @@ pub(super) fn vjp_program(src: &str) -> (crate::Compiled, Program) {
     let prog = crate::passes::simplify(prog);
     crate::ir::check::check_program(&prog)
         .unwrap_or_else(|e| panic!("IR check after simplify: {e:?}"));
-    (c, prog)
+    Ok((c, prog))
 }
 
 fn run(p: &Program, entry: &str, args: Vec<Value>) -> Vec<Value> {

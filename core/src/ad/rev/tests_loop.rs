@@ -1,7 +1,7 @@
 //! Tests of the reverse-mode rule for loops: finite-difference checks (`check_vjp`) and the
 //! worked case of ad-rules.md §7 (address inversion, 004).
 
-use super::super::tests::{check_vjp, close, vals};
+use super::super::tests::{check_vjp, close, vals, vjp_program};
 use super::super::vjp_lambda;
 use crate::ir::*;
 use crate::value::Value;
@@ -9,42 +9,7 @@ use crate::value::Value;
 /// The vjp of the entry `f` of `src` as a checked, simplified program with entry `g` (args, then
 /// seeds), and the result of running it.
 fn run_vjp(src: &str, args: &str, seeds: &str) -> (Program, Result<Vec<Value>, String>) {
-    let c = crate::compile("test.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
-    let mut prog = c.ir.clone();
-    let pos = prog
-        .funs
-        .iter()
-        .position(|f| f.entry.as_ref().is_some_and(|e| &*e.name == "f"))
-        .expect("entry f");
-    let f = prog.funs.remove(pos);
-    let ret: Vec<Type> = f
-        .ret
-        .iter()
-        .map(|t| super::super::ext_to_type(t, &[]).expect("closed result type"))
-        .collect();
-    let lam = Lambda {
-        params: f.params.clone(),
-        body: f.body.clone(),
-        ret,
-    };
-    let vl = vjp_lambda(&lam, &mut prog.name_source).unwrap_or_else(|e| panic!("vjp: {e}"));
-    let n = vl.params.len();
-    prog.funs.push(FunDef {
-        name: "g".into(),
-        entry: Some(EntryPoint {
-            name: "g".into(),
-            param_counts: vec![1; n],
-            result_counts: vec![1; vl.ret.len()],
-        }),
-        size_params: f.size_params.clone(),
-        params: vl.params,
-        ret: vl.ret.iter().map(|t| t.to_ext()).collect(),
-        body: vl.body,
-        attrs: Attrs::default(),
-    });
-    crate::ir::check::check_program(&prog).unwrap_or_else(|e| panic!("IR check: {e}"));
-    let prog = crate::passes::simplify(prog);
-    crate::ir::check::check_program(&prog).unwrap_or_else(|e| panic!("IR check: {e}"));
+    let (_, prog) = vjp_program(src);
     let mut all = vals(args);
     all.extend(vals(seeds));
     let out = crate::interp::run_entry(&prog, "g", all).map_err(|e| e.to_string());
