@@ -15,6 +15,9 @@ use vkad_vk::{Buffer, Context, Dispatch, KernelTiming};
 
 pub type E<T> = Result<T, String>;
 
+#[path = "map_scratch.rs"]
+mod map_scratch;
+
 fn at(loc: &Option<SrcLoc>, msg: impl std::fmt::Display) -> String {
     match loc {
         Some(l) => format!("{l}: {msg}"),
@@ -140,6 +143,8 @@ pub struct Exec<'a> {
     pub record: Option<Vec<crate::record::CompiledModule>>,
     /// The statement being run (innermost), for recording.
     cur: Option<&'a Stm>,
+    /// Per `map` statement: the per-thread scratch capacity (32-bit, 64-bit words) that sufficed.
+    scratch_caps: HashMap<usize, [u64; 2]>,
 }
 
 impl<'a> Exec<'a> {
@@ -159,6 +164,7 @@ impl<'a> Exec<'a> {
             profile: None,
             record: None,
             cur: None,
+            scratch_caps: HashMap::new(),
         })
     }
 
@@ -1139,12 +1145,18 @@ impl<'a> Exec<'a> {
                     return Ok(outs.into_iter().map(HVal::A).collect());
                 }
                 let prog = self.prog;
+                let lavapipe = self.is_lavapipe();
                 let code = self.lambda_kernel(stm, 0, &[], |_, ht| {
-                    kernel::map_kernel(prog, w, arrs, lam, loc, ht)
+                    kernel::map_kernel_on(prog, w, arrs, lam, loc, ht, lavapipe)
                 })?;
                 let bufs: Vec<Arc<Buffer>> = outs.iter().map(|o| o.buf.clone()).collect();
                 let refs: Vec<&Buffer> = bufs.iter().map(|b| &**b).collect();
-                self.launch(&code, &[], &refs, &[], Self::groups_for(n), loc)?;
+                if map_scratch::uses_scratch(&code) {
+                    let key = stm as *const Stm as usize;
+                    self.launch_map_scratch(&code, key, lam, n, &refs, loc)?;
+                } else {
+                    self.launch(&code, &[], &refs, &[], Self::groups_for(n), loc)?;
+                }
                 Ok(outs.into_iter().map(HVal::A).collect())
             }
             Soac::Reduce { w, arrs, op } | Soac::Scan { w, arrs, op }

@@ -45,6 +45,10 @@ pub const ERR_BOUNDS: u32 = 1;
 pub const ERR_DIVZERO: u32 = 2;
 pub const ERR_ASSERT: u32 = 3;
 pub const ERR_NEGEXP: u32 = 4;
+/// A thread ran more loop iterations than lavapipe allows (see [`Gen::begin_loop`]).
+pub const ERR_LOOP_LIMIT: u32 = 5;
+/// lavapipe's limit on the loop iterations of one invocation.
+pub const LAVAPIPE_LOOP_LIMIT: u32 = 65535;
 
 /// Where a kernel's runtime check comes from: the location and the message to report.
 #[derive(Clone, Debug)]
@@ -87,6 +91,9 @@ pub struct Gen {
     pub uses_float_atomic: bool,
     interface: Vec<Word>,
     fun: Word,
+    /// When set, a function variable (`u32`) counting every loop iteration of the invocation
+    /// (incremented by [`Gen::end_loop`]; see [`Gen::begin_loop`]).
+    pub loop_count: Option<Word>,
 }
 
 impl Gen {
@@ -115,6 +122,7 @@ impl Gen {
             uses_float_atomic: false,
             interface: Vec::new(),
             fun: 0,
+            loop_count: None,
         };
         let u32t = g.t_u32();
         let v3 = g.b.type_vector(u32t, 3);
@@ -469,7 +477,8 @@ impl Gen {
     /// Note: lavapipe (gallivm, Mesa 22.3) silently stops loops once an invocation has run
     /// 65535 loop iterations in total; the host splits its own long per-thread loops (see
     /// `exec::columns`), but a user loop or an inner reduction of more than 65535 iterations in
-    /// one thread gives wrong results there.
+    /// one thread gives wrong results there. Kernels made with [`Gen::loop_count`] set count
+    /// iterations so that this is reported as an error instead.
     pub fn begin_loop(&mut self) -> R<[Word; 4]> {
         let (lh, lc, lb, lcont, lm) = (
             self.b.id(),
@@ -497,6 +506,14 @@ impl Gen {
     pub fn end_loop(&mut self, st: [Word; 4]) -> R<()> {
         self.b.branch(st[1]).ie()?;
         self.b.begin_block(Some(st[1])).ie()?;
+        if let Some(cv) = self.loop_count {
+            let u32t = self.t_u32();
+            let x = self.load(u32t, cv)?;
+            let one = self.c_u32(1);
+            // Only used on lavapipe, which stops loops long before this could wrap.
+            let x1 = self.b.i_add(u32t, None, x, one).ie()?;
+            self.store(cv, x1)?;
+        }
         self.b.branch(st[3]).ie()?;
         self.b.begin_block(Some(st[2])).ie()?;
         Ok(())

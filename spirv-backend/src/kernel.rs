@@ -1,7 +1,13 @@
 //! Compiling IR lambdas to SPIR-V code run by one thread: scalar statements, indexing of arrays
 //! in buffers (views with bounds checks), `if`, `loop`, function calls (inlined), assertions, and
-//! inner `reduce`s (sequential loops). Anything that needs a per-thread array is reported as
-//! "not supported on the Vulkan backend".
+//! inner `reduce`s (sequential loops). Per-thread arrays (in-place updates, `scan`, `scatter`,
+//! `reduce_by_index`, concatenation, array literals, `if`/`loop` with array results) live in a
+//! scratch buffer (module `scratch`) where the kernel has one (top-level `map` kernels);
+//! elsewhere they are reported as "not supported on the Vulkan backend".
+
+#[path = "scratch.rs"]
+mod scratch;
+pub use scratch::Scratch;
 
 use crate::gen::{ErrorSite, Gen, Ie, ERR_ASSERT, ERR_BOUNDS, R};
 use rspirv::spirv::Word;
@@ -39,6 +45,8 @@ enum Lazy<'p> {
         inputs: Vec<KVal>,
         res: usize,
         n: Word,
+        /// The shape of one row (from the statement's type), where it could be computed.
+        shape: Option<Vec<Word>>,
     },
     Iota {
         n: Word,
@@ -113,6 +121,10 @@ pub struct KCtx<'p> {
     pub host_types: &'p dyn Fn(&VName) -> Option<HostTy>,
     active: HashSet<String>,
     lazies: Vec<Lazy<'p>>,
+    /// Per-thread memory for arrays computed in the kernel (`None`: not available here).
+    pub scratch: Option<Scratch>,
+    /// Count loop iterations and report lavapipe's limit (see `Gen::begin_loop`).
+    pub loop_check: bool,
 }
 
 impl<'p> KCtx<'p> {
@@ -126,6 +138,8 @@ impl<'p> KCtx<'p> {
             host_types,
             active: HashSet::new(),
             lazies: Vec::new(),
+            scratch: None,
+            loop_check: false,
         }
     }
 
@@ -268,7 +282,7 @@ impl<'p> KCtx<'p> {
         let m = g.b.i_mul(u64t, None, i, s).ie()?;
         let off = g.b.i_add(u64t, None, v.off, m).ie()?;
         if v.dims.len() == 1 {
-            Ok(KVal::S(g.load_elem(v.bi, v.elem, off)?, v.elem))
+            Ok(KVal::S(self.ld(g, v.bi, v.elem, off)?, v.elem))
         } else {
             Ok(KVal::V(View {
                 bi: v.bi,
@@ -287,6 +301,7 @@ impl<'p> KCtx<'p> {
                 Lazy::Map {
                     lam, inputs, res, ..
                 } => {
+                    let lam: &'p Lambda = lam;
                     let mut args = Vec::with_capacity(inputs.len());
                     for a in &inputs {
                         args.push(self.row_of(g, a, i, loc)?);
@@ -332,7 +347,7 @@ impl<'p> KCtx<'p> {
     pub fn write_into(&mut self, g: &mut Gen, dst: &View, x: &KVal, loc: &Option<SrcLoc>) -> R<()> {
         if dst.dims.is_empty() {
             return match x {
-                KVal::S(w, _) => g.store_elem(dst.bi, dst.elem, dst.off, *w),
+                KVal::S(w, _) => self.st(g, dst.bi, dst.elem, dst.off, *w),
                 _ => Err("internal error: array written into an element".into()),
             };
         }
@@ -347,6 +362,7 @@ impl<'p> KCtx<'p> {
         let c = g.b.u_less_than(bt, None, i, n).ie()?;
         g.loop_cond(st, c)?;
         let i = g.load(u64t, iv)?;
+        let mark = self.mark(g)?;
         let src = self.row_of(g, x, i, loc)?;
         let m = g.b.i_mul(u64t, None, i, dst.dims[0].1).ie()?;
         let off = g.b.i_add(u64t, None, dst.off, m).ie()?;
@@ -357,6 +373,7 @@ impl<'p> KCtx<'p> {
             dims: dst.dims[1..].to_vec(),
         };
         self.write_into(g, &drow, &src, loc)?;
+        self.reset(g, mark)?;
         let one = g.c_u64(1);
         let i1 = g.b.i_add(u64t, None, i, one).ie()?;
         g.store(iv, i1)?;
@@ -364,6 +381,17 @@ impl<'p> KCtx<'p> {
     }
 
     fn index_view(&mut self, g: &mut Gen, v: &View, idx: &[DimIndex], stm: &Stm) -> R<KVal> {
+        let r = self.locate(g, v, idx, stm)?;
+        if r.dims.is_empty() {
+            Ok(KVal::S(self.ld(g, r.bi, r.elem, r.off)?, r.elem))
+        } else {
+            Ok(KVal::V(r))
+        }
+    }
+
+    /// The part of view `v` that `idx` selects (bounds-checked unless `#[unsafe]`; out of
+    /// bounds, the error is reported and the view starts at element 0 of the buffer).
+    fn locate(&mut self, g: &mut Gen, v: &View, idx: &[DimIndex], stm: &Stm) -> R<View> {
         let loc = &stm.loc;
         let u64t = g.t_u64();
         let bt = g.t_bool();
@@ -421,16 +449,12 @@ impl<'p> KCtx<'p> {
         // Out of bounds: read element 0 of the buffer instead (the error is reported).
         let z = g.c_u64(0);
         let off = g.b.select(u64t, None, ok, off, z).ie()?;
-        if dims.is_empty() {
-            Ok(KVal::S(g.load_elem(v.bi, v.elem, off)?, v.elem))
-        } else {
-            Ok(KVal::V(View {
-                bi: v.bi,
-                elem: v.elem,
-                off,
-                dims,
-            }))
-        }
+        Ok(View {
+            bi: v.bi,
+            elem: v.elem,
+            off,
+            dims,
+        })
     }
 
     /// Compiles one statement.
@@ -494,7 +518,8 @@ impl<'p> KCtx<'p> {
                             idx = rest;
                         }
                         Some(_) => {
-                            return Err(unsupported("slicing the result of an inner `map`", loc))
+                            let e = self.elem_of(&x)?;
+                            x = KVal::V(self.materialize(g, &x, e, stm)?);
                         }
                         None => break,
                     }
@@ -512,13 +537,20 @@ impl<'p> KCtx<'p> {
                 for a in arrs {
                     inputs.push(self.var(g, a, loc)?);
                 }
+                if self.reads_scratch(&inputs, &lam.body) {
+                    // Computed now: later in-place updates must not change it.
+                    let out = self.eager_map(g, stm, n, &inputs, lam)?;
+                    return self.bind(stm, out);
+                }
                 let mut out = Vec::with_capacity(lam.ret.len());
                 for res in 0..lam.ret.len() {
+                    let shape = self.row_shape(g, stm, res, 1).ok();
                     self.lazies.push(Lazy::Map {
                         lam,
                         inputs: inputs.clone(),
                         res,
                         n,
+                        shape,
                     });
                     out.push(KVal::L(self.lazies.len() - 1));
                 }
@@ -526,6 +558,13 @@ impl<'p> KCtx<'p> {
             }
             Exp::Copy(v) => {
                 let x = self.var(g, v, loc)?;
+                // A copy of a per-thread array is a fresh array (it may be updated in place).
+                let x = if self.is_scratch_val(&x) {
+                    let e = self.elem_of(&x)?;
+                    KVal::V(self.materialize(g, &x, e, stm)?)
+                } else {
+                    x
+                };
                 self.bind(stm, vec![x])
             }
             Exp::Iota {
@@ -548,6 +587,11 @@ impl<'p> KCtx<'p> {
             }
             Exp::Replicate { shape, value } => {
                 let mut x = self.sub(g, value, loc)?;
+                if self.is_scratch_val(&x) {
+                    let e = self.elem_of(&x)?;
+                    x = KVal::V(self.materialize(g, &x, e, stm)?);
+                    // The row is copied once; the replicate itself stays lazy.
+                }
                 for d in shape.iter().rev() {
                     let n = self.index(g, d, loc)?;
                     self.lazies.push(Lazy::Rep { n, row: x });
@@ -579,10 +623,26 @@ impl<'p> KCtx<'p> {
                         self.bind(stm, vec![KVal::V(view)])
                     }
                     KVal::L(k) if sizes.len() == 1 => self.bind(stm, vec![KVal::L(k)]),
-                    _ => Err(unsupported("a reshape inside a parallel operator", loc)),
+                    x @ (KVal::V(_) | KVal::L(_)) => {
+                        // A fresh row-major copy, seen with the new shape.
+                        let e = self.elem_of(&x)?;
+                        let c = self.materialize(g, &x, e, stm)?;
+                        let dims = natural(g, &sizes)?;
+                        self.bind(stm, vec![KVal::V(View { dims, ..c })])
+                    }
+                    KVal::S(..) => Err("internal error: reshape of a scalar".into()),
                 }
             }
             Exp::Rearrange(perm, v) => match self.var(g, v, loc)? {
+                x @ KVal::L(_) => {
+                    let e = self.elem_of(&x)?;
+                    let view = self.materialize(g, &x, e, stm)?;
+                    let mut dims = Vec::with_capacity(perm.len());
+                    for &p in perm {
+                        dims.push(*view.dims.get(p).ok_or("internal error: permutation")?);
+                    }
+                    self.bind(stm, vec![KVal::V(View { dims, ..view })])
+                }
                 KVal::V(view) if perm.len() == view.dims.len() => {
                     let mut dims = Vec::with_capacity(perm.len());
                     for &p in perm {
@@ -610,6 +670,9 @@ impl<'p> KCtx<'p> {
                 ..
             } => {
                 let c = self.scalar(g, cond, loc)?;
+                if stm.pat.elems.iter().any(|p| p.ty.rank() > 0) {
+                    return self.if_arrays(g, stm, c, then_b, else_b);
+                }
                 let tys = pat_prims(stm, "an `if` returning arrays")?;
                 let mut vars = Vec::with_capacity(tys.len());
                 for &t in &tys {
@@ -628,6 +691,9 @@ impl<'p> KCtx<'p> {
                     out.push(KVal::S(g.load(rt, var)?, t));
                 }
                 self.bind(stm, out)
+            }
+            Exp::Loop { params, form, body } if params.iter().any(|(p, _)| p.ty.rank() > 0) => {
+                self.loop_arrays(g, stm, params, form, body)
             }
             Exp::Loop { params, form, body } => {
                 let mut vars = Vec::with_capacity(params.len());
@@ -679,7 +745,9 @@ impl<'p> KCtx<'p> {
                     }
                     _ => return Err("internal error: loop form".into()),
                 };
+                let c = self.live(g, c)?;
                 g.loop_cond(st, c)?;
+                let mark = self.mark(g)?;
                 for ((p, _), &(var, rt, t)) in params.iter().zip(&vars) {
                     let x = g.load(rt, var)?;
                     self.env.insert(p.name.id, KVal::S(x, t));
@@ -697,7 +765,9 @@ impl<'p> KCtx<'p> {
                     g.store(cv, n)?;
                 }
                 self.store_results(g, &vars, r, stm)?;
+                self.reset(g, mark)?;
                 g.end_loop(st)?;
+                self.check_loops(g, loc)?;
                 let mut out = Vec::with_capacity(vars.len());
                 for &(var, rt, t) in &vars {
                     out.push(KVal::S(g.load(rt, var)?, t));
@@ -728,6 +798,32 @@ impl<'p> KCtx<'p> {
                 self.active.remove(&**fun);
                 self.bind(stm, r)
             }
+            Exp::Soac(Soac::Reduce { w, arrs, op })
+                if self.scratch.is_some() && (stm.pat.elems.iter().any(|p| p.ty.rank() > 0)) =>
+            {
+                let n = self.index(g, w, loc)?;
+                self.fold(g, stm, n, arrs, op, false)
+            }
+            Exp::Soac(Soac::Scan { w, arrs, op }) => {
+                let n = self.index(g, w, loc)?;
+                self.fold(g, stm, n, arrs, op, true)
+            }
+            Exp::Update(x, idx, v) => self.update(g, stm, x, idx, v),
+            Exp::Concat { dim, arrs, .. } => self.concat(g, stm, *dim, arrs),
+            Exp::ArrayLit { elems, .. } => self.array_lit(g, stm, elems),
+            Exp::Soac(Soac::Scatter {
+                w,
+                dest,
+                inds,
+                vals,
+            }) => self.scatter(g, stm, w, dest, inds, vals),
+            Exp::Soac(Soac::Hist {
+                w,
+                dest,
+                op,
+                inds,
+                vals,
+            }) => self.hist(g, stm, w, dest, op, inds, vals),
             Exp::Soac(Soac::Reduce { w, arrs, op }) => {
                 let n = self.index(g, w, loc)?;
                 let mut views = Vec::with_capacity(arrs.len());
@@ -763,8 +859,10 @@ impl<'p> KCtx<'p> {
                 let st = g.begin_loop()?;
                 let i = g.load(u64t, iv)?;
                 let c = g.b.u_less_than(bt, None, i, n).ie()?;
+                let c = self.live(g, c)?;
                 g.loop_cond(st, c)?;
                 let i = g.load(u64t, iv)?;
+                let mark = self.mark(g)?;
                 let mut args = Vec::new();
                 for &(var, rt, t) in &vars {
                     args.push(KVal::S(g.load(rt, var)?, t));
@@ -774,10 +872,12 @@ impl<'p> KCtx<'p> {
                 }
                 let r = self.lambda(g, &op.lam, args, loc)?;
                 self.store_results(g, &vars, r, stm)?;
+                self.reset(g, mark)?;
                 let one = g.c_u64(1);
                 let i1 = g.b.i_add(u64t, None, i, one).ie()?;
                 g.store(iv, i1)?;
                 g.end_loop(st)?;
+                self.check_loops(g, loc)?;
                 let mut out = Vec::with_capacity(vars.len());
                 for &(var, rt, t) in &vars {
                     out.push(KVal::S(g.load(rt, var)?, t));
@@ -890,8 +990,11 @@ pub fn construct_name(e: &Exp) -> &'static str {
 }
 
 /// Compiles a top-level `map`: one thread per element of the outer dimension (grid-stride loop),
-/// each running `lam` on rows of `arrs` and storing scalar results into fresh outputs.
-/// `w` is argument 0.
+/// each running `lam` on rows of `arrs` and storing its results into fresh outputs.
+/// `w` is argument 0. Per-thread arrays live in scratch memory (see [`Scratch`]: literals 0
+/// and 1 are the per-thread capacities, temporaries 0..3 the buffers). With `lavapipe`, loop
+/// iterations are counted and more than lavapipe's limit is reported as an error.
+#[allow(dead_code)] // the tests of `prims` use it
 pub fn map_kernel<'p>(
     prog: &'p Program,
     w: &SubExp,
@@ -899,6 +1002,19 @@ pub fn map_kernel<'p>(
     lam: &'p Lambda,
     loc: &Option<SrcLoc>,
     host_types: &'p dyn Fn(&VName) -> Option<HostTy>,
+) -> R<KernelCode> {
+    map_kernel_on(prog, w, arrs, lam, loc, host_types, false)
+}
+
+/// [`map_kernel`], counting loop iterations against lavapipe's limit when `lavapipe`.
+pub fn map_kernel_on<'p>(
+    prog: &'p Program,
+    w: &SubExp,
+    arrs: &[VName],
+    lam: &'p Lambda,
+    loc: &Option<SrcLoc>,
+    host_types: &'p dyn Fn(&VName) -> Option<HostTy>,
+    lavapipe: bool,
 ) -> R<KernelCode> {
     let mut outs = Vec::with_capacity(lam.ret.len());
     for t in &lam.ret {
@@ -910,6 +1026,15 @@ pub fn map_kernel<'p>(
     let mut g = Gen::new()?;
     let mut k = KCtx::new(prog, host_types);
     let n = k.arg(&mut g, ArgSrc::Sub(w.clone()), PrimType::I64)?;
+    k.scratch = Some(Scratch::new(&mut g, &mut k)?);
+    if lavapipe {
+        k.loop_check = true;
+        let u32t = g.t_u32();
+        let cv = g.var(u32t);
+        let z = g.c_u32(0);
+        g.store(cv, z)?;
+        g.loop_count = Some(cv);
+    }
     // Row shapes of array results (host-known sizes).
     let mut row_dims = Vec::with_capacity(lam.ret.len());
     for t in &lam.ret {
@@ -945,8 +1070,10 @@ pub fn map_kernel<'p>(
     let st = g.begin_loop()?;
     let i = g.load(u64t, iv)?;
     let c = g.b.u_less_than(bt, None, i, n).ie()?;
+    let c = k.live(&mut g, c)?;
     g.loop_cond(st, c)?;
     let i = g.load(u64t, iv)?;
+    k.scratch_restart(&mut g)?;
     let mut args = Vec::with_capacity(views.len());
     for v in &views {
         args.push(k.row_of(&mut g, v, i, loc)?);
@@ -970,6 +1097,7 @@ pub fn map_kernel<'p>(
     let i1 = g.b.i_add(u64t, None, i, total).ie()?;
     g.store(iv, i1)?;
     g.end_loop(st)?;
+    k.check_loops(&mut g, loc)?;
     let uses_f64 = g.uses_f64;
     let errors = g.errors.clone();
     let words = g.finish()?;

@@ -1,0 +1,167 @@
+//! Launching `map` kernels that use per-thread scratch memory (see `kernel::scratch`): the host
+//! picks a per-thread capacity (the last one that sufficed for this statement, else an estimate
+//! from the sizes it knows), limits the number of threads so the buffers stay within
+//! [`SCRATCH_BUDGET`], and launches again with more when a thread reports that it overflowed.
+
+use super::{vk, Exec, HVal, E};
+use crate::gen::WG;
+use crate::kernel::{BindSrc, KernelCode};
+use vkad_core::diag::SrcLoc;
+use vkad_core::ir::{self, Body, Exp, Soac, SubExp, Type};
+use vkad_vk::Buffer;
+
+/// Bytes of scratch memory (both buffers) a launch aims to stay within.
+pub const SCRATCH_BUDGET: u64 = 256 << 20;
+
+/// Launches at most this many times before giving up.
+const MAX_TRIES: usize = 12;
+
+/// Whether a kernel uses scratch memory.
+pub fn uses_scratch(code: &KernelCode) -> bool {
+    code.binds.iter().any(|b| matches!(b, BindSrc::Tmp(_)))
+}
+
+impl<'a> Exec<'a> {
+    /// Whether the device is lavapipe (which stops loops after 65535 iterations per thread).
+    pub(super) fn is_lavapipe(&self) -> bool {
+        let i = self.ctx.info();
+        i.name.contains("llvmpipe") || i.driver.contains("llvmpipe")
+    }
+
+    /// Launches the `map` kernel `code` over `n` rows with scratch memory.
+    pub(super) fn launch_map_scratch(
+        &mut self,
+        code: &KernelCode,
+        key: usize,
+        lam: &ir::Lambda,
+        n: usize,
+        outs: &[&Buffer],
+        loc: &Option<SrcLoc>,
+    ) -> E<()> {
+        let mut caps = match self.scratch_caps.get(&key) {
+            Some(&c) => c,
+            None => {
+                let mut c = [0u64; 2];
+                self.estimate_body(&lam.body, &mut c, 0);
+                c
+            }
+        };
+        for _ in 0..MAX_TRIES {
+            let per_thread = caps[0] * 4 + caps[1] * 8;
+            let max_groups = (SCRATCH_BUDGET / (per_thread.max(1) * WG as u64)).max(1);
+            let groups = (Self::groups_for(n) as u64).min(max_groups) as u32;
+            let threads = groups as u64 * WG as u64;
+            let s32 = self.scratch_buffer(threads * caps[0] * 4, loc)?;
+            let s64 = self.scratch_buffer(threads * caps[1] * 8, loc)?;
+            let need = self.scratch_buffer(8, loc)?;
+            self.ctx.upload(&need, 0, &[0u8; 8]).map_err(vk)?;
+            let r = self.launch(code, &caps, outs, &[&need, &s32, &s64], groups, loc);
+            let bytes = self.ctx.download(&need, 0, 8).map_err(vk)?;
+            let word = |i: usize| {
+                u32::from_le_bytes([
+                    bytes[4 * i],
+                    bytes[4 * i + 1],
+                    bytes[4 * i + 2],
+                    bytes[4 * i + 3],
+                ]) as u64
+            };
+            let got = [word(0), word(1)];
+            if got[0] > caps[0] || got[1] > caps[1] {
+                // Some thread ran out: its results (and errors) are meaningless. Grow and rerun.
+                for k in 0..2 {
+                    if got[k] > caps[k] {
+                        caps[k] = got[k].max(caps[k] * 2);
+                    }
+                }
+                continue;
+            }
+            self.scratch_caps.insert(key, caps);
+            return r;
+        }
+        Err(super::at(
+            loc,
+            "internal error: per-thread memory of a `map` kept growing",
+        ))
+    }
+
+    fn scratch_buffer(&self, bytes: u64, loc: &Option<SrcLoc>) -> E<Buffer> {
+        self.ctx
+            .alloc(bytes.max(8))
+            .map_err(|e| super::at(loc, format!("per-thread arrays of a `map`: {}", vk(e))))
+    }
+
+    /// A host-side size if it is known here (a constant or a host scalar).
+    fn known(&self, d: &SubExp) -> Option<u64> {
+        match d {
+            SubExp::Const(c) => c.as_i128().and_then(|v| u64::try_from(v).ok()),
+            SubExp::Var(v) => match self.env.get(&v.id) {
+                Some(HVal::P(p)) => p.as_i128().and_then(|v| u64::try_from(v).ok()),
+                _ => None,
+            },
+        }
+    }
+
+    /// Adds the words of an array type whose sizes are known (`copies` times) to `c`.
+    fn add_type(&self, t: &Type, copies: u64, c: &mut [u64; 2]) {
+        if let Type::Array { elem, shape } = t {
+            let mut n: u64 = copies;
+            for d in shape {
+                match self.known(d) {
+                    Some(s) => n = n.saturating_mul(s),
+                    None => return,
+                }
+            }
+            let k = usize::from(crate::gen::word_kind(*elem) == crate::gen::WordKind::U64);
+            c[k] = c[k].saturating_add(n);
+        }
+    }
+
+    /// A first guess of the per-thread scratch a body needs: the sizes of the arrays its
+    /// statements create, where the host knows them (the kernel reports anything more).
+    fn estimate_body(&self, b: &Body, c: &mut [u64; 2], depth: usize) {
+        if depth > 8 {
+            return;
+        }
+        for s in &b.stms {
+            let creates = matches!(
+                &s.exp,
+                Exp::Update(..)
+                    | Exp::Concat { .. }
+                    | Exp::ArrayLit { .. }
+                    | Exp::Copy(_)
+                    | Exp::If { .. }
+                    | Exp::Soac(Soac::Scan { .. } | Soac::Scatter { .. } | Soac::Hist { .. })
+            );
+            if creates {
+                for p in &s.pat.elems {
+                    self.add_type(&p.ty, 1, c);
+                }
+            }
+            match &s.exp {
+                Exp::Loop { params, body, .. } => {
+                    for (p, _) in params {
+                        self.add_type(&p.ty, 2, c);
+                    }
+                    self.estimate_body(body, c, depth + 1);
+                }
+                Exp::If { then_b, else_b, .. } => {
+                    self.estimate_body(then_b, c, depth + 1);
+                    self.estimate_body(else_b, c, depth + 1);
+                }
+                Exp::Soac(Soac::Map { lam, .. }) => self.estimate_body(&lam.body, c, depth + 1),
+                Exp::Soac(Soac::Reduce { op, .. } | Soac::Scan { op, .. }) => {
+                    for p in &s.pat.elems {
+                        self.add_type(&p.ty, 2, c);
+                    }
+                    self.estimate_body(&op.lam.body, c, depth + 1)
+                }
+                Exp::Apply { fun, .. } => {
+                    if let Some(f) = self.prog.fun(fun) {
+                        self.estimate_body(&f.body, c, depth + 1);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
