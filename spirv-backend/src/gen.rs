@@ -91,8 +91,8 @@ pub struct Gen {
     pub uses_float_atomic: bool,
     interface: Vec<Word>,
     fun: Word,
-    /// When set, a function variable (`u32`) counting every loop iteration of the invocation
-    /// (incremented by [`Gen::end_loop`]; see [`Gen::begin_loop`]).
+    /// Set by [`Gen::count_loops`]: a function variable (`u32`) counting the decrements of
+    /// lavapipe's loop limiter (one per loop iteration and one per loop exit).
     pub loop_count: Option<Word>,
 }
 
@@ -477,8 +477,8 @@ impl Gen {
     /// Note: lavapipe (gallivm, Mesa 22.3) silently stops loops once an invocation has run
     /// 65535 loop iterations in total; the host splits its own long per-thread loops (see
     /// `exec::columns`), but a user loop or an inner reduction of more than 65535 iterations in
-    /// one thread gives wrong results there. Kernels made with [`Gen::loop_count`] set count
-    /// iterations so that this is reported as an error instead.
+    /// one thread gives wrong results there. Kernels that call [`Gen::count_loops`] emulate the
+    /// limiter so that this is reported as an error instead.
     pub fn begin_loop(&mut self) -> R<[Word; 4]> {
         let (lh, lc, lb, lcont, lm) = (
             self.b.id(),
@@ -506,6 +506,15 @@ impl Gen {
     pub fn end_loop(&mut self, st: [Word; 4]) -> R<()> {
         self.b.branch(st[1]).ie()?;
         self.b.begin_block(Some(st[1])).ie()?;
+        // lavapipe decrements its limiter at every back edge and when a loop exits, and leaves
+        // a loop at a back edge once it has done so LAVAPIPE_LOOP_LIMIT times.
+        self.bump_loop_count()?;
+        self.b.branch(st[3]).ie()?;
+        self.b.begin_block(Some(st[2])).ie()?;
+        self.bump_loop_count()
+    }
+
+    fn bump_loop_count(&mut self) -> R<()> {
         if let Some(cv) = self.loop_count {
             let u32t = self.t_u32();
             let x = self.load(u32t, cv)?;
@@ -514,8 +523,17 @@ impl Gen {
             let x1 = self.b.i_add(u32t, None, x, one).ie()?;
             self.store(cv, x1)?;
         }
-        self.b.branch(st[3]).ie()?;
-        self.b.begin_block(Some(st[2])).ie()?;
+        Ok(())
+    }
+
+    /// Counts loop iterations as lavapipe's loop limiter does from here on (call in the entry
+    /// block; see [`Gen::loop_count`]).
+    pub fn count_loops(&mut self) -> R<()> {
+        let u32t = self.t_u32();
+        let cv = self.var(u32t);
+        let z = self.c_u32(0);
+        self.store(cv, z)?;
+        self.loop_count = Some(cv);
         Ok(())
     }
 

@@ -377,6 +377,7 @@ impl<'p> KCtx<'p> {
         let one = g.c_u64(1);
         let i1 = g.b.i_add(u64t, None, i, one).ie()?;
         g.store(iv, i1)?;
+        self.backedge_lt(g, i1, n, loc)?;
         g.end_loop(st)
     }
 
@@ -766,8 +767,15 @@ impl<'p> KCtx<'p> {
                 }
                 self.store_results(g, &vars, r, stm)?;
                 self.reset(g, mark)?;
+                let cond = match form {
+                    LoopForm::While(c) => params
+                        .iter()
+                        .position(|(p, _)| p.name == *c)
+                        .map(|k| (vars[k].0, vars[k].1)),
+                    LoopForm::For { .. } => None,
+                };
+                self.loop_backedge(g, form, counter, cond, loc)?;
                 g.end_loop(st)?;
-                self.check_loops(g, loc)?;
                 let mut out = Vec::with_capacity(vars.len());
                 for &(var, rt, t) in &vars {
                     out.push(KVal::S(g.load(rt, var)?, t));
@@ -876,8 +884,8 @@ impl<'p> KCtx<'p> {
                 let one = g.c_u64(1);
                 let i1 = g.b.i_add(u64t, None, i, one).ie()?;
                 g.store(iv, i1)?;
+                self.backedge_lt(g, i1, n, loc)?;
                 g.end_loop(st)?;
-                self.check_loops(g, loc)?;
                 let mut out = Vec::with_capacity(vars.len());
                 for &(var, rt, t) in &vars {
                     out.push(KVal::S(g.load(rt, var)?, t));
@@ -1029,11 +1037,7 @@ pub fn map_kernel_on<'p>(
     k.scratch = Some(Scratch::new(&mut g, &mut k)?);
     if lavapipe {
         k.loop_check = true;
-        let u32t = g.t_u32();
-        let cv = g.var(u32t);
-        let z = g.c_u32(0);
-        g.store(cv, z)?;
-        g.loop_count = Some(cv);
+        g.count_loops()?;
     }
     // Row shapes of array results (host-known sizes).
     let mut row_dims = Vec::with_capacity(lam.ret.len());
@@ -1096,8 +1100,8 @@ pub fn map_kernel_on<'p>(
     }
     let i1 = g.b.i_add(u64t, None, i, total).ie()?;
     g.store(iv, i1)?;
+    k.backedge_lt(&mut g, i1, n, loc)?;
     g.end_loop(st)?;
-    k.check_loops(&mut g, loc)?;
     let uses_f64 = g.uses_f64;
     let errors = g.errors.clone();
     let words = g.finish()?;

@@ -46,9 +46,30 @@ impl<'a> Exec<'a> {
                 c
             }
         };
+        let info = self.ctx.info();
+        // Each buffer must be bindable (and indexable with 32-bit indices).
+        let range = match info.max_storage_buffer_range {
+            0 => SCRATCH_BUDGET,
+            r => r.min(SCRATCH_BUDGET).min(u32::MAX as u64),
+        };
+        let alloc_max = match info.max_allocation {
+            0 => SCRATCH_BUDGET,
+            m => m.min(SCRATCH_BUDGET),
+        };
         for _ in 0..MAX_TRIES {
             let per_thread = caps[0] * 4 + caps[1] * 8;
-            let max_groups = (SCRATCH_BUDGET / (per_thread.max(1) * WG as u64)).max(1);
+            let wg = WG as u64;
+            let widest = (caps[0] * 4).max(caps[1] * 8).max(1);
+            let max_groups = (alloc_max / (per_thread.max(1) * wg)).min(range / (widest * wg));
+            if max_groups == 0 {
+                return Err(super::at(
+                    loc,
+                    format!(
+                        "not supported by the Vulkan device {}: {} bytes of per-thread arrays in a `map` ({} threads per workgroup; the limit per buffer is {} bytes)",
+                        info.name, per_thread, WG, range
+                    ),
+                ));
+            }
             let groups = (Self::groups_for(n) as u64).min(max_groups) as u32;
             let threads = groups as u64 * WG as u64;
             let s32 = self.scratch_buffer(threads * caps[0] * 4, loc)?;

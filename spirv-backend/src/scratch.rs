@@ -450,21 +450,71 @@ impl<'p> KCtx<'p> {
         }
     }
 
-    /// After a loop: reports lavapipe's loop limit at `loc` when the thread went beyond it.
-    pub(super) fn check_loops(&mut self, g: &mut Gen, loc: &Option<SrcLoc>) -> R<()> {
+    /// At the end of a loop body (before its back edge), where `more` tells whether the loop
+    /// goes on: reports lavapipe's loop limit at `loc` if lavapipe would stop the loop here
+    /// (it decrements a limiter at every back edge and loop exit, and leaves the loop at a
+    /// back edge once it has done so `LAVAPIPE_LOOP_LIMIT` times).
+    pub(super) fn backedge(&mut self, g: &mut Gen, more: Word, loc: &Option<SrcLoc>) -> R<()> {
         if !self.loop_check {
             return Ok(());
         }
         let Some(cv) = g.loop_count else {
             return Ok(());
         };
-        let u32t = g.t_u32();
         let bt = g.t_bool();
+        let u32t = g.t_u32();
         let x = g.load(u32t, cv)?;
-        let lim = g.c_u32(LAVAPIPE_LOOP_LIMIT);
-        let bad = g.b.u_greater_than(bt, None, x, lim).ie()?;
+        let lim = g.c_u32(LAVAPIPE_LOOP_LIMIT - 1);
+        let out = g.b.u_greater_than_equal(bt, None, x, lim).ie()?;
+        let bad = g.b.logical_and(bt, None, out, more).ie()?;
         let site = g.site(loc, LOOP_LIMIT_MSG);
         g.fail_if(bad, ERR_LOOP_LIMIT, site)
+    }
+
+    /// [`KCtx::backedge`] for a loop that goes on while `next < n` (u64).
+    pub(super) fn backedge_lt(
+        &mut self,
+        g: &mut Gen,
+        next: Word,
+        n: Word,
+        loc: &Option<SrcLoc>,
+    ) -> R<()> {
+        if !self.loop_check {
+            return Ok(());
+        }
+        let bt = g.t_bool();
+        let more = g.b.u_less_than(bt, None, next, n).ie()?;
+        self.backedge(g, more, loc)
+    }
+
+    /// [`KCtx::backedge`] for an IR loop: `counter` (the variable of a `for` loop, already
+    /// advanced) or `cond` (the variable of a `while` loop's condition parameter, updated).
+    pub(super) fn loop_backedge(
+        &mut self,
+        g: &mut Gen,
+        form: &LoopForm,
+        counter: Option<(Word, Word, vkad_core::prim::IntType)>,
+        cond: Option<(Word, Word)>,
+        loc: &Option<SrcLoc>,
+    ) -> R<()> {
+        if !self.loop_check {
+            return Ok(());
+        }
+        let bt = g.t_bool();
+        let more = match (form, counter, cond) {
+            (LoopForm::For { bound, .. }, Some((cv, rt, it)), _) => {
+                let n = self.scalar(g, bound, loc)?;
+                let i = g.load(rt, cv)?;
+                if it.signed() {
+                    g.b.s_less_than(bt, None, i, n).ie()?
+                } else {
+                    g.b.u_less_than(bt, None, i, n).ie()?
+                }
+            }
+            (LoopForm::While(_), _, Some((var, rt))) => g.load(rt, var)?,
+            _ => return Err("internal error: loop form".into()),
+        };
+        self.backedge(g, more, loc)
     }
 
     // ----- values ------------------------------------------------------------------------------
@@ -597,6 +647,7 @@ impl<'p> KCtx<'p> {
         &mut self,
         g: &mut Gen,
         n: Word,
+        loc: &Option<SrcLoc>,
         body: &mut dyn FnMut(&mut KCtx<'p>, &mut Gen, Word) -> R<()>,
     ) -> R<()> {
         let u64t = g.t_u64();
@@ -616,6 +667,7 @@ impl<'p> KCtx<'p> {
         let one = g.c_u64(1);
         let i1 = g.b.i_add(u64t, None, i, one).ie()?;
         g.store(iv, i1)?;
+        self.backedge_lt(g, i1, n, loc)?;
         g.end_loop(st)
     }
 
@@ -651,7 +703,7 @@ impl<'p> KCtx<'p> {
         }
         let inputs = inputs.to_vec();
         let outs2 = outs.clone();
-        self.kloop(g, n, &mut |k, g, i| {
+        self.kloop(g, n, loc, &mut |k, g, i| {
             let mut args = Vec::with_capacity(inputs.len());
             for a in &inputs {
                 args.push(k.row_of(g, a, i, loc)?);
@@ -663,7 +715,6 @@ impl<'p> KCtx<'p> {
             }
             Ok(())
         })?;
-        self.check_loops(g, loc)?;
         Ok(outs.into_iter().map(KVal::V).collect())
     }
 
@@ -778,7 +829,7 @@ impl<'p> KCtx<'p> {
         }
         let r = is.len();
         let dsts2 = dsts.clone();
-        self.kloop(g, n, &mut |k, g, j| {
+        self.kloop(g, n, loc, &mut |k, g, j| {
             let mut idx = Vec::with_capacity(r);
             for a in &is {
                 let x = k.row_of(g, a, j, loc)?;
@@ -809,7 +860,6 @@ impl<'p> KCtx<'p> {
             }
             Ok(())
         })?;
-        self.check_loops(g, loc)?;
         self.bind(stm, dsts.into_iter().map(KVal::V).collect())
     }
 
@@ -846,7 +896,7 @@ impl<'p> KCtx<'p> {
             .map(|d| d.0)
             .ok_or("internal error: reduce_by_index without destination")?;
         let dsts2 = dsts.clone();
-        self.kloop(g, n, &mut |k, g, j| {
+        self.kloop(g, n, loc, &mut |k, g, j| {
             let x = k.row_of(g, &is, j, loc)?;
             let i = k.idx_u64(g, &x)?;
             let bt = g.t_bool();
@@ -884,7 +934,6 @@ impl<'p> KCtx<'p> {
             g.else_(st)?;
             g.end_if(st)
         })?;
-        self.check_loops(g, loc)?;
         self.bind(stm, dsts.into_iter().map(KVal::V).collect())
     }
 
@@ -1167,8 +1216,18 @@ impl<'p> KCtx<'p> {
             g.store(cur, other)?;
         }
         self.reset(g, mark)?;
+        let cond = match form {
+            LoopForm::While(c) => names
+                .iter()
+                .position(|&id| id == c.id)
+                .and_then(|k| match &vars[k] {
+                    LoopVar::Scalar(var, rt, _) => Some((*var, *rt)),
+                    _ => None,
+                }),
+            LoopForm::For { .. } => None,
+        };
+        self.loop_backedge(g, form, counter, cond, loc)?;
         g.end_loop(st)?;
-        self.check_loops(g, loc)?;
         let mut out = Vec::with_capacity(vars.len());
         for v in &vars {
             out.push(match v {
@@ -1257,7 +1316,7 @@ impl<'p> KCtx<'p> {
         }
         let outs2 = outs.clone();
         let vars_ref = &vars;
-        self.kloop(g, n, &mut |kc, g, i| {
+        self.kloop(g, n, loc, &mut |kc, g, i| {
             let mut args = Vec::with_capacity(2 * k);
             for v in vars_ref {
                 args.push(match v {
@@ -1334,7 +1393,6 @@ impl<'p> KCtx<'p> {
             }
             Ok(())
         })?;
-        self.check_loops(g, loc)?;
         let out = if scan {
             outs.into_iter().map(KVal::V).collect()
         } else {

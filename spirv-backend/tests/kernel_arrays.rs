@@ -1,0 +1,67 @@
+//! Per-thread arrays in `map` kernels and lavapipe's loop limit (see `kernel::scratch`).
+mod common;
+use vkad_core::values::parse_values;
+
+fn vals(s: &str) -> Vec<vkad_core::value::Value> {
+    parse_values(s.as_bytes()).unwrap()
+}
+
+fn lavapipe() -> bool {
+    common::ctx().info().name.contains("llvmpipe")
+}
+
+const LOOP: &str = "entry main (xs: []i64) (n: i64) : []i64 =
+  map (\\x -> loop acc = x for i < n do (acc + i) % 1000003) xs";
+
+#[test]
+fn loop_below_lavapipe_limit_is_right() {
+    common::same(LOOP, "main", vals("[1i64, 2i64, 3i64] 60000i64"));
+}
+
+#[test]
+fn loop_beyond_lavapipe_limit() {
+    let args = vals("[1i64, 2i64, 3i64] 70000i64");
+    if lavapipe() {
+        let e = common::run(LOOP, "main", args).unwrap_err();
+        assert!(
+            e.contains("loop exceeded lavapipe's 65535-iteration limit") && e.contains("t.fut:2:"),
+            "{e}"
+        );
+    } else {
+        common::same(LOOP, "main", args);
+    }
+}
+
+/// Per-thread sizes that depend on the data: the host's first guess is too small and the
+/// kernel reports what it needs.
+#[test]
+fn sizes_from_data_grow_scratch() {
+    common::same(
+        "entry main (ns: []i64) : []i64 =
+  map (\\n -> let a = scan (+) 0 (replicate n 1) in a[n - 1] + length (a ++ a)) ns",
+        "main",
+        vals("[1i64, 300i64, 5000i64, 7i64]"),
+    );
+}
+
+/// Many threads with large per-thread arrays: fewer threads run at a time.
+#[test]
+fn many_threads_large_arrays() {
+    common::same(
+        "entry main (n: i64) (m: i64) : []i64 =
+  map (\\i -> let a = scan (+) 0 (map (+i) (iota m)) in a[m - 1]) (iota n)",
+        "main",
+        vals("3000i64 20000i64"),
+    );
+}
+
+/// An in-place update of a loop-carried array inside a `map` (reverse-mode AD's checkpoints).
+#[test]
+fn checkpoints_in_place() {
+    common::same(
+        "entry main (xs: []f64) (n: i64) : [][]f64 =
+  map (\\x -> (loop (y, cs) = (x, replicate n 0.0) for i < n do (y * 1.5, cs with [i] = y)).1) xs",
+        "main",
+        vals("[1.0, 2.0, 3.0] 100i64"),
+    );
+}
