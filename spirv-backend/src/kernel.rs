@@ -360,6 +360,7 @@ impl<'p> KCtx<'p> {
         let st = g.begin_loop()?;
         let i = g.load(u64t, iv)?;
         let c = g.b.u_less_than(bt, None, i, n).ie()?;
+        let c = self.live(g, c)?;
         g.loop_cond(st, c)?;
         let i = g.load(u64t, iv)?;
         let mark = self.mark(g)?;
@@ -1069,8 +1070,15 @@ pub fn map_kernel_on<'p>(
     let ng = g.b.u_convert(u64t, None, ng).ie()?;
     let wg = g.c_u64(crate::gen::WG as u64);
     let total = g.b.i_mul(u64t, None, ng, wg).ie()?;
+    // Rows [literal 2, literal 3) when literal 3 is not 0, else all rows.
+    let r0 = k.arg(&mut g, ArgSrc::Lit(2), PrimType::I64)?;
+    let r1 = k.arg(&mut g, ArgSrc::Lit(3), PrimType::I64)?;
+    let z = g.c_u64(0);
+    let all = g.b.i_equal(bt, None, r1, z).ie()?;
+    let n = g.b.select(u64t, None, all, n, r1).ie()?;
+    let first = g.b.i_add(u64t, None, gid, r0).ie()?;
     let iv = g.var(u64t);
-    g.store(iv, gid)?;
+    g.store(iv, first)?;
     let st = g.begin_loop()?;
     let i = g.load(u64t, iv)?;
     let c = g.b.u_less_than(bt, None, i, n).ie()?;

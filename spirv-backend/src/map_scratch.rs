@@ -56,7 +56,11 @@ impl<'a> Exec<'a> {
             0 => SCRATCH_BUDGET,
             m => m.min(SCRATCH_BUDGET),
         };
-        for _ in 0..MAX_TRIES {
+        // Rows are launched in chunks of one row per thread (lavapipe limits the loop
+        // iterations of a thread, and a chunk is what an overflow makes run again).
+        let mut r0 = 0usize;
+        let mut tries = 0;
+        while r0 < n {
             let per_thread = caps[0] * 4 + caps[1] * 8;
             let wg = WG as u64;
             let widest = (caps[0] * 4).max(caps[1] * 8).max(1);
@@ -70,13 +74,15 @@ impl<'a> Exec<'a> {
                     ),
                 ));
             }
-            let groups = (Self::groups_for(n) as u64).min(max_groups) as u32;
-            let threads = groups as u64 * WG as u64;
+            let groups = (Self::groups_for(n - r0) as u64).min(max_groups) as u32;
+            let threads = groups as u64 * wg;
+            let r1 = (r0 as u64 + threads).min(n as u64);
             let s32 = self.scratch_buffer(threads * caps[0] * 4, loc)?;
             let s64 = self.scratch_buffer(threads * caps[1] * 8, loc)?;
             let need = self.scratch_buffer(8, loc)?;
             self.ctx.upload(&need, 0, &[0u8; 8]).map_err(vk)?;
-            let r = self.launch(code, &caps, outs, &[&need, &s32, &s64], groups, loc);
+            let lits = [caps[0], caps[1], r0 as u64, r1];
+            let r = self.launch(code, &lits, outs, &[&need, &s32, &s64], groups, loc);
             let bytes = self.ctx.download(&need, 0, 8).map_err(vk)?;
             let word = |i: usize| {
                 u32::from_le_bytes([
@@ -88,7 +94,15 @@ impl<'a> Exec<'a> {
             };
             let got = [word(0), word(1)];
             if got[0] > caps[0] || got[1] > caps[1] {
-                // Some thread ran out: its results (and errors) are meaningless. Grow and rerun.
+                // Some thread ran out: its results (and errors) are meaningless. Grow and run
+                // this chunk again.
+                tries += 1;
+                if tries > MAX_TRIES {
+                    return Err(super::at(
+                        loc,
+                        "internal error: per-thread memory of a `map` kept growing",
+                    ));
+                }
                 for k in 0..2 {
                     if got[k] > caps[k] {
                         caps[k] = got[k].max(caps[k] * 2);
@@ -96,13 +110,11 @@ impl<'a> Exec<'a> {
                 }
                 continue;
             }
+            r?;
             self.scratch_caps.insert(key, caps);
-            return r;
+            r0 = r1 as usize;
         }
-        Err(super::at(
-            loc,
-            "internal error: per-thread memory of a `map` kept growing",
-        ))
+        Ok(())
     }
 
     fn scratch_buffer(&self, bytes: u64, loc: &Option<SrcLoc>) -> E<Buffer> {

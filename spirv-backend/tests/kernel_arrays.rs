@@ -15,12 +15,13 @@ const LOOP: &str = "entry main (xs: []i64) (n: i64) : []i64 =
 
 #[test]
 fn loop_below_lavapipe_limit_is_right() {
-    common::same(LOOP, "main", vals("[1i64, 2i64, 3i64] 60000i64"));
+    // lavapipe runs a loop of 65535 iterations completely.
+    common::same(LOOP, "main", vals("[1i64, 2i64, 3i64] 65535i64"));
 }
 
 #[test]
 fn loop_beyond_lavapipe_limit() {
-    let args = vals("[1i64, 2i64, 3i64] 70000i64");
+    let args = vals("[1i64, 2i64, 3i64] 65536i64");
     if lavapipe() {
         let e = common::run(LOOP, "main", args).unwrap_err();
         assert!(
@@ -29,6 +30,26 @@ fn loop_beyond_lavapipe_limit() {
         );
     } else {
         common::same(LOOP, "main", args);
+    }
+}
+
+const TWO_LOOPS: &str = "entry main (xs: []i64) (n: i64) (m: i64) : []i64 =
+  map (\\x -> let a = loop acc = x for i < n do (acc + i) % 1000003
+              in loop acc = a for i < m do (acc + i) % 1000003) xs";
+
+/// Every loop exit costs lavapipe's limiter one iteration too.
+#[test]
+fn two_loops_at_lavapipe_limit() {
+    common::same(TWO_LOOPS, "main", vals("[1i64, 2i64] 30000i64 35534i64"));
+    let args = vals("[1i64, 2i64] 30000i64 35535i64");
+    if lavapipe() {
+        let e = common::run(TWO_LOOPS, "main", args).unwrap_err();
+        assert!(
+            e.contains("loop exceeded lavapipe's 65535-iteration limit") && e.contains("t.fut:3:"),
+            "{e}"
+        );
+    } else {
+        common::same(TWO_LOOPS, "main", args);
     }
 }
 
