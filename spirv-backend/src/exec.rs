@@ -1155,7 +1155,8 @@ impl<'a> Exec<'a> {
                     let key = stm as *const Stm as usize;
                     self.launch_map_scratch(&code, key, lam, n, &refs, loc)?;
                 } else {
-                    self.launch(&code, &[], &refs, &[], Self::groups_for(n), loc)?;
+                    let r = self.launch(&code, &[], &refs, &[], Self::groups_for(n), loc);
+                    r.map_err(|e| self.device_limit(e))?;
                 }
                 Ok(outs.into_iter().map(HVal::A).collect())
             }

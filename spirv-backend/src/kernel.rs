@@ -7,7 +7,7 @@
 
 #[path = "scratch.rs"]
 mod scratch;
-pub use scratch::Scratch;
+pub use scratch::{Scratch, LOOP_LIMIT_MSG};
 
 use crate::gen::{ErrorSite, Gen, Ie, ERR_ASSERT, ERR_BOUNDS, R};
 use rspirv::spirv::Word;

@@ -17,6 +17,15 @@
 //!   reduce-then-scan in three passes (no forward-progress assumption). Over arrays of arrays
 //!   with a vectorised operator (`map f` of a scalar `f`, e.g. `reduce (map2 (+))`): one thread
 //!   per column.
+//! - Per-thread arrays in `map` kernels (module `kernel::scratch`): in-place updates,
+//!   `scan`, `scatter`, `reduce_by_index`, concatenation, array literals, copies, `if`/`loop`
+//!   with array results and `reduce`/`scan` over arrays of arrays (sequential in the thread)
+//!   live in scratch buffers the host allocates (threads × per-thread capacity). The capacity
+//!   is a host estimate from the sizes it knows; a thread that needs more reports it and the
+//!   launch is repeated with more, so sizes that depend on thread-local values work. Updates
+//!   are in place where the IR's uniqueness allows (a per-thread source is consumed), loops
+//!   carrying arrays keep two slots per array (in place when the body updates the parameter,
+//!   else double-buffered). Rows are launched in chunks of one row per thread.
 //! - Inside kernels, inner `map`s, `iota` and `replicate` are lazy arrays (elements computed
 //!   where they are used: by an inner `reduce`, by indexing, or when written to the output
 //!   row of a `map` whose function returns arrays); transposition of arrays in buffers is a
@@ -45,17 +54,23 @@
 //! writes them with an index.
 //!
 //! Not supported yet (errors starting with "not supported", which the test runner counts as
-//! skipped): per-thread arrays in kernels (in-place updates, `scan`, `scatter`,
-//! `reduce_by_index`, concatenation or array literals inside a `map`; `if`/`loop` with array
-//! results inside a `map`), reductions over arrays of arrays with non-vectorised operators,
-//! `reduce_by_index` on tuples whose operator mixes components or with array-valued bins,
-//! accumulators (`withacc`).
+//! skipped): per-thread arrays outside `map` kernels (in the operators of top-level
+//! `reduce`/`scan`/`reduce_by_index` and in the column kernels of vectorised operators),
+//! loops inside a `map` whose array parameters change size from one iteration to the next,
+//! a single thread's arrays larger than the device's largest storage buffer, reductions over
+//! arrays of arrays with non-vectorised operators at the top level, `reduce_by_index` on
+//! tuples whose operator mixes components or with array-valued bins, accumulators (`withacc`).
 //!
-//! Known device limitation: lavapipe (Mesa 22.3) stops every loop of a thread once that thread
-//! has run 65535 loop iterations in total. The host keeps its own kernels below that (grid
-//! loops, chunked passes, column passes of at most 32768 rows per launch), but a user `loop`
-//! or an inner reduction inside a `map` that runs longer than that in one thread gives wrong
-//! results on lavapipe (real GPUs have no such limit).
+//! Known device limitation: lavapipe (Mesa 22.3) stops the loops of an invocation once it has
+//! decremented its loop limiter 65535 times (one per loop iteration and one per loop exit, over
+//! all loops of the invocation). The host keeps its own kernels below that (grid loops, chunked
+//! passes, column passes of at most 32768 rows per launch, one row per thread for `map`s with
+//! per-thread arrays). On lavapipe, `map` kernels count iterations the same way and a loop
+//! that would be cut is reported as "not supported by the Vulkan device ...: loop exceeded
+//! lavapipe's 65535-iteration limit at FILE:LINE:COL" instead of giving wrong results. The
+//! emulation matches lavapipe exactly on nests of loops, but lavapipe has been seen to stop
+//! earlier than counted in some large kernels (e.g. `tests/ad/reduce-vec-minmax0.fut`, whose
+//! results are then wrong without an error).
 
 pub mod bench;
 pub mod device;

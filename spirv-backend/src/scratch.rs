@@ -20,7 +20,8 @@
 //! chosen at run time.
 //!
 //! Bindings: temporary 0 is the need buffer (`u32` words: 32-bit, 64-bit), temporaries 1 and 2
-//! the 32-bit and 64-bit scratch buffers; literals 0 and 1 the per-thread capacities in words.
+//! the 32-bit and 64-bit scratch buffers; literals 0 and 1 the per-thread capacities in words,
+//! literal 4 the number of threads that have scratch (threads beyond it get no rows).
 
 use super::{construct_name, natural, unsupported, BindSrc, KCtx, KVal, Lazy, View};
 use crate::gen::{word_kind, Gen, Ie, WordKind, ERR_LOOP_LIMIT, LAVAPIPE_LOOP_LIMIT, R};
@@ -68,10 +69,8 @@ impl Scratch {
         ];
         let gid = g.global_id()?;
         let gid = g.b.u_convert(u64t, None, gid).ie()?;
-        let ng = g.num_groups()?;
-        let ng = g.b.u_convert(u64t, None, ng).ie()?;
-        let wg = g.c_u64(crate::gen::WG as u64);
-        let threads = g.b.i_mul(u64t, None, ng, wg).ie()?;
+        // The threads that have scratch (literal 4).
+        let threads = k.arg(g, super::ArgSrc::Lit(4), PrimType::I64)?;
         let mut base = [0; 2];
         let mut total = [0; 2];
         let mut top = [0; 2];
