@@ -876,9 +876,7 @@ impl<'p> KCtx<'p> {
                 for &(var, rt, t) in &vars {
                     args.push(KVal::S(g.load(rt, var)?, t));
                 }
-                for v in &views {
-                    args.push(self.row_of(g, v, i, loc)?);
-                }
+                args.extend(self.rows_of(g, &views, i, loc)?);
                 let r = self.lambda(g, &op.lam, args, loc)?;
                 self.store_results(g, &vars, r, stm)?;
                 self.reset(g, mark)?;
@@ -1086,12 +1084,10 @@ pub fn map_kernel_on<'p>(
     g.loop_cond(st, c)?;
     let i = g.load(u64t, iv)?;
     k.scratch_restart(&mut g)?;
-    let mut args = Vec::with_capacity(views.len());
-    for v in &views {
-        args.push(k.row_of(&mut g, v, i, loc)?);
-    }
+    let args = k.rows_of(&mut g, &views, i, loc)?;
     let r = k.lambda(&mut g, lam, args, loc)?;
-    for (((x, &bi), &t), dims) in r.into_iter().zip(&out_bi).zip(&outs).zip(&row_dims) {
+    let mut dsts = Vec::with_capacity(r.len());
+    for ((&bi, &t), dims) in out_bi.iter().zip(&outs).zip(&row_dims) {
         // Row i of output: offset i * row length.
         let rowlen = match dims.first() {
             Some(&(s0, st0)) => g.b.i_mul(u64t, None, s0, st0).ie()?,
@@ -1104,8 +1100,9 @@ pub fn map_kernel_on<'p>(
             off,
             dims: dims.clone(),
         };
-        k.write_into(&mut g, &dst, &x, loc)?;
+        dsts.push(dst);
     }
+    k.write_all(&mut g, &dsts, &r, loc)?;
     let i1 = g.b.i_add(u64t, None, i, total).ie()?;
     g.store(iv, i1)?;
     k.backedge_lt(&mut g, i1, n, loc)?;

@@ -703,10 +703,7 @@ impl<'p> KCtx<'p> {
         let inputs = inputs.to_vec();
         let outs2 = outs.clone();
         self.kloop(g, n, loc, &mut |k, g, i| {
-            let mut args = Vec::with_capacity(inputs.len());
-            for a in &inputs {
-                args.push(k.row_of(g, a, i, loc)?);
-            }
+            let args = k.rows_of(g, &inputs, i, loc)?;
             let r = k.lambda(g, lam, args, loc)?;
             for (x, o) in r.iter().zip(&outs2) {
                 let dst = k.row_view(g, o, i)?;
@@ -715,6 +712,110 @@ impl<'p> KCtx<'p> {
             Ok(())
         })?;
         Ok(outs.into_iter().map(KVal::V).collect())
+    }
+
+    /// The key of a lazy `map` result's computation (results of one `map` share it).
+    fn lazy_key(&self, x: &KVal) -> Option<String> {
+        match x {
+            KVal::L(k) => match &self.lazies[*k] {
+                Lazy::Map { lam, inputs, n, .. } => {
+                    Some(format!("{:p}/{n}/{inputs:?}", *lam as *const Lambda))
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Row `i` of each of `xs`, computing the function of an inner `map` once for all of its
+    /// results among `xs` (instead of once per result).
+    pub(super) fn rows_of(
+        &mut self,
+        g: &mut Gen,
+        xs: &[KVal],
+        i: Word,
+        loc: &Option<SrcLoc>,
+    ) -> R<Vec<KVal>> {
+        let mut done: Vec<(String, Vec<KVal>)> = Vec::new();
+        let mut out = Vec::with_capacity(xs.len());
+        for x in xs {
+            let key = self.lazy_key(x);
+            let shared = key.as_ref().is_some_and(|k| {
+                xs.iter()
+                    .filter(|y| self.lazy_key(y).as_ref() == Some(k))
+                    .count()
+                    > 1
+            });
+            match (key, x) {
+                (Some(key), KVal::L(k)) if shared => {
+                    let (lam, inputs, res) = match &self.lazies[*k] {
+                        Lazy::Map {
+                            lam, inputs, res, ..
+                        } => (*lam, inputs.clone(), *res),
+                        _ => return Err("internal error: lazy map".into()),
+                    };
+                    let pos = match done.iter().position(|(d, _)| *d == key) {
+                        Some(p) => p,
+                        None => {
+                            let mut args = Vec::with_capacity(inputs.len());
+                            for a in &inputs {
+                                args.push(self.row_of(g, a, i, loc)?);
+                            }
+                            let r = self.lambda(g, lam, args, loc)?;
+                            done.push((key, r));
+                            done.len() - 1
+                        }
+                    };
+                    out.push(
+                        done[pos]
+                            .1
+                            .get(res)
+                            .cloned()
+                            .ok_or("internal error: lazy result")?,
+                    );
+                }
+                _ => out.push(self.row_of(g, x, i, loc)?),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Writes each of `xs` into the view of the same index in `dsts`; results of one inner
+    /// `map` with rows of the same length are written in one loop (computing its function
+    /// once per row).
+    pub(super) fn write_all(
+        &mut self,
+        g: &mut Gen,
+        dsts: &[View],
+        xs: &[KVal],
+        loc: &Option<SrcLoc>,
+    ) -> R<()> {
+        let mut groups: Vec<(Option<String>, Vec<usize>)> = Vec::new();
+        for (k, x) in xs.iter().enumerate() {
+            let key = self.lazy_key(x).filter(|_| !dsts[k].dims.is_empty());
+            match groups.iter_mut().find(|(g, _)| key.is_some() && *g == key) {
+                Some((_, v)) => v.push(k),
+                None => groups.push((key, vec![k])),
+            }
+        }
+        for (_, ks) in groups {
+            if ks.len() == 1 {
+                self.write_into(g, &dsts[ks[0]], &xs[ks[0]], loc)?;
+                continue;
+            }
+            let n = dsts[ks[0]].dims[0].0;
+            let gx: Vec<KVal> = ks.iter().map(|&k| xs[k].clone()).collect();
+            let gd: Vec<View> = ks.iter().map(|&k| dsts[k].clone()).collect();
+            self.kloop(g, n, loc, &mut |kc, g, i| {
+                let rows = kc.rows_of(g, &gx, i, loc)?;
+                for (d, r) in gd.iter().zip(&rows) {
+                    let dr = kc.row_view(g, d, i)?;
+                    kc.write_into(g, &dr, r, loc)?;
+                }
+                Ok(())
+            })?;
+        }
+        Ok(())
     }
 
     // ----- statements --------------------------------------------------------------------------
@@ -912,9 +1013,7 @@ impl<'p> KCtx<'p> {
                 });
                 rows.push(row);
             }
-            for v in &vs {
-                args.push(k.row_of(g, v, j, loc)?);
-            }
+            args.extend(k.rows_of(g, &vs, j, loc)?);
             let r = k.lambda(g, &op.lam, args, loc)?;
             // Array results may read the rows they replace: computed first, then copied.
             let mut res = Vec::with_capacity(r.len());
@@ -1341,9 +1440,7 @@ impl<'p> KCtx<'p> {
                     _ => None,
                 })
                 .collect();
-            for x in &inputs {
-                args.push(kc.row_of(g, x, i, loc)?);
-            }
+            args.extend(kc.rows_of(g, &inputs, i, loc)?);
             let r = kc.lambda(g, &op.lam, args, loc)?;
             if r.len() != k {
                 return Err("internal error: operator result count".into());
