@@ -108,3 +108,15 @@ entry nested (xss: [][]i32) : ([][]i32, [][]i32) =
 entry reshape_transpose (xss: [][]i32) : ([][][]i32, [][][]i32) =
   (map (\xs -> unflatten (copy xs with [0] = xs[0]) :> [2][2]i32) xss,
    map (\xs -> transpose (map (\j -> map (\x -> x * j) (take 2 xs)) (iota 2 |> map i32.i64))) xss)
+
+-- A scan and the outputs reading several results of one inner map (computed once per row).
+-- ==
+-- entry: shared_rows
+-- input { [[1, 2, 3], [4, 5, 6]] }
+-- output { [[2, 5, 9], [5, 11, 18]] [[2, 8, 48], [8, 80, 960]] [[2, 3, 4], [5, 6, 7]] }
+entry shared_rows (xss: [][]i32) : ([][]i32, [][]i32, [][]i32) =
+  let r = map (\xs -> let (a, b) = unzip (map (\x -> (x + 1, x * 2)) xs)
+                      in unzip (scan (\(p, q) (c, d) -> (p + c, q * d)) (0, 1) (zip a b))) xss
+  let (s, p) = unzip r
+  let t = map (\xs -> map (+ 1) xs) xss
+  in (s, p, t)
