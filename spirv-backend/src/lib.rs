@@ -69,8 +69,8 @@
 //! that would be cut is reported as "not supported by the Vulkan device ...: loop exceeded
 //! lavapipe's 65535-iteration limit at FILE:LINE:COL" instead of giving wrong results. The
 //! emulation matches lavapipe exactly on nests of loops, but lavapipe has been seen to stop
-//! earlier than counted in some large kernels (e.g. `tests/ad/reduce-vec-minmax0.fut`, whose
-//! results are then wrong without an error).
+//! earlier than counted in some large kernels (Futhark's `tests/ad/reduce-vec-minmax0.fut` and
+//! `scanvecbenchtests.fut` (`vecmul`), whose results are then wrong without an error).
 
 pub mod bench;
 pub mod device;
