@@ -25,6 +25,7 @@
 mod acc;
 mod arrays;
 mod branch;
+mod free_ops;
 mod hist;
 mod loops;
 mod map;
