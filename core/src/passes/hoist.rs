@@ -103,10 +103,11 @@ mod tests {
         f.body
             .stms
             .iter()
-            .filter(|s| match (&s.exp, what) {
-                (Exp::Iota { .. }, "iota") => true,
-                (Exp::Rearrange(..), "rearrange") => true,
-                _ => false,
+            .filter(|s| {
+                matches!(
+                    (&s.exp, what),
+                    (Exp::Iota { .. }, "iota") | (Exp::Rearrange(..), "rearrange")
+                )
             })
             .count()
     }

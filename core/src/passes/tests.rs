@@ -237,9 +237,10 @@ entry grad [n][m][p] (a: [n][m]f64) (b: [m][p]f64) (cbar: [n][p]f64) =
         }
     }
     let mut bbar = vec![];
-    for k in 0..3 {
-        for j in 0..2 {
-            bbar.push(a[0][k] * cb[0][j] + a[1][k] * cb[1][j]);
+    let at: Vec<[f64; 2]> = (0..3).map(|k| [a[0][k], a[1][k]]).collect();
+    for acol in &at {
+        for (c0, c1) in cb[0].iter().zip(&cb[1]) {
+            bbar.push(acol[0] * c0 + acol[1] * c1);
         }
     }
     let flat = |v: &crate::value::Value| match v {
