@@ -10,6 +10,9 @@
 //!   `h̄_b += ȳ_b` where the original won, else `ā[winner_b] += ȳ_b` (a conflict-free scatter).
 //! - any other operator ⊙ (scalar rows, one or more arrays): the generic rule of
 //!   [`Rev::rev_hist_generic`].
+//!
+//! Free float variables of the operator (only possible in the generic case) get the sum of
+//! their contributions from every application (see [`super::free_ops`]).
 
 use super::radix::{
     i64s, i64t, if_then_else, in_range, iota, replicate, scatter, select, to_i64, zeros_in, I64,
