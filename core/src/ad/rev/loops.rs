@@ -18,7 +18,7 @@
 //! are found by a dry run of the body's return sweep (whose output is discarded). Adjoints of
 //! free arrays that are accumulators (inside a `map` lambda) are carried as accumulator
 //! parameters. Array adjoints are carried owned (copied first when shared), so the body
-//! updates them in place. Bool and size parameters get no adjoint. The sizes of the
+//! updates them in place. Size parameters get no adjoint. The sizes of the
 //! parameters' arrays must not change between iterations (checkpoints are regular arrays):
 //! the forward loop checks at the entry of each iteration that every size parameter still has
 //! its initial value, which is then what the return sweep restores it to.
