@@ -6,9 +6,11 @@
 //! 1. [`syntax::parser`] parses the prelude (`prelude.fut`) and the program into an [`syntax::ast`].
 //! 2. [`typecheck`] infers and checks types, annotating the AST.
 //! 3. [`lower`] turns the typed AST into the first-order [`ir`], inlining higher-order functions.
-//! 4. [`passes`] simplify the IR (DCE, copy propagation, constant folding, CSE, inlining);
-//!    [`ir::check`] verifies the IR between passes in tests. [`ad::transform()`] then replaces the
-//!    `jvp`/`vjp` nodes that lowering left by derivative code, and the IR is simplified again.
+//! 4. [`passes`] simplify the IR (DCE, copy propagation, constant folding, CSE, inlining) and
+//!    hoist invariant `iota`/`rearrange` out of lambdas; [`ir::check`] verifies the IR between
+//!    passes in tests. [`ad::transform()`] then replaces the `jvp`/`vjp` nodes that lowering left
+//!    by derivative code, the IR is simplified again and accumulations become reductions where
+//!    they can ([`passes::accumulations_to_reductions`]).
 //! 5. [`interp`] runs an entry point on [`value::Value`]s; [`values`] reads and writes Futhark's
 //!    value formats; [`testing`] runs Futhark-style `-- ==` test blocks.
 
@@ -173,9 +175,9 @@ pub fn check(name: &str, text: &str) -> Result<Checked, CompileError> {
 pub fn compile(name: &str, text: &str) -> Result<Compiled, CompileError> {
     let checked = check(name, text)?;
     let lowered = lower::lower_program(&checked.ast, &checked.sources);
-    let ir_ad = passes::simplify(lowered.program);
+    let ir_ad = passes::simplify(passes::hoist::hoist(passes::simplify(lowered.program)));
     let (ir, ad_failures) = ad::transform::transform_partial(ir_ad.clone());
-    let ir = passes::simplify(passes::acc_to_reduce::acc_to_reduce(passes::simplify(ir)));
+    let ir = passes::accumulations_to_reductions(passes::simplify(ir));
     let mut entry_errors: BTreeMap<String, Diagnostic> = lowered.entry_errors.into_iter().collect();
     let mut ad_errors = BTreeMap::new();
     for e in ad_failures {

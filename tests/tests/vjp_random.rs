@@ -1,7 +1,8 @@
-//! Property test for reverse mode: on random programs built from maps, reduces, scans, hists,
-//! scatters, loops and ifs over an array and a scalar, the vjp passes the dot-product test
-//! against the jvp, ⟨ȳ, J·ẋ⟩ = ⟨Jᵀ·ȳ, ẋ⟩, and agrees with central finite differences of the
-//! primal, for random points, tangents and cotangents.
+//! Property test for reverse mode: on random programs built from maps, reduces, scans, hists
+//! (some with operators that read free variables), scatters, loops and ifs over an array and a
+//! scalar, the vjp passes the dot-product test against the jvp, ⟨ȳ, J·ẋ⟩ = ⟨Jᵀ·ȳ, ẋ⟩, and
+//! agrees with central finite differences of the primal, for random points, tangents and
+//! cotangents.
 //!
 //! Cases where two finite-difference step sizes disagree straddle a kink (an `if`, a max) and
 //! are discarded rather than judged; the dot-product test is exact up to rounding everywhere.
@@ -50,6 +51,12 @@ fn stage() -> BoxedStrategy<String> {
         1 => e().prop_map(|f| format!("let v = loop v for _i < 2 do map (\\a -> 0.5 * {f}) v")),
         1 => e().prop_map(|f| format!("let s = loop s for _i < 3 do (let a = s in 0.9 * {f})")),
         1 => e().prop_map(|f| format!("let v = if s > 0.0 then map (\\a -> {f}) v else reverse v")),
+        // Operators reading free variables (a scalar computed from the state, an array element):
+        // x ⊙_c y = x + y + c·x·y is associative for every c, with neutral 0.
+        1 => Just("let v = scan (\\p q -> p + q + (0.3 * f64.tanh s) * p * q) 0.0 (map (\\a -> 0.3 * f64.sin a) v)".to_string()),
+        1 => Just("let s = s + reduce (\\p q -> p + q + (0.5 * f64.sin s) * p * q) 0.0 (map (\\a -> 0.3 * f64.sin a) v)".to_string()),
+        1 => Just("let s = s + reduce (\\p q -> p + q + 0.2 * v[n - 1] * p * q) 0.0 (map (\\a -> 0.3 * f64.cos a) v)".to_string()),
+        1 => (1i64..4).prop_map(|k| format!("let v = reduce_by_index (map (\\a -> 0.5 * a) v) (\\p q -> p + q + (0.2 * s) * p * q) 0.0 (map (\\i -> (i * {k}) % n) (iota n)) (map (\\a -> 0.3 * f64.sin a) v)")),
     ]
     .boxed()
 }

@@ -89,8 +89,8 @@ pub fn differentiable(t: PrimType) -> bool {
 }
 
 /// Does a value of this type have a tangent in forward mode? (All of them: as in Futhark, a bool
-/// tangent is a bool, multiplied with `&&` and added with `||`; reverse mode gives bools no
-/// adjoint.)
+/// tangent is a bool, multiplied with `&&` and added with `||`; reverse mode treats bool
+/// adjoints the same way.)
 pub fn has_tangent(_t: PrimType) -> bool {
     true
 }

@@ -15,5 +15,11 @@ pub mod transform;
 
 pub use transform::transform;
 
+/// The base name that lowering gives a loop parameter marked `#[true_dep]` (Futhark's
+/// per-parameter form, `loop #[true_dep] xs = ...`). IR params carry no attributes, and a base
+/// name survives every renaming, so this is how the mark reaches reverse mode: such a parameter
+/// is not checkpointed, its final value stands in for every iteration (see [`rev`]'s loops).
+pub const TRUE_DEP_PARAM: &str = "true_dep_p";
+
 #[cfg(test)]
 mod tests;

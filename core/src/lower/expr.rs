@@ -1809,20 +1809,61 @@ impl<'a> Lowerer<'a> {
                     }
                 };
                 self.attrs = loop_attrs.clone();
-                self.emit(
-                    elems,
-                    Exp::Loop {
-                        params,
-                        form: lform,
-                        body: Body { stms, result },
-                    },
-                );
+                let mut exp = Exp::Loop {
+                    params,
+                    form: lform,
+                    body: Body { stms, result },
+                };
+                // Parameters marked `#[true_dep]` in the pattern get the base name reverse mode
+                // recognises (see `crate::ad::TRUE_DEP_PARAM`).
+                let mut marked = vec![];
+                true_dep_leaves(pat, &params_sv, false, &mut marked);
+                if !marked.is_empty() {
+                    let map: std::collections::HashMap<VName, VName> = marked
+                        .into_iter()
+                        .map(|v| (v, self.names.fresh(crate::ad::TRUE_DEP_PARAM)))
+                        .collect();
+                    crate::passes::traverse::walk_exp(
+                        &mut crate::passes::traverse::Rename { map: &map },
+                        &mut exp,
+                    );
+                }
+                self.emit(elems, exp);
                 return Ok(init_sv.rebuild(&mut out.into_iter()));
             }
             Err(internal(span, "loop parameter sizes do not stabilise"))
         })();
         self.attrs = loop_attrs;
         result
+    }
+}
+
+/// The variables among the leaves of `v` that the loop pattern `p` binds under a `#[true_dep]`
+/// attribute (`marked`: inside one already).
+fn true_dep_leaves(p: &Pat, v: &SV<'_>, marked: bool, out: &mut Vec<VName>) {
+    match &p.kind {
+        PatKind::Id(_) | PatKind::Wildcard => {
+            if marked {
+                out.extend(v.leaves().into_iter().filter_map(|(s, _)| match s {
+                    SubExp::Var(x) => Some(x),
+                    SubExp::Const(_) => None,
+                }));
+            }
+        }
+        PatKind::Tuple(ps) => match v {
+            SV::Tuple(vs) if vs.len() == ps.len() => {
+                for (p, v) in ps.iter().zip(vs) {
+                    true_dep_leaves(p, v, marked, out);
+                }
+            }
+            v if ps.len() == 1 => true_dep_leaves(&ps[0], v, marked, out),
+            _ => {}
+        },
+        PatKind::Ascribed(q, _) => true_dep_leaves(q, v, marked, out),
+        PatKind::Attr(a, q) => {
+            let m = marked || a.name() == Some("true_dep");
+            true_dep_leaves(q, v, m, out)
+        }
     }
 }
 

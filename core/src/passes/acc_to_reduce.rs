@@ -397,18 +397,27 @@ fn try_split(
     // The reduce's map lambda: every level's params by indexing, then the slice, renamed.
     let mut ren: HashMap<VName, VName> = HashMap::new();
     let mut lam_stms = Vec::new();
+    // A param that is a row of an outer level's param is indexed in the outer level's array
+    // directly (`a[i, j]`, not `let r = a[i]` then `r[j]`): no intermediate row.
+    let mut indexed: HashMap<VName, (VName, Vec<DimIndex>)> = HashMap::new();
     for (l, lv) in levels.iter().enumerate() {
         for (p, a) in lv.params.iter().zip(&lv.arrs) {
             let np = ns.fresh_like(&p.name);
             let src = ren.get(a).cloned().unwrap_or_else(|| a.clone());
             let mut ty = p.ty.clone();
             rename_type(&ren, &mut ty);
+            let (arr, mut idx) = indexed
+                .get(&src)
+                .cloned()
+                .unwrap_or_else(|| (src.clone(), vec![]));
+            idx.push(DimIndex::Fix(SubExp::Var(iters[l].clone())));
+            indexed.insert(np.clone(), (arr.clone(), idx.clone()));
             lam_stms.push(mk_stm(
                 vec![Param {
                     name: np.clone(),
                     ty,
                 }],
-                Exp::Index(src, vec![DimIndex::Fix(SubExp::Var(iters[l].clone()))]),
+                Exp::Index(arr, idx),
             ));
             ren.insert(p.name.clone(), np);
         }

@@ -8,12 +8,19 @@
 //!   constant `if` conditions, loops of zero or one iteration, `assert(true)`.
 //! - [`cse::cse`]: reuses identical pure expressions.
 //! - [`dce::dce`]: removes unused pure statements and unused `map`/`if` results.
+//!
+//! Run by [`crate::compile`] outside [`simplify`]: [`hoist::hoist`] (invariant `iota` and
+//! `rearrange` out of lambdas, before and after AD), [`fuse_acc::fuse_acc`] (values into the
+//! maps that update accumulators) and [`acc_to_reduce::acc_to_reduce`] (accumulations to
+//! map/reduce nests), see [`accumulations_to_reductions`].
 
 pub mod acc_to_reduce;
 pub mod const_fold;
 pub mod copy_prop;
 pub mod cse;
 pub mod dce;
+pub mod fuse_acc;
+pub mod hoist;
 pub mod inline;
 pub mod traverse;
 
@@ -51,6 +58,18 @@ pub fn simplify_with(p: Program, after_each: &mut dyn FnMut(&'static str, &Progr
         if p.funs == before {
             break;
         }
+    }
+    p
+}
+
+/// The accumulator optimisation of AD's output (paper 000 §6.1): two rounds of hoisting,
+/// fusion into accumulator-updating maps, simplification and the accumulator-to-reduction
+/// rewrite (the second round handles accumulations that the first one's rewrites exposed, e.g.
+/// an outer adjoint whose value came from an inner accumulation).
+pub fn accumulations_to_reductions(mut p: Program) -> Program {
+    for _ in 0..2 {
+        p = simplify(fuse_acc::fuse_acc(hoist::hoist(p)));
+        p = simplify(acc_to_reduce::acc_to_reduce(p));
     }
     p
 }

@@ -204,3 +204,52 @@ fn malformed_programs_do_not_panic() {
     let _ = copy_prop::copy_prop(p.clone());
     let _ = inline::inline(p);
 }
+
+/// Paper 000 §6.1 on AD's real output: the vjp of matrix multiplication becomes two
+/// matrix-product-like map/reduce nests, with no accumulator left (after hoisting, fusion into
+/// the updating maps and the accumulator-to-reduction rewrite, as [`crate::compile`] runs them).
+#[test]
+fn matmul_vjp_has_no_accumulator() {
+    let src = "def matmul [n][m][p] (a: [n][m]f64) (b: [m][p]f64) : [n][p]f64 =
+  map (\\xs -> map (\\ys -> reduce (+) 0 (map2 (*) xs ys)) (transpose b)) a
+entry grad [n][m][p] (a: [n][m]f64) (b: [m][p]f64) (cbar: [n][p]f64) =
+  vjp (\\(a, b) -> matmul a b) (a, b) cbar";
+    let c = crate::compile("test.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
+    check_program(&c.ir).expect("valid IR");
+    let text = crate::ir::print::program_to_string(&c.ir);
+    assert!(!text.contains("with_acc"), "{text}");
+    assert!(!text.contains("upd_acc"), "{text}");
+    insta::assert_snapshot!("matmul_vjp", text);
+    // Ā = C̄·Bᵀ, B̄ = Aᵀ·C̄ (A 2×3, B 3×2).
+    let args = crate::values::parse_values(
+        "[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]] [[1.0, 0.5], [-1.0, 2.0], [2.0, 0.0]] [[1.0, 2.0], [0.5, -1.0]]"
+            .as_bytes(),
+    )
+    .expect("values");
+    let out = c.run_interp("grad", args).expect("run");
+    let a = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]];
+    let b = [[1.0, 0.5], [-1.0, 2.0], [2.0, 0.0]];
+    let cb = [[1.0, 2.0], [0.5, -1.0]];
+    let mut abar = vec![];
+    for row in &cb {
+        for brow in &b {
+            abar.push(row[0] * brow[0] + row[1] * brow[1]);
+        }
+    }
+    let mut bbar = vec![];
+    let at: Vec<[f64; 2]> = (0..3).map(|k| [a[0][k], a[1][k]]).collect();
+    for acol in &at {
+        for (c0, c1) in cb[0].iter().zip(&cb[1]) {
+            bbar.push(acol[0] * c0 + acol[1] * c1);
+        }
+    }
+    let flat = |v: &crate::value::Value| match v {
+        crate::value::Value::Array(arr) => match &arr.data {
+            crate::value::Buffer::F64(xs) => xs.clone(),
+            _ => panic!("f64 array"),
+        },
+        _ => panic!("array"),
+    };
+    assert_eq!(flat(&out[0]), abar);
+    assert_eq!(flat(&out[1]), bbar);
+}

@@ -1,7 +1,8 @@
 //! Return-sweep rules of the array statements: indexing adds into a slice of the array's
 //! adjoint (in place, or through an accumulator inside a `map`); an in-place update routes the
 //! adjoint of the written slice to the value and zeroes it for the array; `replicate` sums;
-//! `concat` slices; `copy`, `reshape` and `rearrange` apply their own inverse to the adjoint.
+//! `concat` slices; `copy`, `reshape` and `rearrange` apply their own inverse to the adjoint;
+//! `iota n` gives `n̄ += Σ ȳ` (Futhark's rule).
 
 use super::{slice_type, Rev, R};
 use crate::ir::*;
@@ -38,6 +39,38 @@ impl Rev<'_> {
                 let z = self.zeros(&st)?;
                 let cleared = self.bind("adj_cleared", yty, Exp::Update(y2, idx.clone(), z));
                 self.add_adj(a, SubExp::Var(cleared), true)
+            }
+            // As Futhark (formally, like every integer): `n̄ += Σ ȳ`; start and stride get
+            // nothing.
+            Exp::Iota {
+                n: SubExp::Var(n),
+                it,
+                ..
+            } => {
+                let SubExp::Var(yb) = ybar else {
+                    return Ok(());
+                };
+                let t = PrimType::Int(*it);
+                let op = self.add_operator(t);
+                let s = self.bind(
+                    "iota_contrib",
+                    Type::Prim(t),
+                    Exp::Soac(Soac::Reduce {
+                        w: SubExp::Var(n.clone()),
+                        arrs: vec![yb],
+                        op,
+                    }),
+                );
+                let s = if t == I64 {
+                    SubExp::Var(s)
+                } else {
+                    SubExp::Var(self.bind(
+                        "iota_contrib",
+                        Type::Prim(I64),
+                        Exp::Conv(ConvOp { from: t, to: I64 }, SubExp::Var(s)),
+                    ))
+                };
+                self.add_adj(n, s, true)
             }
             Exp::Iota { .. } => Ok(()),
             Exp::Replicate { shape, value } => {
@@ -174,3 +207,7 @@ impl Rev<'_> {
         Ok(SubExp::Var(r))
     }
 }
+
+#[cfg(test)]
+#[path = "tests_arrays.rs"]
+mod tests;

@@ -10,6 +10,9 @@
 //!   `h̄_b += ȳ_b` where the original won, else `ā[winner_b] += ȳ_b` (a conflict-free scatter).
 //! - any other operator ⊙ (scalar rows, one or more arrays): the generic rule of
 //!   [`Rev::rev_hist_generic`].
+//!
+//! Free float variables of the operator (only possible in the generic case) get the sum of
+//! their contributions from every application (see [`super::free_ops`]).
 
 use super::radix::{
     i64s, i64t, if_then_else, in_range, iota, replicate, scatter, select, to_i64, zeros_in, I64,
@@ -478,6 +481,18 @@ fn gather(b: &mut Builder, len: &SubExp, idx: &VName, arr: &VName, row: &Type) -
     b.map(len.clone(), vec![idx.clone()], lam)[0].clone()
 }
 
+/// What the generic rule keeps for the adjoints of the operator's free variables.
+struct FvParts {
+    /// The number of elements with an in-range bin.
+    cnt: SubExp,
+    /// The bin reductions.
+    s: Vec<VName>,
+    /// `lis`, the sorted elements and `ris` (`cnt` rows each).
+    lar_arrs: Vec<VName>,
+    /// `s̄[bin]` of the sorted elements.
+    sbars: Vec<VName>,
+}
+
 /// Fresh copies of the operator for the generic rule.
 struct OpCopies {
     left: Lambda,
@@ -504,20 +519,6 @@ impl Rev<'_> {
         let Exp::Soac(Soac::Hist { dest, op, vals, .. }) = &stm.exp else {
             return Err("reduce_by_index (internal error)".into());
         };
-        // Free variables of the operator cannot get adjoints here.
-        let mut uses = crate::passes::traverse::UseCounter::default();
-        crate::passes::traverse::walk_lambda(&mut uses, &mut op.lam.clone());
-        let bound = super::bound_in(&op.lam.body.stms);
-        for v in uses.uses.keys() {
-            if bound.contains(v) || op.lam.params.iter().any(|p| &p.name == v) {
-                continue;
-            }
-            if self.types.get(v).is_some_and(|t| {
-                super::has_adjoint(t) && matches!(t.elem(), Some(PrimType::Float(_)))
-            }) {
-                return Err("reduce_by_index with a free variable in the operator".into());
-            }
-        }
         let k = dest.len();
         let mut rows = vec![];
         for v in vals {
@@ -546,7 +547,9 @@ impl Rev<'_> {
             lar2: self.rename_lambda(&op.lam),
         };
         let ne = op.neutral.clone();
-        let (hbars, abars) = self.build(|b| -> R<(Vec<VName>, Vec<VName>)> {
+        // The free variables of the operator are constants of its derivatives.
+        let env = self.types.clone();
+        let (hbars, abars, fv) = self.build(|b| -> R<(Vec<VName>, Vec<VName>, FvParts)> {
             // 1. Keep the elements whose bin is in range, in order.
             let lam = lambda(
                 b.ns,
@@ -728,7 +731,7 @@ impl Rev<'_> {
             }
             let s = scatter(b, &cnt, sdest, vec![ends], incl.clone());
             // 6. h̄ and s̄ from the vjp of h ⊙ s.
-            let vo = super::vjp_lambda(&copies.outer, b.ns)?;
+            let vo = super::vjp_lambda_in(&copies.outer, b.ns, &env)?;
             let mut arrs: Vec<VName> = dest.to_vec();
             arrs.extend(s.iter().cloned());
             arrs.extend(ybars.iter().cloned());
@@ -747,16 +750,17 @@ impl Rev<'_> {
                 args.extend(ps[2 * k..].iter().map(var));
                 inline_op(b, copies.lar2, &args)
             });
-            let vlar = super::vjp_lambda(&lar, b.ns)?;
+            let vlar = super::vjp_lambda_in(&lar, b.ns, &env)?;
             let sbg: Vec<VName> = sbars
                 .iter()
                 .zip(&rows)
                 .map(|(sbar, r)| gather(b, &cnt, &sb, sbar, r))
                 .collect();
-            let mut arrs: Vec<VName> = lis;
-            arrs.extend(sa.iter().cloned());
-            arrs.extend(ris);
-            arrs.extend(sbg);
+            let mut lar_arrs: Vec<VName> = lis;
+            lar_arrs.extend(sa.iter().cloned());
+            lar_arrs.extend(ris);
+            let mut arrs = lar_arrs.clone();
+            arrs.extend(sbg.iter().cloned());
             let outs = b.map(cnt.clone(), arrs, vlar);
             let asorted = outs[2 * k..3 * k].to_vec();
             // 8. Back to the original positions.
@@ -767,11 +771,34 @@ impl Rev<'_> {
                 adest.push((d, r.array_of(m.clone())));
             }
             let abars = scatter(b, &cnt, adest, vec![sp], asorted);
-            Ok((hbars, abars))
+            let fv = FvParts {
+                cnt,
+                s,
+                lar_arrs,
+                sbars: sbg,
+            };
+            Ok((hbars, abars, fv))
         })?;
         for t in 0..k {
             self.add_adj(&vals[t], var(&abars[t]), true)?;
             self.add_adj(&dest[t], var(&hbars[t]), true)?;
+        }
+
+        // Free variables of the operator (see [`super::free_ops`]): the application `h ⊙ s`
+        // per bin (seed ȳ), and the applications inside each bin (seed s̄ of the bin).
+        let fvs = self.operator_free_vars(&op.lam);
+        if !fvs.is_empty() {
+            let mut arrs: Vec<VName> = dest.to_vec();
+            arrs.extend(fv.s.iter().cloned());
+            let seeds: Vec<Option<VName>> = adjs
+                .iter()
+                .zip(&ybars)
+                .map(|(a, y)| a.as_ref().map(|_| y.clone()))
+                .collect();
+            self.free_var_adjoints(&n, op.lam.clone(), &arrs, &seeds)?;
+            let lam = self.fold_application(&op.lam, &fvs)?;
+            let seeds: Vec<Option<VName>> = fv.sbars.into_iter().map(Some).collect();
+            self.free_var_adjoints(&fv.cnt, lam, &fv.lar_arrs, &seeds)?;
         }
         Ok(())
     }

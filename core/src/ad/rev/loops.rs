@@ -18,7 +18,7 @@
 //! are found by a dry run of the body's return sweep (whose output is discarded). Adjoints of
 //! free arrays that are accumulators (inside a `map` lambda) are carried as accumulator
 //! parameters. Array adjoints are carried owned (copied first when shared), so the body
-//! updates them in place. Bool and size parameters get no adjoint. The sizes of the
+//! updates them in place. Size parameters get no adjoint. The sizes of the
 //! parameters' arrays must not change between iterations (checkpoints are regular arrays):
 //! the forward loop checks at the entry of each iteration that every size parameter still has
 //! its initial value, which is then what the return sweep restores it to.
@@ -34,9 +34,10 @@
 //! - `while` without a bound: an inspector loop first counts the iterations (running the loop
 //!   once more), then the `for` loop above runs that many times.
 //!
-//! `#[true_dep]`: Futhark puts it on a loop *parameter*; the lowering keeps only attributes of
-//! the statement, so here `#[true_dep] loop ...` marks every array parameter of the loop (the
-//! scalar parameters are still saved).
+//! `#[true_dep]`: Futhark puts it on a loop *parameter* (`loop #[true_dep] xs = ...`): lowering
+//! names such a parameter [`crate::ad::TRUE_DEP_PARAM`] (IR params have no attributes) and it is
+//! not saved, whatever its type. The statement form, `#[true_dep] loop ...`, marks every array
+//! parameter of the loop (the scalar parameters are still saved).
 
 use super::{bound_in, has_adjoint, Adj, Frame, Rev, R};
 use crate::ir::*;
@@ -218,7 +219,9 @@ impl Rev<'_> {
                 restores.push(Restore::Init);
                 continue;
             }
-            if true_dep && matches!(p.ty, Type::Array { .. }) {
+            if (true_dep && matches!(p.ty, Type::Array { .. }))
+                || &*p.name.base == crate::ad::TRUE_DEP_PARAM
+            {
                 restores.push(Restore::Final);
                 continue;
             }

@@ -18,13 +18,15 @@
 //!   operator is `+` (or passes on the accumulator of an enclosing `map`). Adjoints of free
 //!   scalars are returned per iteration and summed by a `reduce`.
 //!
-//! Integers are differentiated formally, as Futhark does; bools and accumulators have no adjoint.
+//! Integers and bools are differentiated formally, as Futhark does (a bool adjoint is a bool,
+//! multiplied with `&&` and added with `||`); accumulators have no adjoint.
 //! One module per rule: [`scalar`], [`arrays`], [`branch`], [`map`] (and the modules of the
 //! other SOACs and loops).
 
 mod acc;
 mod arrays;
 mod branch;
+mod free_ops;
 mod hist;
 mod loops;
 mod map;
@@ -217,12 +219,10 @@ pub(crate) struct Rev<'a> {
     pub loop_tapes: HashMap<VName, loops::LoopTape>,
 }
 
-/// Does a value of this type have an adjoint? (Integers and floats, scalars or arrays.)
+/// Does a value of this type have an adjoint? (Integers, floats and bools, scalars or arrays:
+/// as in Futhark, a bool adjoint is a bool, multiplied with `&&` and added with `||`.)
 pub(crate) fn has_adjoint(t: &Type) -> bool {
-    match t {
-        Type::Prim(p) | Type::Array { elem: p, .. } => !matches!(p, PrimType::Bool),
-        Type::Acc { .. } => false,
-    }
+    !matches!(t, Type::Acc { .. })
 }
 
 pub(crate) fn zero_of(p: PrimType) -> SubExp {
@@ -457,7 +457,7 @@ impl<'a> Rev<'a> {
     /// `a + b` elementwise for values of type `ty` (a fresh value).
     pub fn add_values(&mut self, a: SubExp, b: SubExp, ty: &Type) -> R<SubExp> {
         match ty {
-            Type::Prim(p) => Ok(self.binop(BinOp::Add(*p), a, b)),
+            Type::Prim(p) => Ok(self.binop(crate::ad::derivatives::add_op(*p), a, b)),
             Type::Array { shape, .. } => {
                 let (SubExp::Var(av), SubExp::Var(bv)) = (&a, &b) else {
                     return Err("adding a constant to an array (internal error)".into());
@@ -496,9 +496,14 @@ impl<'a> Rev<'a> {
         }
     }
 
-    /// The `+` operator on `elem` with neutral 0.
+    /// The `+` operator on `elem` with neutral 0 (`||` with `false` on bools).
     pub fn add_operator(&mut self, elem: PrimType) -> Operator {
-        binop_operator(self.ns, BinOp::Add(elem), zero_of(elem), true)
+        binop_operator(
+            self.ns,
+            crate::ad::derivatives::add_op(elem),
+            zero_of(elem),
+            true,
+        )
     }
 
     // --- adjoints ------------------------------------------------------------------------------

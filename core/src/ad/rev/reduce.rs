@@ -18,15 +18,14 @@
 //!   ls as rs`, the partial derivative taken by [`super::vjp_lambda`] of `λ l a r → (l⊙a)⊙r`.
 //!   Correct for non-commutative operators.
 //!
-//! The neutral element gets no adjoint (as in Futhark: it is meant to be a constant). An operator
-//! with a free float variable is rejected (Futhark does not differentiate those either); free
-//! integer variables (sizes, mostly) get no adjoint.
+//! The neutral element gets no adjoint (as in Futhark: it is meant to be a constant). Free float
+//! variables of the operator (only possible in the generic and vectorised cases) get the sum of
+//! their contributions from every application (see [`super::free_ops`]); free integer
+//! variables (sizes, mostly) get no adjoint.
 
 use super::{one_stm, zero_of, Rev, R};
 use crate::ir::*;
-use crate::passes::traverse::{walk_lambda, Binders, UseCounter};
 use crate::prim::{IntType, PrimType, PrimValue};
-use std::collections::HashSet;
 
 #[cfg(test)]
 #[path = "reduce_tests.rs"]
@@ -119,7 +118,6 @@ impl Rev<'_> {
         if adjs.iter().all(|a| a.is_none()) {
             return Ok(());
         }
-        self.check_operator_free_vars(&op.lam, "reduce")?;
         let k = op.neutral.len();
 
         // Vectorised operators: transpose and map a reduction over the columns.
@@ -163,27 +161,6 @@ impl Rev<'_> {
             }
         }
         self.rev_reduce_generic(w, arrs, op, ybars)
-    }
-
-    /// Rejects an operator that reads a free float variable (its adjoint would be lost).
-    pub(super) fn check_operator_free_vars(&self, lam: &Lambda, what: &str) -> R<()> {
-        let mut uses = UseCounter::default();
-        let mut binders = Binders::default();
-        let mut l = lam.clone();
-        walk_lambda(&mut uses, &mut l);
-        walk_lambda(&mut binders, &mut l);
-        let bound: HashSet<VName> = binders.names.into_iter().collect();
-        for v in uses.uses.keys() {
-            if bound.contains(v) {
-                continue;
-            }
-            if let Some(t) = self.types.get(v) {
-                if matches!(t.elem(), Some(PrimType::Float(_))) {
-                    return Err(format!("{what} with a free variable in the operator ({v})"));
-                }
-            }
-        }
-        Ok(())
     }
 
     /// Binds `lam`'s params to `args` and emits (a fresh copy of) its body; returns its results.
@@ -387,11 +364,13 @@ impl Rev<'_> {
             body,
             ret: row_tys.clone(),
         };
-        let vf = super::vjp_lambda(&f, self.ns)?;
+        let vf = super::vjp_lambda_in(&f, self.ns, &self.types)?;
 
         let mut inputs = ls.clone();
         inputs.extend(arrs.iter().cloned());
+        let rs_fv = rs.clone();
         inputs.extend(rs);
+        let ybars_fv = ybars.clone();
         let contribs = self.map_iota("red_contrib", w, &inputs, row_tys, |r, _, rows| {
             let mut args = rows.to_vec();
             args.extend(ybars);
@@ -400,6 +379,20 @@ impl Rev<'_> {
         })?;
         for (a, c) in arrs.iter().zip(contribs) {
             self.add_adj(a, SubExp::Var(c), true)?;
+        }
+
+        // The free variables of the operator: one contribution per application.
+        let fvs = self.operator_free_vars(&op.lam);
+        if !fvs.is_empty() {
+            let lam = self.fold_application(&op.lam, &fvs)?;
+            let mut seeds = vec![];
+            for (yb, t) in ybars_fv.into_iter().zip(&op.lam.ret) {
+                seeds.push(Some(self.replicate_w(w, yb, t)));
+            }
+            let mut arrs3 = ls;
+            arrs3.extend(arrs.iter().cloned());
+            arrs3.extend(rs_fv);
+            self.free_var_adjoints(w, lam, &arrs3, &seeds)?;
         }
         Ok(())
     }

@@ -290,13 +290,6 @@ fn reductions_inside_map() {
 }
 
 #[test]
-fn free_variable_in_operator_is_an_error() {
-    let e = vjp_prog("entry f (xs: []f64) (c: f64) = reduce (\\a b -> a + b * c) 0 xs")
-        .expect_err("free variable");
-    assert!(e.contains("free variable in the operator"), "{e}");
-}
-
-#[test]
 fn array_operators_that_are_not_vectorised() {
     // Linear functions per column as a tuple of two maps; only the first result is used.
     check_vjp(

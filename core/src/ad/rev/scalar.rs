@@ -1,7 +1,7 @@
 //! Return-sweep rules of scalar statements: `ā += ∂f/∂a · ȳ` for every operand, with the
 //! partial derivatives of [`crate::ad::derivatives`]. Copies (`let y = x`) pass the adjoint on;
-//! conversions convert the adjoint back (as Futhark does, integer ↔ float included);
-//! comparisons have none.
+//! conversions convert the adjoint back (as Futhark does, integer ↔ float and bool included);
+//! comparisons have none. Bool adjoints are bools (`&&` multiplies, `||` adds, as in Futhark).
 
 use super::{Rev, R};
 use crate::ad::derivatives::{self, Partial};
@@ -39,7 +39,9 @@ impl Rev<'_> {
                 Ok(())
             }
             Exp::Conv(op, x) => {
-                if derivatives::conv(*op) == Partial::Zero {
+                // As Futhark, conversions from or to bool convert the adjoint back too.
+                let boolish = op.from == PrimType::Bool || op.to == PrimType::Bool;
+                if derivatives::conv(*op) == Partial::Zero && !boolish {
                     return Ok(());
                 }
                 let back = self.bind(
@@ -74,8 +76,12 @@ impl Rev<'_> {
                 Type::Prim(rt),
                 Exp::UnOp(UnOp::Neg(rt), ybar.clone()),
             )),
-            Partial::Val(d) => self.binop(BinOp::Mul(rt), d, ybar.clone()),
+            Partial::Val(d) => self.binop(derivatives::mul_op(rt), d, ybar.clone()),
         };
         self.add_adj(xv, d, true)
     }
 }
+
+#[cfg(test)]
+#[path = "tests_bool.rs"]
+mod tests;

@@ -23,8 +23,9 @@
 //!   non-manifesting rule (paper 002 §3.3, see [`Rev::rev_scan_ppad`]), one vjp of the operator
 //!   per combination. Every differentiable component gets an adjoint there.
 //!
-//! As for `reduce`, the neutral element gets no adjoint, free float variables in the operator
-//! are rejected, and free integer variables get no adjoint.
+//! As for `reduce`, the neutral element gets no adjoint, free float variables of the operator
+//! get the sum of their contributions from every application (see [`super::free_ops`]), and
+//! free integer variables get no adjoint.
 
 use super::reduce::{lam_binop, one_of, vectorised_op, I64};
 use super::{has_adjoint, zero_of, Rev, R};
@@ -44,7 +45,6 @@ impl Rev<'_> {
         if adjs.iter().all(|a| a.is_none()) {
             return Ok(());
         }
-        self.check_operator_free_vars(&op.lam, "scan")?;
 
         if let Some(inner) = vectorised_op(&op.lam) {
             if op.neutral.iter().all(|n| matches!(n, SubExp::Var(_))) {
@@ -134,7 +134,7 @@ impl Rev<'_> {
         let d = dims.len();
         let st = Type::Prim(t);
         // (x.., a.., seeds..) -> (x⊙a.., x̄.., ā..)
-        let vop = super::vjp_lambda(&op.lam, self.ns)?;
+        let vop = super::vjp_lambda_in(&op.lam, self.ns, &self.types)?;
         // Seeds: `unit(q)` is the seed e_q on the differentiated components, zero elsewhere.
         let zero_seeds: Vec<SubExp> = prims.iter().map(|p| zero_of(*p)).collect();
 
@@ -227,6 +227,15 @@ impl Rev<'_> {
         for (&p, c) in dims.iter().zip(contribs) {
             self.add_adj(&arrs[p], SubExp::Var(c), true)?;
         }
+
+        // Free variables of the operator: the seeds are r̄s (in element order).
+        if !self.operator_free_vars(&op.lam).is_empty() {
+            let mut seeds = vec![None; k];
+            for (pi, &p) in dims.iter().enumerate() {
+                seeds[p] = Some(self.reverse(w, &scanned[pi])?);
+            }
+            self.scan_free_vars(w, arrs, ys, op, &seeds)?;
+        }
         Ok(())
     }
 
@@ -247,7 +256,7 @@ impl Rev<'_> {
         let k = arrs.len();
         let row_tys = op.lam.ret.clone();
         let ne = op.neutral.clone();
-        let vop = super::vjp_lambda(&op.lam, self.ns)?;
+        let vop = super::vjp_lambda_in(&op.lam, self.ns, &self.types)?;
 
         // a[i+1], or e past the end.
         let ne2 = ne.clone();
@@ -327,6 +336,11 @@ impl Rev<'_> {
         }
 
         // āᵢ = ∂₂ᵀ⊙(ys[i-1], aᵢ)·r̄sᵢ
+        let fv_seeds: Vec<Option<VName>> = rs
+            .iter()
+            .zip(&row_tys)
+            .map(|(v, t)| has_adjoint(t).then(|| v.clone()))
+            .collect();
         let mut inputs = arrs.to_vec();
         inputs.extend(rs);
         let rt = row_tys.clone();
@@ -345,7 +359,37 @@ impl Rev<'_> {
         for (a, c) in arrs.iter().zip(contribs) {
             self.add_adj(a, SubExp::Var(c), true)?;
         }
+        if !self.operator_free_vars(&op.lam).is_empty() {
+            self.scan_free_vars(w, arrs, ys, op, &fv_seeds)?;
+        }
         Ok(())
+    }
+
+    /// The adjoints of the operator's free variables (see [`super::free_ops`]): application
+    /// `i` computes `ysᵢ₋₁ ⊙ aᵢ` (`ys₋₁ = e`) and `seeds` are the total adjoints `r̄s` of the
+    /// `ysᵢ` (`None`: zero).
+    fn scan_free_vars(
+        &mut self,
+        w: &SubExp,
+        arrs: &[VName],
+        ys: &[VName],
+        op: &Operator,
+        seeds: &[Option<VName>],
+    ) -> R<()> {
+        let row_tys = op.lam.ret.clone();
+        let ne = op.neutral.clone();
+        let rt = row_tys.clone();
+        let mut inputs = self.map_iota("ys_prev", w, &[], row_tys, |r, i, _| {
+            let first = r.eq(I64, i.clone(), SubExp::i64(0));
+            let th = r.in_body(|_| Ok(ne))?;
+            let el = r.in_body(|r| {
+                let im1 = r.binop(BinOp::Sub(I64), i, SubExp::i64(1));
+                r.rows_at(ys, &im1)
+            })?;
+            r.select(first, th, el, &rt)
+        })?;
+        inputs.extend(arrs.iter().cloned());
+        self.free_var_adjoints(w, op.lam.clone(), &inputs, seeds)
     }
 
     /// `[a[i] | a <- arrs]`.

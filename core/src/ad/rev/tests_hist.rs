@@ -3,8 +3,6 @@
 //! edge cases (no elements, one bin, every index out of range, ties).
 
 use super::super::tests::{check_vjp, close, vals, vjp_program};
-use super::super::vjp_lambda;
-use crate::ir::*;
 use crate::value::{Buffer, Value};
 
 /// The adjoints of the vjp of `f` at `args` with `seeds`, without a finite-difference check
@@ -358,23 +356,4 @@ fn hist_no_elements_or_no_bins() {
         );
         close(&a, &[0.0, 0.0]);
     }
-}
-
-#[test]
-fn hist_operator_with_free_float_is_an_error() {
-    let src = "entry f (h: [2]f64) (is: [2]i64) (xs: [2]f64) (c: f64) = reduce_by_index (copy h) (\\x y -> x + y + c * x * y) 0 is xs";
-    let c = crate::compile("test.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
-    let mut prog = c.ir.clone();
-    let f = prog.entry("f").expect("entry f").clone();
-    let lam = Lambda {
-        params: f.params.clone(),
-        body: f.body.clone(),
-        ret: f
-            .ret
-            .iter()
-            .map(|t| super::super::ext_to_type(t, &[]).expect("closed result type"))
-            .collect(),
-    };
-    let e = vjp_lambda(&lam, &mut prog.name_source).expect_err("a free variable");
-    assert!(e.contains("free variable in the operator"), "{e}");
 }

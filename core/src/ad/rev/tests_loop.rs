@@ -280,13 +280,27 @@ fn true_dep() {
         })
         .sum();
     close(&dep, &[want, 0.0, 0.0, 0.0, 0.0]);
-    // Futhark's form, on the parameter: the lowering drops it, so the loop is checkpointed.
-    let param_attr = check_vjp(
-        "entry f [n] (xs: [n]f64) = loop #[true_dep] ys = copy xs for i < n - 1 do ys with [i + 1] = ys[i] * ys[i]",
-        args,
-        seeds,
+    // Futhark's form, on the parameter: that parameter alone is not checkpointed.
+    let on_param = "entry f [n] (xs: [n]f64) (c: f64) = loop (#[true_dep] ys, s) = (copy xs, c) for i < n - 1 do (ys with [i + 1] = ys[i] * ys[i], s * ys[i])";
+    let param_attr = check_vjp(on_param, &format!("{args} 0.5"), &format!("{seeds} 1.0"));
+    let both = "entry f [n] (xs: [n]f64) (c: f64) = loop (ys, s) = (copy xs, c) for i < n - 1 do (ys with [i + 1] = ys[i] * ys[i], s * ys[i])";
+    close(
+        &param_attr,
+        &check_vjp(both, &format!("{args} 0.5"), &format!("{seeds} 1.0")),
     );
-    close(&param_attr, &plain);
+    let (_, p) = vjp_program(on_param);
+    let text = crate::ir::print::program_to_string(&p);
+    let g = &text[text.find("entry g").unwrap_or(0)..];
+    // The marked array is not saved; the scalar is.
+    assert!(g.contains(crate::ad::TRUE_DEP_PARAM), "{g}");
+    assert!(
+        !g.contains(&format!("{}_saved", crate::ad::TRUE_DEP_PARAM)),
+        "{g}"
+    );
+    assert!(g.contains("_saved"), "{g}");
+    let (_, p) = vjp_program(both);
+    let text = crate::ir::print::program_to_string(&p);
+    assert!(!text.contains(crate::ad::TRUE_DEP_PARAM), "{text}");
 }
 
 #[test]

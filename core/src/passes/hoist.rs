@@ -1,0 +1,151 @@
+//! Hoisting of invariant `iota` and `rearrange` statements out of `map` and `with_acc` lambdas.
+//!
+//! A statement at the top of a lambda's body that is `iota n` (with `n` a constant `≥ 0` or a
+//! size of the function's params, so it cannot fail) or `rearrange` of an array, and that uses
+//! no name bound inside the lambda (its params or earlier statements), is moved before the
+//! `map`/`with_acc`. Both are cheap and pure, so this never changes what the program computes;
+//! it turns per-iteration index arrays and transpositions into values bound once outside the
+//! nest, which is the form [`super::acc_to_reduce`] needs (AD's return sweeps put `iota`s and
+//! transpositions inside the maps they make). Nested lambdas are processed first, so a
+//! statement moves out of as many levels as it is invariant to.
+
+use super::traverse::{nested_bodies, uses_in_exp, walk_stm, Binders};
+use crate::ir::*;
+use std::collections::HashSet;
+
+/// Hoists invariant `iota`/`rearrange` statements out of `map` and `with_acc` lambdas in every
+/// function.
+pub fn hoist(mut p: Program) -> Program {
+    for f in &mut p.funs {
+        // Sizes known to be non-negative: the function's size params and its params' dims.
+        let mut sizes: HashSet<VName> = f.size_params.iter().cloned().collect();
+        for prm in &f.params {
+            for d in prm.ty.shape() {
+                if let SubExp::Var(v) = d {
+                    sizes.insert(v.clone());
+                }
+            }
+        }
+        hoist_body(&mut f.body, &sizes);
+    }
+    p
+}
+
+fn hoist_body(b: &mut Body, sizes: &HashSet<VName>) {
+    let old = std::mem::take(&mut b.stms);
+    let mut out = Vec::with_capacity(old.len());
+    for mut s in old {
+        for nb in nested_bodies(&mut s.exp) {
+            hoist_body(nb, sizes);
+        }
+        let lam = match &mut s.exp {
+            Exp::Soac(Soac::Map { lam, .. }) | Exp::WithAcc { lam, .. } => Some(lam),
+            _ => None,
+        };
+        if let Some(lam) = lam {
+            let mut bound: HashSet<VName> = lam.params.iter().map(|p| p.name.clone()).collect();
+            let mut keep = Vec::with_capacity(lam.body.stms.len());
+            for mut st in std::mem::take(&mut lam.body.stms) {
+                if hoistable(&st, &bound, sizes) {
+                    out.push(st);
+                } else {
+                    let mut bs = Binders::default();
+                    walk_stm(&mut bs, &mut st);
+                    bound.extend(bs.names);
+                    keep.push(st);
+                }
+            }
+            lam.body.stms = keep;
+        }
+        out.push(s);
+    }
+    b.stms = out;
+}
+
+/// An `iota` that cannot fail or a `rearrange`, using nothing in `bound`.
+fn hoistable(st: &Stm, bound: &HashSet<VName>, sizes: &HashSet<VName>) -> bool {
+    let ok_exp = match &st.exp {
+        Exp::Iota { n, .. } => match n {
+            SubExp::Const(c) => c.as_i128().is_some_and(|v| v >= 0),
+            SubExp::Var(v) => sizes.contains(v),
+        },
+        Exp::Rearrange(..) => true,
+        _ => false,
+    };
+    if !ok_exp {
+        return false;
+    }
+    let mut uses = uses_in_exp(&st.exp);
+    for p in &st.pat.elems {
+        for d in p.ty.shape() {
+            if let SubExp::Var(v) = d {
+                uses.insert(v.clone());
+            }
+        }
+    }
+    uses.iter().all(|u| !bound.contains(u))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lowered and simplified, not hoisted.
+    fn compile(src: &str) -> Program {
+        let c = crate::check("test.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
+        let lowered = crate::lower::lower_program(&c.ast, &c.sources);
+        crate::passes::simplify(lowered.program)
+    }
+
+    /// The number of `iota`/`rearrange` statements directly in the entry's body.
+    fn top_level(p: &Program, what: &str) -> usize {
+        let f = p.entry("main").expect("main");
+        f.body
+            .stms
+            .iter()
+            .filter(|s| {
+                matches!(
+                    (&s.exp, what),
+                    (Exp::Iota { .. }, "iota") | (Exp::Rearrange(..), "rearrange")
+                )
+            })
+            .count()
+    }
+
+    #[test]
+    fn invariant_iota_and_rearrange_leave_the_nest() {
+        let src = "entry main [n][m] (xss: [n][m]f64) (b: [m][n]f64) = map (\\xs -> map (\\ys -> reduce (+) 0 (map2 (*) xs ys)) (transpose b) |> map2 (\\j x -> x + f64.i64 j) (iota n)) xss";
+        let before = compile(src);
+        let after = crate::passes::simplify(hoist(before.clone()));
+        crate::ir::check::check_program(&after).expect("valid IR");
+        assert_eq!(top_level(&before, "rearrange"), 0);
+        assert_eq!(top_level(&after, "rearrange"), 1);
+        assert!(top_level(&after, "iota") >= top_level(&before, "iota"));
+        let args = || {
+            crate::values::parse_values(
+                "[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]] [[1.0, 0.5], [2.0, -1.0], [0.0, 3.0]]"
+                    .as_bytes(),
+            )
+            .expect("values")
+        };
+        let r0 = crate::interp::run_entry(&before, "main", args()).expect("run");
+        let r1 = crate::interp::run_entry(&after, "main", args()).expect("run");
+        assert_eq!(r0, r1);
+    }
+
+    #[test]
+    fn variant_and_unsafe_statements_stay() {
+        // The iota's size is computed in the lambda (variant); `iota k` with a free `k` that is
+        // not a size of the params could fail, so it stays inside (the map may not run).
+        let src = "entry main [n] (xs: [n]i64) (k: i64) = map (\\x -> (i64.sum (iota x), i64.sum (iota k))) xs";
+        let p = hoist(compile(src));
+        assert_eq!(top_level(&p, "iota"), 0);
+        let out = crate::interp::run_entry(
+            &p,
+            "main",
+            crate::values::parse_values("empty([0]i64) -1i64".as_bytes()).expect("values"),
+        )
+        .expect("no iota of a negative size runs");
+        assert_eq!(out.len(), 2);
+    }
+}
