@@ -1,7 +1,7 @@
 //! The host executor: walks an entry function's body like the interpreter, keeping scalars on
 //! the host and arrays on the device, and launches a kernel for every array statement.
 
-use crate::gen::{word_kind, WordKind, WG};
+use crate::gen::{word_kind, Addressing, WordKind, WG};
 use crate::kernel::{self, unsupported, ArgSrc, BindSrc, HostTy, KernelCode};
 use crate::prims::{self, Io, Phase};
 use std::collections::HashMap;
@@ -140,6 +140,8 @@ pub struct Exec<'a> {
     pub record: Option<Vec<crate::record::CompiledModule>>,
     /// The statement being run (innermost), for recording.
     cur: Option<&'a Stm>,
+    /// How kernels reach arrays (set before the first kernel is made; see `gen::Addressing`).
+    addressing: Addressing,
 }
 
 impl<'a> Exec<'a> {
@@ -159,6 +161,11 @@ impl<'a> Exec<'a> {
             profile: None,
             record: None,
             cur: None,
+            addressing: if ctx.buffer_device_address() {
+                Addressing::Addresses
+            } else {
+                Addressing::Descriptors
+            },
         })
     }
 
@@ -318,37 +325,53 @@ impl<'a> Exec<'a> {
             };
             words.push(w);
         }
-        if words.is_empty() {
-            words.push(0);
-        }
-        let argbuf = self.ctx.alloc((words.len() * 8) as u64).map_err(vk)?;
-        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        self.ctx.upload(&argbuf, 0, &bytes).map_err(vk)?;
         let mut held: Vec<Arc<Buffer>> = Vec::new();
         for b in &code.binds {
             if let BindSrc::Var(v) = b {
                 held.push(self.arr(v, loc)?.buf.clone());
             }
         }
-        let mut buffers: Vec<&Buffer> = vec![&self.status, &argbuf];
+        let mut arrays: Vec<&Buffer> = Vec::with_capacity(code.binds.len());
         let mut hi = 0;
         for b in &code.binds {
             match b {
                 BindSrc::Var(_) => {
-                    buffers.push(&held[hi]);
+                    arrays.push(&held[hi]);
                     hi += 1;
                 }
-                BindSrc::Out(k) => buffers.push(
+                BindSrc::Out(k) => arrays.push(
                     outs.get(*k)
                         .copied()
                         .ok_or("internal error: missing output buffer")?,
                 ),
-                BindSrc::Tmp(k) => buffers.push(
+                BindSrc::Tmp(k) => arrays.push(
                     tmps.get(*k)
                         .copied()
                         .ok_or("internal error: missing temporary buffer")?,
                 ),
             }
+        }
+        if self.addressing == Addressing::Addresses {
+            // The arrays' device addresses come first (see `gen::Addressing`).
+            let mut addrs = Vec::with_capacity(arrays.len() + words.len());
+            for b in &arrays {
+                addrs.push(b.device_address().ok_or(
+                    "internal error: a device array without a device address (buffer device \
+                     address mode)",
+                )?);
+            }
+            addrs.append(&mut words);
+            words = addrs;
+        }
+        if words.is_empty() {
+            words.push(0);
+        }
+        let argbuf = self.ctx.alloc((words.len() * 8) as u64).map_err(vk)?;
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        self.ctx.upload(&argbuf, 0, &bytes).map_err(vk)?;
+        let mut buffers: Vec<&Buffer> = vec![&self.status, &argbuf];
+        if self.addressing == Addressing::Descriptors {
+            buffers.extend(arrays);
         }
         let kern = self
             .ctx
@@ -1867,7 +1890,7 @@ fn run_args_timed(
     Vec<crate::record::CompiledModule>,
     Vec<KernelTiming>,
 )> {
-    use crate::device::{Arg, DeviceArray, Out};
+    use crate::device::Arg;
     let f = prog
         .entry(entry)
         .ok_or_else(|| format!("no entry point named `{entry}`"))?;
@@ -1915,6 +1938,38 @@ fn run_args_timed(
     }
     let sizes = check_arg_descs(f, entry, &descs)?;
     let mut ex = Exec::new(ctx, prog)?;
+    // Device addresses when every buffer has one; descriptors for recorded modules (their
+    // documented layout) and for arguments in buffers without addresses (an embedding
+    // application's).
+    let all_addressed = args.iter().all(|a| match a {
+        Arg::Device(d) => d.buffer.device_address().is_some(),
+        Arg::Host(_) => true,
+    });
+    if record || !all_addressed {
+        ex.addressing = Addressing::Descriptors;
+    }
+    crate::gen::with_addressing(ex.addressing, || {
+        run_on(&mut ex, f, entry, sizes, args, device_out, record, profile)
+    })
+}
+
+/// The rest of [`run_args_timed`], with the addressing mode set.
+#[allow(clippy::too_many_arguments)] // the flags of one run, as above
+fn run_on(
+    ex: &mut Exec<'_>,
+    f: &FunDef,
+    entry: &str,
+    sizes: Vec<PrimValue>,
+    args: Vec<crate::device::Arg>,
+    device_out: bool,
+    record: bool,
+    profile: bool,
+) -> E<(
+    Vec<crate::device::Out>,
+    Vec<crate::record::CompiledModule>,
+    Vec<KernelTiming>,
+)> {
+    use crate::device::{Arg, DeviceArray, Out};
     if record {
         ex.record = Some(Vec::new());
     }

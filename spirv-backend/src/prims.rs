@@ -598,7 +598,7 @@ pub fn scatter<'p>(
         if claim {
             g.b.atomic_u_max(u32t, None, p, dev, sem, j1_32).ie()?;
         } else {
-            let o = g.b.load(u32t, None, p, None, []).ie()?;
+            let o = g.load_ptr(obi, p)?;
             let mine = g.b.i_equal(bt, None, o, j1_32).ie()?;
             let sm = g.begin_if(mine)?;
             for (vv, &(bi, off, t)) in vviews.iter().zip(&dviews) {
@@ -639,16 +639,21 @@ mod tests {
 
     #[test]
     fn builtin_kernels_validate() {
+        use crate::gen::{with_addressing, Addressing};
         let prog = Program::default();
-        for wk in [WordKind::U32, WordKind::U64] {
-            for rank in 0..4 {
-                for scalar in [false, true] {
-                    valid(&strided(&prog, wk, rank, scalar).unwrap());
+        for mode in [Addressing::Descriptors, Addressing::Addresses] {
+            with_addressing(mode, || {
+                for wk in [WordKind::U32, WordKind::U64] {
+                    for rank in 0..4 {
+                        for scalar in [false, true] {
+                            valid(&strided(&prog, wk, rank, scalar).unwrap());
+                        }
+                    }
                 }
-            }
-        }
-        for it in IntType::ALL {
-            valid(&iota(&prog, it).unwrap());
+                for it in IntType::ALL {
+                    valid(&iota(&prog, it).unwrap());
+                }
+            });
         }
     }
 
@@ -683,6 +688,16 @@ mod tests {
             }
         }
         assert!(n > 0, "no map in {src}");
+    }
+
+    #[test]
+    fn map_kernels_validate_with_device_addresses() {
+        use crate::gen::{with_addressing, Addressing};
+        with_addressing(Addressing::Addresses, || {
+            map_kernels_validate(
+                "entry main [n] (xs: [n]f64) (ys: [n]i32) (zs: [n]bool) = map3 (\\x y z -> if z then (x + f64.i32 y, ys[0]) else (x, y)) xs ys zs",
+            );
+        });
     }
 
     #[test]
