@@ -1185,10 +1185,17 @@ impl<'a> Exec<'a> {
                 if n == 0 {
                     return op.neutral.iter().map(|ne| self.val(ne, loc)).collect();
                 }
-                let (groups, chunk) = chunking(n);
+                // Pass 1: one partial per workgroup (small n) or per thread (large n, where
+                // it saves the workgroup combination); pass 2: one workgroup reduces them.
+                let (groups, chunk, per_thread) = chunking(n);
+                let (threads, phase1, kind1) = if per_thread {
+                    (groups * WG as usize, Phase::ThreadReduce, 9)
+                } else {
+                    (groups, Phase::Reduce, 1)
+                };
                 let tmp: Vec<DArr> = elems
                     .iter()
-                    .map(|&t| self.alloc(t, vec![groups]))
+                    .map(|&t| self.alloc(t, vec![threads]))
                     .collect::<E<_>>()?;
                 let res: Vec<DArr> = elems
                     .iter()
@@ -1205,11 +1212,9 @@ impl<'a> Exec<'a> {
                 let e2 = elems.clone();
                 let code1 = self.lambda_kernel(
                     stm,
-                    1,
+                    kind1,
                     arrs.iter().collect::<Vec<_>>().as_slice(),
-                    |_, ht| {
-                        prims::chunked(prog, op, &e2, &ios, &outs_io, &[], Phase::Reduce, loc, ht)
-                    },
+                    |_, ht| prims::chunked(prog, op, &e2, &ios, &outs_io, &[], phase1, loc, ht),
                 )?;
                 let tbufs: Vec<Arc<Buffer>> = tmp.iter().map(|o| o.buf.clone()).collect();
                 let trefs: Vec<&Buffer> = tbufs.iter().map(|b| &**b).collect();
@@ -1233,10 +1238,9 @@ impl<'a> Exec<'a> {
                 })?;
                 let rbufs: Vec<Arc<Buffer>> = res.iter().map(|o| o.buf.clone()).collect();
                 let rrefs: Vec<&Buffer> = rbufs.iter().map(|b| &**b).collect();
-                let chunk2 = groups.div_ceil(WG as usize);
                 self.launch(
                     &code2,
-                    &[groups as u64, chunk2 as u64],
+                    &[threads as u64, threads.div_ceil(WG as usize) as u64],
                     &rrefs,
                     &trefs,
                     1,
@@ -1257,14 +1261,28 @@ impl<'a> Exec<'a> {
                     return Ok(outs.into_iter().map(HVal::A).collect());
                 }
                 let k = elems.len();
-                let (groups, chunk) = chunking(n);
+                // Pass 1: one partial per workgroup (small n) or per thread (large n); pass 2:
+                // one workgroup scans them; pass 3: each workgroup (or thread) scans its chunk
+                // from the partials' prefix, reading each element once.
+                let (groups, chunk, per_thread) = chunking(n);
+                let (threads, phase1, kind1, phase3, kind3) = if per_thread {
+                    (
+                        groups * WG as usize,
+                        Phase::ThreadReduce,
+                        9,
+                        Phase::ThreadScan,
+                        10,
+                    )
+                } else {
+                    (groups, Phase::Reduce, 1, Phase::Scan { prefix: true }, 4)
+                };
                 let part: Vec<DArr> = elems
                     .iter()
-                    .map(|&t| self.alloc(t, vec![groups]))
+                    .map(|&t| self.alloc(t, vec![threads]))
                     .collect::<E<_>>()?;
                 let pscan: Vec<DArr> = elems
                     .iter()
-                    .map(|&t| self.alloc(t, vec![groups]))
+                    .map(|&t| self.alloc(t, vec![threads]))
                     .collect::<E<_>>()?;
                 let prog = self.prog;
                 let outs_io: Vec<Io> = (0..k)
@@ -1287,8 +1305,8 @@ impl<'a> Exec<'a> {
                     .collect();
                 let arr_refs: Vec<&ir::VName> = arrs.iter().collect();
                 let e = elems.clone();
-                let c1 = self.lambda_kernel(stm, 1, &arr_refs, |_, ht| {
-                    prims::chunked(prog, op, &e, &ios, &outs_io, &[], Phase::Reduce, loc, ht)
+                let c1 = self.lambda_kernel(stm, kind1, &arr_refs, |_, ht| {
+                    prims::chunked(prog, op, &e, &ios, &outs_io, &[], phase1, loc, ht)
                 })?;
                 let pb: Vec<Arc<Buffer>> = part.iter().map(|o| o.buf.clone()).collect();
                 let pr: Vec<&Buffer> = pb.iter().map(|b| &**b).collect();
@@ -1309,21 +1327,11 @@ impl<'a> Exec<'a> {
                 })?;
                 let sb: Vec<Arc<Buffer>> = pscan.iter().map(|o| o.buf.clone()).collect();
                 let sr: Vec<&Buffer> = sb.iter().map(|b| &**b).collect();
-                let chunk2 = groups.div_ceil(WG as usize);
-                self.launch(&c2, &[groups as u64, chunk2 as u64], &sr, &pr, 1, loc)?;
+                let chunk2 = threads.div_ceil(WG as usize) as u64;
+                self.launch(&c2, &[threads as u64, chunk2], &sr, &pr, 1, loc)?;
                 let e = elems.clone();
-                let c3 = self.lambda_kernel(stm, 4, &arr_refs, |_, ht| {
-                    prims::chunked(
-                        prog,
-                        op,
-                        &e,
-                        &ios,
-                        &outs_io,
-                        &pre_io,
-                        Phase::Scan { prefix: true },
-                        loc,
-                        ht,
-                    )
+                let c3 = self.lambda_kernel(stm, kind3, &arr_refs, |_, ht| {
+                    prims::chunked(prog, op, &e, &ios, &outs_io, &pre_io, phase3, loc, ht)
                 })?;
                 let ob: Vec<Arc<Buffer>> = outs.iter().map(|o| o.buf.clone()).collect();
                 let or: Vec<&Buffer> = ob.iter().map(|b| &**b).collect();
@@ -1635,11 +1643,19 @@ fn se_vars(s: &SubExp, out: &mut Vec<ir::VName>) {
 }
 
 /// Number of workgroups and elements per thread for a chunked pass over `n` elements.
-fn chunking(n: usize) -> (usize, usize) {
-    let groups = n.div_ceil(WG as usize).clamp(1, 1024);
-    let chunk = n.div_ceil(groups * WG as usize).max(1);
-    let groups = n.div_ceil(chunk * WG as usize).max(1);
-    (groups, chunk)
+/// Up to `WG * 1024` elements: one element per thread, one partial per workgroup (false).
+/// Beyond: at least `MIN_CHUNK` elements per thread, at most 1024 workgroups, one partial per
+/// thread (true), so that the second pass (one workgroup) folds at most 1024 per thread.
+fn chunking(n: usize) -> (usize, usize, bool) {
+    const MIN_CHUNK: usize = 16;
+    let wg = WG as usize;
+    if n <= wg * 1024 {
+        return (n.div_ceil(wg).max(1), 1, false);
+    }
+    let groups = n.div_ceil(wg * MIN_CHUNK).clamp(1, 1024);
+    let chunk = n.div_ceil(groups * wg).max(1);
+    let groups = n.div_ceil(chunk * wg).max(1);
+    (groups, chunk, true)
 }
 
 /// Row-major strides of a shape.
