@@ -1647,7 +1647,7 @@ fn se_vars(s: &SubExp, out: &mut Vec<ir::VName>) {
 /// Beyond: at least `MIN_CHUNK` elements per thread, at most 1024 workgroups, one partial per
 /// thread (true), so that the second pass (one workgroup) folds at most 1024 per thread.
 fn chunking(n: usize) -> (usize, usize, bool) {
-    const MIN_CHUNK: usize = 16;
+    const MIN_CHUNK: usize = 64;
     let wg = WG as usize;
     if n <= wg * 1024 {
         return (n.div_ceil(wg).max(1), 1, false);

@@ -25,7 +25,7 @@ impl Rng {
         for _ in 0..n {
             let r = self.next();
             let v = match t {
-                PrimType::Bool => PrimValue::Bool(r % 97 == 0),
+                PrimType::Bool => PrimValue::Bool(r.is_multiple_of(97)),
                 PrimType::Int(it) => PrimValue::int(it, (r % 2001) as i128 - 1000),
                 PrimType::Float(ft) => PrimValue::float(ft, ((r % 2001) as f64 - 1000.0) / 64.0),
             };
