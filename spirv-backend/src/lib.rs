@@ -14,7 +14,7 @@
 //!   `#[unsafe]`), `if`, `loop`, inlined function calls, assertions and inner scalar `reduce`s.
 //! - `reduce`: two chunked passes (partials, then one workgroup), for any associative operator
 //!   on tuples of scalars, keeping the order of operands. `scan`: reduce-then-scan in three
-//!   passes (no forward-progress assumption). Up to `WG * 1024` elements the partials are per
+//!   passes (no forward-progress assumption). Up to `WG * 512` elements the partials are per
 //!   workgroup; beyond, each thread folds a contiguous chunk of at least 64 elements into its
 //!   own partial (no shared memory or barrier in the big passes) and the scan's last pass
 //!   reads and writes each element once. Over arrays of arrays

@@ -1,4 +1,4 @@
-//! `reduce` and `scan` on the large-size path (more than `WG * 1024` elements: one partial per
+//! `reduce` and `scan` on the large-size path (more than `WG * 512` elements: one partial per
 //! thread, see `exec::chunking`), compared with the interpreter: sizes just past the switch,
 //! partial last chunks, every element type, skewed data and a non-commutative operator (which
 //! fails if any pass combines partials out of order).
@@ -9,7 +9,7 @@ use vkad_core::prim::{FloatType, IntType, PrimType, PrimValue};
 use vkad_core::value::{ArrayValue, Buffer, Value};
 
 /// The switch to one partial per thread (exec::chunking).
-const SWITCH: usize = 256 * 1024;
+const SWITCH: usize = 256 * 512;
 
 struct Rng(u64);
 
@@ -36,7 +36,7 @@ impl Rng {
 }
 
 fn sizes() -> [usize; 3] {
-    [SWITCH + 1, 3 * SWITCH + 4097, 1 << 20]
+    [SWITCH + 1, 2 * SWITCH + 4097, 1 << 21]
 }
 
 #[test]
