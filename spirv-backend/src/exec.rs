@@ -1187,7 +1187,8 @@ impl<'a> Exec<'a> {
                 }
                 // Pass 1: one partial per workgroup (n <= 2^17) or per thread (larger n, where
                 // it saves the workgroup combination); pass 2: one workgroup reduces them.
-                let (groups, chunk, per_thread) = chunking(n);
+                let big = tuple_too_big(&elems);
+                let (groups, chunk, per_thread) = chunking(n, big);
                 let (threads, phase1, kind1) = if per_thread {
                     (groups * WG as usize, Phase::ThreadReduce, 9)
                 } else {
@@ -1197,9 +1198,10 @@ impl<'a> Exec<'a> {
                     .iter()
                     .map(|&t| self.alloc(t, vec![threads]))
                     .collect::<E<_>>()?;
+                // (With `big`, pass 2 writes one value per thread of its workgroup.)
                 let res: Vec<DArr> = elems
                     .iter()
-                    .map(|&t| self.alloc(t, vec![1]))
+                    .map(|&t| self.alloc(t, vec![if big { WG as usize } else { 1 }]))
                     .collect::<E<_>>()?;
                 let k = elems.len();
                 let outs_io: Vec<Io> = (0..k)
@@ -1233,14 +1235,20 @@ impl<'a> Exec<'a> {
                     })
                     .collect();
                 let e3 = elems.clone();
-                let code2 = self.lambda_kernel(stm, 2, &[], |_, ht| {
-                    prims::chunked(prog, op, &e3, &ins2, &outs_io, &[], Phase::Reduce, loc, ht)
+                // Pass 2 without shared memory (`big`): thread 0 folds all partials.
+                let (phase2, kind2, chunk2) = if big {
+                    (Phase::ThreadReduce, 11, threads)
+                } else {
+                    (Phase::Reduce, 2, threads.div_ceil(WG as usize))
+                };
+                let code2 = self.lambda_kernel(stm, kind2, &[], |_, ht| {
+                    prims::chunked(prog, op, &e3, &ins2, &outs_io, &[], phase2, loc, ht)
                 })?;
                 let rbufs: Vec<Arc<Buffer>> = res.iter().map(|o| o.buf.clone()).collect();
                 let rrefs: Vec<&Buffer> = rbufs.iter().map(|b| &**b).collect();
                 self.launch(
                     &code2,
-                    &[threads as u64, threads.div_ceil(WG as usize) as u64],
+                    &[threads as u64, chunk2 as u64],
                     &rrefs,
                     &trefs,
                     1,
@@ -1264,7 +1272,8 @@ impl<'a> Exec<'a> {
                 // Pass 1: one partial per workgroup (small n) or per thread (large n); pass 2:
                 // one workgroup scans them; pass 3: each workgroup (or thread) scans its chunk
                 // from the partials' prefix, reading each element once.
-                let (groups, chunk, per_thread) = chunking(n);
+                let big = tuple_too_big(&elems);
+                let (groups, chunk, per_thread) = chunking(n, big);
                 let (threads, phase1, kind1, phase3, kind3) = if per_thread {
                     (
                         groups * WG as usize,
@@ -1312,22 +1321,21 @@ impl<'a> Exec<'a> {
                 let pr: Vec<&Buffer> = pb.iter().map(|b| &**b).collect();
                 self.launch(&c1, &[n as u64, chunk as u64], &pr, &[], groups as u32, loc)?;
                 let e = elems.clone();
-                let c2 = self.lambda_kernel(stm, 3, &[], |_, ht| {
-                    prims::chunked(
-                        prog,
-                        op,
-                        &e,
-                        &tmp_io,
-                        &outs_io,
-                        &[],
+                // Pass 2 without shared memory (`big`): thread 0 scans all partials.
+                let (phase2, kind2, chunk2) = if big {
+                    (Phase::ThreadScan, 12, threads as u64)
+                } else {
+                    (
                         Phase::Scan { prefix: false },
-                        loc,
-                        ht,
+                        3,
+                        threads.div_ceil(WG as usize) as u64,
                     )
+                };
+                let c2 = self.lambda_kernel(stm, kind2, &[], |_, ht| {
+                    prims::chunked(prog, op, &e, &tmp_io, &outs_io, &[], phase2, loc, ht)
                 })?;
                 let sb: Vec<Arc<Buffer>> = pscan.iter().map(|o| o.buf.clone()).collect();
                 let sr: Vec<&Buffer> = sb.iter().map(|b| &**b).collect();
-                let chunk2 = threads.div_ceil(WG as usize) as u64;
                 self.launch(&c2, &[threads as u64, chunk2], &sr, &pr, 1, loc)?;
                 let e = elems.clone();
                 let c3 = self.lambda_kernel(stm, kind3, &arr_refs, |_, ht| {
@@ -1649,9 +1657,17 @@ fn se_vars(s: &SubExp, out: &mut Vec<ir::VName>) {
 /// Beyond: at least `MIN_CHUNK` elements per thread (or all of them in one workgroup), at most
 /// 1024 workgroups, one partial per thread (true), so that the second pass (one workgroup)
 /// folds at most 1024 per thread.
-fn chunking(n: usize) -> (usize, usize, bool) {
+///
+/// With `big` (see [`tuple_too_big`]) always one partial per thread, from at most 16
+/// workgroups, so that one thread can fold all partials (at most 4096) in the second pass.
+fn chunking(n: usize, big: bool) -> (usize, usize, bool) {
     const MIN_CHUNK: usize = 64;
     let wg = WG as usize;
+    if big {
+        let groups = n.div_ceil(wg * MIN_CHUNK).clamp(1, 16);
+        let chunk = n.div_ceil(groups * wg).max(1);
+        return (n.div_ceil(chunk * wg).max(1), chunk, true);
+    }
     if n <= wg * 512 {
         return (n.div_ceil(wg).max(1), 1, false);
     }
@@ -1659,6 +1675,14 @@ fn chunking(n: usize) -> (usize, usize, bool) {
     let chunk = n.div_ceil(groups * wg).max(1);
     let groups = n.div_ceil(chunk * wg).max(1);
     (groups, chunk, true)
+}
+
+/// Whether the workgroup-combining phases of a reduction or scan over tuples of `elems` would
+/// need more shared memory (one word per thread and component) than every Vulkan device has
+/// (16 KiB, the minimum of `maxComputeSharedMemorySize`); such operators use only the phases
+/// without shared memory.
+fn tuple_too_big(elems: &[PrimType]) -> bool {
+    elems.iter().map(|&t| wsize(t)).sum::<usize>() * WG as usize > 16 * 1024
 }
 
 /// Row-major strides of a shape.

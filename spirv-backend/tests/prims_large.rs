@@ -107,3 +107,25 @@ entry sc (as: []i32) (bs: []i32) = unzip (scan comp (1, 0) (zip as bs))\n";
         same(src, "sc", vec![a, b]);
     }
 }
+
+#[test]
+fn operators_on_wide_tuples_use_no_shared_memory() {
+    // Nine i64 components: one word per thread and component would need 18 KiB of shared
+    // memory, more than the 16 KiB every device has; such reductions and scans use only the
+    // per-thread phases (`exec::tuple_too_big`). The validation layer checks the limit.
+    let mut rng = Rng(14);
+    let src = "def op (a1: i64, b1: i64, c1: i64, d1: i64, e1: i64, f1: i64, g1: i64, h1: i64, i1: i64)
+       (a2: i64, b2: i64, c2: i64, d2: i64, e2: i64, f2: i64, g2: i64, h2: i64, i2: i64) =
+  (a1 * a2, b1 * a2 + b2, c1 + c2, d1 + d2, i64.max e1 e2, f1 + f2, g1 + g2, h1 + h2, i1 + i2)
+def wide (x: i64) (y: i64) = (x % 3, y, x, y, x, x * y, x - y, 1i64, x)
+entry red (xs: []i64) (ys: []i64) = reduce op (1, 0, 0, 0, i64.lowest, 0, 0, 0, 0) (map2 wide xs ys)
+entry sc (xs: []i64) (ys: []i64) =
+  let r = scan op (1, 0, 0, 0, i64.lowest, 0, 0, 0, 0) (map2 wide xs ys)
+  in map (\\(a, b, c, d, e, f, g, h, i) -> a + 3 * b + 5 * c + 7 * d + 11 * e + 13 * f + 17 * g + 19 * h + 23 * i) r\n";
+    for size in [1, 3, 1000, SWITCH + 1, 1 << 20] {
+        let xs = rng.array(PrimType::I64, size);
+        let ys = rng.array(PrimType::I64, size);
+        same(src, "red", vec![xs.clone(), ys.clone()]);
+        same(src, "sc", vec![xs, ys]);
+    }
+}
