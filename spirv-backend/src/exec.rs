@@ -1,7 +1,7 @@
 //! The host executor: walks an entry function's body like the interpreter, keeping scalars on
 //! the host and arrays on the device, and launches a kernel for every array statement.
 
-use crate::gen::{word_kind, WordKind, WG};
+use crate::gen::{word_kind, Addressing, WordKind, WG};
 use crate::kernel::{self, unsupported, ArgSrc, BindSrc, HostTy, KernelCode};
 use crate::prims::{self, Io, Phase};
 use std::collections::HashMap;
@@ -145,6 +145,8 @@ pub struct Exec<'a> {
     cur: Option<&'a Stm>,
     /// Per `map` statement: the per-thread scratch capacity (32-bit, 64-bit words) that sufficed.
     scratch_caps: HashMap<usize, [u64; 2]>,
+    /// How kernels reach arrays (set before the first kernel is made; see `gen::Addressing`).
+    addressing: Addressing,
 }
 
 impl<'a> Exec<'a> {
@@ -165,6 +167,11 @@ impl<'a> Exec<'a> {
             record: None,
             cur: None,
             scratch_caps: HashMap::new(),
+            addressing: if ctx.buffer_device_address() {
+                Addressing::Addresses
+            } else {
+                Addressing::Descriptors
+            },
         })
     }
 
@@ -324,37 +331,53 @@ impl<'a> Exec<'a> {
             };
             words.push(w);
         }
-        if words.is_empty() {
-            words.push(0);
-        }
-        let argbuf = self.ctx.alloc((words.len() * 8) as u64).map_err(vk)?;
-        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        self.ctx.upload(&argbuf, 0, &bytes).map_err(vk)?;
         let mut held: Vec<Arc<Buffer>> = Vec::new();
         for b in &code.binds {
             if let BindSrc::Var(v) = b {
                 held.push(self.arr(v, loc)?.buf.clone());
             }
         }
-        let mut buffers: Vec<&Buffer> = vec![&self.status, &argbuf];
+        let mut arrays: Vec<&Buffer> = Vec::with_capacity(code.binds.len());
         let mut hi = 0;
         for b in &code.binds {
             match b {
                 BindSrc::Var(_) => {
-                    buffers.push(&held[hi]);
+                    arrays.push(&held[hi]);
                     hi += 1;
                 }
-                BindSrc::Out(k) => buffers.push(
+                BindSrc::Out(k) => arrays.push(
                     outs.get(*k)
                         .copied()
                         .ok_or("internal error: missing output buffer")?,
                 ),
-                BindSrc::Tmp(k) => buffers.push(
+                BindSrc::Tmp(k) => arrays.push(
                     tmps.get(*k)
                         .copied()
                         .ok_or("internal error: missing temporary buffer")?,
                 ),
             }
+        }
+        if self.addressing == Addressing::Addresses {
+            // The arrays' device addresses come first (see `gen::Addressing`).
+            let mut addrs = Vec::with_capacity(arrays.len() + words.len());
+            for b in &arrays {
+                addrs.push(b.device_address().ok_or(
+                    "internal error: a device array without a device address (buffer device \
+                     address mode)",
+                )?);
+            }
+            addrs.append(&mut words);
+            words = addrs;
+        }
+        if words.is_empty() {
+            words.push(0);
+        }
+        let argbuf = self.ctx.alloc((words.len() * 8) as u64).map_err(vk)?;
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        self.ctx.upload(&argbuf, 0, &bytes).map_err(vk)?;
+        let mut buffers: Vec<&Buffer> = vec![&self.status, &argbuf];
+        if self.addressing == Addressing::Descriptors {
+            buffers.extend(arrays);
         }
         let kern = self
             .ctx
@@ -1175,14 +1198,23 @@ impl<'a> Exec<'a> {
                 if n == 0 {
                     return op.neutral.iter().map(|ne| self.val(ne, loc)).collect();
                 }
-                let (groups, chunk) = chunking(n);
+                // Pass 1: one partial per workgroup (n <= 2^17) or per thread (larger n, where
+                // it saves the workgroup combination); pass 2: one workgroup reduces them.
+                let big = tuple_too_big(&elems);
+                let (groups, chunk, per_thread) = chunking(n, big);
+                let (threads, phase1, kind1) = if per_thread {
+                    (groups * WG as usize, Phase::ThreadReduce, 9)
+                } else {
+                    (groups, Phase::Reduce, 1)
+                };
                 let tmp: Vec<DArr> = elems
                     .iter()
-                    .map(|&t| self.alloc(t, vec![groups]))
+                    .map(|&t| self.alloc(t, vec![threads]))
                     .collect::<E<_>>()?;
+                // (With `big`, pass 2 writes one value per thread of its workgroup.)
                 let res: Vec<DArr> = elems
                     .iter()
-                    .map(|&t| self.alloc(t, vec![1]))
+                    .map(|&t| self.alloc(t, vec![if big { WG as usize } else { 1 }]))
                     .collect::<E<_>>()?;
                 let k = elems.len();
                 let outs_io: Vec<Io> = (0..k)
@@ -1195,11 +1227,9 @@ impl<'a> Exec<'a> {
                 let e2 = elems.clone();
                 let code1 = self.lambda_kernel(
                     stm,
-                    1,
+                    kind1,
                     arrs.iter().collect::<Vec<_>>().as_slice(),
-                    |_, ht| {
-                        prims::chunked(prog, op, &e2, &ios, &outs_io, &[], Phase::Reduce, loc, ht)
-                    },
+                    |_, ht| prims::chunked(prog, op, &e2, &ios, &outs_io, &[], phase1, loc, ht),
                 )?;
                 let tbufs: Vec<Arc<Buffer>> = tmp.iter().map(|o| o.buf.clone()).collect();
                 let trefs: Vec<&Buffer> = tbufs.iter().map(|b| &**b).collect();
@@ -1218,15 +1248,20 @@ impl<'a> Exec<'a> {
                     })
                     .collect();
                 let e3 = elems.clone();
-                let code2 = self.lambda_kernel(stm, 2, &[], |_, ht| {
-                    prims::chunked(prog, op, &e3, &ins2, &outs_io, &[], Phase::Reduce, loc, ht)
+                // Pass 2 without shared memory (`big`): thread 0 folds all partials.
+                let (phase2, kind2, chunk2) = if big {
+                    (Phase::ThreadReduce, 11, threads)
+                } else {
+                    (Phase::Reduce, 2, threads.div_ceil(WG as usize))
+                };
+                let code2 = self.lambda_kernel(stm, kind2, &[], |_, ht| {
+                    prims::chunked(prog, op, &e3, &ins2, &outs_io, &[], phase2, loc, ht)
                 })?;
                 let rbufs: Vec<Arc<Buffer>> = res.iter().map(|o| o.buf.clone()).collect();
                 let rrefs: Vec<&Buffer> = rbufs.iter().map(|b| &**b).collect();
-                let chunk2 = groups.div_ceil(WG as usize);
                 self.launch(
                     &code2,
-                    &[groups as u64, chunk2 as u64],
+                    &[threads as u64, chunk2 as u64],
                     &rrefs,
                     &trefs,
                     1,
@@ -1247,14 +1282,29 @@ impl<'a> Exec<'a> {
                     return Ok(outs.into_iter().map(HVal::A).collect());
                 }
                 let k = elems.len();
-                let (groups, chunk) = chunking(n);
+                // Pass 1: one partial per workgroup (small n) or per thread (large n); pass 2:
+                // one workgroup scans them; pass 3: each workgroup (or thread) scans its chunk
+                // from the partials' prefix, reading each element once.
+                let big = tuple_too_big(&elems);
+                let (groups, chunk, per_thread) = chunking(n, big);
+                let (threads, phase1, kind1, phase3, kind3) = if per_thread {
+                    (
+                        groups * WG as usize,
+                        Phase::ThreadReduce,
+                        9,
+                        Phase::ThreadScan,
+                        10,
+                    )
+                } else {
+                    (groups, Phase::Reduce, 1, Phase::Scan { prefix: true }, 4)
+                };
                 let part: Vec<DArr> = elems
                     .iter()
-                    .map(|&t| self.alloc(t, vec![groups]))
+                    .map(|&t| self.alloc(t, vec![threads]))
                     .collect::<E<_>>()?;
                 let pscan: Vec<DArr> = elems
                     .iter()
-                    .map(|&t| self.alloc(t, vec![groups]))
+                    .map(|&t| self.alloc(t, vec![threads]))
                     .collect::<E<_>>()?;
                 let prog = self.prog;
                 let outs_io: Vec<Io> = (0..k)
@@ -1277,43 +1327,32 @@ impl<'a> Exec<'a> {
                     .collect();
                 let arr_refs: Vec<&ir::VName> = arrs.iter().collect();
                 let e = elems.clone();
-                let c1 = self.lambda_kernel(stm, 1, &arr_refs, |_, ht| {
-                    prims::chunked(prog, op, &e, &ios, &outs_io, &[], Phase::Reduce, loc, ht)
+                let c1 = self.lambda_kernel(stm, kind1, &arr_refs, |_, ht| {
+                    prims::chunked(prog, op, &e, &ios, &outs_io, &[], phase1, loc, ht)
                 })?;
                 let pb: Vec<Arc<Buffer>> = part.iter().map(|o| o.buf.clone()).collect();
                 let pr: Vec<&Buffer> = pb.iter().map(|b| &**b).collect();
                 self.launch(&c1, &[n as u64, chunk as u64], &pr, &[], groups as u32, loc)?;
                 let e = elems.clone();
-                let c2 = self.lambda_kernel(stm, 3, &[], |_, ht| {
-                    prims::chunked(
-                        prog,
-                        op,
-                        &e,
-                        &tmp_io,
-                        &outs_io,
-                        &[],
+                // Pass 2 without shared memory (`big`): thread 0 scans all partials.
+                let (phase2, kind2, chunk2) = if big {
+                    (Phase::ThreadScan, 12, threads as u64)
+                } else {
+                    (
                         Phase::Scan { prefix: false },
-                        loc,
-                        ht,
+                        3,
+                        threads.div_ceil(WG as usize) as u64,
                     )
+                };
+                let c2 = self.lambda_kernel(stm, kind2, &[], |_, ht| {
+                    prims::chunked(prog, op, &e, &tmp_io, &outs_io, &[], phase2, loc, ht)
                 })?;
                 let sb: Vec<Arc<Buffer>> = pscan.iter().map(|o| o.buf.clone()).collect();
                 let sr: Vec<&Buffer> = sb.iter().map(|b| &**b).collect();
-                let chunk2 = groups.div_ceil(WG as usize);
-                self.launch(&c2, &[groups as u64, chunk2 as u64], &sr, &pr, 1, loc)?;
+                self.launch(&c2, &[threads as u64, chunk2], &sr, &pr, 1, loc)?;
                 let e = elems.clone();
-                let c3 = self.lambda_kernel(stm, 4, &arr_refs, |_, ht| {
-                    prims::chunked(
-                        prog,
-                        op,
-                        &e,
-                        &ios,
-                        &outs_io,
-                        &pre_io,
-                        Phase::Scan { prefix: true },
-                        loc,
-                        ht,
-                    )
+                let c3 = self.lambda_kernel(stm, kind3, &arr_refs, |_, ht| {
+                    prims::chunked(prog, op, &e, &ios, &outs_io, &pre_io, phase3, loc, ht)
                 })?;
                 let ob: Vec<Arc<Buffer>> = outs.iter().map(|o| o.buf.clone()).collect();
                 let or: Vec<&Buffer> = ob.iter().map(|b| &**b).collect();
@@ -1625,11 +1664,38 @@ fn se_vars(s: &SubExp, out: &mut Vec<ir::VName>) {
 }
 
 /// Number of workgroups and elements per thread for a chunked pass over `n` elements.
-fn chunking(n: usize) -> (usize, usize) {
-    let groups = n.div_ceil(WG as usize).clamp(1, 1024);
-    let chunk = n.div_ceil(groups * WG as usize).max(1);
-    let groups = n.div_ceil(chunk * WG as usize).max(1);
-    (groups, chunk)
+/// Up to `WG * 512` elements: one element per thread, one partial per workgroup (false), which
+/// sums floats almost sequentially (what the interpreter does, and what the tests of small
+/// inputs compare with under `futhark test`'s tight absolute tolerance for negative values).
+/// Beyond: at least `MIN_CHUNK` elements per thread (or all of them in one workgroup), at most
+/// 1024 workgroups, one partial per thread (true), so that the second pass (one workgroup)
+/// folds at most 1024 per thread.
+///
+/// With `big` (see [`tuple_too_big`]) always one partial per thread, from at most 16
+/// workgroups, so that one thread can fold all partials (at most 4096) in the second pass.
+fn chunking(n: usize, big: bool) -> (usize, usize, bool) {
+    const MIN_CHUNK: usize = 64;
+    let wg = WG as usize;
+    if big {
+        let groups = n.div_ceil(wg * MIN_CHUNK).clamp(1, 16);
+        let chunk = n.div_ceil(groups * wg).max(1);
+        return (n.div_ceil(chunk * wg).max(1), chunk, true);
+    }
+    if n <= wg * 512 {
+        return (n.div_ceil(wg).max(1), 1, false);
+    }
+    let groups = n.div_ceil(wg * MIN_CHUNK).clamp(1, 1024);
+    let chunk = n.div_ceil(groups * wg).max(1);
+    let groups = n.div_ceil(chunk * wg).max(1);
+    (groups, chunk, true)
+}
+
+/// Whether the workgroup-combining phases of a reduction or scan over tuples of `elems` would
+/// need more shared memory (one word per thread and component) than every Vulkan device has
+/// (16 KiB, the minimum of `maxComputeSharedMemorySize`); such operators use only the phases
+/// without shared memory.
+fn tuple_too_big(elems: &[PrimType]) -> bool {
+    elems.iter().map(|&t| wsize(t)).sum::<usize>() * WG as usize > 16 * 1024
 }
 
 /// Row-major strides of a shape.
@@ -1880,7 +1946,7 @@ fn run_args_timed(
     Vec<crate::record::CompiledModule>,
     Vec<KernelTiming>,
 )> {
-    use crate::device::{Arg, DeviceArray, Out};
+    use crate::device::Arg;
     let f = prog
         .entry(entry)
         .ok_or_else(|| format!("no entry point named `{entry}`"))?;
@@ -1928,6 +1994,38 @@ fn run_args_timed(
     }
     let sizes = check_arg_descs(f, entry, &descs)?;
     let mut ex = Exec::new(ctx, prog)?;
+    // Device addresses when every buffer has one; descriptors for recorded modules (their
+    // documented layout) and for arguments in buffers without addresses (an embedding
+    // application's).
+    let all_addressed = args.iter().all(|a| match a {
+        Arg::Device(d) => d.buffer.device_address().is_some(),
+        Arg::Host(_) => true,
+    });
+    if record || !all_addressed {
+        ex.addressing = Addressing::Descriptors;
+    }
+    crate::gen::with_addressing(ex.addressing, || {
+        run_on(&mut ex, f, entry, sizes, args, device_out, record, profile)
+    })
+}
+
+/// The rest of [`run_args_timed`], with the addressing mode set.
+#[allow(clippy::too_many_arguments)] // the flags of one run, as above
+fn run_on(
+    ex: &mut Exec<'_>,
+    f: &FunDef,
+    entry: &str,
+    sizes: Vec<PrimValue>,
+    args: Vec<crate::device::Arg>,
+    device_out: bool,
+    record: bool,
+    profile: bool,
+) -> E<(
+    Vec<crate::device::Out>,
+    Vec<crate::record::CompiledModule>,
+    Vec<KernelTiming>,
+)> {
+    use crate::device::{Arg, DeviceArray, Out};
     if record {
         ex.record = Some(Vec::new());
     }

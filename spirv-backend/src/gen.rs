@@ -7,9 +7,27 @@
 //!   error wins) to 1 when a thread hits a runtime error, word 1 the error code, word 2 the id
 //!   of the failing check (an index into the kernel's [`ErrorSite`] table);
 //! - binding 1: the argument buffer (`u64` words): scalars and array offsets/shapes;
-//! - bindings 2..: arrays. Element storage: every type of at most 32 bits is one `u32` word
-//!   (bool as 0/1, 8/16-bit integers sign- or zero-extended, `f16` as the bits of the `f32` with
-//!   the same value); 64-bit types are one `u64` word.
+//! - arrays (binding indices 2..): element storage: every type of at most 32 bits is one `u32`
+//!   word (bool as 0/1, 8/16-bit integers sign- or zero-extended, `f16` as the bits of the
+//!   `f32` with the same value); 64-bit types are one `u64` word.
+//!
+//! How a kernel reaches its arrays ([`Addressing`], chosen per thread with [`with_addressing`]
+//! by whoever builds the kernel; the executor picks [`Addressing::Addresses`] when the device
+//! has `bufferDeviceAddress`):
+//! - [`Addressing::Descriptors`]: array `i` is storage-buffer binding `i` of descriptor set 0;
+//!   the argument words are `args[0..]`. Limited by `maxStorageBufferRange` (the largest
+//!   array) and `maxPerStageDescriptorStorageBuffers` (arrays per kernel).
+//! - [`Addressing::Addresses`]: only bindings 0 and 1 exist; argument word `j < A` (A = the
+//!   number of arrays) is the device address of array binding `2 + j`, and the scalar
+//!   arguments follow (`arg(k)` reads word `A + k`). Arrays are reached through
+//!   `PhysicalStorageBuffer64` pointers (`SPV_KHR_physical_storage_buffer`), with no limit on
+//!   their number or size. Each array's address is loaded once, at the top of `main`.
+//!
+//! Either way [`Gen::binding`] returns the array's binding index and [`Gen::word_ptr`],
+//! [`Gen::load_word`], [`Gen::store_word`], [`Gen::load_elem`] and [`Gen::store_elem`] take it.
+//! A pointer from [`Gen::word_ptr`] may be used for atomics directly; plain loads and stores
+//! should go through [`Gen::load_word`] / [`Gen::store_word`] (or [`Gen::load_ptr`] /
+//! [`Gen::store_ptr`]), which add the `Aligned` operand that physical pointers need.
 //!
 //! Registers: `bool` is `OpTypeBool`; integers of at most 32 bits are `u32` values kept in
 //! canonical form (sign-extended for signed types, zero-extended for unsigned ones); 64-bit
@@ -20,6 +38,7 @@ use rspirv::spirv::{
     self, AddressingModel, BuiltIn, Capability, Decoration, ExecutionMode, ExecutionModel,
     FunctionControl, MemoryModel, Op, SelectionControl, StorageClass, Word,
 };
+use std::cell::Cell;
 use std::collections::HashMap;
 use vkad_core::diag::SrcLoc;
 use vkad_core::prim::{FloatType, IntType, PrimType};
@@ -38,6 +57,46 @@ impl<T> Ie<T> for Result<T, rspirv::dr::Error> {
     fn ie(self) -> R<T> {
         self.map_err(|e| format!("internal error: SPIR-V builder: {e:?}"))
     }
+}
+
+/// How the kernels built on this thread reach their arrays (see the module documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Addressing {
+    /// One storage-buffer descriptor per array.
+    #[default]
+    Descriptors,
+    /// Device addresses in the argument buffer, `PhysicalStorageBuffer64` pointers.
+    Addresses,
+}
+
+thread_local! {
+    static ADDRESSING: Cell<Addressing> = const { Cell::new(Addressing::Descriptors) };
+}
+
+/// Runs `f` with kernels built by [`Gen::new`] on this thread using `mode` (restored after).
+pub fn with_addressing<T>(mode: Addressing, f: impl FnOnce() -> T) -> T {
+    struct Restore(Addressing);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            ADDRESSING.with(|a| a.set(self.0));
+        }
+    }
+    let _restore = Restore(ADDRESSING.with(|a| a.replace(mode)));
+    f()
+}
+
+/// The mode [`Gen::new`] uses on this thread now.
+pub fn addressing() -> Addressing {
+    ADDRESSING.with(|a| a.get())
+}
+
+/// Where a binding's words are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BindingLoc {
+    /// A storage-buffer variable (descriptor set 0).
+    Var(Word),
+    /// A device address: the id of the `u64` value loaded at the top of `main`.
+    Addr(Word),
 }
 
 /// Error codes a kernel writes to the status buffer.
@@ -80,8 +139,15 @@ pub struct Gen {
     consts: HashMap<(Word, u64), Word>,
     block_types: HashMap<WordKind, Word>,
     fn_vars: Vec<Instruction>,
-    /// Per binding: the variable and its word kind.
-    pub bindings: Vec<(Word, WordKind)>,
+    /// Instructions placed at the top of `main` after the variables (array address loads).
+    prologue: Vec<Instruction>,
+    /// Per binding: where its words are, and its word kind.
+    pub bindings: Vec<(BindingLoc, WordKind)>,
+    /// The addressing mode of this kernel.
+    pub addressing: Addressing,
+    /// `Addresses` mode: the constant (defined by [`Gen::finish`]) holding the number of array
+    /// bindings, i.e. the first argument word of the scalar arguments.
+    arg_base: Word,
     gid_var: Word,
     lid_var: Word,
     wg_var: Word,
@@ -98,21 +164,35 @@ pub struct Gen {
 
 impl Gen {
     /// A new kernel module with the status and argument buffers bound; the `main` function is
-    /// open with its first block.
+    /// open with its first block. Arrays are reached as [`addressing`] says.
     pub fn new() -> R<Gen> {
+        let addressing = addressing();
         let mut b = Builder::new();
         b.set_version(1, 3);
         b.capability(Capability::Shader);
         b.capability(Capability::Int64);
         let glsl = b.ext_inst_import("GLSL.std.450");
-        b.memory_model(AddressingModel::Logical, MemoryModel::GLSL450);
+        if addressing == Addressing::Addresses {
+            b.capability(Capability::PhysicalStorageBufferAddresses);
+            b.extension("SPV_KHR_physical_storage_buffer");
+            b.memory_model(
+                AddressingModel::PhysicalStorageBuffer64,
+                MemoryModel::GLSL450,
+            );
+        } else {
+            b.memory_model(AddressingModel::Logical, MemoryModel::GLSL450);
+        }
+        let arg_base = b.id();
         let mut g = Gen {
             b,
             glsl,
             consts: HashMap::new(),
             block_types: HashMap::new(),
             fn_vars: Vec::new(),
+            prologue: Vec::new(),
             bindings: Vec::new(),
+            addressing,
+            arg_base,
             gid_var: 0,
             lid_var: 0,
             wg_var: 0,
@@ -281,41 +361,128 @@ impl Gen {
         st
     }
 
-    /// Declares the next storage-buffer binding; returns its index.
+    /// Declares the next binding (an array of words of kind `k`); returns its index, which
+    /// [`Gen::word_ptr`] and the loads and stores take. Bindings 0 and 1 (status, arguments)
+    /// are storage-buffer descriptors; the others are descriptors too, or device addresses
+    /// (see [`Addressing`]).
     pub fn binding(&mut self, k: WordKind) -> u32 {
+        let i = self.bindings.len() as u32;
+        if i >= 2 && self.addressing == Addressing::Addresses {
+            // The address is argument word i - 2: loaded once, at the top of `main`.
+            let u64t = self.t_u64();
+            let pt = self.b.type_pointer(None, StorageClass::StorageBuffer, u64t);
+            let (z, at) = (self.c_u32(0), self.c_u32(i - 2));
+            let args = match self.bindings[1].0 {
+                BindingLoc::Var(v) => v,
+                BindingLoc::Addr(v) => v,
+            };
+            let (p, a) = (self.b.id(), self.b.id());
+            self.prologue.push(Instruction::new(
+                Op::AccessChain,
+                Some(pt),
+                Some(p),
+                vec![Operand::IdRef(args), Operand::IdRef(z), Operand::IdRef(at)],
+            ));
+            self.prologue.push(Instruction::new(
+                Op::Load,
+                Some(u64t),
+                Some(a),
+                vec![Operand::IdRef(p)],
+            ));
+            self.bindings.push((BindingLoc::Addr(a), k));
+            return i;
+        }
         let st = self.block_type(k);
         let p = self.b.type_pointer(None, StorageClass::StorageBuffer, st);
         let v = self.global_var(p, StorageClass::StorageBuffer);
-        let i = self.bindings.len() as u32;
         self.b
             .decorate(v, Decoration::DescriptorSet, [Operand::LiteralBit32(0)]);
         self.b
             .decorate(v, Decoration::Binding, [Operand::LiteralBit32(i)]);
-        self.bindings.push((v, k));
+        self.bindings.push((BindingLoc::Var(v), k));
         i
     }
 
-    /// A pointer to word `idx` (a u64 value) of binding `bi`.
+    /// The byte size of a word of kind `k`.
+    fn word_bytes(k: WordKind) -> u32 {
+        if k == WordKind::U64 {
+            8
+        } else {
+            4
+        }
+    }
+
+    /// A pointer to word `idx` (a u64 value) of binding `bi`: a `StorageBuffer` pointer, or a
+    /// `PhysicalStorageBuffer` one (see [`Addressing`]); use it for atomics, and
+    /// [`Gen::load_ptr`] / [`Gen::store_ptr`] for plain accesses.
     pub fn word_ptr(&mut self, bi: u32, idx: Word) -> R<Word> {
-        let (var, k) = self.bindings[bi as usize];
+        let (loc, k) = self.bindings[bi as usize];
         let wt = self.word_ty(k);
-        let p = self.b.type_pointer(None, StorageClass::StorageBuffer, wt);
-        let u32t = self.t_u32();
-        let idx32 = self.b.u_convert(u32t, None, idx).ie()?;
-        let z = self.c_u32(0);
-        self.b.access_chain(p, None, var, [z, idx32]).ie()
+        match loc {
+            BindingLoc::Var(var) => {
+                let p = self.b.type_pointer(None, StorageClass::StorageBuffer, wt);
+                let u32t = self.t_u32();
+                let idx32 = self.b.u_convert(u32t, None, idx).ie()?;
+                let z = self.c_u32(0);
+                self.b.access_chain(p, None, var, [z, idx32]).ie()
+            }
+            BindingLoc::Addr(base) => {
+                let u64t = self.t_u64();
+                let sh = self.c_u64(Self::word_bytes(k).trailing_zeros() as u64);
+                let off = self.b.shift_left_logical(u64t, None, idx, sh).ie()?;
+                let a = self.b.i_add(u64t, None, base, off).ie()?;
+                let p = self
+                    .b
+                    .type_pointer(None, StorageClass::PhysicalStorageBuffer, wt);
+                self.b.convert_u_to_ptr(p, None, a).ie()
+            }
+        }
+    }
+
+    /// Loads a word of binding `bi` through a pointer from [`Gen::word_ptr`].
+    pub fn load_ptr(&mut self, bi: u32, p: Word) -> R<Word> {
+        let (loc, k) = self.bindings[bi as usize];
+        let wt = self.word_ty(k);
+        match loc {
+            BindingLoc::Var(_) => self.b.load(wt, None, p, None, []).ie(),
+            BindingLoc::Addr(_) => self
+                .b
+                .load(
+                    wt,
+                    None,
+                    p,
+                    Some(spirv::MemoryAccess::ALIGNED),
+                    [Operand::LiteralBit32(Self::word_bytes(k))],
+                )
+                .ie(),
+        }
+    }
+
+    /// Stores a word of binding `bi` through a pointer from [`Gen::word_ptr`].
+    pub fn store_ptr(&mut self, bi: u32, p: Word, w: Word) -> R<()> {
+        let (loc, k) = self.bindings[bi as usize];
+        match loc {
+            BindingLoc::Var(_) => self.b.store(p, w, None, []).ie(),
+            BindingLoc::Addr(_) => self
+                .b
+                .store(
+                    p,
+                    w,
+                    Some(spirv::MemoryAccess::ALIGNED),
+                    [Operand::LiteralBit32(Self::word_bytes(k))],
+                )
+                .ie(),
+        }
     }
 
     pub fn load_word(&mut self, bi: u32, idx: Word) -> R<Word> {
         let p = self.word_ptr(bi, idx)?;
-        let k = self.bindings[bi as usize].1;
-        let wt = self.word_ty(k);
-        self.b.load(wt, None, p, None, []).ie()
+        self.load_ptr(bi, p)
     }
 
     pub fn store_word(&mut self, bi: u32, idx: Word, w: Word) -> R<()> {
         let p = self.word_ptr(bi, idx)?;
-        self.b.store(p, w, None, []).ie()
+        self.store_ptr(bi, p, w)
     }
 
     /// A storage word to a register of type `t`.
@@ -371,7 +538,15 @@ impl Gen {
     /// Argument word `k` as a register of type `t` (the host encodes scalars as u64 words:
     /// integers sign- or zero-extended, f32/f16 as the f32 bits, bool 0/1).
     pub fn arg(&mut self, k: u32, t: PrimType) -> R<Word> {
-        let idx = self.c_u64(k as u64);
+        let idx = match self.addressing {
+            Addressing::Descriptors => self.c_u64(k as u64),
+            Addressing::Addresses => {
+                // After the array addresses: word `arg_base + k`.
+                let u64t = self.t_u64();
+                let kk = self.c_u64(k as u64);
+                self.b.i_add(u64t, None, self.arg_base, kk).ie()?
+            }
+        };
         let w = self.load_word(1, idx)?;
         let u32t = self.t_u32();
         Ok(match t {
@@ -665,11 +840,26 @@ impl Gen {
         );
         self.b
             .execution_mode(fun, ExecutionMode::LocalSize, [WG, 1, 1]);
+        // The number of array bindings (where the scalar arguments start, in `Addresses`
+        // mode): defined now that every binding is known.
+        let arrays = self.bindings.len().saturating_sub(2) as u64;
+        let u64t = self.t_u64();
+        self.b
+            .module_mut()
+            .types_global_values
+            .push(Instruction::new(
+                Op::Constant,
+                Some(u64t),
+                Some(self.arg_base),
+                vec![Operand::LiteralBit64(arrays)],
+            ));
         let vars = std::mem::take(&mut self.fn_vars);
+        let mut prologue = std::mem::take(&mut self.prologue);
         let mut m = self.b.module();
         if let Some(f) = m.functions.first_mut() {
             if let Some(bl) = f.blocks.first_mut() {
                 let mut all = vars;
+                all.append(&mut prologue);
                 all.append(&mut bl.instructions);
                 bl.instructions = all;
             }

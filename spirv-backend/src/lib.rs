@@ -12,9 +12,12 @@
 //!   outer dimension; the lambda body is compiled to SPIR-V scalar code (module `scalar`) with the
 //!   exact semantics of `primops`, plus indexing of arrays in buffers (bounds-checked unless
 //!   `#[unsafe]`), `if`, `loop`, inlined function calls, assertions and inner scalar `reduce`s.
-//! - `reduce`: two chunked passes (per-workgroup partials, then one workgroup), for any
-//!   associative operator on tuples of scalars, keeping the order of operands. `scan`:
-//!   reduce-then-scan in three passes (no forward-progress assumption). Over arrays of arrays
+//! - `reduce`: two chunked passes (partials, then one workgroup), for any associative operator
+//!   on tuples of scalars, keeping the order of operands. `scan`: reduce-then-scan in three
+//!   passes (no forward-progress assumption). Up to `WG * 512` elements the partials are per
+//!   workgroup; beyond, each thread folds a contiguous chunk of at least 64 elements into its
+//!   own partial (no shared memory or barrier in the big passes) and the scan's last pass
+//!   reads and writes each element once. Over arrays of arrays
 //!   with a vectorised operator (`map f` of a scalar `f`, e.g. `reduce (map2 (+))`): one thread
 //!   per column.
 //! - Per-thread arrays in `map` kernels (module `kernel::scratch`): in-place updates,
@@ -43,6 +46,14 @@
 //! Storage: every element of at most 32 bits is one 32-bit word (bool as 0/1, 8/16-bit integers
 //! sign/zero-extended, f16 as the f32 of the same value), 64-bit types one 64-bit word. Kernels
 //! use 64-bit integers for indices: the device needs `shaderInt64` (and `shaderFloat64` for f64).
+//!
+//! Buffers: on devices with `bufferDeviceAddress` kernels reach arrays through device addresses
+//! (passed in the argument buffer; `PhysicalStorageBuffer64` pointers), so arrays may be larger
+//! than `maxStorageBufferRange` and a kernel may use any number of them; an array larger than
+//! one allocation (`maxMemoryAllocationSize`, 2 GiB on lavapipe) is refused with "device out
+//! of memory: a buffer of N bytes is larger than the device allows". Without the feature, on
+//! `Context::from_raw` contexts, for device arguments in buffers without an address, and for
+//! `vkad spirv` exports, every array is a descriptor binding (see the `gen` module).
 //!
 //! Embedding (module [`device`]): [`run_entry_device`] takes [`Arg::Device`] arrays in
 //! buffers the application owns (wrapped with `vkad_vk::Buffer::from_raw` on a context made

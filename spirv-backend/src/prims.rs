@@ -141,11 +141,20 @@ pub enum Phase {
     /// Each workgroup scans its chunk (inclusive), starting from `prefix[group - 1]` when a
     /// prefix input is given.
     Scan { prefix: bool },
+    /// Each thread reduces its sub-chunk to one value per component: `out[t]` for global
+    /// thread `t = group * WG + local` (neutral for threads past the end). No shared memory,
+    /// no barrier: the first pass of the big reductions and scans.
+    ThreadReduce,
+    /// Each thread scans its sub-chunk (inclusive) starting from `prefix[t - 1]` (the
+    /// inclusive scan of the `ThreadReduce` partials; neutral for `t = 0`): the last pass of a
+    /// scan, reading and writing each element once.
+    ThreadScan,
 }
 
 /// A chunked reduce/scan phase for operator `op` over `k` scalar components of types `elems`.
 /// Literals: 0 = n (elements), 1 = chunk (elements per thread). Workgroup `g` handles elements
-/// `[g*WG*chunk, (g+1)*WG*chunk)`, thread `l` the `l`-th sub-chunk of it, in order.
+/// `[g*WG*chunk, (g+1)*WG*chunk)`, thread `l` the `l`-th sub-chunk of it, in order (so global
+/// thread `t = g*WG + l` has `[t*chunk, (t+1)*chunk)`).
 #[allow(clippy::too_many_arguments)]
 pub fn chunked<'p>(
     prog: &'p Program,
@@ -202,6 +211,38 @@ pub fn chunked<'p>(
         let v = g.var(rt);
         g.store(v, x)?;
         accs.push((v, rt, t));
+    }
+    let gw = g.b.i_mul(u64t, None, gid64, wg).ie()?;
+    let tid = g.b.i_add(u64t, None, gw, lid64).ie()?;
+    match phase {
+        Phase::ThreadReduce => {
+            fold_range(&mut k, &mut g, op, &ins, &accs, lo, hi, None, loc)?;
+            for (&(v, rt, t), o) in accs.iter().zip(&outs) {
+                let x = g.load(rt, v)?;
+                let idx = g.b.i_add(u64t, None, o.off, tid).ie()?;
+                g.store_elem(o.bi, t, idx, x)?;
+            }
+            return finish(g, k);
+        }
+        Phase::ThreadScan => {
+            if !pre.is_empty() {
+                let z = g.c_u64(0);
+                let has = g.b.u_greater_than(bt, None, tid, z).ie()?;
+                g.if_then(has, |g| {
+                    let one = g.c_u64(1);
+                    let tm1 = g.b.i_sub(u64t, None, tid, one).ie()?;
+                    for (&(v, _, t), p) in accs.iter().zip(&pre) {
+                        let idx = g.b.i_add(u64t, None, p.off, tm1).ie()?;
+                        let x = g.load_elem(p.bi, t, idx)?;
+                        g.store(v, x)?;
+                    }
+                    Ok(())
+                })?;
+            }
+            fold_range(&mut k, &mut g, op, &ins, &accs, lo, hi, Some(&outs), loc)?;
+            return finish(g, k);
+        }
+        Phase::Reduce | Phase::Scan { .. } => {}
     }
     fold_range(&mut k, &mut g, op, &ins, &accs, lo, hi, None, loc)?;
     // Shared memory per component.
@@ -329,6 +370,7 @@ pub fn chunked<'p>(
             }
             fold_range(&mut k, &mut g, op, &ins, &accs, lo, hi, Some(&outs), loc)?;
         }
+        Phase::ThreadReduce | Phase::ThreadScan => {}
     }
     finish(g, k)
 }
@@ -598,7 +640,7 @@ pub fn scatter<'p>(
         if claim {
             g.b.atomic_u_max(u32t, None, p, dev, sem, j1_32).ie()?;
         } else {
-            let o = g.b.load(u32t, None, p, None, []).ie()?;
+            let o = g.load_ptr(obi, p)?;
             let mine = g.b.i_equal(bt, None, o, j1_32).ie()?;
             let sm = g.begin_if(mine)?;
             for (vv, &(bi, off, t)) in vviews.iter().zip(&dviews) {
@@ -639,16 +681,21 @@ mod tests {
 
     #[test]
     fn builtin_kernels_validate() {
+        use crate::gen::{with_addressing, Addressing};
         let prog = Program::default();
-        for wk in [WordKind::U32, WordKind::U64] {
-            for rank in 0..4 {
-                for scalar in [false, true] {
-                    valid(&strided(&prog, wk, rank, scalar).unwrap());
+        for mode in [Addressing::Descriptors, Addressing::Addresses] {
+            with_addressing(mode, || {
+                for wk in [WordKind::U32, WordKind::U64] {
+                    for rank in 0..4 {
+                        for scalar in [false, true] {
+                            valid(&strided(&prog, wk, rank, scalar).unwrap());
+                        }
+                    }
                 }
-            }
-        }
-        for it in IntType::ALL {
-            valid(&iota(&prog, it).unwrap());
+                for it in IntType::ALL {
+                    valid(&iota(&prog, it).unwrap());
+                }
+            });
         }
     }
 
@@ -683,6 +730,16 @@ mod tests {
             }
         }
         assert!(n > 0, "no map in {src}");
+    }
+
+    #[test]
+    fn map_kernels_validate_with_device_addresses() {
+        use crate::gen::{with_addressing, Addressing};
+        with_addressing(Addressing::Addresses, || {
+            map_kernels_validate(
+                "entry main [n] (xs: [n]f64) (ys: [n]i32) (zs: [n]bool) = map3 (\\x y z -> if z then (x + f64.i32 y, ys[0]) else (x, y)) xs ys zs",
+            );
+        });
     }
 
     #[test]

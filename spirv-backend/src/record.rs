@@ -6,6 +6,11 @@
 //! given inputs with recording on ([`compile_entry`]): every module the executor builds during
 //! that run is recorded, with the statement and source location that first needed it. Branches
 //! not taken on those inputs contribute no modules.
+//!
+//! Recorded modules always use descriptor bindings for their arrays (the layout documented on
+//! [`CompiledModule::bindings`]), also on devices where the executor would otherwise reach
+//! arrays through device addresses; so the recording run is subject to
+//! `maxStorageBufferRange` and `maxPerStageDescriptorStorageBuffers`.
 
 use crate::kernel::KernelCode;
 use std::fmt::Write as _;

@@ -115,6 +115,8 @@ pub struct Buffer {
     size: u64,
     /// Made by [`Buffer::from_raw`]: the application owns (and destroys) the `vk::Buffer`.
     borrowed: bool,
+    /// The buffer's device address (0: none, see [`Buffer::device_address`]).
+    address: u64,
 }
 
 impl Buffer {
@@ -134,6 +136,14 @@ impl Buffer {
         self.borrowed
     }
 
+    /// The buffer's device address, for kernels that reach it through a
+    /// `PhysicalStorageBuffer64` pointer instead of a descriptor binding. `Some` for buffers of
+    /// [`Context::alloc`] on a context with [`Context::buffer_device_address`]; `None` otherwise
+    /// (and for [`Buffer::from_raw`] buffers, whose usage flags vkad does not know).
+    pub fn device_address(&self) -> Option<u64> {
+        (self.address != 0).then_some(self.address)
+    }
+
     /// Embedding: wraps a buffer that the application created on `ctx`'s device, so that vkad
     /// can read and write it (as a kernel binding, and with [`Context::upload`] /
     /// [`Context::download`]). Dropping the result does not destroy the buffer or free its memory.
@@ -151,6 +161,7 @@ impl Buffer {
             allocation: None,
             size,
             borrowed: true,
+            address: 0,
         }
     }
 }
@@ -299,6 +310,8 @@ pub struct Context {
     timestamp_bits: u32,
     max_push_constants: u32,
     max_storage_buffers: u32,
+    /// `bufferDeviceAddress` is enabled: buffers from [`Context::alloc`] have addresses.
+    addresses: bool,
 }
 
 impl std::fmt::Debug for Context {
@@ -334,6 +347,7 @@ fn feature_structs(
         .shader_shared_int64_atomics(f.shared_int64_atomics)
         .vulkan_memory_model(f.memory_model)
         .vulkan_memory_model_device_scope(f.memory_model && f.memory_model_device_scope)
+        .buffer_device_address(f.buffer_device_address)
         .shader_subgroup_extended_types(f.subgroup_extended_types);
     let fa = vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT::default()
         .shader_buffer_float32_atomics(f.buffer_f32_atomics)
@@ -461,6 +475,9 @@ impl Context {
             )));
         }
         p.timestamp_bits = fam.timestamp_valid_bits;
+        // The application's device may not have `bufferDeviceAddress` enabled, and its buffers
+        // lack the usage flag: vkad binds buffers with descriptors on such a context.
+        p.info.buffer_device_address = false;
         // SAFETY: all PhysicalDevice handles enumerated from `instance`; index for DeviceInfo.
         if let Ok(all) = unsafe { instance.enumerate_physical_devices() } {
             p.info.index = all.iter().position(|&x| x == physical).unwrap_or(0);
@@ -493,6 +510,8 @@ impl Context {
         debug: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
         messages: Box<Messages>,
     ) -> Result<Context> {
+        // `Context::new` enabled the feature when present; `from_raw` cleared it in `p.info`.
+        let addresses = p.info.buffer_device_address;
         let fail = |e: VkError| {
             if owned {
                 // SAFETY: nothing else was made on the device; the instance outlives it.
@@ -511,7 +530,7 @@ impl Context {
             device: device.clone(),
             physical_device: p.physical,
             debug_settings: Default::default(),
-            buffer_device_address: false,
+            buffer_device_address: addresses,
             allocation_sizes: Default::default(),
         });
         let allocator = match allocator {
@@ -560,12 +579,20 @@ impl Context {
             timestamp_bits: p.timestamp_bits,
             max_push_constants: p.max_push_constants.min(128),
             max_storage_buffers: p.max_storage_buffers,
+            addresses,
         })
     }
 
     /// The device this context runs on.
     pub fn info(&self) -> &DeviceInfo {
         &self.info
+    }
+
+    /// Whether `bufferDeviceAddress` is enabled, so that every buffer of [`Context::alloc`] has
+    /// a [`Buffer::device_address`] (true on [`Context::new`] contexts of devices that have
+    /// the feature; false on [`Context::from_raw`] ones).
+    pub fn buffer_device_address(&self) -> bool {
+        self.addresses
     }
 
     /// Narrows [`Context::info`], e.g. after [`Context::from_raw`] to clear features the
@@ -809,26 +836,36 @@ impl Context {
             let _ = self.shared.lock_allocator().free(allocation);
             return Err(self.shared.err("vkBindBufferMemory", e));
         }
+        let address = if usage.contains(vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS) {
+            let info = vk::BufferDeviceAddressInfo::default().buffer(buffer);
+            // SAFETY: the buffer was made with SHADER_DEVICE_ADDRESS usage (only requested
+            // when `bufferDeviceAddress` is enabled) and is bound to memory allocated with the
+            // DEVICE_ADDRESS flag (the allocator was made with `buffer_device_address`).
+            unsafe { d.get_buffer_device_address(&info) }
+        } else {
+            0
+        };
         Ok(Buffer {
             shared: self.shared.clone(),
             buffer,
             allocation: Some(allocation),
             size,
             borrowed: false,
+            address,
         })
     }
 
     /// A device-local storage buffer of `bytes` (>= 4; rounded up). Zero-initialised is NOT promised.
+    /// With [`Context::buffer_device_address`] the buffer also has a device address.
     pub fn alloc(&self, bytes: u64) -> Result<Buffer> {
         self.check_alive()?;
-        self.make_buffer(
-            bytes,
-            vk::BufferUsageFlags::STORAGE_BUFFER
-                | vk::BufferUsageFlags::TRANSFER_SRC
-                | vk::BufferUsageFlags::TRANSFER_DST,
-            MemoryLocation::GpuOnly,
-            "vkad storage",
-        )
+        let mut usage = vk::BufferUsageFlags::STORAGE_BUFFER
+            | vk::BufferUsageFlags::TRANSFER_SRC
+            | vk::BufferUsageFlags::TRANSFER_DST;
+        if self.addresses {
+            usage |= vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS;
+        }
+        self.make_buffer(bytes, usage, MemoryLocation::GpuOnly, "vkad storage")
     }
 
     fn check_own_buffer(&self, buf: &Buffer) -> Result<()> {

@@ -48,6 +48,10 @@ pub struct DeviceInfo {
     pub storage_buffer16: bool,
     /// `vulkanMemoryModel` (and its device scope), for modules using the Vulkan memory model.
     pub vulkan_memory_model: bool,
+    /// `bufferDeviceAddress`: kernels can reach buffers through 64-bit addresses
+    /// (`PhysicalStorageBuffer64`), with no descriptor binding and no `maxStorageBufferRange`
+    /// limit; [`crate::Buffer::device_address`] gives them.
+    pub buffer_device_address: bool,
     /// `maxStorageBufferRange`: the largest buffer a kernel can bind.
     pub max_storage_buffer_range: u64,
     /// The largest single buffer [`crate::Context::alloc`] can give (the smallest of
@@ -93,6 +97,7 @@ pub(crate) struct Features {
     pub memory_model: bool,
     pub memory_model_device_scope: bool,
     pub subgroup_extended_types: bool,
+    pub buffer_device_address: bool,
     pub atomic_float_ext: bool,
     pub buffer_f32_atomics: bool,
     pub buffer_f32_atomic_add: bool,
@@ -416,6 +421,7 @@ pub(crate) fn probe(
             memory_model: on(f12.vulkan_memory_model),
             memory_model_device_scope: on(f12.vulkan_memory_model_device_scope),
             subgroup_extended_types: on(f12.shader_subgroup_extended_types),
+            buffer_device_address: on(f12.buffer_device_address),
             atomic_float_ext,
             buffer_f32_atomics: on(fa.shader_buffer_float32_atomics),
             buffer_f32_atomic_add: on(fa.shader_buffer_float32_atomic_add),
@@ -492,6 +498,7 @@ pub(crate) fn probe(
             storage_buffer8: features.storage8,
             storage_buffer16: features.storage16,
             vulkan_memory_model: features.memory_model && features.memory_model_device_scope,
+            buffer_device_address: features.buffer_device_address,
             max_storage_buffer_range: u64::from(limits.max_storage_buffer_range),
             max_allocation: max_alloc.min(max_buffer).min(largest_local_heap),
             max_workgroup_size: limits.max_compute_work_group_size[0]

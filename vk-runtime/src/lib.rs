@@ -13,7 +13,12 @@
 //!   integrated, then anything, or the one [`ContextOptions::device`] names), creates one compute
 //!   queue and enables every feature in [`DeviceInfo`] that the device has.
 //! - [`Context::alloc`] gives device-local storage buffers; [`Context::upload`] and
-//!   [`Context::download`] copy through host-visible staging buffers.
+//!   [`Context::download`] copy through host-visible staging buffers. Where the device has
+//!   `bufferDeviceAddress` (core in Vulkan 1.2, enabled by [`Context::new`]), every buffer also
+//!   has a 64-bit [`Buffer::device_address`]: kernels can then reach any number of buffers of
+//!   any size (up to `maxMemoryAllocationSize`) through `PhysicalStorageBuffer64` pointers
+//!   instead of descriptor bindings, which are limited to `maxStorageBufferRange` bytes and
+//!   `maxPerStageDescriptorStorageBuffers` bindings.
 //! - [`Context::kernel`] turns a SPIR-V compute module into a pipeline (one descriptor set of N
 //!   storage buffers plus a push-constant block), cached by module, entry point and layout.
 //! - [`Context::run`] records a list of [`Dispatch`]es into one command buffer with a
