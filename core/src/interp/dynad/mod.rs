@@ -2,7 +2,7 @@
 //! transformation of the program.
 //!
 //! The node's lambda is evaluated over *traced* values: every integer and float scalar is a
-//! value plus a [`tape`] node (bools are not differentiated; constants and values computed from
+//! value plus a [`tape`] node (bools too, as in Futhark: their derivatives add with `||` and multiply with `&&`; constants and values computed from
 //! constants only have no node). Each scalar operation records the partial derivatives of its
 //! result with respect to its operands ([`partials`], the numeric twin of
 //! [`crate::ad::derivatives`]). Arrays are vectors of traced scalars, so indexing, updates,
@@ -32,7 +32,7 @@ use crate::ir::{
 use crate::prim::{PrimType, PrimValue};
 use crate::primops;
 use crate::value::Buffer;
-use partials::{differentiable, has_tangent};
+use partials::has_tangent;
 use std::collections::HashMap;
 use tape::{Edge, Recipe, Tape, CONST};
 
@@ -231,7 +231,6 @@ pub(crate) fn eval_node<'p>(interp: &Interp<'p>, exp: &Exp, loc: &Option<SrcLoc>
         env: HashMap::new(),
         tape: Tape::default(),
         accs: vec![],
-        bools: fwd,
     };
     // Inputs: a fresh node per differentiable scalar of each argument.
     let mut inputs: Vec<TV> = vec![];
@@ -308,7 +307,7 @@ pub(crate) fn eval_node<'p>(interp: &Interp<'p>, exp: &Exp, loc: &Option<SrcLoc>
                 );
             }
             for (t, s) in oe.iter().zip(se) {
-                if t.n != CONST && differentiable(s.v.prim_type()) {
+                if t.n != CONST && tr.has_deriv(s.v.prim_type()) {
                     sd.push((t.n, s.v));
                 }
             }
@@ -340,8 +339,6 @@ struct Tracer<'a, 'p> {
     env: HashMap<u32, TV>,
     tape: Tape,
     accs: Vec<AccSt>,
-    /// Whether bools get derivatives (forward mode: bool tangents, as in Futhark).
-    bools: bool,
 }
 
 impl Tracer<'_, '_> {
@@ -463,14 +460,10 @@ impl Tracer<'_, '_> {
 
     // ----- scalars -------------------------------------------------------------------------
 
-    /// Does a value of this type get a derivative here? Bools do in forward mode only (as in
-    /// Futhark's `jvp`; the reverse-mode transformation gives them no adjoint).
+    /// Does a value of this type get a derivative here? Floats, integers and (as in Futhark's
+    /// `jvp` and `vjp`) bools, whose tangents and adjoints add with `||` and multiply with `&&`.
     fn has_deriv(&self, ty: PrimType) -> bool {
-        if self.bools {
-            has_tangent(ty)
-        } else {
-            differentiable(ty)
-        }
+        has_tangent(ty)
     }
 
     fn scalar(&mut self, ty: PrimType, v: PrimValue, ins: Vec<(u32, Edge)>, r: Recipe) -> T {
@@ -830,7 +823,7 @@ impl Tracer<'_, '_> {
     /// A value with every differentiable scalar replaced by a fresh copy node.
     fn fresh_copies(&mut self, v: TV) -> TV {
         let mut copy = |t: T| {
-            if differentiable(t.v.prim_type()) {
+            if has_tangent(t.v.prim_type()) {
                 let one = match t.v.prim_type() {
                     PrimType::Float(ft) => PrimValue::float(ft, 1.0),
                     PrimType::Int(it) => PrimValue::int(it, 1),
