@@ -10,6 +10,8 @@ use std::process::ExitCode;
 use vkad_core::testing::{Backend, InterpBackend, OracleBackend};
 use vkad_core::value::Value;
 
+mod bench;
+
 #[derive(Parser)]
 #[command(
     name = "vkad",
@@ -75,6 +77,10 @@ enum Command {
         /// stderr (`-b vulkan` only).
         #[arg(long)]
         profile: bool,
+        /// Write the run's profile to FILE (JSON: a vkad profile that chrome://tracing and
+        /// Perfetto open as a trace; `vkad profile FILE` summarises it). `-b vulkan` only.
+        #[arg(long, value_name = "FILE")]
+        profile_out: Option<PathBuf>,
     },
     /// Run the `-- ==` test blocks of .fut files (directories are searched recursively).
     Test {
@@ -125,11 +131,43 @@ enum Command {
         #[arg(long)]
         device: Option<usize>,
     },
-    /// Benchmarks on the Vulkan device.
+    /// Benchmarks on the Vulkan device: `vkad bench FILE.fut` times a program's entry points
+    /// on their datasets; `vkad bench primitives` times vkad's primitives.
+    #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
     Bench {
         #[command(subcommand)]
-        what: BenchKind,
+        what: Option<BenchKind>,
+        #[command(flatten)]
+        program: BenchProgram,
     },
+    /// Print the summary of a profile written by `vkad run --profile-out` or `vkad bench`: its
+    /// runs, the top kernels, the device time per scope and the AD overhead.
+    Profile {
+        file: PathBuf,
+        /// How many kernels to list.
+        #[arg(long, default_value_t = 10)]
+        top: usize,
+    },
+}
+
+/// `vkad bench FILE.fut`: like `futhark bench`.
+#[derive(clap::Args)]
+struct BenchProgram {
+    /// The program: each entry point runs on the first dataset of its test block (`-- ==`).
+    #[arg(required = true)]
+    file: Option<PathBuf>,
+    /// The entry points to time (repeatable; default: every entry point with a dataset).
+    #[arg(short, long = "entry", value_name = "ENTRY")]
+    entries: Vec<String>,
+    /// Timed runs per entry point, after one warm-up run.
+    #[arg(long, default_value_t = 10)]
+    reps: usize,
+    /// Write a profile with one timed run (the fastest) of each entry point to FILE.
+    #[arg(long, value_name = "FILE")]
+    profile_out: Option<PathBuf>,
+    /// The Vulkan device to use.
+    #[arg(long)]
+    device: Option<usize>,
 }
 
 /// What `vkad bench` measures.
@@ -191,11 +229,17 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
             device,
             binary_output,
             profile,
+            profile_out,
         } => {
-            if profile && !matches!(backend, BackendKind::Vulkan) {
-                return Err(Failure(
-                    "error: --profile needs the Vulkan backend (`-b vulkan`)".to_string(),
-                ));
+            if (profile || profile_out.is_some()) && !matches!(backend, BackendKind::Vulkan) {
+                return Err(Failure(format!(
+                    "error: {} needs the Vulkan backend (`-b vulkan`)",
+                    if profile {
+                        "--profile"
+                    } else {
+                        "--profile-out"
+                    }
+                )));
             }
             let compiled = compile(&file)?;
             if !compiled.entry_names().contains(&entry) {
@@ -216,8 +260,17 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
                 .map_err(|e| Failure(format!("error: cannot read standard input: {e}")))?;
             let args = vkad_core::values::parse_values(&input)
                 .map_err(|e| Failure(format!("error: invalid input value: {e}")))?;
-            if profile {
-                return run_profiled(&compiled, &entry, args, device, binary_output);
+            if profile || profile_out.is_some() {
+                let source = read_source(&file)?;
+                return run_profiled(
+                    &compiled,
+                    (&file, &source),
+                    &entry,
+                    args,
+                    device,
+                    binary_output,
+                    (profile, profile_out.as_deref()),
+                );
             }
             let results = backend
                 .backend(device)?
@@ -306,13 +359,26 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
         } => spirv(&file, &entry, &output, input.as_deref(), device),
         Command::Bench {
             what:
-                BenchKind::Primitives {
+                Some(BenchKind::Primitives {
                     sizes,
                     reps,
                     device,
                     only,
-                },
+                }),
+            ..
         } => bench_primitives(&sizes, reps, device, only.as_deref()),
+        Command::Bench {
+            what: None,
+            program,
+        } => bench::bench_program(program),
+        Command::Profile { file, top } => {
+            let text = std::fs::read_to_string(&file)
+                .map_err(|e| Failure(format!("error: cannot read {}: {e}", file.display())))?;
+            let p = vkad_profile::Profile::from_json(&text)
+                .map_err(|e| Failure(format!("error: {}: {e}", file.display())))?;
+            print!("{}", vkad_profile::summary_with(&p, top));
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
@@ -325,25 +391,53 @@ fn vulkan_context(device: Option<usize>) -> Result<std::sync::Arc<vkad_spirv::Co
     .map_err(|e| Failure(format!("error: {e}")))
 }
 
-/// `vkad run --profile`: the results, then a table of kernel times on stderr.
+/// `vkad run --profile` / `--profile-out FILE`: the results, then (`--profile`) a table of
+/// kernel times on stderr and (`--profile-out`) the profile written to FILE.
 fn run_profiled(
     compiled: &vkad_core::Compiled,
+    (file, source): (&Path, &str),
     entry: &str,
     args: Vec<Value>,
     device: Option<usize>,
     binary_output: bool,
+    (table, out): (bool, Option<&Path>),
 ) -> Result<ExitCode, Failure> {
+    use vkad_spirv::profile;
     let ctx = vulkan_context(device)?;
+    let mut p = profile::new_profile(compiled, &file.display().to_string(), source, ctx.info());
+    let start = std::time::Instant::now();
     let (results, timings) = vkad_spirv::run_entry_profiled(&ctx, compiled, entry, args)
         .map_err(|e| Failure(format!("error: {e}")))?;
+    let wall_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
     print_results(&results, binary_output)
         .map_err(|e| Failure(format!("error: cannot write output: {e}")))?;
-    eprint!(
-        "profile on {} (device time per kernel):\n{}",
-        ctx.info().name,
-        vkad_spirv::profile::report(&timings)
-    );
+    if table {
+        eprint!(
+            "profile on {} (device time per kernel):\n{}",
+            ctx.info().name,
+            profile::report(&timings)
+        );
+    }
+    if let Some(out) = out {
+        let fun = compiled.ir_ad.entry(entry).map(|f| f.name.to_string());
+        let run = profile::run_from_timings(
+            &p,
+            entry,
+            fun.as_deref(),
+            profile::run_kind(compiled, entry),
+            wall_ns,
+            &timings,
+        );
+        p.runs.push(run);
+        write_profile(&p, out)?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes a profile's JSON to `out`.
+fn write_profile(p: &vkad_profile::Profile, out: &Path) -> Result<(), Failure> {
+    std::fs::write(out, p.to_json())
+        .map_err(|e| Failure(format!("error: cannot write {}: {e}", out.display())))
 }
 
 /// `vkad bench primitives`.
@@ -488,6 +582,7 @@ fn devices() -> Result<ExitCode, Failure> {
             ("f32-atomic-add", d.float32_atomic_add),
             ("f64-atomic-add", d.float64_atomic_add),
             ("vulkan-memory-model", d.vulkan_memory_model),
+            ("buffer-device-address", d.buffer_device_address),
         ];
         let subgroup_ops = [
             ("arithmetic", d.subgroup_arithmetic),

@@ -260,6 +260,306 @@ impl Profile {
     }
 }
 
+/// Device time of the launches of one scope in one run ([`Profile::time_per_scope`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScopeTime {
+    /// The [`Scope::id`].
+    pub scope: u32,
+    /// Launches assigned to the scope itself.
+    pub launches: usize,
+    /// Their device time, ns.
+    pub own_ns: u64,
+    /// `own_ns` plus that of every scope nested in it, ns.
+    pub total_ns: u64,
+}
+
+/// The launches of one kernel name in one run ([`Profile::top_kernels`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelTotal {
+    /// Index of the run in [`Profile::runs`].
+    pub run: usize,
+    /// The [`Launch::name`].
+    pub name: String,
+    pub launches: usize,
+    /// Their total device time, ns.
+    pub total_ns: u64,
+    /// Their total bytes.
+    pub bytes: u64,
+}
+
+impl Profile {
+    /// Per scope of every tree (depth first), the device time of `run`'s launches assigned to
+    /// it and to its descendants; scopes without launches (at any depth) are left out. The
+    /// second value is the time of launches with no scope (or a scope id not in the profile).
+    pub fn time_per_scope(&self, run: &Run) -> (Vec<ScopeTime>, u64) {
+        use std::collections::HashMap;
+        let mut own: HashMap<u32, (usize, u64)> = HashMap::new();
+        let mut unscoped = 0u64;
+        let ids: std::collections::HashSet<u32> = self.all_scopes().iter().map(|s| s.id).collect();
+        for l in &run.launches {
+            match l.scope.filter(|id| ids.contains(id)) {
+                Some(id) => {
+                    let e = own.entry(id).or_default();
+                    e.0 += 1;
+                    e.1 += l.duration_ns();
+                }
+                None => unscoped += l.duration_ns(),
+            }
+        }
+        fn go(s: &Scope, own: &HashMap<u32, (usize, u64)>, out: &mut Vec<ScopeTime>) -> u64 {
+            let at = out.len();
+            let (launches, own_ns) = own.get(&s.id).copied().unwrap_or((0, 0));
+            out.push(ScopeTime {
+                scope: s.id,
+                launches,
+                own_ns,
+                total_ns: 0,
+            });
+            let mut total = own_ns;
+            let mut any = launches > 0;
+            for c in &s.children {
+                let before = out.len();
+                total += go(c, own, out);
+                any |= out.len() > before;
+            }
+            if any {
+                out[at].total_ns = total;
+            } else {
+                out.truncate(at);
+            }
+            total
+        }
+        let mut out = Vec::new();
+        for s in &self.scopes {
+            go(s, &own, &mut out);
+        }
+        (out, unscoped)
+    }
+
+    /// The launches grouped by (run, name), most device time first.
+    pub fn top_kernels(&self) -> Vec<KernelTotal> {
+        let mut out: Vec<KernelTotal> = Vec::new();
+        for (ri, run) in self.runs.iter().enumerate() {
+            let first = out.len();
+            for l in &run.launches {
+                match out[first..].iter_mut().find(|k| k.name == l.name) {
+                    Some(k) => {
+                        k.launches += 1;
+                        k.total_ns += l.duration_ns();
+                        k.bytes += l.bytes;
+                    }
+                    None => out.push(KernelTotal {
+                        run: ri,
+                        name: l.name.clone(),
+                        launches: 1,
+                        total_ns: l.duration_ns(),
+                        bytes: l.bytes,
+                    }),
+                }
+            }
+        }
+        out.sort_by_key(|s| std::cmp::Reverse(s.total_ns));
+        out
+    }
+
+    /// The AD overhead: the mean kernel time of the gradient runs divided by the mean kernel
+    /// time of the primal runs (`None` without both kinds, or when the primal time is 0, as on
+    /// a device without timestamps).
+    pub fn ad_overhead(&self) -> Option<f64> {
+        let mean = |k: RunKind| {
+            let ts: Vec<u64> = self
+                .runs
+                .iter()
+                .filter(|r| r.kind == k)
+                .map(Run::kernel_ns)
+                .collect();
+            (!ts.is_empty()).then(|| ts.iter().sum::<u64>() as f64 / ts.len() as f64)
+        };
+        let (g, p) = (mean(RunKind::Gradient)?, mean(RunKind::Primal)?);
+        (p > 0.0).then(|| g / p)
+    }
+}
+
+fn fmt_us(ns: u64) -> String {
+    format!("{:.1}", ns as f64 / 1000.0)
+}
+
+fn kind_name(k: RunKind) -> &'static str {
+    match k {
+        RunKind::Primal => "primal",
+        RunKind::Gradient => "gradient",
+    }
+}
+
+/// The text summary of `vkad profile FILE.json`: the runs, the top kernels (by device time,
+/// at most `top` of them), the device time per scope of each run (own and with nested
+/// scopes), and the AD overhead line when the profile has primal and gradient runs.
+pub fn summary_with(p: &Profile, top: usize) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let d = &p.device;
+    let _ = writeln!(
+        s,
+        "profile of {} on {} ({}, {})",
+        p.program.path, d.name, d.device_type, d.driver
+    );
+    if !d.timestamps {
+        let _ = writeln!(
+            s,
+            "(the device's queue has no timestamps: kernel times are 0)"
+        );
+    }
+    let _ = writeln!(s, "\nruns:");
+    for (i, r) in p.runs.iter().enumerate() {
+        let mut subs: Vec<u32> = r.launches.iter().map(|l| l.submission).collect();
+        subs.sort_unstable();
+        subs.dedup();
+        let _ = writeln!(
+            s,
+            "  {}. {} ({}): wall {} us, kernels {} us in {} launches ({} submissions)",
+            i + 1,
+            r.entry,
+            kind_name(r.kind),
+            fmt_us(r.wall_ns),
+            fmt_us(r.kernel_ns()),
+            r.launches.len(),
+            subs.len()
+        );
+    }
+    let kernels = p.top_kernels();
+    if !kernels.is_empty() {
+        let all: u64 = p.runs.iter().map(Run::kernel_ns).sum();
+        let shown = &kernels[..kernels.len().min(top)];
+        let width = shown.iter().map(|k| k.name.len()).max().unwrap_or(0).max(6);
+        let _ = writeln!(
+            s,
+            "\ntop kernels ({} of {}):\n  {:<4} {:<width$}  {:>8}  {:>11}  {:>10}  {:>6}  {:>7}",
+            shown.len(),
+            kernels.len(),
+            "run",
+            "kernel",
+            "launches",
+            "total (us)",
+            "mean (us)",
+            "share",
+            "GB/s"
+        );
+        for k in shown {
+            let share = if all > 0 {
+                100.0 * k.total_ns as f64 / all as f64
+            } else {
+                0.0
+            };
+            let gbs = if k.total_ns > 0 {
+                k.bytes as f64 / k.total_ns as f64
+            } else {
+                0.0
+            };
+            let _ = writeln!(
+                s,
+                "  {:<4} {:<width$}  {:>8}  {:>11}  {:>10}  {:>5.1}%  {:>7.3}",
+                k.run + 1,
+                k.name,
+                k.launches,
+                fmt_us(k.total_ns),
+                fmt_us(k.total_ns / k.launches.max(1) as u64),
+                share,
+                gbs
+            );
+        }
+    }
+    let depth_of = {
+        let mut m = std::collections::HashMap::new();
+        fn go(sc: &Scope, d: usize, m: &mut std::collections::HashMap<u32, usize>) {
+            m.insert(sc.id, d);
+            for c in &sc.children {
+                go(c, d + 1, m);
+            }
+        }
+        for sc in &p.scopes {
+            go(sc, 0, &mut m);
+        }
+        m
+    };
+    for (i, r) in p.runs.iter().enumerate() {
+        if r.launches.is_empty() {
+            continue;
+        }
+        let (rows, unscoped) = p.time_per_scope(r);
+        let _ = writeln!(
+            s,
+            "\ntime per scope, run {} ({}, {}): total (own) us, launches",
+            i + 1,
+            r.entry,
+            kind_name(r.kind)
+        );
+        for row in rows {
+            let Some(sc) = p.scope(row.scope) else {
+                continue;
+            };
+            let indent = 2 * (1 + depth_of.get(&row.scope).copied().unwrap_or(0));
+            let mut label = sc.label.clone();
+            if let Some(l) = &sc.loc {
+                let _ = write!(label, " at {l}");
+            }
+            let mut notes = String::new();
+            if let Some(n) = sc.runs {
+                if n != 1 {
+                    let _ = write!(notes, "; forward sweep runs {n}×");
+                }
+            }
+            if !sc.checkpoint_elems.is_empty() {
+                let _ = write!(notes, "; checkpoints {} elements", sc.checkpoint_elems);
+            }
+            let _ = writeln!(
+                s,
+                "{:indent$}{label}: {} ({}) us, {} launches{notes}",
+                "",
+                fmt_us(row.total_ns),
+                fmt_us(row.own_ns),
+                row.launches
+            );
+        }
+        if unscoped > 0 || r.launches.iter().any(|l| l.scope.is_none()) {
+            let n = r.launches.iter().filter(|l| l.scope.is_none()).count();
+            let _ = writeln!(s, "  (no scope): {} us, {n} launches", fmt_us(unscoped));
+        }
+    }
+    let names = |k: RunKind| {
+        let mut v: Vec<&str> = p
+            .runs
+            .iter()
+            .filter(|r| r.kind == k)
+            .map(|r| r.entry.as_str())
+            .collect();
+        v.dedup();
+        v.join(", ")
+    };
+    let (g, pr) = (names(RunKind::Gradient), names(RunKind::Primal));
+    if !g.is_empty() && !pr.is_empty() {
+        match p.ad_overhead() {
+            Some(x) => {
+                let _ = writeln!(
+                    s,
+                    "\nAD overhead: {x:.2}× (mean kernel time of gradient runs [{g}] / primal runs [{pr}])"
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    s,
+                    "\nAD overhead: unknown (the primal runs' kernel time is 0: no timestamps)"
+                );
+            }
+        }
+    }
+    s
+}
+
+/// [`summary_with`] showing the top 10 kernels.
+pub fn summary(p: &Profile) -> String {
+    summary_with(p, 10)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -343,5 +643,119 @@ mod tests {
             Err(ProfileError::Version { .. })
         ));
         assert!(Profile::from_json("not json").is_err());
+    }
+
+    fn launch(name: &str, scope: Option<u32>, start: u64, end: u64) -> Launch {
+        Launch {
+            name: name.into(),
+            what: "map".into(),
+            loc: None,
+            scope,
+            submission: 0,
+            start_ns: start,
+            end_ns: end,
+            workgroups: [1, 1, 1],
+            bytes: 1000,
+        }
+    }
+
+    /// `sample` with a child scope (id 1, in function 0) and a gradient run.
+    fn two_runs() -> Profile {
+        let mut p = sample();
+        p.scopes[0].children.push(Scope {
+            id: 1,
+            kind: "map".into(),
+            label: "map".into(),
+            loc: Some(Loc {
+                file: "a.fut".into(),
+                line: 4,
+                col: 1,
+            }),
+            runs: Some(2),
+            checkpoint_elems: String::new(),
+            stm_locs: vec![],
+            children: vec![],
+        });
+        p.scopes.push(Scope {
+            id: 2,
+            kind: "function".into(),
+            label: "function unused".into(),
+            loc: None,
+            runs: None,
+            checkpoint_elems: String::new(),
+            stm_locs: vec![],
+            children: vec![],
+        });
+        p.runs.push(Run {
+            entry: "grad".into(),
+            kind: RunKind::Gradient,
+            wall_ns: 20000,
+            launches: vec![
+                launch("map.1 @ a.fut:3:5", Some(0), 0, 1000),
+                launch("map.1 @ a.fut:4:1", Some(1), 1000, 4000),
+                launch("map.1 @ a.fut:4:1", Some(1), 4000, 6000),
+                launch("copy.1", None, 6000, 6500),
+            ],
+        });
+        p
+    }
+
+    #[test]
+    fn time_per_scope_sums_nested_scopes_and_leaves_out_idle_ones() {
+        let p = two_runs();
+        let (rows, unscoped) = p.time_per_scope(&p.runs[1]);
+        assert_eq!(unscoped, 500);
+        assert_eq!(
+            rows,
+            vec![
+                ScopeTime {
+                    scope: 0,
+                    launches: 1,
+                    own_ns: 1000,
+                    total_ns: 6000
+                },
+                ScopeTime {
+                    scope: 1,
+                    launches: 2,
+                    own_ns: 5000,
+                    total_ns: 5000
+                },
+            ]
+        );
+        let top = p.top_kernels();
+        assert_eq!((top[0].run, top[0].name.as_str()), (1, "map.1 @ a.fut:4:1"));
+        assert_eq!((top[0].launches, top[0].total_ns), (2, 5000));
+        // Gradient 6500 ns / primal 2000 ns.
+        assert_eq!(p.ad_overhead(), Some(3.25));
+    }
+
+    #[test]
+    fn summary_lists_runs_kernels_scopes_and_the_ad_overhead() {
+        let p = two_runs();
+        let s = summary(&p);
+        assert!(s.contains("1. main (primal)"), "{s}");
+        assert!(s.contains("2. grad (gradient)"), "{s}");
+        assert!(s.contains("top kernels (4 of 4)"), "{s}");
+        assert!(
+            s.contains("    map at a.fut:4:1: 5.0 (5.0) us, 2 launches; forward sweep runs 2×"),
+            "{s}"
+        );
+        assert!(s.contains("(no scope): 0.5 us, 1 launches"), "{s}");
+        assert!(!s.contains("function unused"), "{s}");
+        assert!(s.contains("AD overhead: 3.25×"), "{s}");
+        // One kind of run only: no overhead line.
+        let mut q = p.clone();
+        q.runs.truncate(1);
+        assert!(!summary(&q).contains("AD overhead"));
+        assert_eq!(q.ad_overhead(), None);
+        // No timestamps: the overhead is unknown, not infinite.
+        let mut z = p;
+        for r in &mut z.runs {
+            for l in &mut r.launches {
+                l.end_ns = l.start_ns;
+            }
+        }
+        assert_eq!(z.ad_overhead(), None);
+        assert!(summary(&z).contains("AD overhead: unknown"));
     }
 }

@@ -263,7 +263,7 @@ pub struct Dispatch<'a> {
 }
 
 /// The device time one dispatch took: timestamps (in ns of the device's clock) written before
-/// and after it. Both are 0 when the queue has no timestamps.
+/// and after it (both are 0 when the queue has no timestamps), and what was dispatched.
 #[derive(Clone, Debug)]
 pub struct KernelTiming {
     /// The kernel's name.
@@ -272,6 +272,15 @@ pub struct KernelTiming {
     pub start_ns: u64,
     /// Device time after the dispatch, in nanoseconds (>= `start_ns`).
     pub end_ns: u64,
+    /// Workgroups dispatched (x, y, z).
+    pub groups: [u32; 3],
+    /// Bytes bound: the sum of the sizes of the distinct buffers bound to the dispatch. An
+    /// upper bound on the memory the kernel can touch (a kernel that reads a slice of a
+    /// buffer is charged the whole buffer), not a measurement.
+    pub bytes: u64,
+    /// Which [`Context::run`] call of this context made the dispatch (from 0, one per call
+    /// that submits work; all dispatches of one call share it).
+    pub submission: u64,
 }
 
 /// The pipeline cache key: the module itself (hashed by the map), entry point and layout.
@@ -312,6 +321,8 @@ pub struct Context {
     max_storage_buffers: u32,
     /// `bufferDeviceAddress` is enabled: buffers from [`Context::alloc`] have addresses.
     addresses: bool,
+    /// [`Context::run`] calls that submitted work so far ([`KernelTiming::submission`]).
+    submissions: AtomicU64,
 }
 
 impl std::fmt::Debug for Context {
@@ -478,6 +489,7 @@ impl Context {
         // The application's device may not have `bufferDeviceAddress` enabled, and its buffers
         // lack the usage flag: vkad binds buffers with descriptors on such a context.
         p.info.buffer_device_address = false;
+        p.info.timestamp_bits = fam.timestamp_valid_bits;
         // SAFETY: all PhysicalDevice handles enumerated from `instance`; index for DeviceInfo.
         if let Ok(all) = unsafe { instance.enumerate_physical_devices() } {
             p.info.index = all.iter().position(|&x| x == physical).unwrap_or(0);
@@ -580,6 +592,7 @@ impl Context {
             max_push_constants: p.max_push_constants.min(128),
             max_storage_buffers: p.max_storage_buffers,
             addresses,
+            submissions: AtomicU64::new(0),
         })
     }
 
@@ -1269,6 +1282,7 @@ impl Context {
             }
         };
         let total = total as u32;
+        let submission = self.submissions.fetch_add(1, Ordering::Relaxed);
         let mut exec = self.lock_exec()?;
         let d = &self.shared.device;
         let mut f = no_objects();
@@ -1469,18 +1483,21 @@ impl Context {
             &ticks,
             self.timestamp_bits,
             self.info.timestamp_period_ns,
+            submission,
         ))
     }
 }
 
 /// Turns raw timestamp pairs into nanoseconds: ticks are masked to `valid_bits`, the duration
 /// is computed modulo the mask (so a wrap-around does not give end < start) and both are
-/// multiplied by `period_ns`.
+/// multiplied by `period_ns`. Each timing also gets its dispatch's workgroups, bytes bound
+/// ([`bytes_bound`]) and the submission number.
 fn timings(
     dispatches: &[Dispatch<'_>],
     ticks: &[u64],
     valid_bits: u32,
     period_ns: f32,
+    submission: u64,
 ) -> Vec<KernelTiming> {
     let mask = if valid_bits >= 64 {
         u64::MAX
@@ -1498,9 +1515,25 @@ fn timings(
                 name: x.kernel.name.to_string(),
                 start_ns,
                 end_ns,
+                groups: x.groups,
+                bytes: bytes_bound(&x.buffers),
+                submission,
             }
         })
         .collect()
+}
+
+/// The sum of the sizes of the distinct buffers (a buffer bound twice counts once).
+fn bytes_bound(buffers: &[&Buffer]) -> u64 {
+    let mut seen: Vec<vk::Buffer> = Vec::with_capacity(buffers.len());
+    let mut total = 0u64;
+    for b in buffers {
+        if !seen.contains(&b.buffer) {
+            seen.push(b.buffer);
+            total = total.saturating_add(b.size);
+        }
+    }
+    total
 }
 
 /// One start/end pair of raw ticks in nanoseconds (see [`timings`]).

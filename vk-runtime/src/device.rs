@@ -65,6 +65,9 @@ pub struct DeviceInfo {
     pub max_shared_memory: u32,
     /// Nanoseconds per timestamp tick (`timestampPeriod`).
     pub timestamp_period_ns: f32,
+    /// `timestampValidBits` of the compute queue vkad uses (0: no timestamps, so every
+    /// [`crate::KernelTiming`] has times 0).
+    pub timestamp_bits: u32,
 }
 
 /// How to make a [`crate::Context`].
@@ -506,6 +509,7 @@ pub(crate) fn probe(
             max_workgroup_count: limits.max_compute_work_group_count,
             max_shared_memory: limits.max_compute_shared_memory_size,
             timestamp_period_ns: limits.timestamp_period,
+            timestamp_bits: family.map_or(0, |(_, f)| f.timestamp_valid_bits),
         };
         Probe {
             info,

@@ -63,6 +63,9 @@ pub struct ScopeReport {
     pub loc: Option<SrcLoc>,
     /// The scope's own statements with a location (not those of nested scopes).
     pub located_stms: usize,
+    /// The distinct locations of those statements, in order of first occurrence: a kernel
+    /// launched by a statement at one of them belongs to this scope (profiles use this).
+    pub stm_locs: Vec<SrcLoc>,
     /// How many times the scope's forward sweep runs in `after` (see the module doc); `None`
     /// when no statement of the scope has a location.
     pub runs: Option<usize>,
@@ -218,11 +221,15 @@ struct Ctx {
 impl Ctx {
     fn scope(&self, kind: ScopeKind, loc: Option<SrcLoc>, b: &Body) -> ScopeReport {
         let mut located = 0;
+        let mut stm_locs: Vec<SrcLoc> = vec![];
         let mut runs: Option<usize> = None;
         let mut children = vec![];
         for s in &b.stms {
             if let Some(k) = sig(s) {
                 located += 1;
+                if !stm_locs.contains(&k.0) {
+                    stm_locs.push(k.0.clone());
+                }
                 let nb = self.before.get(&k).copied().unwrap_or(1).max(1);
                 let na = self.after.get(&k).copied().unwrap_or(0);
                 let r = na.div_ceil(nb);
@@ -242,6 +249,7 @@ impl Ctx {
             kind,
             loc,
             located_stms: located,
+            stm_locs,
             runs,
             checkpoints: vec![],
             children,

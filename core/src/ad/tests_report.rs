@@ -74,6 +74,33 @@ fn map_lambda_is_re_executed_once() {
 }
 
 #[test]
+fn scopes_keep_the_locations_of_their_own_statements() {
+    let (b, a) = before_after(
+        "entry f [n] (x: [n]f64) =\n  let y = map (\\v ->\n    f64.sin v * v) x\n  in reduce (+) 0 y",
+    );
+    let r = ad_report(&b, &a);
+    let f = fun(&r, "f");
+    let m = &f.children[0];
+    assert_eq!(m.kind, ScopeKind::Map, "{r}");
+    assert_eq!(
+        m.stm_locs.len(),
+        m.stm_locs
+            .iter()
+            .collect::<std::collections::HashSet<_>>()
+            .len()
+    );
+    // The lambda's statements are on line 3; the function's own (the map, the reduce) are not.
+    assert!(
+        !m.stm_locs.is_empty() && m.stm_locs.iter().all(|l| l.line == 3),
+        "{:?}",
+        m.stm_locs
+    );
+    assert!(!f.stm_locs.is_empty(), "{r}");
+    assert!(f.stm_locs.iter().all(|l| l.line != 3), "{:?}", f.stm_locs);
+    assert!(f.stm_locs.iter().any(|l| l.line == 2), "{:?}", f.stm_locs);
+}
+
+#[test]
 fn if_branches_and_nested_maps_are_scopes() {
     let (b, a) = before_after(
         "entry f [n][m] (xss: [n][m]f64) (y: f64) = map (\\xs -> map (\\x -> if x > 0 then x * y else f64.sin x) xs) xss",
