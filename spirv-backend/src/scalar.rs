@@ -158,7 +158,12 @@ impl Gen {
         let one = self.c_int(it, 1);
         let y2 = self.b.select(ty, None, m1, one, y).ie()?;
         if rem {
-            let r = self.b.s_rem(ty, None, x, y2).ie()?;
+            // x - (x / y) * y rather than OpSRem: Vulkan leaves OpSRem and OpSMod undefined for
+            // negative operands (NVIDIA's driver does give wrong results; lavapipe does not).
+            let q = self.b.s_div(ty, None, x, y2).ie()?;
+            let qy = self.b.i_mul(ty, None, q, y2).ie()?;
+            let r = self.b.i_sub(ty, None, x, qy).ie()?;
+            let r = self.canon(it, r)?;
             let z = self.c_int(it, 0);
             self.b.select(ty, None, m1, z, r).ie()
         } else {
