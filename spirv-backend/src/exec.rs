@@ -133,6 +133,8 @@ pub struct Exec<'a> {
     cache: HashMap<(usize, u32, Vec<HostTy>), Arc<KernelCode>>,
     builtin: HashMap<String, Arc<KernelCode>>,
     status: Buffer,
+    /// The launches' argument buffer (reused; grown when a launch needs more).
+    args: Option<Buffer>,
     /// What the statement being run is (names profiled launches).
     label: &'static str,
     /// Launches made so far by that statement.
@@ -161,6 +163,7 @@ impl<'a> Exec<'a> {
             cache: HashMap::new(),
             builtin: HashMap::new(),
             status,
+            args: None,
             label: "kernel",
             pass: 0,
             profile: None,
@@ -372,10 +375,25 @@ impl<'a> Exec<'a> {
         if words.is_empty() {
             words.push(0);
         }
-        let argbuf = self.ctx.alloc((words.len() * 8) as u64).map_err(vk)?;
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        self.ctx.upload(&argbuf, 0, &bytes).map_err(vk)?;
-        let mut buffers: Vec<&Buffer> = vec![&self.status, &argbuf];
+        // The arguments go into a buffer reused by every launch (each run waits for the
+        // device), written in the launch's own submission when small enough.
+        let inline = bytes.len() as u64 <= vkad_vk::MAX_INLINE_WRITE;
+        if self
+            .args
+            .as_ref()
+            .is_none_or(|b| b.size() < bytes.len() as u64)
+        {
+            self.args = Some(self.ctx.alloc(bytes.len().max(256) as u64).map_err(vk)?);
+        }
+        let argbuf = self
+            .args
+            .as_ref()
+            .ok_or("internal error: no argument buffer")?;
+        if !inline {
+            self.ctx.upload(argbuf, 0, &bytes).map_err(vk)?;
+        }
+        let mut buffers: Vec<&Buffer> = vec![&self.status, argbuf];
         if self.addressing == Addressing::Descriptors {
             buffers.extend(arrays);
         }
@@ -383,14 +401,26 @@ impl<'a> Exec<'a> {
             .ctx
             .kernel("vkad", &code.words, "main", buffers.len() as u32, 0)
             .map_err(vk)?;
-        let timings = self
+        let writes: Vec<(&Buffer, u64, &[u8])> = if inline {
+            vec![(argbuf, 0, &bytes[..])]
+        } else {
+            Vec::new()
+        };
+        // Kernels that can fail report through the status buffer: read it back in the same
+        // submission.
+        let read = (!code.errors.is_empty()).then_some((&self.status, 0u64, 12u64));
+        let (timings, st) = self
             .ctx
-            .run(&[Dispatch {
-                kernel: &kern,
-                buffers,
-                push: vec![],
-                groups: [groups.max(1), 1, 1],
-            }])
+            .run_with(
+                &writes,
+                &[Dispatch {
+                    kernel: &kern,
+                    buffers,
+                    push: vec![],
+                    groups: [groups.max(1), 1, 1],
+                }],
+                read,
+            )
             .map_err(vk)?;
         self.pass += 1;
         if let Some(prof) = &mut self.profile {
@@ -403,8 +433,7 @@ impl<'a> Exec<'a> {
                 ..t
             }));
         }
-        if !code.errors.is_empty() {
-            let st = self.ctx.download(&self.status, 0, 12).map_err(vk)?;
+        if !code.errors.is_empty() && st.len() >= 12 {
             let word = |i: usize| {
                 u32::from_le_bytes([st[4 * i], st[4 * i + 1], st[4 * i + 2], st[4 * i + 3]])
             };

@@ -21,6 +21,9 @@ const DEFAULT_TIMEOUT_S: u64 = 60;
 /// Uploads and downloads go through staging buffers of at most this many bytes at a time.
 const STAGING_CHUNK: u64 = 64 << 20;
 
+/// The largest write [`Context::run_with`] records inline (`vkCmdUpdateBuffer`'s limit).
+pub const MAX_INLINE_WRITE: u64 = 65536;
+
 /// The Vulkan objects every buffer, kernel and context of one device share. Dropped last (all
 /// of them hold an `Arc`), so the device outlives everything made from it.
 struct Shared {
@@ -1260,13 +1263,56 @@ impl Context {
     /// (fence with timeout), and returns one timing per dispatch. Validation-layer messages
     /// collected meanwhile are returned as [`VkError::Validation`].
     pub fn run(&self, dispatches: &[Dispatch<'_>]) -> Result<Vec<KernelTiming>> {
+        self.run_with(&[], dispatches, None).map(|(t, _)| t)
+    }
+
+    /// [`Context::run`] with small writes before the dispatches and a read after them, all in
+    /// the same submission (one wait instead of three): each `(buffer, offset, bytes)` of
+    /// `updates` is written with `vkCmdUpdateBuffer` (offset and length multiples of 4, at most
+    /// [`MAX_INLINE_WRITE`] bytes each), and `read = (buffer, offset, len)` is copied back after
+    /// the last dispatch and returned with the timings (empty when `read` is `None`).
+    pub fn run_with(
+        &self,
+        updates: &[(&Buffer, u64, &[u8])],
+        dispatches: &[Dispatch<'_>],
+        read: Option<(&Buffer, u64, u64)>,
+    ) -> Result<(Vec<KernelTiming>, Vec<u8>)> {
         self.check_alive()?;
         for (i, dispatch) in dispatches.iter().enumerate() {
             self.check_dispatch(i, dispatch)?;
         }
+        for (buf, offset, bytes) in updates {
+            self.check_own_buffer(buf)?;
+            Self::check_range(buf, *offset, bytes.len() as u64)?;
+            if offset % 4 != 0
+                || bytes.len() % 4 != 0
+                || bytes.is_empty()
+                || bytes.len() as u64 > MAX_INLINE_WRITE
+            {
+                return Err(VkError::Vk(format!(
+                    "an inline write of {} bytes at {offset}: must be 4..={MAX_INLINE_WRITE} \
+                     bytes, 4-aligned",
+                    bytes.len()
+                )));
+            }
+        }
+        if let Some((buf, offset, len)) = read {
+            self.check_own_buffer(buf)?;
+            Self::check_range(buf, offset, len)?;
+            if len > STAGING_CHUNK {
+                return Err(VkError::Vk(format!(
+                    "a read of {len} bytes after a run: at most {STAGING_CHUNK}"
+                )));
+            }
+        }
         if dispatches.is_empty() {
-            self.check_messages()?;
-            return Ok(Vec::new());
+            if updates.is_empty() && read.is_none() {
+                self.check_messages()?;
+                return Ok((Vec::new(), Vec::new()));
+            }
+            return Err(VkError::Vk(
+                "writes or a read-back without a dispatch: use upload/download".into(),
+            ));
         }
         let total: u64 = dispatches
             .iter()
@@ -1286,12 +1332,22 @@ impl Context {
         let mut exec = self.lock_exec()?;
         let d = &self.shared.device;
         let mut f = no_objects();
+        let read_len = read.map_or(0, |(_, _, len)| len);
+        if read_len > 0 {
+            f.staging = Some(self.make_buffer(
+                read_len,
+                vk::BufferUsageFlags::TRANSFER_DST,
+                MemoryLocation::GpuToCpu,
+                "vkad read-back",
+            )?);
+        }
+        let staging = f.staging.as_ref().map(|b| b.buffer);
 
         let sizes = [vk::DescriptorPoolSize::default()
             .ty(vk::DescriptorType::STORAGE_BUFFER)
             .descriptor_count(total.max(1))];
         let pool_info = vk::DescriptorPoolCreateInfo::default()
-            .max_sets(n)
+            .max_sets(n.max(1))
             .pool_sizes(&sizes);
         // SAFETY: valid device and create info; the pool is destroyed with the submission.
         f.descriptor_pool = match unsafe { d.create_descriptor_pool(&pool_info, None) } {
@@ -1365,6 +1421,30 @@ impl Context {
             unsafe {
                 if timestamps {
                     d.cmd_reset_query_pool(cmd, query_pool, 0, 2 * n);
+                }
+                if !updates.is_empty() {
+                    // Earlier kernels and copies finish with the buffers before they are
+                    // written; the barrier below orders the writes before the dispatches.
+                    let before = vk::MemoryBarrier::default()
+                        .src_access_mask(
+                            vk::AccessFlags::SHADER_READ
+                                | vk::AccessFlags::SHADER_WRITE
+                                | vk::AccessFlags::TRANSFER_READ
+                                | vk::AccessFlags::TRANSFER_WRITE,
+                        )
+                        .dst_access_mask(vk::AccessFlags::TRANSFER_WRITE);
+                    d.cmd_pipeline_barrier(
+                        cmd,
+                        vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
+                        vk::PipelineStageFlags::TRANSFER,
+                        vk::DependencyFlags::empty(),
+                        &[before],
+                        &[],
+                        &[],
+                    );
+                    for (buf, offset, bytes) in updates {
+                        d.cmd_update_buffer(cmd, buf.buffer, *offset, bytes);
+                    }
                 }
                 // Uploads and earlier kernels (other submissions) before the first dispatch.
                 let first = vk::MemoryBarrier::default()
@@ -1456,8 +1536,42 @@ impl Context {
                     &[],
                     &[],
                 );
+                if let (Some((buf, offset, len)), Some(dst)) = (read, staging) {
+                    let region = vk::BufferCopy::default()
+                        .src_offset(offset)
+                        .dst_offset(0)
+                        .size(len);
+                    d.cmd_copy_buffer(cmd, buf.buffer, dst, &[region]);
+                    let after = vk::MemoryBarrier::default()
+                        .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+                        .dst_access_mask(vk::AccessFlags::HOST_READ);
+                    d.cmd_pipeline_barrier(
+                        cmd,
+                        vk::PipelineStageFlags::TRANSFER,
+                        vk::PipelineStageFlags::HOST,
+                        vk::DependencyFlags::empty(),
+                        &[after],
+                        &[],
+                        &[],
+                    );
+                }
             }
         })?;
+        let mut readback = Vec::new();
+        if read_len > 0 {
+            match f
+                .staging
+                .as_ref()
+                .and_then(|b| b.allocation.as_ref())
+                .and_then(|a| a.mapped_slice())
+            {
+                Some(m) => readback.extend_from_slice(&m[..read_len as usize]),
+                None => {
+                    self.destroy(exec.pool, f);
+                    return Err(VkError::Vk("staging memory is not host-visible".into()));
+                }
+            }
+        }
         let mut ticks = vec![0u64; 2 * n as usize];
         if timestamps {
             // SAFETY: the submission that wrote every query has finished; `ticks` has room for
@@ -1478,13 +1592,14 @@ impl Context {
         self.destroy(exec.pool, f);
         drop(exec);
         self.check_messages()?;
-        Ok(timings(
+        let t = timings(
             dispatches,
             &ticks,
             self.timestamp_bits,
             self.info.timestamp_period_ns,
             submission,
-        ))
+        );
+        Ok((t, readback))
     }
 }
 

@@ -64,7 +64,7 @@ mod context;
 mod device;
 mod spirv;
 
-pub use context::{Buffer, Context, Dispatch, Kernel, KernelTiming};
+pub use context::{Buffer, Context, Dispatch, Kernel, KernelTiming, MAX_INLINE_WRITE};
 pub use device::{list_devices, ContextOptions, DeviceInfo};
 pub use spirv::validate_spirv;
 

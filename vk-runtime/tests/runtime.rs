@@ -397,3 +397,49 @@ fn one_context_serves_many_threads() {
     });
     assert!(ctx.take_validation_messages().is_empty());
 }
+
+#[test]
+fn run_with_writes_before_and_reads_back_in_one_submission() {
+    let ctx = context();
+    let k = ctx
+        .kernel("scale", &axpb(true, &[]), "main", 1, 12)
+        .unwrap();
+    let n = 1000u32;
+    let buf = ctx.alloc(4 * u64::from(n)).unwrap();
+    ctx.upload(&buf, 0, &f32_bytes(&vec![7.0; n as usize]))
+        .unwrap();
+    // The inline write replaces elements 10..20 before the kernel doubles everything; the
+    // read-back returns elements 8..24 after it. The validation layer's synchronization
+    // checks (on in every test) also check the barriers around the write and the read.
+    let patch = f32_bytes(&(0..10).map(|i| i as f32).collect::<Vec<_>>());
+    let (t, back) = ctx
+        .run_with(
+            &[(&buf, 40, &patch)],
+            &[Dispatch {
+                kernel: &k,
+                buffers: vec![&buf],
+                push: axpb_push(n, 2.0, 0.0),
+                groups: groups(n),
+            }],
+            Some((&buf, 32, 64)),
+        )
+        .unwrap();
+    assert_eq!(t.len(), 1);
+    let mut want = vec![14.0, 14.0];
+    want.extend((0..10).map(|i| 2.0 * i as f32));
+    want.extend([14.0; 4]);
+    assert_eq!(f32s(&back), want);
+    // Misaligned or oversized writes and a read outside the buffer are errors.
+    let d = || Dispatch {
+        kernel: &k,
+        buffers: vec![&buf],
+        push: axpb_push(n, 1.0, 0.0),
+        groups: groups(n),
+    };
+    assert!(ctx.run_with(&[(&buf, 2, &patch)], &[d()], None).is_err());
+    let big = vec![0u8; 65540];
+    let large = ctx.alloc(70_000).unwrap();
+    assert!(ctx.run_with(&[(&large, 0, &big)], &[d()], None).is_err());
+    assert!(ctx.run_with(&[], &[d()], Some((&buf, 3996, 8))).is_err());
+    assert!(ctx.take_validation_messages().is_empty());
+}
