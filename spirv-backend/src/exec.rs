@@ -449,6 +449,30 @@ impl<'a> Exec<'a> {
         Ok(())
     }
 
+    /// Whether kernels should be laid out for a GPU (coalesced accesses, tree combinations)
+    /// rather than for a CPU driver such as lavapipe (long contiguous runs per thread).
+    fn gpu_layout(&self) -> bool {
+        self.ctx.info().device_type != "cpu"
+    }
+
+    /// How a workgroup combines its threads' partials of a reduction.
+    fn reduce_phase(&self) -> Phase {
+        if self.gpu_layout() {
+            Phase::TreeReduce
+        } else {
+            Phase::Reduce
+        }
+    }
+
+    /// How a workgroup combines its threads' partials of a scan.
+    fn scan_phase(&self, prefix: bool) -> Phase {
+        if self.gpu_layout() {
+            Phase::TreeScan { prefix }
+        } else {
+            Phase::Scan { prefix }
+        }
+    }
+
     fn groups_for(n: usize) -> u32 {
         n.div_ceil(WG as usize).clamp(1, 65535) as u32
     }
@@ -1230,11 +1254,11 @@ impl<'a> Exec<'a> {
                 // Pass 1: one partial per workgroup (n <= 2^17) or per thread (larger n, where
                 // it saves the workgroup combination); pass 2: one workgroup reduces them.
                 let big = tuple_too_big(&elems);
-                let (groups, chunk, per_thread) = chunking(n, big);
+                let (groups, chunk, per_thread) = chunking(n, big, self.gpu_layout());
                 let (threads, phase1, kind1) = if per_thread {
                     (groups * WG as usize, Phase::ThreadReduce, 9)
                 } else {
-                    (groups, Phase::Reduce, 1)
+                    (groups, self.reduce_phase(), 1)
                 };
                 let tmp: Vec<DArr> = elems
                     .iter()
@@ -1281,7 +1305,7 @@ impl<'a> Exec<'a> {
                 let (phase2, kind2, chunk2) = if big {
                     (Phase::ThreadReduce, 11, threads)
                 } else {
-                    (Phase::Reduce, 2, threads.div_ceil(WG as usize))
+                    (self.reduce_phase(), 2, threads.div_ceil(WG as usize))
                 };
                 let code2 = self.lambda_kernel(stm, kind2, &[], |_, ht| {
                     prims::chunked(prog, op, &e3, &ins2, &outs_io, &[], phase2, loc, ht)
@@ -1315,7 +1339,7 @@ impl<'a> Exec<'a> {
                 // one workgroup scans them; pass 3: each workgroup (or thread) scans its chunk
                 // from the partials' prefix, reading each element once.
                 let big = tuple_too_big(&elems);
-                let (groups, chunk, per_thread) = chunking(n, big);
+                let (groups, chunk, per_thread) = chunking(n, big, self.gpu_layout());
                 let (threads, phase1, kind1, phase3, kind3) = if per_thread {
                     (
                         groups * WG as usize,
@@ -1325,7 +1349,7 @@ impl<'a> Exec<'a> {
                         10,
                     )
                 } else {
-                    (groups, Phase::Reduce, 1, Phase::Scan { prefix: true }, 4)
+                    (groups, self.reduce_phase(), 1, self.scan_phase(true), 4)
                 };
                 let part: Vec<DArr> = elems
                     .iter()
@@ -1368,7 +1392,7 @@ impl<'a> Exec<'a> {
                     (Phase::ThreadScan, 12, threads as u64)
                 } else {
                     (
-                        Phase::Scan { prefix: false },
+                        self.scan_phase(false),
                         3,
                         threads.div_ceil(WG as usize) as u64,
                     )
@@ -1702,9 +1726,20 @@ fn se_vars(s: &SubExp, out: &mut Vec<ir::VName>) {
 ///
 /// With `big` (see [`tuple_too_big`]) always one partial per thread, from at most 16
 /// workgroups, so that one thread can fold all partials (at most 4096) in the second pass.
-fn chunking(n: usize, big: bool) -> (usize, usize, bool) {
+fn chunking(n: usize, big: bool, gpu: bool) -> (usize, usize, bool) {
     const MIN_CHUNK: usize = 64;
     let wg = WG as usize;
+    if gpu && !big {
+        // GPUs: short sub-chunks (neighbouring threads read neighbouring 32-byte pieces, which
+        // the caches serve) and many workgroups, each combining its partials with a tree.
+        const GPU_CHUNK: usize = 8;
+        let chunk = if n <= wg * 64 {
+            1
+        } else {
+            GPU_CHUNK.max(n.div_ceil(wg * 65535))
+        };
+        return (n.div_ceil(chunk * wg).max(1), chunk, false);
+    }
     if big {
         let groups = n.div_ceil(wg * MIN_CHUNK).clamp(1, 16);
         let chunk = n.div_ceil(groups * wg).max(1);

@@ -149,6 +149,12 @@ pub enum Phase {
     /// inclusive scan of the `ThreadReduce` partials; neutral for `t = 0`): the last pass of a
     /// scan, reading and writing each element once.
     ThreadScan,
+    /// As `Reduce`, but the workgroup combines its threads' partials with a tree (log₂ WG
+    /// steps with barriers) instead of one thread folding them all: for GPUs, where a serial
+    /// fold by one thread idles the workgroup.
+    TreeReduce,
+    /// As `Scan`, with the threads' partials scanned by a tree (Hillis–Steele, log₂ WG steps).
+    TreeScan { prefix: bool },
 }
 
 /// A chunked reduce/scan phase for operator `op` over `k` scalar components of types `elems`.
@@ -242,7 +248,7 @@ pub fn chunked<'p>(
             fold_range(&mut k, &mut g, op, &ins, &accs, lo, hi, Some(&outs), loc)?;
             return finish(g, k);
         }
-        Phase::Reduce | Phase::Scan { .. } => {}
+        Phase::Reduce | Phase::Scan { .. } | Phase::TreeReduce | Phase::TreeScan { .. } => {}
     }
     fold_range(&mut k, &mut g, op, &ins, &accs, lo, hi, None, loc)?;
     // Shared memory per component.
@@ -259,6 +265,62 @@ pub fn chunked<'p>(
     g.control_barrier()?;
     let z32 = g.c_u32(0);
     let is0 = g.b.i_equal(bt, None, lid, z32).ie()?;
+    if let Phase::TreeReduce | Phase::TreeScan { .. } = phase {
+        let scan = matches!(phase, Phase::TreeScan { .. });
+        tree(&mut k, &mut g, op, &shared, lid, scan, loc)?;
+        if !scan {
+            // shared[0] holds the workgroup's result.
+            let st = g.begin_if(is0)?;
+            for (&(arr, wt, t, _), o) in shared.iter().zip(&outs) {
+                let p = g.shared_ptr(arr, wt, z32)?;
+                let w = g.load(wt, p)?;
+                let x = g.word_to_reg(t, w)?;
+                let idx = g.b.i_add(u64t, None, o.off, gid64).ie()?;
+                g.store_elem(o.bi, t, idx, x)?;
+            }
+            g.else_(st)?;
+            g.end_if(st)?;
+            return finish(g, k);
+        }
+        // Thread l starts from the group's prefix combined with the inclusive scan of the
+        // partials of threads 0..l-1.
+        for (&(v, _, _), &(x, _)) in accs.iter().zip(&neutral) {
+            g.store(v, x)?;
+        }
+        if !pre.is_empty() {
+            let z = g.c_u64(0);
+            let has = g.b.u_greater_than(bt, None, gid64, z).ie()?;
+            g.if_then(has, |g| {
+                let one = g.c_u64(1);
+                let gm1 = g.b.i_sub(u64t, None, gid64, one).ie()?;
+                for (&(v, _, t), p) in accs.iter().zip(&pre) {
+                    let idx = g.b.i_add(u64t, None, p.off, gm1).ie()?;
+                    let x = g.load_elem(p.bi, t, idx)?;
+                    g.store(v, x)?;
+                }
+                Ok(())
+            })?;
+        }
+        let gt0 = g.b.u_greater_than(bt, None, lid, z32).ie()?;
+        let st = g.begin_if(gt0)?;
+        let one = g.c_u32(1);
+        let lm1 = g.b.i_sub(u32t, None, lid, one).ie()?;
+        let mut args = Vec::new();
+        for &(v, rt, t) in &accs {
+            args.push(KVal::S(g.load(rt, v)?, t));
+        }
+        for &(arr, wt, t, _) in &shared {
+            let p = g.shared_ptr(arr, wt, lm1)?;
+            let w = g.load(wt, p)?;
+            args.push(KVal::S(g.word_to_reg(t, w)?, t));
+        }
+        let r = k.lambda(&mut g, &op.lam, args, loc)?;
+        store_all(&mut g, &accs, r, loc)?;
+        g.else_(st)?;
+        g.end_if(st)?;
+        fold_range(&mut k, &mut g, op, &ins, &accs, lo, hi, Some(&outs), loc)?;
+        return finish(g, k);
+    }
     match phase {
         Phase::Reduce => {
             let st = g.begin_if(is0)?;
@@ -370,9 +432,87 @@ pub fn chunked<'p>(
             }
             fold_range(&mut k, &mut g, op, &ins, &accs, lo, hi, Some(&outs), loc)?;
         }
-        Phase::ThreadReduce | Phase::ThreadScan => {}
+        Phase::ThreadReduce | Phase::ThreadScan | Phase::TreeReduce | Phase::TreeScan { .. } => {}
     }
     finish(g, k)
+}
+
+/// Combines the WG values in `shared` (one array per component, after a barrier) in order:
+/// a reduction tree leaving the total in element 0 (`scan` false), or a Hillis–Steele inclusive
+/// scan (`scan` true). Ends with a barrier. Every thread of the workgroup must call it.
+fn tree<'p>(
+    k: &mut KCtx<'p>,
+    g: &mut Gen,
+    op: &'p Operator,
+    shared: &[(Word, Word, PrimType, Word)],
+    lid: Word,
+    scan: bool,
+    loc: &Option<SrcLoc>,
+) -> R<()> {
+    let u32t = g.t_u32();
+    let bt = g.t_bool();
+    let dv = g.var(u32t);
+    let one = g.c_u32(1);
+    g.store(dv, one)?;
+    let cwg = g.c_u32(WG);
+    let z32 = g.c_u32(0);
+    // The partners' values, read before the barrier that precedes the writes (scan).
+    let mut tmp = Vec::new();
+    for &(_, _, t, rt) in shared {
+        let v = g.var(rt);
+        tmp.push((v, rt, t));
+    }
+    let ls = g.begin_loop()?;
+    let d = g.load(u32t, dv)?;
+    let c = g.b.u_less_than(bt, None, d, cwg).ie()?;
+    g.loop_cond(ls, c)?;
+    let d = g.load(u32t, dv)?;
+    // (Reduce) thread l with l % 2d == 0: shared[l] = shared[l] ⊙ shared[l + d].
+    // (Scan) thread l >= d: shared[l] = shared[l - d] ⊙ shared[l].
+    let (active, left, right) = if scan {
+        let a = g.b.u_greater_than_equal(bt, None, lid, d).ie()?;
+        let l = g.b.i_sub(u32t, None, lid, d).ie()?;
+        (a, l, lid)
+    } else {
+        let d2 = g.b.i_add(u32t, None, d, d).ie()?;
+        let m = g.b.i_sub(u32t, None, d2, one).ie()?;
+        let low = g.b.bitwise_and(u32t, None, lid, m).ie()?;
+        let a = g.b.i_equal(bt, None, low, z32).ie()?;
+        let r = g.b.i_add(u32t, None, lid, d).ie()?;
+        (a, lid, r)
+    };
+    for (&(arr, wt, t, _), &(v, _, _)) in shared.iter().zip(&tmp) {
+        let p = g.shared_ptr(arr, wt, lid)?;
+        let w = g.load(wt, p)?;
+        let x = g.word_to_reg(t, w)?;
+        g.store(v, x)?;
+    }
+    g.if_then(active, |g| {
+        let mut args = Vec::new();
+        for &(arr, wt, t, _) in shared {
+            let p = g.shared_ptr(arr, wt, left)?;
+            let w = g.load(wt, p)?;
+            args.push(KVal::S(g.word_to_reg(t, w)?, t));
+        }
+        for &(arr, wt, t, _) in shared {
+            let p = g.shared_ptr(arr, wt, right)?;
+            let w = g.load(wt, p)?;
+            args.push(KVal::S(g.word_to_reg(t, w)?, t));
+        }
+        let r = k.lambda(g, &op.lam, args, loc)?;
+        store_all(g, &tmp, r, loc)
+    })?;
+    g.control_barrier()?;
+    for (&(arr, wt, t, _), &(v, rt, _)) in shared.iter().zip(&tmp) {
+        let x = g.load(rt, v)?;
+        let w = g.reg_to_word(t, x)?;
+        let p = g.shared_ptr(arr, wt, lid)?;
+        g.store(p, w)?;
+    }
+    g.control_barrier()?;
+    let d2 = g.b.i_add(u32t, None, d, d).ie()?;
+    g.store(dv, d2)?;
+    g.end_loop(ls)
 }
 
 fn store_all(
