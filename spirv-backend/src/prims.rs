@@ -250,7 +250,12 @@ pub fn chunked<'p>(
         }
         Phase::Reduce | Phase::Scan { .. } | Phase::TreeReduce | Phase::TreeScan { .. } => {}
     }
-    fold_range(&mut k, &mut g, op, &ins, &accs, lo, hi, None, loc)?;
+    let tree_phase = matches!(phase, Phase::TreeReduce | Phase::TreeScan { .. });
+    if tree_phase {
+        fold_unrolled(&mut k, &mut g, op, &ins, &accs, lo, hi, None, loc)?;
+    } else {
+        fold_range(&mut k, &mut g, op, &ins, &accs, lo, hi, None, loc)?;
+    }
     // Shared memory per component.
     let mut shared = Vec::new();
     for &(v, rt, t) in &accs {
@@ -318,7 +323,7 @@ pub fn chunked<'p>(
         store_all(&mut g, &accs, r, loc)?;
         g.else_(st)?;
         g.end_if(st)?;
-        fold_range(&mut k, &mut g, op, &ins, &accs, lo, hi, Some(&outs), loc)?;
+        fold_unrolled(&mut k, &mut g, op, &ins, &accs, lo, hi, Some(&outs), loc)?;
         return finish(g, k);
     }
     match phase {
@@ -570,6 +575,71 @@ fn fold_range<'p>(
     }
     let one = g.c_u64(1);
     let i1 = g.b.i_add(u64t, None, i, one).ie()?;
+    g.store(iv, i1)?;
+    g.end_loop(st)
+}
+
+/// Loads issued together by [`fold_unrolled`].
+const UNROLL: usize = 8;
+
+/// [`fold_range`] with the loads of [`UNROLL`] consecutive elements issued before they are
+/// combined (independent loads in flight, which a GPU needs to reach its memory bandwidth);
+/// elements past `hi` are not combined.
+#[allow(clippy::too_many_arguments)]
+fn fold_unrolled<'p>(
+    k: &mut KCtx<'p>,
+    g: &mut Gen,
+    op: &'p Operator,
+    ins: &[View],
+    accs: &[(Word, Word, PrimType)],
+    lo: Word,
+    hi: Word,
+    outs: Option<&[View]>,
+    loc: &Option<SrcLoc>,
+) -> R<()> {
+    let u64t = g.t_u64();
+    let bt = g.t_bool();
+    let iv = g.var(u64t);
+    g.store(iv, lo)?;
+    let st = g.begin_loop()?;
+    let i = g.load(u64t, iv)?;
+    let c = g.b.u_less_than(bt, None, i, hi).ie()?;
+    g.loop_cond(st, c)?;
+    let i = g.load(u64t, iv)?;
+    // Loads (indices past `hi` read element `i`, which exists, and are not used).
+    let mut rows = Vec::with_capacity(UNROLL);
+    for j in 0..UNROLL {
+        let cj = g.c_u64(j as u64);
+        let idx = g.b.i_add(u64t, None, i, cj).ie()?;
+        let ok = g.b.u_less_than(bt, None, idx, hi).ie()?;
+        let safe = g.b.select(u64t, None, ok, idx, i).ie()?;
+        let mut xs = Vec::with_capacity(ins.len());
+        for v in ins {
+            xs.push(k.row(g, v, safe)?);
+        }
+        rows.push((idx, ok, xs));
+    }
+    for (idx, ok, xs) in rows {
+        g.if_then(ok, |g| {
+            let mut args = Vec::new();
+            for &(v, rt, t) in accs {
+                args.push(KVal::S(g.load(rt, v)?, t));
+            }
+            args.extend(xs);
+            let r = k.lambda(g, &op.lam, args, loc)?;
+            store_all(g, accs, r, loc)?;
+            if let Some(outs) = outs {
+                for (&(v, rt, t), o) in accs.iter().zip(outs) {
+                    let x = g.load(rt, v)?;
+                    let at = g.b.i_add(u64t, None, o.off, idx).ie()?;
+                    g.store_elem(o.bi, t, at, x)?;
+                }
+            }
+            Ok(())
+        })?;
+    }
+    let step = g.c_u64(UNROLL as u64);
+    let i1 = g.b.i_add(u64t, None, i, step).ie()?;
     g.store(iv, i1)?;
     g.end_loop(st)
 }

@@ -130,7 +130,11 @@ entry scan_first (xs: []i64) = scan (\a b -> if a != 0 then a else b) 0 xs
         let mut buf = Buffer::with_capacity(PrimType::Int(IntType::I64), n);
         for i in 0..n {
             let r = rng.next();
-            let v = if r.is_multiple_of(1000) { i as i128 + 1 } else { 0 };
+            let v = if r.is_multiple_of(1000) {
+                i as i128 + 1
+            } else {
+                0
+            };
             buf.push(PrimValue::int(IntType::I64, v));
         }
         let xs = Value::Array(ArrayValue::new(vec![n], buf));
