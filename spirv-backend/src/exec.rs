@@ -1254,9 +1254,16 @@ impl<'a> Exec<'a> {
                 // Pass 1: one partial per workgroup (n <= 2^17) or per thread (larger n, where
                 // it saves the workgroup combination); pass 2: one workgroup reduces them.
                 let big = tuple_too_big(&elems);
-                let (groups, chunk, per_thread) = chunking(n, big, self.gpu_layout());
+                let strided = self.gpu_layout() && !big && prims::commutative(op);
+                let (groups, chunk, per_thread) = if strided {
+                    strided_chunking(n)
+                } else {
+                    chunking(n, big, self.gpu_layout())
+                };
                 let (threads, phase1, kind1) = if per_thread {
                     (groups * WG as usize, Phase::ThreadReduce, 9)
+                } else if strided {
+                    (groups, Phase::StridedReduce, 13)
                 } else {
                     (groups, self.reduce_phase(), 1)
                 };
@@ -1726,6 +1733,14 @@ fn se_vars(s: &SubExp, out: &mut Vec<ir::VName>) {
 ///
 /// With `big` (see [`tuple_too_big`]) always one partial per thread, from at most 16
 /// workgroups, so that one thread can fold all partials (at most 4096) in the second pass.
+/// [`chunking`] for `Phase::StridedReduce` (GPUs, commutative operators): 32 elements per
+/// thread (more where the workgroups would exceed 65535).
+fn strided_chunking(n: usize) -> (usize, usize, bool) {
+    let wg = WG as usize;
+    let chunk = 32.max(n.div_ceil(wg * 65535));
+    (n.div_ceil(chunk * wg).max(1), chunk, false)
+}
+
 fn chunking(n: usize, big: bool, gpu: bool) -> (usize, usize, bool) {
     const MIN_CHUNK: usize = 64;
     let wg = WG as usize;

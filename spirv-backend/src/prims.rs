@@ -155,6 +155,46 @@ pub enum Phase {
     TreeReduce,
     /// As `Scan`, with the threads' partials scanned by a tree (Hillis–Steele, log₂ WG steps).
     TreeScan { prefix: bool },
+    /// As `TreeReduce` for commutative operators ([`commutative`]): thread `l` of the workgroup
+    /// takes elements `l, l + WG, l + 2 WG, ...` of the group's chunk, so that neighbouring
+    /// threads read neighbouring elements (coalesced).
+    StridedReduce,
+}
+
+/// Whether `op` is known to be commutative: marked so, or one commutative binary operator
+/// (`+`, `*`, min, max, bitwise and logical and/or/xor) applied to its two parameters.
+pub fn commutative(op: &Operator) -> bool {
+    if op.commutative {
+        return true;
+    }
+    let lam = &op.lam;
+    if lam.params.len() != 2 || lam.body.stms.len() != 1 || lam.body.result.len() != 1 {
+        return false;
+    }
+    let stm = &lam.body.stms[0];
+    let (a, b) = (&lam.params[0].name, &lam.params[1].name);
+    let Some(res) = stm.pat.elems.first() else {
+        return false;
+    };
+    let Exp::BinOp(bop, x, y) = &stm.exp else {
+        return false;
+    };
+    let args_ok = (x.as_var() == Some(a) && y.as_var() == Some(b))
+        || (x.as_var() == Some(b) && y.as_var() == Some(a));
+    lam.body.result[0] == SubExp::Var(res.name.clone())
+        && args_ok
+        && matches!(
+            bop,
+            BinOp::Add(_)
+                | BinOp::Mul(_)
+                | BinOp::Min(_)
+                | BinOp::Max(_)
+                | BinOp::And(_)
+                | BinOp::Or(_)
+                | BinOp::Xor(_)
+                | BinOp::LogAnd
+                | BinOp::LogOr
+        )
 }
 
 /// A chunked reduce/scan phase for operator `op` over `k` scalar components of types `elems`.
@@ -248,10 +288,18 @@ pub fn chunked<'p>(
             fold_range(&mut k, &mut g, op, &ins, &accs, lo, hi, Some(&outs), loc)?;
             return finish(g, k);
         }
-        Phase::Reduce | Phase::Scan { .. } | Phase::TreeReduce | Phase::TreeScan { .. } => {}
+        Phase::Reduce
+        | Phase::Scan { .. }
+        | Phase::TreeReduce
+        | Phase::TreeScan { .. }
+        | Phase::StridedReduce => {}
     }
     let tree_phase = matches!(phase, Phase::TreeReduce | Phase::TreeScan { .. });
-    if tree_phase {
+    if phase == Phase::StridedReduce {
+        fold_strided(
+            &mut k, &mut g, op, &ins, &accs, gstart, lid64, chunk, n, loc,
+        )?;
+    } else if tree_phase {
         fold_unrolled(&mut k, &mut g, op, &ins, &accs, lo, hi, None, loc)?;
     } else {
         fold_range(&mut k, &mut g, op, &ins, &accs, lo, hi, None, loc)?;
@@ -270,7 +318,7 @@ pub fn chunked<'p>(
     g.control_barrier()?;
     let z32 = g.c_u32(0);
     let is0 = g.b.i_equal(bt, None, lid, z32).ie()?;
-    if let Phase::TreeReduce | Phase::TreeScan { .. } = phase {
+    if let Phase::TreeReduce | Phase::TreeScan { .. } | Phase::StridedReduce = phase {
         let scan = matches!(phase, Phase::TreeScan { .. });
         tree(&mut k, &mut g, op, &shared, lid, scan, loc)?;
         if !scan {
@@ -437,7 +485,11 @@ pub fn chunked<'p>(
             }
             fold_range(&mut k, &mut g, op, &ins, &accs, lo, hi, Some(&outs), loc)?;
         }
-        Phase::ThreadReduce | Phase::ThreadScan | Phase::TreeReduce | Phase::TreeScan { .. } => {}
+        Phase::ThreadReduce
+        | Phase::ThreadScan
+        | Phase::TreeReduce
+        | Phase::TreeScan { .. }
+        | Phase::StridedReduce => {}
     }
     finish(g, k)
 }
@@ -639,6 +691,64 @@ fn fold_unrolled<'p>(
         })?;
     }
     let step = g.c_u64(UNROLL as u64);
+    let i1 = g.b.i_add(u64t, None, i, step).ie()?;
+    g.store(iv, i1)?;
+    g.end_loop(st)
+}
+
+/// `accs = fold op accs` over elements `start + l + j*WG` (`j < chunk`, element `< n`) for
+/// thread `l`, [`UNROLL`] loads at a time: the coalesced first pass of commutative reductions.
+#[allow(clippy::too_many_arguments)]
+fn fold_strided<'p>(
+    k: &mut KCtx<'p>,
+    g: &mut Gen,
+    op: &'p Operator,
+    ins: &[View],
+    accs: &[(Word, Word, PrimType)],
+    start: Word,
+    lid: Word,
+    chunk: Word,
+    n: Word,
+    loc: &Option<SrcLoc>,
+) -> R<()> {
+    let u64t = g.t_u64();
+    let bt = g.t_bool();
+    let wg = g.c_u64(WG as u64);
+    let span = g.b.i_mul(u64t, None, chunk, wg).ie()?;
+    let end = g.b.i_add(u64t, None, start, span).ie()?;
+    let end = g.glsl(u64t, spirv::GlslStd450Op::UMin, &[end, n])?;
+    let first = g.b.i_add(u64t, None, start, lid).ie()?;
+    let iv = g.var(u64t);
+    g.store(iv, first)?;
+    let st = g.begin_loop()?;
+    let i = g.load(u64t, iv)?;
+    let c = g.b.u_less_than(bt, None, i, end).ie()?;
+    g.loop_cond(st, c)?;
+    let i = g.load(u64t, iv)?;
+    let mut rows = Vec::with_capacity(UNROLL);
+    for j in 0..UNROLL {
+        let off = g.c_u64((j * WG as usize) as u64);
+        let idx = g.b.i_add(u64t, None, i, off).ie()?;
+        let ok = g.b.u_less_than(bt, None, idx, end).ie()?;
+        let safe = g.b.select(u64t, None, ok, idx, i).ie()?;
+        let mut xs = Vec::with_capacity(ins.len());
+        for v in ins {
+            xs.push(k.row(g, v, safe)?);
+        }
+        rows.push((ok, xs));
+    }
+    for (ok, xs) in rows {
+        g.if_then(ok, |g| {
+            let mut args = Vec::new();
+            for &(v, rt, t) in accs {
+                args.push(KVal::S(g.load(rt, v)?, t));
+            }
+            args.extend(xs);
+            let r = k.lambda(g, &op.lam, args, loc)?;
+            store_all(g, accs, r, loc)
+        })?;
+    }
+    let step = g.c_u64((UNROLL * WG as usize) as u64);
     let i1 = g.b.i_add(u64t, None, i, step).ie()?;
     g.store(iv, i1)?;
     g.end_loop(st)
