@@ -1355,6 +1355,18 @@ impl<'a> Exec<'a> {
                         Phase::ThreadScan,
                         10,
                     )
+                } else if self.gpu_layout() && chunk == prims::TILE_CHUNK && {
+                    let words: Vec<usize> = elems.iter().map(|&t| wsize(t)).collect();
+                    prims::tiled_scan_bytes(&words) <= self.ctx.info().max_shared_memory as usize
+                } {
+                    // GPUs: coalesced through shared memory; a commutative operator's partials
+                    // are read coalesced too.
+                    let p1 = if prims::commutative(op) {
+                        (Phase::StridedReduce, 13)
+                    } else {
+                        (Phase::TreeReduce, 1)
+                    };
+                    (groups, p1.0, p1.1, Phase::TiledScan { prefix: true }, 14)
                 } else {
                     (groups, self.reduce_phase(), 1, self.scan_phase(true), 4)
                 };

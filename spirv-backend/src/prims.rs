@@ -155,10 +155,23 @@ pub enum Phase {
     TreeReduce,
     /// As `Scan`, with the threads' partials scanned by a tree (Hillis–Steele, log₂ WG steps).
     TreeScan { prefix: bool },
+    /// As `TreeScan`, for GPUs, with chunk [`TILE_CHUNK`]: the workgroup's elements go through
+    /// shared memory so that every global load and store is coalesced (neighbouring threads,
+    /// neighbouring elements) while each thread still scans a contiguous run in order. Needs
+    /// [`tiled_scan_bytes`] of shared memory.
+    TiledScan { prefix: bool },
     /// As `TreeReduce` for commutative operators ([`commutative`]): thread `l` of the workgroup
     /// takes elements `l, l + WG, l + 2 WG, ...` of the group's chunk, so that neighbouring
     /// threads read neighbouring elements (coalesced).
     StridedReduce,
+}
+
+/// Elements per thread of [`Phase::TiledScan`].
+pub const TILE_CHUNK: usize = 8;
+
+/// Shared memory [`Phase::TiledScan`] needs for components of these sizes (bytes each).
+pub fn tiled_scan_bytes(word_bytes: &[usize]) -> usize {
+    word_bytes.iter().sum::<usize>() * WG as usize * (TILE_CHUNK + 1)
 }
 
 /// Whether `op` is known to be commutative: marked so, or one commutative binary operator
@@ -288,6 +301,102 @@ pub fn chunked<'p>(
             fold_range(&mut k, &mut g, op, &ins, &accs, lo, hi, Some(&outs), loc)?;
             return finish(g, k);
         }
+        Phase::TiledScan { .. } => {
+            // Load the group's tile (coalesced), scan in shared memory, store it (coalesced).
+            let c = TILE_CHUNK as u32;
+            let mut tiles = Vec::new();
+            for &(_, rt, t) in &accs {
+                let wt = g.word_ty(word_kind(t));
+                tiles.push((g.shared_array(wt, WG * c), wt, t, rt));
+            }
+            let tile_io = |g: &mut Gen, store: bool, k: &mut KCtx<'p>| -> R<()> {
+                for j in 0..c {
+                    let off = g.c_u32(j * WG);
+                    let e = g.b.i_add(u32t, None, off, lid).ie()?;
+                    let e64 = g.b.u_convert(u64t, None, e).ie()?;
+                    let idx = g.b.i_add(u64t, None, gstart, e64).ie()?;
+                    let ok = g.b.u_less_than(bt, None, idx, n).ie()?;
+                    g.if_then(ok, |g| {
+                        for (m, &(arr, wt, t, _)) in tiles.iter().enumerate() {
+                            let p = g.shared_ptr(arr, wt, e)?;
+                            if store {
+                                let w = g.load(wt, p)?;
+                                let x = g.word_to_reg(t, w)?;
+                                let at = g.b.i_add(u64t, None, outs[m].off, idx).ie()?;
+                                g.store_elem(outs[m].bi, t, at, x)?;
+                            } else {
+                                let KVal::S(x, _) = k.row(g, &ins[m], idx)? else {
+                                    return Err("internal error: scan of arrays".into());
+                                };
+                                let w = g.reg_to_word(t, x)?;
+                                g.store(p, w)?;
+                            }
+                        }
+                        Ok(())
+                    })?;
+                }
+                Ok(())
+            };
+            tile_io(&mut g, false, &mut k)?;
+            g.control_barrier()?;
+            // Thread l's run: tile[l*c .. l*c + c] (elements < n).
+            let cc = g.c_u32(c);
+            let base = g.b.i_mul(u32t, None, lid, cc).ie()?;
+            let run = |g: &mut Gen, k: &mut KCtx<'p>, write: bool| -> R<()> {
+                for m in 0..c {
+                    let cm = g.c_u32(m);
+                    let e = g.b.i_add(u32t, None, base, cm).ie()?;
+                    let e64 = g.b.u_convert(u64t, None, e).ie()?;
+                    let idx = g.b.i_add(u64t, None, gstart, e64).ie()?;
+                    let ok = g.b.u_less_than(bt, None, idx, n).ie()?;
+                    g.if_then(ok, |g| {
+                        let mut args = Vec::new();
+                        for &(v, rt, t) in &accs {
+                            args.push(KVal::S(g.load(rt, v)?, t));
+                        }
+                        let mut ptrs = Vec::new();
+                        for &(arr, wt, t, _) in &tiles {
+                            let p = g.shared_ptr(arr, wt, e)?;
+                            let w = g.load(wt, p)?;
+                            args.push(KVal::S(g.word_to_reg(t, w)?, t));
+                            ptrs.push(p);
+                        }
+                        let r = k.lambda(g, &op.lam, args, loc)?;
+                        store_all(g, &accs, r, loc)?;
+                        if write {
+                            for (&(v, rt, t), &p) in accs.iter().zip(&ptrs) {
+                                let x = g.load(rt, v)?;
+                                let w = g.reg_to_word(t, x)?;
+                                g.store(p, w)?;
+                            }
+                        }
+                        Ok(())
+                    })?;
+                }
+                Ok(())
+            };
+            run(&mut g, &mut k, false)?;
+            // The threads' partials, scanned by a tree.
+            let mut shared = Vec::new();
+            for &(v, rt, t) in &accs {
+                let wt = g.word_ty(word_kind(t));
+                let arr = g.shared_array(wt, WG);
+                let x = g.load(rt, v)?;
+                let w = g.reg_to_word(t, x)?;
+                let p = g.shared_ptr(arr, wt, lid)?;
+                g.store(p, w)?;
+                shared.push((arr, wt, t, rt));
+            }
+            g.control_barrier()?;
+            tree(&mut k, &mut g, op, &shared, lid, true, loc)?;
+            thread_prefix(
+                &mut k, &mut g, op, &shared, &accs, &neutral, &pre, lid, gid64, loc,
+            )?;
+            run(&mut g, &mut k, true)?;
+            g.control_barrier()?;
+            tile_io(&mut g, true, &mut k)?;
+            return finish(g, k);
+        }
         Phase::Reduce
         | Phase::Scan { .. }
         | Phase::TreeReduce
@@ -335,42 +444,9 @@ pub fn chunked<'p>(
             g.end_if(st)?;
             return finish(g, k);
         }
-        // Thread l starts from the group's prefix combined with the inclusive scan of the
-        // partials of threads 0..l-1.
-        for (&(v, _, _), &(x, _)) in accs.iter().zip(&neutral) {
-            g.store(v, x)?;
-        }
-        if !pre.is_empty() {
-            let z = g.c_u64(0);
-            let has = g.b.u_greater_than(bt, None, gid64, z).ie()?;
-            g.if_then(has, |g| {
-                let one = g.c_u64(1);
-                let gm1 = g.b.i_sub(u64t, None, gid64, one).ie()?;
-                for (&(v, _, t), p) in accs.iter().zip(&pre) {
-                    let idx = g.b.i_add(u64t, None, p.off, gm1).ie()?;
-                    let x = g.load_elem(p.bi, t, idx)?;
-                    g.store(v, x)?;
-                }
-                Ok(())
-            })?;
-        }
-        let gt0 = g.b.u_greater_than(bt, None, lid, z32).ie()?;
-        let st = g.begin_if(gt0)?;
-        let one = g.c_u32(1);
-        let lm1 = g.b.i_sub(u32t, None, lid, one).ie()?;
-        let mut args = Vec::new();
-        for &(v, rt, t) in &accs {
-            args.push(KVal::S(g.load(rt, v)?, t));
-        }
-        for &(arr, wt, t, _) in &shared {
-            let p = g.shared_ptr(arr, wt, lm1)?;
-            let w = g.load(wt, p)?;
-            args.push(KVal::S(g.word_to_reg(t, w)?, t));
-        }
-        let r = k.lambda(&mut g, &op.lam, args, loc)?;
-        store_all(&mut g, &accs, r, loc)?;
-        g.else_(st)?;
-        g.end_if(st)?;
+        thread_prefix(
+            &mut k, &mut g, op, &shared, &accs, &neutral, &pre, lid, gid64, loc,
+        )?;
         fold_unrolled(&mut k, &mut g, op, &ins, &accs, lo, hi, Some(&outs), loc)?;
         return finish(g, k);
     }
@@ -489,9 +565,69 @@ pub fn chunked<'p>(
         | Phase::ThreadScan
         | Phase::TreeReduce
         | Phase::TreeScan { .. }
+        | Phase::TiledScan { .. }
         | Phase::StridedReduce => {}
     }
     finish(g, k)
+}
+
+/// Sets `accs` of thread `lid` to the group's prefix (`pre[gid - 1]`, neutral without one or
+/// for group 0) combined with element `lid - 1` of the inclusive scan in `shared` (after
+/// [`tree`]).
+#[allow(clippy::too_many_arguments)]
+fn thread_prefix<'p>(
+    k: &mut KCtx<'p>,
+    g: &mut Gen,
+    op: &'p Operator,
+    shared: &[(Word, Word, PrimType, Word)],
+    accs: &[(Word, Word, PrimType)],
+    neutral: &[(Word, PrimType)],
+    pre: &[View],
+    lid: Word,
+    gid64: Word,
+    loc: &Option<SrcLoc>,
+) -> R<()> {
+    let u64t = g.t_u64();
+    let u32t = g.t_u32();
+    let bt = g.t_bool();
+    let z32 = g.c_u32(0);
+    // Thread l starts from the group's prefix combined with the inclusive scan of the
+    // partials of threads 0..l-1.
+    for (&(v, _, _), &(x, _)) in accs.iter().zip(neutral) {
+        g.store(v, x)?;
+    }
+    if !pre.is_empty() {
+        let z = g.c_u64(0);
+        let has = g.b.u_greater_than(bt, None, gid64, z).ie()?;
+        g.if_then(has, |g| {
+            let one = g.c_u64(1);
+            let gm1 = g.b.i_sub(u64t, None, gid64, one).ie()?;
+            for (&(v, _, t), p) in accs.iter().zip(pre) {
+                let idx = g.b.i_add(u64t, None, p.off, gm1).ie()?;
+                let x = g.load_elem(p.bi, t, idx)?;
+                g.store(v, x)?;
+            }
+            Ok(())
+        })?;
+    }
+    let gt0 = g.b.u_greater_than(bt, None, lid, z32).ie()?;
+    let st = g.begin_if(gt0)?;
+    let one = g.c_u32(1);
+    let lm1 = g.b.i_sub(u32t, None, lid, one).ie()?;
+    let mut args = Vec::new();
+    for &(v, rt, t) in accs {
+        args.push(KVal::S(g.load(rt, v)?, t));
+    }
+    for &(arr, wt, t, _) in shared {
+        let p = g.shared_ptr(arr, wt, lm1)?;
+        let w = g.load(wt, p)?;
+        args.push(KVal::S(g.word_to_reg(t, w)?, t));
+    }
+    let r = k.lambda(g, &op.lam, args, loc)?;
+    store_all(g, accs, r, loc)?;
+    g.else_(st)?;
+    g.end_if(st)?;
+    Ok(())
 }
 
 /// Combines the WG values in `shared` (one array per component, after a barrier) in order:
