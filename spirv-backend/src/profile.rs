@@ -286,13 +286,17 @@ pub fn parse_launch_name(name: &str) -> Option<(String, Option<Loc>)> {
 /// The scope a launch at `loc` belongs to. The statement at `loc` is searched among the scopes'
 /// own statements ([`Scope::stm_locs`]), depth first, in the tree of the function labelled
 /// `function {fun}` (the entry point's) before the other trees; the first scope found owns the
-/// launch, unless the statement opens a scope (one of the scope's children is at `loc`: a
-/// `map` whose lambda the kernel runs, a `reduce` whose operator it applies, or a `vjp` whose
-/// generated code carries the `vjp`'s location): then that child does.
+/// launch, unless the statement opens a scope that the kernel runs (one of the scope's children
+/// is at `loc`: a `map` whose lambda the kernel runs, or a `vjp` whose generated code carries
+/// the `vjp`'s location): then that child does. The operator scope of a `reduce`, `scan` or
+/// `reduce_by_index` does not take the launches: they belong to the scope of the statement.
 pub fn assign_scope(profile: &Profile, fun: Option<&str>, loc: &Loc) -> Option<u32> {
     fn find(s: &Scope, loc: &Loc) -> Option<u32> {
         if s.stm_locs.contains(loc) {
-            let opened = s.children.iter().find(|c| c.loc.as_ref() == Some(loc));
+            let opened = s
+                .children
+                .iter()
+                .find(|c| c.loc.as_ref() == Some(loc) && c.kind != "operator");
             return Some(opened.map_or(s.id, |c| c.id));
         }
         s.children.iter().find_map(|c| find(c, loc))
@@ -605,6 +609,17 @@ entry grad [n] (xs: [n]f64) : [n]f64 =\n\
         vjp.loc = Some(loc.clone());
         p.scopes[0].children.push(vjp);
         assert_eq!(assign_scope(&p, Some("f"), &loc), Some(3));
+        // A reduce at `loc2` in main: its kernels are main's, not its operator scope's.
+        let loc2 = Loc {
+            line: 5,
+            ..loc.clone()
+        };
+        p.scopes[1].stm_locs.push(loc2.clone());
+        let mut opr = scope(4, "reduce operator", vec![]);
+        opr.kind = "operator".into();
+        opr.loc = Some(loc2.clone());
+        p.scopes[1].children.push(opr);
+        assert_eq!(assign_scope(&p, Some("main"), &loc2), Some(1));
         let other = Loc { line: 2, ..loc };
         assert_eq!(assign_scope(&p, Some("main"), &other), None);
     }
