@@ -182,6 +182,9 @@ pub struct ViewerApp {
     pub tab: Tab,
     runner: Option<Runner>,
     program: Option<Program>,
+    /// The next run starts a new profile instead of adding to the shown one (after "Keep as
+    /// comparison").
+    fresh_run: bool,
     /// Entry points chosen to run (indices into the program's entries).
     entry: usize,
     input: String,
@@ -204,6 +207,7 @@ impl ViewerApp {
             tab: Tab::SourceIr,
             runner: None,
             program: None,
+            fresh_run: false,
             entry: 0,
             input: String::new(),
             devices: Vec::new(),
@@ -401,7 +405,12 @@ impl ViewerApp {
                         .clicked()
                     {
                         self.other = self.main.clone();
-                        self.info("kept the profile as comparison (B)".into());
+                        // The next run starts a new profile (A), compared with this one (B).
+                        self.fresh_run = true;
+                        self.info(
+                            "kept the profile as comparison (B); the next run starts a new profile (A)"
+                                .into(),
+                        );
                     }
                 });
             });
@@ -477,10 +486,12 @@ impl ViewerApp {
                 .clicked()
             {
                 if let (Some(device), Some(e)) = (self.device, entries.get(self.entry)) {
+                    let fresh = std::mem::take(&mut self.fresh_run);
                     self.send(Request::Run {
                         device,
                         entries: vec![e.clone()],
                         input: input.clone(),
+                        fresh,
                     });
                 }
             }
@@ -493,10 +504,12 @@ impl ViewerApp {
                 .clicked()
             {
                 if let Some(device) = self.device {
+                    let fresh = std::mem::take(&mut self.fresh_run);
                     self.send(Request::Run {
                         device,
                         entries,
                         input,
+                        fresh,
                     });
                 }
             }
@@ -578,9 +591,14 @@ impl ViewerApp {
                     });
             });
         let Some(main) = &self.main else {
+            let hint = if self.program.is_some() {
+                "No profile yet: pick an entry and an input, then Run (or Run all entries)"
+            } else {
+                "No profile yet: open a program or a profile (File > Open…)"
+            };
             egui::CentralPanel::default().show(ui, |ui| {
                 ui.centered_and_justified(|ui| {
-                    ui.heading("No profile yet: open a program or a profile (File > Open…)");
+                    ui.heading(hint);
                 });
             });
             self.dialog(&ui.ctx().clone());

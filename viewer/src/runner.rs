@@ -41,11 +41,12 @@ pub enum Request {
     LoadProfile { path: PathBuf, slot: Slot },
     /// Run entry points of the open program on device `device` (an index of
     /// `vkad_vk::list_devices`), each on the values in `input` (none when `None`), appending
-    /// the runs to the profile.
+    /// the runs to the profile (to a fresh profile with `fresh`).
     Run {
         device: usize,
         entries: Vec<String>,
         input: Option<PathBuf>,
+        fresh: bool,
     },
     /// Write a profile to a file.
     Save {
@@ -264,7 +265,11 @@ impl Worker {
                 device,
                 entries,
                 input,
+                fresh,
             } => {
+                if fresh {
+                    self.profile = None;
+                }
                 let r = self.run(device, &entries, input.as_deref(), send);
                 send(Reply::Ran(r));
             }
@@ -474,6 +479,43 @@ mod tests {
                 result: Err(_)
             }
         )));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn runs_add_to_the_profile_unless_fresh() {
+        let dir = std::env::temp_dir().join(format!("vkad-viewer-runs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let prog = dir.join("p.fut");
+        std::fs::write(&prog, "entry main : f64 = 2.0
+").unwrap();
+        let mut r = Runner::spawn(|| {});
+        r.send(Request::Open {
+            path: prog,
+            device: Some(0),
+        });
+        wait(&mut r);
+        let runs = |r: &mut Runner, fresh: bool| {
+            r.send(Request::Run {
+                device: 0,
+                entries: vec!["main".into()],
+                input: None,
+                fresh,
+            });
+            let replies = wait(r);
+            replies
+                .iter()
+                .find_map(|x| match x {
+                    Reply::Ran(Ok((l, _))) => Some(l.profile.runs.len()),
+                    Reply::Ran(Err(e)) => panic!("run failed: {e}"),
+                    _ => None,
+                })
+                .expect("a run reply")
+        };
+        assert_eq!(runs(&mut r, false), 1);
+        assert_eq!(runs(&mut r, false), 2);
+        // After "Keep as comparison" the app asks for a fresh profile.
+        assert_eq!(runs(&mut r, true), 1);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
