@@ -487,8 +487,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("vkad-viewer-runs-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let prog = dir.join("p.fut");
-        std::fs::write(&prog, "entry main : f64 = 2.0
-").unwrap();
+        std::fs::write(&prog, "entry main : f64 = 2.0\n").unwrap();
         let mut r = Runner::spawn(|| {});
         r.send(Request::Open {
             path: prog,
