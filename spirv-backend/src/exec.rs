@@ -2084,6 +2084,14 @@ fn run_args_timed(
         });
     }
     let sizes = check_arg_descs(f, entry, &descs)?;
+    // Accumulators that only maps update run as histograms (see `passes::acc_to_hist`).
+    let rewritten;
+    let prog = if has_with_acc(prog) {
+        rewritten = vkad_core::passes::acc_to_hist::acc_to_hist(prog.clone());
+        &rewritten
+    } else {
+        prog
+    };
     let mut ex = Exec::new(ctx, prog)?;
     // Device addresses when every buffer has one; descriptors for recorded modules (their
     // documented layout) and for arguments in buffers without addresses (an embedding
@@ -2098,6 +2106,23 @@ fn run_args_timed(
     crate::gen::with_addressing(ex.addressing, || {
         run_on(&mut ex, f, entry, sizes, args, device_out, record, profile)
     })
+}
+
+/// Whether any function of `prog` has a `with_acc`.
+fn has_with_acc(prog: &ir::Program) -> bool {
+    fn body(b: &Body) -> bool {
+        b.stms.iter().any(|s| match &s.exp {
+            Exp::WithAcc { .. } => true,
+            Exp::If { then_b, else_b, .. } => body(then_b) || body(else_b),
+            Exp::Loop { body: lb, .. } => body(lb),
+            Exp::Soac(Soac::Map { lam, .. }) => body(&lam.body),
+            Exp::Soac(Soac::Reduce { op, .. } | Soac::Scan { op, .. } | Soac::Hist { op, .. }) => {
+                body(&op.lam.body)
+            }
+            _ => false,
+        })
+    }
+    prog.funs.iter().any(|f| body(&f.body))
 }
 
 /// The rest of [`run_args_timed`], with the addressing mode set.

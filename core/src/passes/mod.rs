@@ -14,6 +14,7 @@
 //! maps that update accumulators) and [`acc_to_reduce::acc_to_reduce`] (accumulations to
 //! map/reduce nests), see [`accumulations_to_reductions`].
 
+pub mod acc_to_hist;
 pub mod acc_to_reduce;
 pub mod const_fold;
 pub mod copy_prop;

@@ -376,6 +376,36 @@ pub fn nested_bodies(e: &mut Exp) -> Vec<&mut Body> {
     }
 }
 
+/// `lam` with every name it binds replaced by a fresh one from `ns` (a copy that can live in the
+/// same program as the original).
+pub fn fresh_lambda(ns: &mut NameSource, lam: &Lambda) -> Lambda {
+    struct Renamer<'a> {
+        ns: &'a mut NameSource,
+        map: std::collections::HashMap<VName, VName>,
+    }
+    impl Visitor for Renamer<'_> {
+        fn use_name(&mut self, v: &mut VName) {
+            if let Some(n) = self.map.get(v) {
+                *v = n.clone();
+            }
+        }
+        fn bind_name(&mut self, v: &mut VName) {
+            let n = self.ns.fresh_like(v);
+            self.map.insert(v.clone(), n.clone());
+            *v = n;
+        }
+    }
+    let mut l = lam.clone();
+    walk_lambda(
+        &mut Renamer {
+            ns,
+            map: Default::default(),
+        },
+        &mut l,
+    );
+    l
+}
+
 /// A statement `let pat = exp` with no attributes and no location.
 pub fn mk_stm(elems: Vec<Param>, exp: Exp) -> Stm {
     Stm {

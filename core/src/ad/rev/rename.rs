@@ -3,7 +3,7 @@
 
 use super::Rev;
 use crate::ir::*;
-use crate::passes::traverse::{walk_body, walk_lambda, Visitor};
+use crate::passes::traverse::{walk_body, Visitor};
 use std::collections::HashMap;
 
 struct Renamer<'a> {
@@ -27,13 +27,7 @@ impl Visitor for Renamer<'_> {
 impl Rev<'_> {
     /// `lam` with every name it binds replaced by a fresh one.
     pub fn rename_lambda(&mut self, lam: &Lambda) -> Lambda {
-        let mut l = lam.clone();
-        let mut r = Renamer {
-            ns: self.ns,
-            map: HashMap::new(),
-        };
-        walk_lambda(&mut r, &mut l);
-        l
+        crate::passes::traverse::fresh_lambda(self.ns, lam)
     }
 
     /// `body` with every name it binds replaced by a fresh one.
