@@ -17,7 +17,11 @@
 //!   passes (no forward-progress assumption). Up to `WG * 512` elements the partials are per
 //!   workgroup; beyond, each thread folds a contiguous chunk of at least 64 elements into its
 //!   own partial (no shared memory or barrier in the big passes) and the scan's last pass
-//!   reads and writes each element once. Over arrays of arrays
+//!   reads and writes each element once. On devices that are not CPUs (`Exec::gpu_layout`)
+//!   the layout is a GPU's instead: runs of 8 elements per thread, many workgroups, partials
+//!   combined by trees; commutative operators read coalesced at a stride of the workgroup size
+//!   (`Phase::StridedReduce`) and scans go through shared memory (`Phase::TiledScan`).
+//!   Over arrays of arrays
 //!   with a vectorised operator (`map f` of a scalar `f`, e.g. `reduce (map2 (+))`): one thread
 //!   per column.
 //! - Per-thread arrays in `map` kernels (module `kernel::scratch`): in-place updates,
@@ -39,6 +43,10 @@
 //!   run as one histogram per component. Out-of-range indices are ignored. `scatter`: later
 //!   writes win (a claim pass with atomic max of the writer's index, then a write pass),
 //!   matching the interpreter.
+//! - Accumulators (`with_acc`/`upd_acc`): a program with accumulators is first rewritten by
+//!   `vkad_core::passes::acc_to_hist` (maps that update accumulators return the updates'
+//!   indices and values, and one `reduce_by_index` per update applies them); accumulators
+//!   updated in other ways (in loops, at host level) are not supported yet.
 //! - Runtime errors in kernels (index out of bounds, division by zero, failed assertions,
 //!   negative integer exponents) set a status word with the failing check's id; the host reports
 //!   `file:line:col: message`.
