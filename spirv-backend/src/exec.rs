@@ -2084,10 +2084,17 @@ fn run_args_timed(
         });
     }
     let sizes = check_arg_descs(f, entry, &descs)?;
-    // Accumulators that only maps update run as histograms (see `passes::acc_to_hist`).
+    // Accumulators that only maps update run as histograms (`passes::acc_to_hist`), and
+    // histograms whose operator mixes tuple components (no atomics for those) by sorting
+    // (`passes::hist_sort`).
     let rewritten;
-    let prog = if has_with_acc(prog) {
-        rewritten = vkad_core::passes::acc_to_hist::acc_to_hist(prog.clone());
+    let prog = if any_exp(prog, &|e| {
+        matches!(e, Exp::WithAcc { .. }) || mixing_hist(e)
+    }) {
+        let p = vkad_core::passes::acc_to_hist::acc_to_hist(prog.clone());
+        rewritten = vkad_core::passes::hist_sort::hist_sort(p, &|op| {
+            op.lam.ret.len() > 1 && split_operator(op).is_none()
+        });
         &rewritten
     } else {
         prog
@@ -2108,21 +2115,30 @@ fn run_args_timed(
     })
 }
 
-/// Whether any function of `prog` has a `with_acc`.
-fn has_with_acc(prog: &ir::Program) -> bool {
-    fn body(b: &Body) -> bool {
-        b.stms.iter().any(|s| match &s.exp {
-            Exp::WithAcc { .. } => true,
-            Exp::If { then_b, else_b, .. } => body(then_b) || body(else_b),
-            Exp::Loop { body: lb, .. } => body(lb),
-            Exp::Soac(Soac::Map { lam, .. }) => body(&lam.body),
-            Exp::Soac(Soac::Reduce { op, .. } | Soac::Scan { op, .. } | Soac::Hist { op, .. }) => {
-                body(&op.lam.body)
-            }
-            _ => false,
+/// Whether any expression of `prog` (nested ones included) satisfies `f`.
+fn any_exp(prog: &ir::Program, f: &dyn Fn(&Exp) -> bool) -> bool {
+    fn body(b: &Body, f: &dyn Fn(&Exp) -> bool) -> bool {
+        b.stms.iter().any(|s| {
+            f(&s.exp)
+                || match &s.exp {
+                    Exp::If { then_b, else_b, .. } => body(then_b, f) || body(else_b, f),
+                    Exp::Loop { body: lb, .. } => body(lb, f),
+                    Exp::WithAcc { lam, .. } | Exp::Soac(Soac::Map { lam, .. }) => {
+                        body(&lam.body, f)
+                    }
+                    Exp::Soac(
+                        Soac::Reduce { op, .. } | Soac::Scan { op, .. } | Soac::Hist { op, .. },
+                    ) => body(&op.lam.body, f),
+                    _ => false,
+                }
         })
     }
-    prog.funs.iter().any(|f| body(&f.body))
+    prog.funs.iter().any(|fd| body(&fd.body, f))
+}
+
+/// A `reduce_by_index` on tuples whose operator mixes the components.
+fn mixing_hist(e: &Exp) -> bool {
+    matches!(e, Exp::Soac(Soac::Hist { op, .. }) if op.lam.ret.len() > 1 && split_operator(op).is_none())
 }
 
 /// The rest of [`run_args_timed`], with the addressing mode set.

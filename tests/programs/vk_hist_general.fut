@@ -1,0 +1,38 @@
+-- reduce_by_index with operators that mix the components of a tuple (argmax pairs): the Vulkan
+-- backend runs these by sorting (core/src/passes/hist_sort.rs). Each entry compares the
+-- histogram with a per-bin reduction computed another way, on pseudo-random bins that include
+-- out-of-range indices on both sides, at sizes around workgroups and radix rounds.
+
+def amax (a: f64, i: i64) (b: f64, j: i64) : (f64, i64) =
+  if a > b || (a == b && i < j) then (a, i) else (b, j)
+
+def bins (n: i64) (m: i64) : [n]i64 = map (\i -> (i * 7919 + 13) % (m + 3) - 1) (iota n)
+def vals (n: i64) : [n]f64 = map (\i -> f64.i64 ((i * 104729) % 1009)) (iota n)
+
+-- ==
+-- entry: argmax_agrees
+-- input { 0i64 5i64 } output { true }
+-- input { 1i64 1i64 } output { true }
+-- input { 255i64 17i64 } output { true }
+-- input { 256i64 17i64 } output { true }
+-- input { 257i64 300i64 } output { true }
+-- input { 2049i64 1i64 } output { true }
+-- input { 20000i64 300i64 } output { true }
+-- input { 50000i64 64i64 } output { true }
+entry argmax_agrees (n: i64) (m: i64) : bool =
+  let is = bins n m
+  let vs = vals n
+  let (hv, hi) = unzip (reduce_by_index (replicate m (-f64.inf, -1)) amax (-f64.inf, -1) is (zip vs (iota n)))
+  let (rv, ri) =
+    unzip (map (\b -> reduce amax (-f64.inf, -1)
+                         (map3 (\i v j -> if i == b then (v, j) else (-f64.inf, -1)) is vs (iota n)))
+               (iota m))
+  in and (map2 (==) hv rv) && and (map2 (==) hi ri)
+
+-- The worked case of ad-rules.md (§7, hist max) as values.
+-- ==
+-- entry: argmax_small
+-- input { [8.0, 0.0, 1.0, 7.0] [0i64, 1i64, 2i64, 1i64, 1i64, 0i64, -1i64, 4i64] [1.0, 2.0, 6.0, 5.0, 5.0, 8.0, 7.0, 9.0] }
+-- output { [8.0, 5.0, 6.0, 7.0] [-1i64, 3i64, 2i64, -1i64] }
+entry argmax_small [n] (h: [4]f64) (is: [n]i64) (vs: [n]f64) : ([4]f64, [4]i64) =
+  unzip (reduce_by_index (zip h (replicate 4 (-1))) amax (-f64.inf, -1) is (zip vs (iota n)))
