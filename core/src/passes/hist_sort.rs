@@ -508,9 +508,7 @@ entry argmax32 [n] (m: i64) (is: [n]i64) (vs: [n]i32) =
         let is: Vec<String> = (0..n)
             .map(|i| format!("{}i64", (i * 37 % 71) as i64 - 3))
             .collect();
-        let vs: Vec<String> = (0..n)
-            .map(|i| format!("{}i32", i * 13 % 17 - 8))
-            .collect();
+        let vs: Vec<String> = (0..n).map(|i| format!("{}i32", i * 13 % 17 - 8)).collect();
         check(
             ARGMAX,
             "argmax32",
