@@ -40,7 +40,10 @@
 //! - `reduce_by_index`: atomic add/min/max for 32-bit integers (and 64-bit with int64 atomics),
 //!   `f32` atomic add where the device has it, otherwise a compare-exchange loop for any scalar
 //!   operator; tuples whose operator combines each component on its own (as `jvp` produces)
-//!   run as one histogram per component. Out-of-range indices are ignored. `scatter`: later
+//!   run as one histogram per component; tuples whose operator mixes the components (argmax
+//!   pairs, the forward sweep of `vjp` of min/max histograms) are rewritten first by
+//!   `vkad_core::passes::hist_sort` (radix sort of the bins, segmented scan, scatter).
+//!   Out-of-range indices are ignored. `scatter`: later
 //!   writes win (a claim pass with atomic max of the writer's index, then a write pass),
 //!   matching the interpreter.
 //! - Accumulators (`with_acc`/`upd_acc`): a program with accumulators is first rewritten by
