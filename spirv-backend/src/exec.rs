@@ -2084,14 +2084,15 @@ fn run_args_timed(
         });
     }
     let sizes = check_arg_descs(f, entry, &descs)?;
-    // Accumulators that only maps update run as histograms (`passes::acc_to_hist`), and
-    // histograms whose operator mixes tuple components (no atomics for those) by sorting
-    // (`passes::hist_sort`).
+    // Accumulators that only maps update run as histograms (`passes::acc_to_hist`), vectorised
+    // histograms as histograms of scalars (`passes::hist_flatten`), and histograms whose
+    // operator mixes tuple components (no atomics for those) by sorting (`passes::hist_sort`).
     let rewritten;
     let prog = if any_exp(prog, &|e| {
-        matches!(e, Exp::WithAcc { .. }) || mixing_hist(e)
+        matches!(e, Exp::WithAcc { .. }) || mixing_hist(e) || array_hist(e)
     }) {
         let p = vkad_core::passes::acc_to_hist::acc_to_hist(prog.clone());
+        let p = vkad_core::passes::hist_flatten::hist_flatten(p);
         rewritten = vkad_core::passes::hist_sort::hist_sort(p, &|op| {
             op.lam.ret.len() > 1 && split_operator(op).is_none()
         });
@@ -2134,6 +2135,12 @@ fn any_exp(prog: &ir::Program, f: &dyn Fn(&Exp) -> bool) -> bool {
         })
     }
     prog.funs.iter().any(|fd| body(&fd.body, f))
+}
+
+/// A `reduce_by_index` whose bins are arrays (`passes::hist_flatten` makes the vectorised ones
+/// scalar histograms).
+fn array_hist(e: &Exp) -> bool {
+    matches!(e, Exp::Soac(Soac::Hist { op, .. }) if op.lam.params.iter().any(|p| p.ty.rank() > 0))
 }
 
 /// A `reduce_by_index` on tuples whose operator mixes the components.

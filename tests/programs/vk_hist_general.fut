@@ -36,3 +36,20 @@ entry argmax_agrees (n: i64) (m: i64) : bool =
 -- output { [8.0, 5.0, 6.0, 7.0] [-1i64, 3i64, 2i64, -1i64] }
 entry argmax_small [n] (h: [4]f64) (is: [n]i64) (vs: [n]f64) : ([4]f64, [4]i64) =
   unzip (reduce_by_index (zip h (replicate 4 (-1))) amax (-f64.inf, -1) is (zip vs (iota n)))
+
+-- Array-valued bins with a vectorised operator: a histogram of scalars over the flattened
+-- arrays on the Vulkan backend (core/src/passes/hist_flatten.rs).
+-- ==
+-- entry: vec_add
+-- input { [[1.0, 2.0], [3.0, 4.0]] [0i64, 1i64, 1i64, 5i64, -1i64] [[1.0, 1.0], [2.0, 3.0], [4.0, 5.0], [6.0, 7.0], [8.0, 9.0]] }
+-- output { [[2.0, 3.0], [9.0, 12.0]] }
+entry vec_add [m][k][n] (dst: [m][k]f64) (is: [n]i64) (vs: [n][k]f64) : [m][k]f64 =
+  reduce_by_index (copy dst) (map2 (+)) (replicate k 0) is vs
+
+-- Its gradient: every bin's adjoint flows to the elements in range.
+-- ==
+-- entry: vec_add_grad
+-- input { [[1.0, 2.0], [3.0, 4.0]] [0i64, 1i64, 1i64, 5i64, -1i64] [[1.0, 1.0], [2.0, 3.0], [4.0, 5.0], [6.0, 7.0], [8.0, 9.0]] }
+-- output { [[1.0, 2.0], [3.0, 4.0]] [[1.0, 2.0], [3.0, 4.0], [3.0, 4.0], [0.0, 0.0], [0.0, 0.0]] }
+entry vec_add_grad [m][k][n] (dst: [m][k]f64) (is: [n]i64) (vs: [n][k]f64) =
+  vjp (\(d, v) -> reduce_by_index (copy d) (map2 (+)) (replicate k 0) is v) (dst, vs) [[1.0, 2.0], [3.0, 4.0]]
