@@ -2085,14 +2085,16 @@ fn run_args_timed(
     }
     let sizes = check_arg_descs(f, entry, &descs)?;
     // Accumulators that only maps update run as histograms (`passes::acc_to_hist`), vectorised
-    // histograms as histograms of scalars (`passes::hist_flatten`), and histograms whose
-    // operator mixes tuple components (no atomics for those) by sorting (`passes::hist_sort`).
+    // histograms as histograms of scalars (`passes::hist_flatten`), scans of scalars and rows
+    // as scans of columns (`passes::scan_columns`), and histograms whose operator mixes tuple
+    // components (no atomics for those) by sorting (`passes::hist_sort`).
     let rewritten;
     let prog = if any_exp(prog, &|e| {
-        matches!(e, Exp::WithAcc { .. }) || mixing_hist(e) || array_hist(e)
+        matches!(e, Exp::WithAcc { .. }) || mixing_hist(e) || array_hist(e) || row_scan(e)
     }) {
         let p = vkad_core::passes::acc_to_hist::acc_to_hist(prog.clone());
         let p = vkad_core::passes::hist_flatten::hist_flatten(p);
+        let p = vkad_core::passes::scan_columns::scan_columns_where(p, &|op| row_and_scalar(op));
         rewritten = vkad_core::passes::hist_sort::hist_sort(p, &|op| {
             op.lam.ret.len() > 1 && split_operator(op).is_none()
         });
@@ -2135,6 +2137,18 @@ fn any_exp(prog: &ir::Program, f: &dyn Fn(&Exp) -> bool) -> bool {
         })
     }
     prog.funs.iter().any(|fd| body(&fd.body, f))
+}
+
+/// A `scan`/`reduce` over tuples of scalars and rows (AD's segmented scans of vectorised
+/// histograms; `passes::scan_columns` makes them scans of columns).
+fn row_scan(e: &Exp) -> bool {
+    matches!(e, Exp::Soac(Soac::Scan { op, .. } | Soac::Reduce { op, .. }) if row_and_scalar(op))
+}
+
+fn row_and_scalar(op: &ir::Operator) -> bool {
+    let k = op.neutral.len();
+    let ranks: Vec<usize> = op.lam.params.iter().take(k).map(|p| p.ty.rank()).collect();
+    ranks.contains(&0) && ranks.contains(&1)
 }
 
 /// A `reduce_by_index` whose bins are arrays (`passes::hist_flatten` makes the vectorised ones

@@ -25,6 +25,7 @@ pub mod hist_flatten;
 pub mod hist_sort;
 pub mod hoist;
 pub mod inline;
+pub mod scan_columns;
 pub mod traverse;
 
 use crate::ir::Program;
