@@ -18,6 +18,9 @@ pub type E<T> = Result<T, String>;
 #[path = "map_scratch.rs"]
 mod map_scratch;
 
+#[path = "acc.rs"]
+mod acc;
+
 fn at(loc: &Option<SrcLoc>, msg: impl std::fmt::Display) -> String {
     match loc {
         Some(l) => format!("{l}: {msg}"),
@@ -54,6 +57,8 @@ impl DArr {
 pub enum HVal {
     P(PrimValue),
     A(DArr),
+    /// An accumulator: index into [`Exec`]'s stack of running `withacc`s (see module `acc`).
+    Acc(usize),
     Empty,
 }
 
@@ -149,6 +154,8 @@ pub struct Exec<'a> {
     scratch_caps: HashMap<usize, [u64; 2]>,
     /// How kernels reach arrays (set before the first kernel is made; see `gen::Addressing`).
     addressing: Addressing,
+    /// The accumulators of the running `withacc`s, innermost last.
+    accs: Vec<acc::AccState<'a>>,
 }
 
 impl<'a> Exec<'a> {
@@ -175,6 +182,7 @@ impl<'a> Exec<'a> {
             } else {
                 Addressing::Descriptors
             },
+            accs: Vec::new(),
         })
     }
 
@@ -289,7 +297,7 @@ impl<'a> Exec<'a> {
         match self.env.get(&v.id)? {
             HVal::P(p) => Some(HostTy::Prim(p.prim_type())),
             HVal::A(a) => Some(HostTy::Arr(a.elem, a.shape.len())),
-            HVal::Empty => None,
+            HVal::Acc(_) | HVal::Empty => None,
         }
     }
 
@@ -762,7 +770,9 @@ impl<'a> Exec<'a> {
                         )?;
                         out
                     }
-                    HVal::Empty => return Err(at(loc, "internal error: replicate of nothing")),
+                    HVal::Acc(_) | HVal::Empty => {
+                        return Err(at(loc, "internal error: replicate of nothing"))
+                    }
                 };
                 self.bind(stm, vec![HVal::A(r)])
             }
@@ -837,7 +847,15 @@ impl<'a> Exec<'a> {
                 let r = self.soac(stm, s, loc)?;
                 self.bind(stm, r)
             }
-            Exp::WithAcc { .. } | Exp::UpdAcc { .. } | Exp::Jvp { .. } | Exp::Vjp { .. } => {
+            Exp::WithAcc { inputs, lam } => {
+                let r = self.with_acc(inputs, lam, loc)?;
+                self.bind(stm, r)
+            }
+            Exp::UpdAcc { acc, idx, vals } => {
+                let r = self.upd_acc(acc, idx, vals, loc)?;
+                self.bind(stm, vec![r])
+            }
+            Exp::Jvp { .. } | Exp::Vjp { .. } => {
                 Err(unsupported(kernel::construct_name(&stm.exp), loc))
             }
         }
@@ -1041,7 +1059,9 @@ impl<'a> Exec<'a> {
                     ),
                 ))
             }
-            HVal::Empty => return Err(at(loc, "internal error: update with nothing")),
+            HVal::Acc(_) | HVal::Empty => {
+                return Err(at(loc, "internal error: update with nothing"))
+            }
         }
         Ok(a)
     }
@@ -1203,6 +1223,9 @@ impl<'a> Exec<'a> {
 
     fn soac(&mut self, stm: &'a Stm, s: &'a Soac, loc: &Option<SrcLoc>) -> E<Vec<HVal>> {
         match s {
+            Soac::Map { w, arrs, lam } if acc::map_uses_acc(self, arrs, lam) => {
+                self.acc_map(w, arrs, lam, loc)
+            }
             Soac::Map { w, arrs, lam } => {
                 let n = self.size(w, loc)?;
                 // Output shapes (scalar results only).
@@ -2212,7 +2235,7 @@ fn run_on(
                 })
             }
             HVal::A(a) => Out::Host(Value::Array(ex.download(&a)?)),
-            HVal::Empty => return Err(format!("entry `{entry}` returned nothing")),
+            HVal::Acc(_) | HVal::Empty => return Err(format!("entry `{entry}` returned nothing")),
         });
     }
     Ok((

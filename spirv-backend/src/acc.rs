@@ -1,0 +1,316 @@
+//! Accumulators (`withacc` / `upd_acc`) on the host executor.
+//!
+//! An accumulator is its destination arrays on the device. `withacc` makes its input arrays
+//! unique (copying shared ones), keeps them in [`Exec`]'s accumulator stack and binds each
+//! accumulator parameter of its lambda to [`HVal::Acc`] (an index into that stack); the lambda's
+//! body runs at host level like any body (accumulators pass through loops, ifs and calls as
+//! ordinary values). Its results are the updated arrays followed by the lambda's extra results.
+//!
+//! `upd_acc` at host level is a read-modify-write of the element (or row) on the device: without
+//! an operator it overwrites, with one it runs the operator on the old and new values (at host
+//! level, so any operator works, including ones on rows). Out-of-range indices are ignored, as in
+//! the interpreter.
+//!
+//! A `map` that takes or returns accumulators (what reverse-mode AD makes of free arrays read in
+//! a `map`) runs its iterations one after another at host level ([`Exec::acc_map`]): each
+//! iteration's `upd_acc`s then apply in iteration order, exactly as in the interpreter. This is
+//! correct for every operator but slow (a device round trip per element access); generating the
+//! updates as atomics inside the map's kernel is not done yet.
+
+use super::{at, Exec, HVal, E};
+use vkad_core::diag::SrcLoc;
+use vkad_core::ir::{self, AccInput, Body, DimIndex, Exp, Lambda, Soac, SubExp, Type, VName};
+use vkad_core::prim::PrimValue;
+
+/// The state of one accumulator of a running `withacc`.
+pub(super) struct AccState<'a> {
+    /// Its destination arrays (unique: updated in place).
+    pub arrs: Vec<super::DArr>,
+    /// The index shape (outer dimensions of the arrays).
+    pub shape: Vec<usize>,
+    /// The operator combining an update with the current value (`None`: overwrite).
+    pub op: Option<&'a ir::Operator>,
+}
+
+/// Whether a `map` over these inputs with this lambda involves accumulators (and so must run
+/// through [`Exec::acc_map`]).
+pub(super) fn map_uses_acc(ex: &Exec<'_>, arrs: &[VName], lam: &Lambda) -> bool {
+    lam.ret.iter().any(|t| matches!(t, Type::Acc { .. }))
+        || lam.params.iter().any(|p| matches!(p.ty, Type::Acc { .. }))
+        || arrs
+            .iter()
+            .any(|a| matches!(ex.env.get(&a.id), Some(HVal::Acc(_))))
+        || body_updates(&lam.body)
+}
+
+/// Whether a body contains `upd_acc` or `withacc` anywhere (then it cannot be a kernel).
+fn body_updates(b: &Body) -> bool {
+    b.stms.iter().any(|s| exp_updates(&s.exp))
+}
+
+fn exp_updates(e: &Exp) -> bool {
+    match e {
+        Exp::UpdAcc { .. } | Exp::WithAcc { .. } => true,
+        Exp::If { then_b, else_b, .. } => body_updates(then_b) || body_updates(else_b),
+        Exp::Loop { body, .. } => body_updates(body),
+        Exp::Soac(Soac::Map { lam, .. }) => body_updates(&lam.body),
+        Exp::Soac(Soac::Reduce { op, .. } | Soac::Scan { op, .. } | Soac::Hist { op, .. }) => {
+            body_updates(&op.lam.body)
+        }
+        _ => false,
+    }
+}
+
+fn fix(i: usize) -> DimIndex {
+    DimIndex::Fix(SubExp::Const(PrimValue::I64(i as i64)))
+}
+
+impl<'a> Exec<'a> {
+    /// Runs `withacc inputs lam`.
+    pub(super) fn with_acc(
+        &mut self,
+        inputs: &'a [AccInput],
+        lam: &'a Lambda,
+        loc: &Option<SrcLoc>,
+    ) -> E<Vec<HVal>> {
+        if lam.params.len() != inputs.len() {
+            return Err(at(
+                loc,
+                "internal error: withacc lambda must take one accumulator per input",
+            ));
+        }
+        let base = self.accs.len();
+        let r = self.with_acc_inner(inputs, lam, base, loc);
+        let states = self.accs.split_off(base);
+        let res = r?;
+        let mut out: Vec<HVal> = states
+            .into_iter()
+            .flat_map(|s| s.arrs.into_iter().map(HVal::A))
+            .collect();
+        out.extend(res.into_iter().skip(inputs.len()));
+        Ok(out)
+    }
+
+    fn with_acc_inner(
+        &mut self,
+        inputs: &'a [AccInput],
+        lam: &'a Lambda,
+        base: usize,
+        loc: &Option<SrcLoc>,
+    ) -> E<Vec<HVal>> {
+        for inp in inputs {
+            let shape = inp
+                .shape
+                .iter()
+                .map(|d| self.size(d, loc))
+                .collect::<E<Vec<_>>>()?;
+            let mut arrs = Vec::with_capacity(inp.arrs.len());
+            for v in &inp.arrs {
+                let a = self.take(v, loc)?;
+                if a.shape.len() < shape.len() || a.shape[..shape.len()] != shape[..] {
+                    return Err(at(
+                        loc,
+                        format!(
+                            "accumulator array of shape {} does not start with {}",
+                            super::shape_str(&a.shape),
+                            super::shape_str(&shape)
+                        ),
+                    ));
+                }
+                arrs.push(self.unique(a, loc)?);
+            }
+            if let Some(op) = &inp.op {
+                if op.lam.params.len() != 2 * arrs.len() {
+                    return Err(at(
+                        loc,
+                        "internal error: accumulator operator arity does not match its arrays",
+                    ));
+                }
+            }
+            self.accs.push(AccState {
+                arrs,
+                shape,
+                op: inp.op.as_ref(),
+            });
+        }
+        for (k, p) in lam.params.iter().enumerate() {
+            self.set(&p.name, HVal::Acc(base + k));
+        }
+        let r = self.body(&lam.body, loc);
+        for p in &lam.params {
+            self.env.remove(&p.name.id);
+        }
+        r
+    }
+
+    /// Runs `upd_acc acc [idx] vals` at host level; returns the accumulator.
+    pub(super) fn upd_acc(
+        &mut self,
+        acc: &VName,
+        idx: &[SubExp],
+        vals: &[SubExp],
+        loc: &Option<SrcLoc>,
+    ) -> E<HVal> {
+        let k = match self.get(acc, loc)? {
+            HVal::Acc(k) => *k,
+            _ => {
+                return Err(at(
+                    loc,
+                    format!("internal error: `{acc}` is not an accumulator"),
+                ))
+            }
+        };
+        let ix = idx
+            .iter()
+            .map(|i| self.prim(i, loc).map(|p| p.as_i128().unwrap_or(-1)))
+            .collect::<E<Vec<_>>>()?;
+        let vs = vals
+            .iter()
+            .map(|v| self.val(v, loc))
+            .collect::<E<Vec<_>>>()?;
+        let (op, nd) = match self.accs.get(k) {
+            Some(st) => {
+                if vs.len() != st.arrs.len() || ix.len() != st.shape.len() {
+                    return Err(at(
+                        loc,
+                        "internal error: accumulator update of the wrong arity",
+                    ));
+                }
+                // Out-of-bounds updates are ignored.
+                if ix
+                    .iter()
+                    .zip(&st.shape)
+                    .any(|(&i, &n)| i < 0 || i >= n as i128)
+                {
+                    return Ok(HVal::Acc(k));
+                }
+                (st.op, st.arrs.len())
+            }
+            None => {
+                return Err(at(
+                    loc,
+                    "internal error: accumulator used outside its withacc",
+                ))
+            }
+        };
+        let didx: Vec<DimIndex> = ix.iter().map(|&i| fix(i as usize)).collect();
+        let new = match op {
+            None => vs,
+            Some(op) => {
+                let mut args = Vec::with_capacity(2 * nd);
+                for m in 0..nd {
+                    let a = self.accs[k].arrs[m].clone();
+                    let old = self.index(&a, &didx, loc)?;
+                    // A row read as a view would make the array look shared: copy it.
+                    let old = match old {
+                        HVal::A(r) if std::sync::Arc::ptr_eq(&r.buf, &a.buf) => {
+                            HVal::A(self.copy(&r, loc)?)
+                        }
+                        o => o,
+                    };
+                    args.push(old);
+                }
+                args.extend(vs);
+                self.call_lam(&op.lam, args, loc)?
+            }
+        };
+        for (m, v) in new.into_iter().enumerate().take(nd) {
+            // Taken out of the stack so that `update` sees it unshared (no copy).
+            let a = self.accs[k].arrs.remove(m);
+            let r = self.update(a, &didx, v, loc)?;
+            self.accs[k].arrs.insert(m, r);
+        }
+        Ok(HVal::Acc(k))
+    }
+
+    /// Applies a lambda at host level.
+    fn call_lam(&mut self, lam: &'a Lambda, args: Vec<HVal>, loc: &Option<SrcLoc>) -> E<Vec<HVal>> {
+        if lam.params.len() != args.len() {
+            return Err(at(loc, "internal error: lambda arity"));
+        }
+        for (p, a) in lam.params.iter().zip(args) {
+            self.set(&p.name, a);
+        }
+        let r = self.body(&lam.body, loc);
+        for p in &lam.params {
+            self.env.remove(&p.name.id);
+        }
+        r
+    }
+
+    /// Runs a `map` involving accumulators: its iterations one after another at host level.
+    pub(super) fn acc_map(
+        &mut self,
+        w: &SubExp,
+        arrs: &[VName],
+        lam: &'a Lambda,
+        loc: &Option<SrcLoc>,
+    ) -> E<Vec<HVal>> {
+        let n = self.size(w, loc)?;
+        if lam.params.len() != arrs.len() || lam.ret.len() != lam.body.result.len() {
+            return Err(at(loc, "internal error: map lambda arity"));
+        }
+        let inputs = arrs
+            .iter()
+            .map(|a| self.get(a, loc).cloned())
+            .collect::<E<Vec<_>>>()?;
+        // Array results are built row by row; accumulator results are the accumulators.
+        let mut outs: Vec<Option<super::DArr>> = Vec::with_capacity(lam.ret.len());
+        let mut accs: Vec<Option<HVal>> = vec![None; lam.ret.len()];
+        for (t, a) in lam.ret.iter().zip(accs.iter_mut()) {
+            match t {
+                Type::Acc { cert, .. } => {
+                    // With no iteration, the accumulator passed in for the same certificate.
+                    *a = lam
+                        .params
+                        .iter()
+                        .zip(&inputs)
+                        .find(|(p, _)| matches!(&p.ty, Type::Acc { cert: c, .. } if c == cert))
+                        .map(|(_, v)| v.clone());
+                    outs.push(None);
+                }
+                t => {
+                    let e = t
+                        .elem()
+                        .ok_or_else(|| at(loc, "internal error: map result type"))?;
+                    let mut shape = vec![n];
+                    for d in t.shape() {
+                        shape.push(self.size(d, loc)?);
+                    }
+                    outs.push(Some(self.alloc(e, shape)?));
+                }
+            }
+        }
+        for i in 0..n {
+            let mut args = Vec::with_capacity(inputs.len());
+            for x in &inputs {
+                args.push(match x {
+                    HVal::A(a) => self.index(a, &[fix(i)], loc)?,
+                    other => other.clone(),
+                });
+            }
+            let res = self.call_lam(lam, args, loc)?;
+            for ((v, o), a) in res.into_iter().zip(outs.iter_mut()).zip(accs.iter_mut()) {
+                match o {
+                    Some(_) => {
+                        if let Some(cur) = o.take() {
+                            *o = Some(self.update(cur, &[fix(i)], v, loc)?);
+                        }
+                    }
+                    None => *a = Some(v),
+                }
+            }
+        }
+        outs.into_iter()
+            .zip(accs)
+            .map(|(o, a)| match (o, a) {
+                (Some(o), _) => Ok(HVal::A(o)),
+                (None, Some(a)) => Ok(a),
+                (None, None) => Err(at(
+                    loc,
+                    "internal error: map returns an accumulator it was not given",
+                )),
+            })
+            .collect()
+    }
+}
