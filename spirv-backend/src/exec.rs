@@ -20,6 +20,8 @@ mod map_scratch;
 
 #[path = "acc.rs"]
 mod acc;
+#[path = "array_ops.rs"]
+mod array_ops;
 
 fn at(loc: &Option<SrcLoc>, msg: impl std::fmt::Display) -> String {
     match loc {
@@ -1261,8 +1263,8 @@ impl<'a> Exec<'a> {
             }
             Soac::Reduce { w, arrs, op } | Soac::Scan { w, arrs, op }
                 if arrs
-                    .first()
-                    .is_some_and(|a| self.arr(a, loc).is_ok_and(|d| d.shape.len() == 2)) =>
+                    .iter()
+                    .any(|a| self.arr(a, loc).is_ok_and(|d| d.shape.len() >= 2)) =>
             {
                 let scan = matches!(s, Soac::Scan { .. });
                 self.columns(stm, w, arrs, op, scan, loc)
@@ -1576,7 +1578,16 @@ impl<'a> Exec<'a> {
         } else {
             "a reduction over arrays of arrays with this operator"
         };
-        let vop = kernel::vectorised_op(op).ok_or_else(|| unsupported(what, loc))?;
+        // Operators other than `map2 f` (and deeper arrays): the general pairwise passes.
+        let Some(vop) = kernel::vectorised_op(op) else {
+            return self.array_op(stm, w, arrs, op, scan, loc);
+        };
+        if arrs
+            .iter()
+            .any(|a| self.arr(a, loc).is_ok_and(|d| d.shape.len() != 2))
+        {
+            return self.array_op(stm, w, arrs, op, scan, loc);
+        }
         let n = self.size(w, loc)?;
         let mut elems = Vec::new();
         let mut m = 0;
