@@ -142,6 +142,9 @@ pub struct Exec<'a> {
     status: Buffer,
     /// The launches' argument buffer (reused; grown when a launch needs more).
     args: Option<Buffer>,
+    /// The location of the innermost enclosing host-level `loop`/`if`/`with_acc` (see
+    /// [`Exec::stm`]).
+    enclosing: Option<SrcLoc>,
     /// What the statement being run is (names profiled launches).
     label: &'static str,
     /// Launches made so far by that statement.
@@ -173,6 +176,7 @@ impl<'a> Exec<'a> {
             builtin: HashMap::new(),
             status,
             args: None,
+            enclosing: None,
             label: "kernel",
             pass: 0,
             profile: None,
@@ -622,11 +626,32 @@ impl<'a> Exec<'a> {
         }
     }
 
+    /// Runs one statement. A statement without a location (code that AD or lowering made)
+    /// reports errors and names its kernels with the location of the innermost enclosing
+    /// `loop`/`if`/`with_acc` that has one, so that profiles attribute every launch.
     fn stm(&mut self, stm: &'a Stm) -> E<()> {
+        let saved = self.enclosing.clone();
+        if stm.loc.is_some()
+            && matches!(
+                stm.exp,
+                Exp::Loop { .. } | Exp::If { .. } | Exp::WithAcc { .. }
+            )
+        {
+            self.enclosing = stm.loc.clone();
+        }
+        let loc = match (&stm.loc, &saved) {
+            (None, Some(_)) => saved.clone(),
+            _ => stm.loc.clone(),
+        };
+        let r = self.stm_at(stm, &loc);
+        self.enclosing = saved;
+        r
+    }
+
+    fn stm_at(&mut self, stm: &'a Stm, loc: &Option<SrcLoc>) -> E<()> {
         self.cur = Some(stm);
         self.label = crate::profile::label(&stm.exp);
         self.pass = 0;
-        let loc = &stm.loc;
         let lift = |m: String| at(loc, m);
         match &stm.exp {
             Exp::SubExp(se) => {

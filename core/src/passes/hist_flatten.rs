@@ -14,7 +14,7 @@
 //! where `ne = replicate [k] v`. Backends whose histograms combine scalars (the Vulkan backend)
 //! run the result as they run any scalar histogram. Histograms of other forms are left alone.
 
-use super::traverse::{mk_stm, nested_bodies};
+use super::traverse::{host_bodies, mk_stm};
 use crate::ir::builder::{var, Builder};
 use crate::ir::*;
 use crate::prim::{IntType, PrimType, PrimValue};
@@ -46,7 +46,7 @@ fn body(ns: &mut NameSource, reps: &mut HashMap<VName, SubExp>, b: &mut Body) {
                 reps.insert(pe.name.clone(), value.clone());
             }
         }
-        for nb in nested_bodies(&mut s.exp) {
+        for nb in host_bodies(&mut s.exp) {
             body(ns, reps, nb);
         }
         match rewrite(ns, reps, &s) {

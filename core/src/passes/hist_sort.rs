@@ -12,10 +12,12 @@
 //!    `scatter`ed into the destination.
 //!
 //! Everything is `map`/`scan`/`reduce`/`scatter`, which every backend runs in parallel; the
-//! work is O(n log m). The operator must be associative and commutative, as `reduce_by_index`
+//! work is O(n log m). Only host-level statements are rewritten (those of functions, loops,
+//! branches): a histogram inside a SOAC's lambda runs sequentially in one thread, where any
+//! operator works. The operator must be associative and commutative, as `reduce_by_index`
 //! requires. Rows that are arrays (array-valued bins) are left as they are.
 
-use super::traverse::{fresh_lambda, mk_stm, nested_bodies};
+use super::traverse::{fresh_lambda, host_bodies, mk_stm};
 use crate::ir::builder::{var, Builder};
 use crate::ir::*;
 use crate::prim::{IntType, PrimType, PrimValue};
@@ -40,7 +42,7 @@ pub fn hist_sort(mut p: Program, wanted: &dyn Fn(&Operator) -> bool) -> Program 
 fn body(ns: &mut NameSource, b: &mut Body, wanted: &dyn Fn(&Operator) -> bool) {
     let mut out = Vec::with_capacity(b.stms.len());
     for mut s in std::mem::take(&mut b.stms) {
-        for nb in nested_bodies(&mut s.exp) {
+        for nb in host_bodies(&mut s.exp) {
             body(ns, nb, wanted);
         }
         match &s.exp {
@@ -454,6 +456,7 @@ fn if_many(
 mod tests {
     use super::*;
     use crate::ir::check::check_program;
+    use crate::passes::traverse::nested_bodies;
     use crate::testing::compare_values;
 
     fn hists(p: &Program) -> usize {

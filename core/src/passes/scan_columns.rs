@@ -13,7 +13,7 @@
 //! which backends that scan only scalars (one thread per column here) can run. Operators whose
 //! scalar results depend on the rows are left alone.
 
-use super::traverse::{mk_stm, nested_bodies, uses_in_exp};
+use super::traverse::{host_bodies, mk_stm, uses_in_exp};
 use crate::ir::builder::{var, Builder};
 use crate::ir::*;
 use std::collections::{HashMap, HashSet};
@@ -36,7 +36,7 @@ pub fn scan_columns_where(mut p: Program, wanted: &dyn Fn(&Operator) -> bool) ->
 fn body(ns: &mut NameSource, b: &mut Body, wanted: &dyn Fn(&Operator) -> bool) {
     let mut out = Vec::with_capacity(b.stms.len());
     for mut s in std::mem::take(&mut b.stms) {
-        for nb in nested_bodies(&mut s.exp) {
+        for nb in host_bodies(&mut s.exp) {
             body(ns, nb, wanted);
         }
         let want = match &s.exp {

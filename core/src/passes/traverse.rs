@@ -376,6 +376,17 @@ pub fn nested_bodies(e: &mut Exp) -> Vec<&mut Body> {
     }
 }
 
+/// The bodies of `e` that run where `e` runs (branches of an `if`, a loop's body, a
+/// `with_acc`'s lambda), not those of SOAC lambdas (which a backend may run inside kernels).
+pub fn host_bodies(e: &mut Exp) -> Vec<&mut Body> {
+    match e {
+        Exp::If { then_b, else_b, .. } => vec![then_b, else_b],
+        Exp::Loop { body, .. } => vec![body],
+        Exp::WithAcc { lam, .. } => vec![&mut lam.body],
+        _ => vec![],
+    }
+}
+
 /// `lam` with every name it binds replaced by a fresh one from `ns` (a copy that can live in the
 /// same program as the original).
 pub fn fresh_lambda(ns: &mut NameSource, lam: &Lambda) -> Lambda {
