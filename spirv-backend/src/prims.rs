@@ -405,11 +405,16 @@ pub fn chunked<'p>(
     }
     let tree_phase = matches!(phase, Phase::TreeReduce | Phase::TreeScan { .. });
     if phase == Phase::StridedReduce {
-        fold_strided(
-            &mut k, &mut g, op, &ins, &accs, gstart, lid64, chunk, n, loc,
+        // Thread l: elements gstart + l + j*WG of the group's chunk.
+        let first = g.b.i_add(u64t, None, gstart, lid64).ie()?;
+        let end = g.b.i_add(u64t, None, gstart, gsize).ie()?;
+        let end = g.glsl(u64t, spirv::GlslStd450Op::UMin, &[end, n])?;
+        let stride = WG as u64;
+        fold_batched(
+            &mut k, &mut g, op, &ins, &accs, first, end, stride, None, loc,
         )?;
     } else if tree_phase {
-        fold_unrolled(&mut k, &mut g, op, &ins, &accs, lo, hi, None, loc)?;
+        fold_batched(&mut k, &mut g, op, &ins, &accs, lo, hi, 1, None, loc)?;
     } else {
         fold_range(&mut k, &mut g, op, &ins, &accs, lo, hi, None, loc)?;
     }
@@ -447,7 +452,7 @@ pub fn chunked<'p>(
         thread_prefix(
             &mut k, &mut g, op, &shared, &accs, &neutral, &pre, lid, gid64, loc,
         )?;
-        fold_unrolled(&mut k, &mut g, op, &ins, &accs, lo, hi, Some(&outs), loc)?;
+        fold_batched(&mut k, &mut g, op, &ins, &accs, lo, hi, 1, Some(&outs), loc)?;
         return finish(g, k);
     }
     match phase {
@@ -770,36 +775,39 @@ fn fold_range<'p>(
 /// Loads issued together by [`fold_unrolled`].
 const UNROLL: usize = 8;
 
-/// [`fold_range`] with the loads of [`UNROLL`] consecutive elements issued before they are
-/// combined (independent loads in flight, which a GPU needs to reach its memory bandwidth);
-/// elements past `hi` are not combined.
+/// [`fold_range`] with the loads of [`UNROLL`] elements issued before they are combined
+/// (independent loads in flight, which a GPU needs to reach its memory bandwidth): elements
+/// `first, first + stride, first + 2 stride, ...` below `end` (`stride` 1: a contiguous run,
+/// optionally writing each running value to `outs`; `stride` WG: the coalesced first pass of
+/// commutative reductions). Elements past `end` are not combined.
 #[allow(clippy::too_many_arguments)]
-fn fold_unrolled<'p>(
+fn fold_batched<'p>(
     k: &mut KCtx<'p>,
     g: &mut Gen,
     op: &'p Operator,
     ins: &[View],
     accs: &[(Word, Word, PrimType)],
-    lo: Word,
-    hi: Word,
+    first: Word,
+    end: Word,
+    stride: u64,
     outs: Option<&[View]>,
     loc: &Option<SrcLoc>,
 ) -> R<()> {
     let u64t = g.t_u64();
     let bt = g.t_bool();
     let iv = g.var(u64t);
-    g.store(iv, lo)?;
+    g.store(iv, first)?;
     let st = g.begin_loop()?;
     let i = g.load(u64t, iv)?;
-    let c = g.b.u_less_than(bt, None, i, hi).ie()?;
+    let c = g.b.u_less_than(bt, None, i, end).ie()?;
     g.loop_cond(st, c)?;
     let i = g.load(u64t, iv)?;
-    // Loads (indices past `hi` read element `i`, which exists, and are not used).
+    // Loads (indices past `end` read element `i`, which exists, and are not used).
     let mut rows = Vec::with_capacity(UNROLL);
     for j in 0..UNROLL {
-        let cj = g.c_u64(j as u64);
-        let idx = g.b.i_add(u64t, None, i, cj).ie()?;
-        let ok = g.b.u_less_than(bt, None, idx, hi).ie()?;
+        let off = g.c_u64(j as u64 * stride);
+        let idx = g.b.i_add(u64t, None, i, off).ie()?;
+        let ok = g.b.u_less_than(bt, None, idx, end).ie()?;
         let safe = g.b.select(u64t, None, ok, idx, i).ie()?;
         let mut xs = Vec::with_capacity(ins.len());
         for v in ins {
@@ -826,65 +834,7 @@ fn fold_unrolled<'p>(
             Ok(())
         })?;
     }
-    let step = g.c_u64(UNROLL as u64);
-    let i1 = g.b.i_add(u64t, None, i, step).ie()?;
-    g.store(iv, i1)?;
-    g.end_loop(st)
-}
-
-/// `accs = fold op accs` over elements `start + l + j*WG` (`j < chunk`, element `< n`) for
-/// thread `l`, [`UNROLL`] loads at a time: the coalesced first pass of commutative reductions.
-#[allow(clippy::too_many_arguments)]
-fn fold_strided<'p>(
-    k: &mut KCtx<'p>,
-    g: &mut Gen,
-    op: &'p Operator,
-    ins: &[View],
-    accs: &[(Word, Word, PrimType)],
-    start: Word,
-    lid: Word,
-    chunk: Word,
-    n: Word,
-    loc: &Option<SrcLoc>,
-) -> R<()> {
-    let u64t = g.t_u64();
-    let bt = g.t_bool();
-    let wg = g.c_u64(WG as u64);
-    let span = g.b.i_mul(u64t, None, chunk, wg).ie()?;
-    let end = g.b.i_add(u64t, None, start, span).ie()?;
-    let end = g.glsl(u64t, spirv::GlslStd450Op::UMin, &[end, n])?;
-    let first = g.b.i_add(u64t, None, start, lid).ie()?;
-    let iv = g.var(u64t);
-    g.store(iv, first)?;
-    let st = g.begin_loop()?;
-    let i = g.load(u64t, iv)?;
-    let c = g.b.u_less_than(bt, None, i, end).ie()?;
-    g.loop_cond(st, c)?;
-    let i = g.load(u64t, iv)?;
-    let mut rows = Vec::with_capacity(UNROLL);
-    for j in 0..UNROLL {
-        let off = g.c_u64((j * WG as usize) as u64);
-        let idx = g.b.i_add(u64t, None, i, off).ie()?;
-        let ok = g.b.u_less_than(bt, None, idx, end).ie()?;
-        let safe = g.b.select(u64t, None, ok, idx, i).ie()?;
-        let mut xs = Vec::with_capacity(ins.len());
-        for v in ins {
-            xs.push(k.row(g, v, safe)?);
-        }
-        rows.push((ok, xs));
-    }
-    for (ok, xs) in rows {
-        g.if_then(ok, |g| {
-            let mut args = Vec::new();
-            for &(v, rt, t) in accs {
-                args.push(KVal::S(g.load(rt, v)?, t));
-            }
-            args.extend(xs);
-            let r = k.lambda(g, &op.lam, args, loc)?;
-            store_all(g, accs, r, loc)
-        })?;
-    }
-    let step = g.c_u64((UNROLL * WG as usize) as u64);
+    let step = g.c_u64(UNROLL as u64 * stride);
     let i1 = g.b.i_add(u64t, None, i, step).ie()?;
     g.store(iv, i1)?;
     g.end_loop(st)

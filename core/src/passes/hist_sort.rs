@@ -17,7 +17,7 @@
 //! operator works. The operator must be associative and commutative, as `reduce_by_index`
 //! requires. Rows that are arrays (array-valued bins) are left as they are.
 
-use super::traverse::{fresh_lambda, host_bodies, mk_stm};
+use super::traverse::{fresh_lambda, mk_stm, rewrite_host_stms};
 use crate::ir::builder::{var, Builder};
 use crate::ir::*;
 use crate::prim::{IntType, PrimType, PrimValue};
@@ -30,30 +30,11 @@ fn i64c(v: i64) -> SubExp {
 
 /// Rewrites every `reduce_by_index` for which `wanted` holds (and whose rows are scalars and
 /// indices `i64`), innermost first.
-pub fn hist_sort(mut p: Program, wanted: &dyn Fn(&Operator) -> bool) -> Program {
-    let mut ns = std::mem::take(&mut p.name_source);
-    for f in &mut p.funs {
-        body(&mut ns, &mut f.body, wanted);
-    }
-    p.name_source = ns;
-    p
-}
-
-fn body(ns: &mut NameSource, b: &mut Body, wanted: &dyn Fn(&Operator) -> bool) {
-    let mut out = Vec::with_capacity(b.stms.len());
-    for mut s in std::mem::take(&mut b.stms) {
-        for nb in host_bodies(&mut s.exp) {
-            body(ns, nb, wanted);
-        }
-        match &s.exp {
-            Exp::Soac(Soac::Hist { op, .. }) if wanted(op) => match rewrite(ns, &s) {
-                Some(stms) => out.extend(stms),
-                None => out.push(s),
-            },
-            _ => out.push(s),
-        }
-    }
-    b.stms = out;
+pub fn hist_sort(p: Program, wanted: &dyn Fn(&Operator) -> bool) -> Program {
+    rewrite_host_stms(p, &mut |ns, s| match &s.exp {
+        Exp::Soac(Soac::Hist { op, .. }) if wanted(op) => rewrite(ns, s),
+        _ => None,
+    })
 }
 
 /// The statements replacing the histogram `s`.

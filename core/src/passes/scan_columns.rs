@@ -13,7 +13,7 @@
 //! which backends that scan only scalars (one thread per column here) can run. Operators whose
 //! scalar results depend on the rows are left alone.
 
-use super::traverse::{host_bodies, mk_stm, uses_in_exp};
+use super::traverse::{mk_stm, rewrite_host_stms, uses_in_exp};
 use crate::ir::builder::{var, Builder};
 use crate::ir::*;
 use std::collections::{HashMap, HashSet};
@@ -24,35 +24,11 @@ pub fn scan_columns(p: Program) -> Program {
 }
 
 /// [`scan_columns`] for the operators for which `wanted` holds.
-pub fn scan_columns_where(mut p: Program, wanted: &dyn Fn(&Operator) -> bool) -> Program {
-    let mut ns = std::mem::take(&mut p.name_source);
-    for f in &mut p.funs {
-        body(&mut ns, &mut f.body, wanted);
-    }
-    p.name_source = ns;
-    p
-}
-
-fn body(ns: &mut NameSource, b: &mut Body, wanted: &dyn Fn(&Operator) -> bool) {
-    let mut out = Vec::with_capacity(b.stms.len());
-    for mut s in std::mem::take(&mut b.stms) {
-        for nb in host_bodies(&mut s.exp) {
-            body(ns, nb, wanted);
-        }
-        let want = match &s.exp {
-            Exp::Soac(Soac::Scan { op, .. } | Soac::Reduce { op, .. }) => wanted(op),
-            _ => false,
-        };
-        if !want {
-            out.push(s);
-            continue;
-        }
-        match rewrite(ns, &s) {
-            Some(stms) => out.extend(stms),
-            None => out.push(s),
-        }
-    }
-    b.stms = out;
+pub fn scan_columns_where(p: Program, wanted: &dyn Fn(&Operator) -> bool) -> Program {
+    rewrite_host_stms(p, &mut |ns, s| match &s.exp {
+        Exp::Soac(Soac::Scan { op, .. } | Soac::Reduce { op, .. }) if wanted(op) => rewrite(ns, s),
+        _ => None,
+    })
 }
 
 /// `lam` with its row parameters (and results) of length `m` made scalars, or `None` when it

@@ -387,6 +387,37 @@ pub fn host_bodies(e: &mut Exp) -> Vec<&mut Body> {
     }
 }
 
+/// Replaces, in every function of `p`, each host-level statement (see [`host_bodies`]) for
+/// which `rewrite` gives statements by those, innermost first.
+pub fn rewrite_host_stms(
+    mut p: Program,
+    rewrite: &mut dyn FnMut(&mut NameSource, &Stm) -> Option<Vec<Stm>>,
+) -> Program {
+    fn body(
+        ns: &mut NameSource,
+        b: &mut Body,
+        rewrite: &mut dyn FnMut(&mut NameSource, &Stm) -> Option<Vec<Stm>>,
+    ) {
+        let mut out = Vec::with_capacity(b.stms.len());
+        for mut s in std::mem::take(&mut b.stms) {
+            for nb in host_bodies(&mut s.exp) {
+                body(ns, nb, rewrite);
+            }
+            match rewrite(ns, &s) {
+                Some(stms) => out.extend(stms),
+                None => out.push(s),
+            }
+        }
+        b.stms = out;
+    }
+    let mut ns = std::mem::take(&mut p.name_source);
+    for f in &mut p.funs {
+        body(&mut ns, &mut f.body, rewrite);
+    }
+    p.name_source = ns;
+    p
+}
+
 /// `lam` with every name it binds replaced by a fresh one from `ns` (a copy that can live in the
 /// same program as the original).
 pub fn fresh_lambda(ns: &mut NameSource, lam: &Lambda) -> Lambda {
