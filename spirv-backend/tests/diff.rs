@@ -411,8 +411,10 @@ entry cs (m: i64) (is: []i64) (vs: []i32) =
   unzip (reduce_by_index (replicate m (0, 0)) (\(c1, s1) (c2, s2) -> (c1 + c2, s1 + s2)) (0, 0) is (map (\v -> (1, v)) vs))
 entry jv (m: i64) (is: []i64) (xs: []f32) =
   jvp (\xs -> hist (+) 0 m is xs) (map f64.f32 (map f32.round xs)) (map (const 1f64) xs)
-entry mixed (m: i64) (is: []i64) (vs: []i32) =
-  unzip (reduce_by_index (replicate m (0, 0)) (\(a1, b1) (a2, b2) -> (a1 + b2, b1 + a2)) (0, 0) is (map (\v -> (1, v)) vs))
+-- argmax pairs: an operator that mixes components (run by sorting, passes::hist_sort).
+entry mixed [n] (m: i64) (is: [n]i64) (vs: [n]i32) =
+  let f (a: i32, i: i64) (b: i32, j: i64) = if a > b || (a == b && i < j) then (a, i) else (b, j)
+  in unzip (reduce_by_index (replicate m (i32.lowest, -1)) f (i32.lowest, -1) is (zip vs (iota n)))
 "#;
     let mut rng = Rng(9);
     for &n in &[1usize, 9, 257, 4097] {
@@ -421,10 +423,7 @@ entry mixed (m: i64) (is: []i64) (vs: []i32) =
         let fs = rng.f32s(n);
         same(src, "cs", vec![i64v(10), is.clone(), vs.clone()]);
         same(src, "jv", vec![i64v(10), is.clone(), fs]);
+        same(src, "mixed", vec![i64v(10), is.clone(), vs.clone()]);
+        same(src, "mixed", vec![i64v(1), is, vs]);
     }
-    // An operator that mixes components is reported as not supported (a skip, not a failure).
-    let is = rng.ints(5, 0, 3);
-    let vs = rng.i32s(5);
-    let e = common::run(src, "mixed", vec![i64v(3), is, vs]).expect_err("not supported");
-    assert!(e.starts_with("not supported"), "{e}");
 }
