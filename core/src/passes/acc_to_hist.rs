@@ -660,43 +660,17 @@ fn flat_index(ns: &mut NameSource, idx: &[SubExp], shape: &[SubExp], out: &mut V
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::check::check_program;
-    use crate::testing::compare_values;
-    use crate::value::Value;
+    use crate::passes::differential::{count_exps, rewrite_and_compare};
 
-    fn count_with_acc(p: &Program) -> usize {
-        fn body(b: &Body) -> usize {
-            b.stms
-                .iter()
-                .map(|s| {
-                    let here = usize::from(matches!(s.exp, Exp::WithAcc { .. }));
-                    let mut e = s.exp.clone();
-                    here + nested_bodies(&mut e)
-                        .into_iter()
-                        .map(|b| body(b))
-                        .sum::<usize>()
-                })
-                .sum()
-        }
-        p.funs.iter().map(|f| body(&f.body)).sum()
+    fn with_accs(p: &Program) -> usize {
+        count_exps(p, &|e| matches!(e, Exp::WithAcc { .. }))
     }
 
-    fn values(text: &str) -> Vec<Value> {
-        crate::values::parse_values(text.as_bytes()).expect("values")
-    }
-
-    /// Compiles `src`, rewrites it, and checks: the IR is valid, `left` `with_acc`s remain, and
-    /// `entry` gives the same results on `args` before and after.
+    /// Rewrites `src` and checks: valid IR, `left` `with_acc`s remain, same results.
     fn check(src: &str, entry: &str, args: &str, left: usize) {
-        let c = crate::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
-        assert!(count_with_acc(&c.ir) > 0, "no with_acc to rewrite");
-        let p = acc_to_hist(c.ir.clone());
-        check_program(&p).unwrap_or_else(|e| panic!("invalid IR: {e:?}"));
-        assert_eq!(count_with_acc(&p), left);
-        let want = crate::interp::run_entry(&c.ir, entry, values(args)).expect("before");
-        let got = crate::interp::run_entry(&p, entry, values(args)).expect("after");
-        let ms = compare_values(&got, &want);
-        assert!(ms.is_empty(), "{entry}: {ms:?}");
+        let (before, after) = rewrite_and_compare(src, entry, args, acc_to_hist);
+        assert!(with_accs(&before) > 0, "no with_acc to rewrite");
+        assert_eq!(with_accs(&after), left);
     }
 
     #[test]

@@ -231,19 +231,11 @@ fn rewrite(ns: &mut NameSource, reps: &HashMap<VName, SubExp>, s: &Stm) -> Optio
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::check::check_program;
-    use crate::testing::compare_values;
+    use crate::passes::differential::rewrite_and_compare;
 
     fn check(src: &str, entry: &str, args: &str) {
-        let c = crate::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
-        let p = hist_flatten(c.ir.clone());
-        check_program(&p).unwrap_or_else(|e| panic!("invalid IR: {e:?}"));
-        assert_ne!(p.funs, c.ir.funs, "nothing rewritten");
-        let args = crate::values::parse_values(args.as_bytes()).expect("values");
-        let want = crate::interp::run_entry(&c.ir, entry, args.clone()).expect("before");
-        let got = crate::interp::run_entry(&p, entry, args).expect("after");
-        let ms = compare_values(&got, &want);
-        assert!(ms.is_empty(), "{entry}: {ms:?}");
+        let (before, after) = rewrite_and_compare(src, entry, args, hist_flatten);
+        assert_ne!(after.funs, before.funs, "nothing rewritten");
     }
 
     #[test]

@@ -436,39 +436,14 @@ fn if_many(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::check::check_program;
-    use crate::passes::traverse::nested_bodies;
-    use crate::testing::compare_values;
-
-    fn hists(p: &Program) -> usize {
-        fn body(b: &Body) -> usize {
-            b.stms
-                .iter()
-                .map(|s| {
-                    let here = usize::from(matches!(s.exp, Exp::Soac(Soac::Hist { .. })));
-                    let mut e = s.exp.clone();
-                    here + nested_bodies(&mut e)
-                        .into_iter()
-                        .map(|b| body(b))
-                        .sum::<usize>()
-                })
-                .sum()
-        }
-        p.funs.iter().map(|f| body(&f.body)).sum()
-    }
+    use crate::passes::differential::{count_exps, rewrite_and_compare};
 
     /// Rewrites every histogram of `src` and checks: valid IR, none left, same results.
     fn check(src: &str, entry: &str, args: &str) {
-        let c = crate::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
-        assert!(hists(&c.ir) > 0, "no histogram");
-        let p = hist_sort(c.ir.clone(), &|_| true);
-        check_program(&p).unwrap_or_else(|e| panic!("invalid IR: {e:?}"));
-        assert_eq!(hists(&p), 0);
-        let args = crate::values::parse_values(args.as_bytes()).expect("values");
-        let want = crate::interp::run_entry(&c.ir, entry, args.clone()).expect("before");
-        let got = crate::interp::run_entry(&p, entry, args.clone()).expect("after");
-        let ms = compare_values(&got, &want);
-        assert!(ms.is_empty(), "{entry} {args:?}: {ms:?}");
+        let hists = |p: &Program| count_exps(p, &|e| matches!(e, Exp::Soac(Soac::Hist { .. })));
+        let (before, after) = rewrite_and_compare(src, entry, args, |p| hist_sort(p, &|_| true));
+        assert!(hists(&before) > 0, "no histogram");
+        assert_eq!(hists(&after), 0);
     }
 
     const ARGMAX: &str = "

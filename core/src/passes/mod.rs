@@ -79,4 +79,6 @@ pub fn accumulations_to_reductions(mut p: Program) -> Program {
 }
 
 #[cfg(test)]
+mod differential;
+#[cfg(test)]
 mod tests;
