@@ -603,6 +603,19 @@ pub fn binop_type(op: ir::BinOp) -> PrimType {
     }
 }
 
+/// The stable sort of `sort_by_key` ([`ir::Exp::SortByKey`]): the permutation `perm` that
+/// orders `keys` by their `bits` low bits read as unsigned (`bits` clamped to `0..=64`), equal
+/// keys in their original order.
+pub fn sort_by_key(keys: &[i64], bits: i64) -> Vec<usize> {
+    let mask = match bits.clamp(0, 64) {
+        64 => u64::MAX,
+        b => (1u64 << b) - 1,
+    };
+    let mut perm: Vec<usize> = (0..keys.len()).collect();
+    perm.sort_by_key(|&i| keys[i] as u64 & mask);
+    perm
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

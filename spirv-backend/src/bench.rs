@@ -24,6 +24,9 @@ pub struct Primitive {
     pub name: &'static str,
     /// The program (entry point `main`).
     pub source: &'static str,
+    /// For primitives the source language has no construct for (the sort): the program as IR,
+    /// used instead of `source` (which then describes it).
+    pub ir: Option<fn() -> vkad_core::ir::Program>,
     /// The traffic model in words, e.g. "read 4 + write 4".
     pub model: &'static str,
     /// Bytes it must move for `n` elements.
@@ -122,6 +125,7 @@ pub fn primitives() -> Vec<Primitive> {
             // The identity map: one kernel that reads and writes every element (`copy xs`
             // of an argument shares its buffer and launches nothing).
             source: "entry main [n] (xs: [n]f32) : [n]f32 = map (\\x -> x) xs\n",
+            ir: None,
             model: "read 4 + write 4 (the identity map)",
             bytes: |n| 8.0 * n as f64,
             inputs: |n| vec![f32s(n, 1)],
@@ -129,6 +133,7 @@ pub fn primitives() -> Vec<Primitive> {
         Primitive {
             name: "map x*2+1",
             source: "entry main [n] (xs: [n]f32) : [n]f32 = map (\\x -> x * 2 + 1) xs\n",
+            ir: None,
             model: "read 4 + write 4",
             bytes: |n| 8.0 * n as f64,
             inputs: |n| vec![f32s(n, 2)],
@@ -136,6 +141,7 @@ pub fn primitives() -> Vec<Primitive> {
         Primitive {
             name: "reduce (+)",
             source: "entry main [n] (xs: [n]f32) : f32 = reduce (+) 0 xs\n",
+            ir: None,
             model: "read 4",
             bytes: |n| 4.0 * n as f64,
             inputs: |n| vec![f32s(n, 3)],
@@ -143,6 +149,7 @@ pub fn primitives() -> Vec<Primitive> {
         Primitive {
             name: "scan (+)",
             source: "entry main [n] (xs: [n]f32) : [n]f32 = scan (+) 0 xs\n",
+            ir: None,
             model: "read 4 + write 4",
             bytes: |n| 8.0 * n as f64,
             inputs: |n| vec![f32s(n, 4)],
@@ -153,6 +160,7 @@ pub fn primitives() -> Vec<Primitive> {
   let (_, ys) = unzip (scan (\\(fa, xa) (fb, xb) -> (fa || fb, if fb then xb else xa + xb))
                             (false, 0) (zip fs xs))
   in ys\n",
+            ir: None,
             model: "read 4 (flag) + 4, write 4",
             bytes: |n| 12.0 * n as f64,
             inputs: |n| {
@@ -166,6 +174,7 @@ pub fn primitives() -> Vec<Primitive> {
         Primitive {
             name: "hist (+) 16 bins",
             source: HIST,
+            ir: None,
             model: "read 8 (index) + 4",
             bytes: |n| 12.0 * n as f64 + 8.0 * 16.0,
             inputs: |n| hist_inputs(n, 16),
@@ -173,6 +182,7 @@ pub fn primitives() -> Vec<Primitive> {
         Primitive {
             name: "hist (+) n/4 bins",
             source: HIST,
+            ir: None,
             model: "read 8 (index) + 4, bins read+written: +2",
             bytes: |n| 12.0 * n as f64 + 8.0 * (n / 4) as f64,
             inputs: |n| hist_inputs(n, (n / 4).max(1)),
@@ -181,6 +191,7 @@ pub fn primitives() -> Vec<Primitive> {
             name: "scatter (permutation)",
             source: "entry main [n] (dest: *[n]f32) (is: [n]i64) (xs: [n]f32) : [n]f32 =
   scatter dest is xs\n",
+            ir: None,
             model: "read 8 (index) + 4, write 4",
             bytes: |n| 16.0 * n as f64,
             inputs: |n| vec![f32s(n, 9), permutation(n, 10), f32s(n, 11)],
@@ -188,20 +199,69 @@ pub fn primitives() -> Vec<Primitive> {
         Primitive {
             name: "radix sort (i32, 1-bit LSD)",
             source: RADIX_SORT,
+            ir: None,
             model: "31 passes x (read 4 + write 4)",
             bytes: |n| 31.0 * 8.0 * n as f64,
             inputs: |n| vec![i32s(n, 12, i32::MAX as u64)],
         },
+        Primitive {
+            name: "sort_by_key (i64, 20-bit keys)",
+            source: "(IR) let (sorted, perm) = sort_by_key(20, keys): 5 passes of 4 bits",
+            ir: Some(sort_by_key_program),
+            model: "5 passes x (read 16 + write 16: key and permutation)",
+            bytes: |n| 5.0 * 32.0 * n as f64,
+            inputs: |n| {
+                let mut r = Rng(13);
+                vec![
+                    Value::Scalar(vkad_core::prim::PrimValue::I64(20)),
+                    arr(Buffer::I64(
+                        (0..n).map(|_| r.below(1 << 20) as i64).collect(),
+                    )),
+                ]
+            },
+        },
     ]
+}
+
+/// `main [n] (bits: i64) (keys: [n]i64) : ([n]i64, [n]i64) = sort_by_key(bits, keys)`: the
+/// sort behind `reduce_by_index` with tuple operators and its adjoint, which the source
+/// language does not expose.
+pub fn sort_by_key_program() -> vkad_core::ir::Program {
+    use vkad_core::ir::builder::{fun_sized, program, var};
+    use vkad_core::ir::{Exp, NameSource, Type};
+    let i64t = vkad_core::prim::PrimType::I64;
+    let mut ns = NameSource::default();
+    let n = ns.fresh("n");
+    let ty = Type::array(i64t, vec![var(&n)]);
+    let t2 = ty.clone();
+    let f = fun_sized(
+        &mut ns,
+        "main",
+        true,
+        vec![n],
+        move |_, _| vec![("bits".into(), Type::Prim(i64t)), ("keys".into(), t2)],
+        vec![ty.to_ext(), ty.to_ext()],
+        |b, ps| {
+            let ty = Type::array(i64t, vec![var(&ps[0])]);
+            let r = b.bind_many(
+                &[("sorted", ty.clone()), ("perm", ty)],
+                Exp::SortByKey {
+                    keys: ps[2].clone(),
+                    bits: var(&ps[1]),
+                },
+            );
+            vec![var(&r[0]), var(&r[1])]
+        },
+    );
+    program(ns, vec![f])
 }
 
 /// What the backend has no primitive for.
 pub fn skipped() -> Vec<Skipped> {
     vec![Skipped {
-        name: "segmented scan / sort primitives",
-        why: "the backend has no built-in segmented scan or sort: the segmented scan measured is \
-              `scan` over (flag, value) pairs with a segmented operator, and the sort is a radix \
-              sort written in the source language (map, scan, reduce, scatter per bit)",
+        name: "segmented scan primitive",
+        why: "the backend has no built-in segmented scan: the segmented scan measured is `scan` \
+              over (flag, value) pairs with a segmented operator",
     }]
 }
 
@@ -236,7 +296,21 @@ impl Measurement {
 
 /// Compiles a primitive's program.
 pub fn compile(p: &Primitive) -> Result<Compiled, String> {
-    vkad_core::compile(p.name, p.source).map_err(|e| e.render())
+    match p.ir {
+        Some(build) => {
+            let ir = build();
+            vkad_core::ir::check::check_program(&ir).map_err(|e| format!("{e:?}"))?;
+            Ok(Compiled {
+                sources: Default::default(),
+                ir_ad: ir.clone(),
+                ir,
+                warnings: vec![],
+                entry_errors: Default::default(),
+                ad_errors: Default::default(),
+            })
+        }
+        None => vkad_core::compile(p.name, p.source).map_err(|e| e.render()),
+    }
 }
 
 /// Runs `p` on `n` elements once to warm up, then `reps` times; the median of the summed device
@@ -345,7 +419,10 @@ mod tests {
 
     #[test]
     fn the_radix_sort_sorts() {
-        let p = primitives().pop().expect("sort");
+        let p = primitives()
+            .into_iter()
+            .find(|p| p.name.starts_with("radix sort"))
+            .expect("sort");
         let c = compile(&p).expect("compiles");
         let inputs = (p.inputs)(100);
         let out = c.run_interp("main", inputs.clone()).expect("runs");
@@ -354,6 +431,22 @@ mod tests {
         };
         let (Buffer::I32(mut want), Buffer::I32(got)) = (a.data.clone(), o.data.clone()) else {
             panic!("i32")
+        };
+        want.sort_unstable();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn sort_by_key_sorts() {
+        let p = primitives().pop().expect("sort_by_key");
+        let c = compile(&p).expect("compiles");
+        let inputs = (p.inputs)(1000);
+        let out = c.run_interp("main", inputs.clone()).expect("runs");
+        let (Value::Array(a), Value::Array(o)) = (&inputs[1], &out[0]) else {
+            panic!("arrays")
+        };
+        let (Buffer::I64(mut want), Buffer::I64(got)) = (a.data.clone(), o.data.clone()) else {
+            panic!("i64")
         };
         want.sort_unstable();
         assert_eq!(got, want);

@@ -328,7 +328,7 @@ impl<'a> Exec<'a> {
 
     /// Launches a kernel over `groups` workgroups. `outs` and `tmps` are the buffers for
     /// `BindSrc::Out` / `BindSrc::Tmp`.
-    fn launch(
+    pub(crate) fn launch(
         &mut self,
         code: &KernelCode,
         lits: &[u64],
@@ -491,7 +491,7 @@ impl<'a> Exec<'a> {
         n.div_ceil(WG as usize).clamp(1, 65535) as u32
     }
 
-    fn builtin(
+    pub(crate) fn builtin(
         &mut self,
         key: String,
         make: impl FnOnce(&ir::Program) -> E<KernelCode>,
@@ -545,7 +545,7 @@ impl<'a> Exec<'a> {
     }
 
     /// A fresh contiguous copy of an array.
-    fn copy(&mut self, a: &DArr, loc: &Option<SrcLoc>) -> E<DArr> {
+    pub(crate) fn copy(&mut self, a: &DArr, loc: &Option<SrcLoc>) -> E<DArr> {
         let d = self.alloc(a.elem, a.shape.clone())?;
         let n = a.len();
         self.strided(
@@ -819,6 +819,15 @@ impl<'a> Exec<'a> {
             Exp::Copy(v) => {
                 let x = self.get(v, loc)?.clone();
                 self.bind(stm, vec![x])
+            }
+            Exp::SortByKey { keys, bits } => {
+                let k = self.arr(keys, loc)?;
+                let bits = match self.prim(bits, loc)? {
+                    PrimValue::I64(b) => b,
+                    _ => return Err(at(loc, "internal error: sort_by_key bits not i64")),
+                };
+                let (s, p) = self.sort_by_key(&k, bits, loc)?;
+                self.bind(stm, vec![HVal::A(s), HVal::A(p)])
             }
             Exp::Reshape(shape, v) => {
                 let a = self.arr(v, loc)?;
@@ -2147,20 +2156,28 @@ fn run_args_timed(
     // histograms as histograms of scalars (`passes::hist_flatten`), scans of scalars and rows
     // as scans of columns (`passes::scan_columns`), and histograms whose operator mixes tuple
     // components (no atomics for those) by sorting (`passes::hist_sort`).
-    let rewritten;
-    let prog = if any_exp(prog, &|e| {
+    let mut rewritten = None;
+    if any_exp(prog, &|e| {
         matches!(e, Exp::WithAcc { .. }) || mixing_hist(e) || array_hist(e) || row_scan(e)
     }) {
         let p = vkad_core::passes::acc_to_hist::acc_to_hist(prog.clone());
         let p = vkad_core::passes::hist_flatten::hist_flatten(p);
         let p = vkad_core::passes::scan_columns::scan_columns_where(p, &|op| row_and_scalar(op));
-        rewritten = vkad_core::passes::hist_sort::hist_sort(p, &|op| {
+        rewritten = Some(vkad_core::passes::hist_sort::hist_sort(p, &|op| {
             op.lam.ret.len() > 1 && split_operator(op).is_none()
-        });
-        &rewritten
-    } else {
-        prog
-    };
+        }));
+    }
+    // Sorts run as radix sort kernels (`sort`) at host level; inside parallel operators (and
+    // everywhere on devices with too little shared memory for the kernels) as loops of SOACs.
+    let cur = rewritten.as_ref().unwrap_or(prog);
+    if any_exp(cur, &|e| matches!(e, Exp::SortByKey { .. })) {
+        let everywhere = (ctx.info().max_shared_memory as usize) < crate::sort::SHARED_BYTES;
+        rewritten = Some(vkad_core::passes::sort_lower::sort_lower(
+            cur.clone(),
+            everywhere,
+        ));
+    }
+    let prog = rewritten.as_ref().unwrap_or(prog);
     let mut ex = Exec::new(ctx, prog)?;
     // Device addresses when every buffer has one; descriptors for recorded modules (their
     // documented layout) and for arguments in buffers without addresses (an embedding

@@ -980,6 +980,7 @@ pub fn construct_name(e: &Exp) -> &'static str {
         Exp::Copy(_) => "a copy",
         Exp::Reshape(..) => "a reshape inside a parallel operator",
         Exp::Rearrange(..) => "a transposition inside a parallel operator",
+        Exp::SortByKey { .. } => "a sort inside a parallel operator",
         Exp::Assert { .. } => "an assertion",
         Exp::Apply { .. } => "a function call",
         Exp::If { .. } => "`if`",

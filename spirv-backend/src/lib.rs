@@ -103,6 +103,7 @@ mod prims;
 pub mod profile;
 pub mod record;
 mod scalar;
+mod sort;
 
 pub use device::{run_entry_device, storage_bytes, Arg, DeviceArray, Out};
 pub use record::{compile_entry, write_modules, CompiledModule};
@@ -126,6 +127,17 @@ pub fn run_entry(
         return Err(text.to_string());
     }
     exec::run(ctx, &compiled.ir, entry, args)
+}
+
+/// Runs entry point `entry` of an IR program (built with [`vkad_core::ir::builder`] or taken
+/// from [`Compiled::ir`]) on `args`: what [`run_entry`] does after compilation.
+pub fn run_ir(
+    ctx: &Context,
+    prog: &vkad_core::ir::Program,
+    entry: &str,
+    args: Vec<Value>,
+) -> Result<Vec<Value>, String> {
+    exec::run(ctx, prog, entry, args)
 }
 
 /// [`run_entry`], also returning the device timing of every kernel launch of the run, in launch

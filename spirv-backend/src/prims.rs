@@ -9,7 +9,7 @@ use vkad_core::diag::SrcLoc;
 use vkad_core::ir::{BinOp, Exp, Operator, Program, SubExp, VName};
 use vkad_core::prim::{IntType, PrimType};
 
-fn finish(g: Gen, k: KCtx<'_>) -> R<KernelCode> {
+pub(crate) fn finish(g: Gen, k: KCtx<'_>) -> R<KernelCode> {
     let uses_f64 = g.uses_f64;
     let errors = g.errors.clone();
     let words = g.finish()?;
@@ -27,7 +27,7 @@ fn no_host(_: &VName) -> Option<HostTy> {
 }
 
 /// Launch-time literal `i` as u64.
-fn lit(k: &mut KCtx<'_>, g: &mut Gen, i: usize) -> R<Word> {
+pub(crate) fn lit(k: &mut KCtx<'_>, g: &mut Gen, i: usize) -> R<Word> {
     k.arg(g, ArgSrc::Lit(i), PrimType::I64)
 }
 

@@ -39,6 +39,7 @@ pub fn label(e: &Exp) -> &'static str {
         Exp::Soac(Soac::Scan { .. }) => "scan",
         Exp::Soac(Soac::Hist { .. }) => "hist",
         Exp::Soac(Soac::Scatter { .. }) => "scatter",
+        Exp::SortByKey { .. } => "sort",
         _ => "kernel",
     }
 }

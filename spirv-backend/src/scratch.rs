@@ -174,6 +174,10 @@ fn exp_vars(e: &Exp, out: &mut Vec<u32>) {
             shape.iter().for_each(|d| se(d, out));
             out.push(v.id);
         }
+        Exp::SortByKey { keys, bits } => {
+            out.push(keys.id);
+            se(bits, out);
+        }
         Exp::Assert { cond, .. } => se(cond, out),
         Exp::If {
             cond,

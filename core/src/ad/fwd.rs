@@ -380,7 +380,8 @@ impl Fwd<'_> {
                     }
                 }
             }
-            Exp::Iota { .. } | Exp::Assert { .. } => out.push(stm.clone()),
+            // Integer results: no tangents.
+            Exp::Iota { .. } | Exp::SortByKey { .. } | Exp::Assert { .. } => out.push(stm.clone()),
             Exp::Replicate { shape, value } => {
                 out.push(stm.clone());
                 if let (Some(ty), Some(_), Some(tv)) = (&res_ty, float_res, self.tan_of(value)) {
@@ -1124,6 +1125,10 @@ fn visit_exp_vars(e: &Exp, f: &mut impl FnMut(&VName)) {
         Exp::Concat { arrs, .. } => arrs.iter().for_each(&mut *f),
         Exp::Copy(a) | Exp::Reshape(_, a) | Exp::Rearrange(_, a) => f(a),
         Exp::Iota { .. } | Exp::Assert { .. } => {}
+        Exp::SortByKey { keys, bits } => {
+            f(keys);
+            se(bits, f);
+        }
         Exp::If { then_b, else_b, .. } => {
             visit_body_vars(then_b, f);
             visit_body_vars(else_b, f);

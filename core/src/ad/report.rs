@@ -134,6 +134,7 @@ fn exp_kind(e: &Exp) -> &'static str {
         Exp::Copy(_) => "copy",
         Exp::Reshape(..) => "reshape",
         Exp::Rearrange(..) => "rearrange",
+        Exp::SortByKey { .. } => "sort_by_key",
         Exp::Assert { .. } => "assert",
         Exp::Apply { .. } => "apply",
         Exp::If { .. } => "if",

@@ -488,6 +488,27 @@ impl<'p> Interp<'p> {
                 };
                 self.bind1(stm, r)
             }
+            Exp::SortByKey { keys, bits } => {
+                let a = self.arr(keys, loc)?;
+                let Buffer::I64(ks) = a.to_buffer() else {
+                    return err("internal error: sort_by_key of non-i64 keys", loc);
+                };
+                let bits = match self.prim(bits, loc)? {
+                    PrimValue::I64(b) => b,
+                    _ => return err("internal error: sort_by_key bits not i64", loc),
+                };
+                let perm = crate::primops::sort_by_key(&ks, bits);
+                let sorted = perm.iter().map(|&i| ks[i]).collect();
+                let perm = perm.iter().map(|&i| i as i64).collect();
+                let n = ks.len();
+                self.bind_pat(
+                    stm,
+                    vec![
+                        Val::Arr(Arr::from_buffer(Buffer::I64(sorted), vec![n])),
+                        Val::Arr(Arr::from_buffer(Buffer::I64(perm), vec![n])),
+                    ],
+                )
+            }
             Exp::Reshape(shape, v) => {
                 let a = self.arr(v, loc)?;
                 let dims = shape

@@ -617,6 +617,14 @@ impl Checker<'_> {
                 let shape = perm.iter().map(|&k| t.shape()[k].clone()).collect();
                 one(Type::array(t.elem().unwrap_or(PrimType::Bool), shape))
             }
+            Exp::SortByKey { keys, bits } => {
+                let t = self.array_ty(keys, "sort_by_key")?;
+                if t.rank() != 1 || t.elem() != Some(PrimType::I64) {
+                    return Err(self.err(format!("sort_by_key of {keys}: {t}, not [n]i64")));
+                }
+                self.require(bits, PrimType::I64, "sort_by_key bits")?;
+                Ok(vec![t.to_ext(), t.to_ext()])
+            }
             Exp::Assert { cond, .. } => {
                 self.require(cond, PrimType::Bool, "assertion")?;
                 Ok(vec![])

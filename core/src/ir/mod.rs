@@ -488,6 +488,17 @@ pub enum Exp {
     Reshape(Vec<SubExp>, VName),
     /// Permute dimensions: result dimension `i` is input dimension `perm[i]`.
     Rearrange(Vec<usize>, VName),
+    /// `sort_by_key(bits, keys)` with `keys: [n]i64`: a stable sort of the keys by their `bits`
+    /// low bits (read as unsigned; `bits` is clamped to `0..=64`, higher bits are ignored).
+    /// Binds two `[n]i64` arrays: the keys in sorted order and the permutation `perm` with
+    /// `sorted[j] = keys[perm[j]]`. Reverse-mode AD's generic histogram rule and
+    /// [`crate::passes::hist_sort`] group elements by bin with it; the Vulkan backend runs it as
+    /// a radix sort kernel, and [`crate::passes::sort_lower`] rewrites it into a loop of
+    /// SOACs where a backend has no kernel for it (inside parallel operators).
+    SortByKey {
+        keys: VName,
+        bits: SubExp,
+    },
     /// Runtime check; a false condition is an error reporting `msg` and the statement's location.
     /// Binds nothing (an empty pattern).
     Assert {

@@ -416,6 +416,9 @@ fn write_exp(out: &mut String, e: &Exp, level: usize) {
         Exp::Rearrange(perm, a) => {
             let _ = write!(out, "rearrange(({}), {a})", comma(perm));
         }
+        Exp::SortByKey { keys, bits } => {
+            let _ = write!(out, "sort_by_key({bits}, {keys})");
+        }
         Exp::Assert { cond, msg } => {
             let _ = write!(out, "assert({cond}, {msg:?})");
         }

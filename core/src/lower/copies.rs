@@ -165,6 +165,7 @@ pub(crate) fn mentions(e: &Exp, v: &VName) -> bool {
         Exp::Concat { arrs, w, .. } => arrs.contains(v) || se_is(w, v),
         Exp::Copy(a) | Exp::Rearrange(_, a) => a == v,
         Exp::Reshape(s, a) => a == v || s.iter().any(|x| se_is(x, v)),
+        Exp::SortByKey { keys, bits } => keys == v || se_is(bits, v),
         Exp::Assert { cond, .. } => se_is(cond, v),
         Exp::Apply { args, .. } => args.iter().any(|x| se_is(x, v)),
         Exp::If {
@@ -299,6 +300,10 @@ fn rename_exp(e: &mut Exp, from: &VName, to: &VName) {
             rename_se(w, f, t);
         }
         Exp::Copy(a) | Exp::Rearrange(_, a) => rename_v(a, f, t),
+        Exp::SortByKey { keys, bits } => {
+            rename_v(keys, f, t);
+            rename_se(bits, f, t);
+        }
         Exp::Reshape(s, a) => {
             rename_v(a, f, t);
             s.iter_mut().for_each(|x| rename_se(x, f, t));

@@ -85,118 +85,15 @@ fn rewrite(ns: &mut NameSource, s: &Stm) -> Option<Vec<Stm>> {
         vec![var(&k)]
     });
     let keys0 = b.map(n.clone(), vec![inds.clone()], key_lam)[0].clone();
-    let perm0 = b.bind(
-        "perm",
-        arr(I64),
-        Exp::Iota {
-            n: n.clone(),
-            start: i64c(0),
-            stride: i64c(1),
-            it: IntType::I64,
-        },
-    );
     // Bits: the smallest B with 2^B > m.
     let bits = bit_count(&mut b, &m);
 
-    // 2. The radix sort: for bit < bits, keys and perm go through a stable split by the bit.
-    let keys_p = b.param("keys", arr(I64));
-    let perm_p = b.param("perm", arr(I64));
-    let bit_i = b.fresh("bit");
-    let loop_body = b.body(|b| {
-        let (keys, perm) = (keys_p.name.clone(), perm_p.name.clone());
-        let bit_lam = b.lambda(&[("k", Type::Prim(I64))], vec![Type::Prim(I64)], |b, ps| {
-            let sh = b.binop(BinOp::Shr(IntType::I64), var(&ps[0]), var(&bit_i));
-            let one = b.binop(BinOp::And(I64), var(&sh), i64c(1));
-            vec![var(&one)]
-        });
-        let ones = b.map(n.clone(), vec![keys.clone()], bit_lam)[0].clone();
-        let not_lam = b.lambda(&[("x", Type::Prim(I64))], vec![Type::Prim(I64)], |b, ps| {
-            let z = b.binop(BinOp::Sub(I64), i64c(1), var(&ps[0]));
-            vec![var(&z)]
-        });
-        let zeros = b.map(n.clone(), vec![ones.clone()], not_lam)[0].clone();
-        let add = |b: &mut Builder| Operator {
-            lam: b.lambda(
-                &[("a", Type::Prim(I64)), ("b", Type::Prim(I64))],
-                vec![Type::Prim(I64)],
-                |b, ps| vec![var(&b.binop(BinOp::Add(I64), var(&ps[0]), var(&ps[1])))],
-            ),
-            neutral: vec![i64c(0)],
-            commutative: true,
-        };
-        let op1 = add(b);
-        let zs = b.bind(
-            "zs",
-            arr(I64),
-            Exp::Soac(Soac::Scan {
-                w: n.clone(),
-                arrs: vec![zeros.clone()],
-                op: op1,
-            }),
-        );
-        let op2 = add(b);
-        let os = b.bind(
-            "os",
-            arr(I64),
-            Exp::Soac(Soac::Scan {
-                w: n.clone(),
-                arrs: vec![ones.clone()],
-                op: op2,
-            }),
-        );
-        let op3 = add(b);
-        let nz = b.reduce(n.clone(), vec![zeros], op3)[0].clone();
-        let pos_lam = b.lambda(
-            &[
-                ("bit", Type::Prim(I64)),
-                ("z", Type::Prim(I64)),
-                ("o", Type::Prim(I64)),
-            ],
-            vec![Type::Prim(I64)],
-            |b, ps| {
-                let is0 = b.cmp(CmpOp::Eq(I64), var(&ps[0]), i64c(0));
-                let z1 = b.binop(BinOp::Sub(I64), var(&ps[1]), i64c(1));
-                let o1 = b.binop(BinOp::Add(I64), var(&nz), var(&ps[2]));
-                let o1 = b.binop(BinOp::Sub(I64), var(&o1), i64c(1));
-                let p = if_scalar(b, var(&is0), var(&z1), var(&o1), I64);
-                vec![var(&p)]
-            },
-        );
-        let pos = b.map(n.clone(), vec![ones, zs, os], pos_lam)[0].clone();
-        let mut outs = Vec::new();
-        for src in [keys, perm] {
-            let fresh = b.bind(
-                "sorted",
-                arr(I64),
-                Exp::Replicate {
-                    shape: vec![n.clone()],
-                    value: i64c(0),
-                },
-            );
-            let r = b.bind(
-                "sorted",
-                arr(I64),
-                Exp::Soac(Soac::Scatter {
-                    w: n.clone(),
-                    dest: vec![fresh],
-                    inds: vec![pos.clone()],
-                    vals: vec![src],
-                }),
-            );
-            outs.push(var(&r));
-        }
-        outs
-    });
+    // 2. A stable sort of the keys by those bits, carrying the permutation.
     let sorted = b.bind_many(
         &[("keys_sorted", arr(I64)), ("perm_sorted", arr(I64))],
-        Exp::Loop {
-            params: vec![(keys_p, var(&keys0)), (perm_p, var(&perm0))],
-            form: LoopForm::For {
-                i: bit_i,
-                it: IntType::I64,
-                bound: var(&bits),
-            },
-            body: loop_body,
+        Exp::SortByKey {
+            keys: keys0,
+            bits: var(&bits),
         },
     );
     let (keys, perm) = (sorted[0].clone(), sorted[1].clone());
@@ -398,7 +295,7 @@ fn apply(b: &mut Builder, op: &Operator, xs: &[SubExp], ys: &[SubExp]) -> Vec<Su
 }
 
 /// `if c then t else e` of one scalar of type `t`.
-fn if_scalar(b: &mut Builder, c: SubExp, t: SubExp, e: SubExp, ty: PrimType) -> VName {
+pub(super) fn if_scalar(b: &mut Builder, c: SubExp, t: SubExp, e: SubExp, ty: PrimType) -> VName {
     if_body(b, c, |_| vec![t], |_| vec![e], ty)
 }
 

@@ -26,6 +26,7 @@ pub mod hist_sort;
 pub mod hoist;
 pub mod inline;
 pub mod scan_columns;
+pub mod sort_lower;
 pub mod traverse;
 
 use crate::ir::Program;
@@ -79,6 +80,6 @@ pub fn accumulations_to_reductions(mut p: Program) -> Program {
 }
 
 #[cfg(test)]
-mod differential;
+pub(crate) mod differential;
 #[cfg(test)]
 mod tests;

@@ -131,6 +131,10 @@ pub fn walk_exp<V: Visitor>(v: &mut V, e: &mut Exp) {
             v.use_name(a);
         }
         Exp::Rearrange(_, a) => v.use_name(a),
+        Exp::SortByKey { keys, bits } => {
+            v.use_name(keys);
+            v.subexp(bits);
+        }
         Exp::Assert { cond, .. } => v.subexp(cond),
         Exp::Apply { args, ret, .. } => {
             args.iter_mut().for_each(|a| v.subexp(a));

@@ -169,6 +169,30 @@ impl Rev<'_> {
                 let r = self.bind("rearrange_adj", aty, Exp::Rearrange(inv, yb));
                 self.add_adj(a, SubExp::Var(r), false)
             }
+            // `sorted = keys[perm]` (integers, formally as Futhark does): k̄s[perm[j]] += s̄[j],
+            // a scatter since `perm` is a permutation; the permutation gets nothing.
+            Exp::SortByKey { keys, .. } => {
+                let SubExp::Var(yb) = ybar else {
+                    return Err("a constant array adjoint (internal error)".into());
+                };
+                let perm = stm.pat.elems.get(1).ok_or("sort_by_key binds two arrays")?;
+                let z = self.zeros(&yty)?;
+                let dest = z
+                    .as_var()
+                    .cloned()
+                    .ok_or("zeros of an array (internal error)")?;
+                let r = self.bind(
+                    "sort_adj",
+                    yty.clone(),
+                    Exp::Soac(Soac::Scatter {
+                        w: yty.shape()[0].clone(),
+                        dest: vec![dest],
+                        inds: vec![perm.name.clone()],
+                        vals: vec![yb],
+                    }),
+                );
+                self.add_adj(keys, SubExp::Var(r), true)
+            }
             _ => Err("an array statement (internal error)".into()),
         }
     }

@@ -832,6 +832,7 @@ impl<'a> Rev<'a> {
             Exp::Index(..)
             | Exp::Update(..)
             | Exp::Iota { .. }
+            | Exp::SortByKey { .. }
             | Exp::Replicate { .. }
             | Exp::ArrayLit { .. }
             | Exp::Concat { .. }

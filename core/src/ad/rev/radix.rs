@@ -1,9 +1,8 @@
 //! IR building blocks shared by the rules of `scatter` and `reduce_by_index`, and
-//! [`radix_sort_by_key`]: a stable least-significant-bit-first radix sort of `i64` keys written
-//! as IR (a loop over the bits; per bit a stable split by an exclusive scan of the flags and a
-//! `scatter`), used to group the elements of a histogram by bin.
+//! [`radix_sort_by_key`]: a stable sort of `i64` keys by their low bits (`sort_by_key`), used to
+//! group the elements of a histogram by bin.
 
-use crate::ir::builder::{binop_operator, lambda, var, Builder};
+use crate::ir::builder::{binop_operator, var, Builder};
 use crate::ir::*;
 use crate::prim::{IntType, PrimType, PrimValue};
 
@@ -161,11 +160,9 @@ pub(super) fn key_bits(b: &mut Builder, n: &SubExp) -> SubExp {
 }
 
 /// Sorts the `n` keys `keys: [n]i64` (each in `[0, 2^bits)`) stably by their `bits` low bits.
-/// Returns the sorted keys and the permutation `perm` (`sorted[j] = keys[perm[j]]`).
-///
-/// A loop over the bits, least significant first; each iteration is a stable split: the flags
-/// `f = bit is 0`, their inclusive scan `s` and count `z` give each element its new position
-/// (`s - 1` for a 0 bit, `z + j - s` for a 1 bit), and one `scatter` moves keys and permutation.
+/// Returns the sorted keys and the permutation `perm` (`sorted[j] = keys[perm[j]]`): one
+/// `sort_by_key` ([`Exp::SortByKey`]; a radix sort kernel on Vulkan,
+/// [`crate::passes::sort_lower`] writes it as SOACs elsewhere).
 pub(super) fn radix_sort_by_key(
     b: &mut Builder,
     n: &SubExp,
@@ -173,64 +170,11 @@ pub(super) fn radix_sort_by_key(
     bits: &SubExp,
 ) -> (VName, VName) {
     let ty = i64s(n);
-    let perm0 = iota(b, n);
-    let pk = b.param("keys", ty.clone());
-    let pp = b.param("perm", ty.clone());
-    let bit = b.fresh("bit");
-    let body = b.body(|b| {
-        let f = {
-            let lam = lambda(b.ns, &[("k", i64t())], vec![i64t()], |b, ps| {
-                let s = b.binop(BinOp::Shr(IntType::I64), var(&ps[0]), var(&bit));
-                let d = b.binop(BinOp::And(I64), var(&s), SubExp::i64(1));
-                let z = b.binop(BinOp::Sub(I64), SubExp::i64(1), var(&d));
-                vec![var(&z)]
-            });
-            b.map(n.clone(), vec![pk.name.clone()], lam)[0].clone()
-        };
-        let s = scan_add_i64(b, n, &f);
-        let z = sum_i64(b, n, &f);
-        let j = iota(b, n);
-        let lam = lambda(
-            b.ns,
-            &[("j", i64t()), ("f", i64t()), ("s", i64t())],
-            vec![i64t()],
-            |b, ps| {
-                let zero_bit = b.cmp(CmpOp::Eq(I64), var(&ps[1]), SubExp::i64(1));
-                let d = if_then_else(
-                    b,
-                    var(&zero_bit),
-                    &i64t(),
-                    |b| var(&b.binop(BinOp::Sub(I64), var(&ps[2]), SubExp::i64(1))),
-                    |b| {
-                        let t = b.binop(BinOp::Sub(I64), var(&ps[0]), var(&ps[2]));
-                        var(&b.binop(BinOp::Add(I64), var(&z), var(&t)))
-                    },
-                );
-                vec![var(&d)]
-            },
-        );
-        let dst = b.map(n.clone(), vec![j, f, s], lam)[0].clone();
-        let d1 = replicate(b, n, SubExp::i64(0), &i64t());
-        let d2 = replicate(b, n, SubExp::i64(0), &i64t());
-        let out = scatter(
-            b,
-            n,
-            vec![(d1, ty.clone()), (d2, ty.clone())],
-            vec![dst],
-            vec![pk.name.clone(), pp.name.clone()],
-        );
-        out.into_iter().map(SubExp::Var).collect()
-    });
     let res = b.bind_many(
         &[("sorted_keys", ty.clone()), ("sorted_perm", ty)],
-        Exp::Loop {
-            params: vec![(pk, var(keys)), (pp, var(&perm0))],
-            form: LoopForm::For {
-                i: bit,
-                it: IntType::I64,
-                bound: bits.clone(),
-            },
-            body,
+        Exp::SortByKey {
+            keys: keys.clone(),
+            bits: bits.clone(),
         },
     );
     (res[0].clone(), res[1].clone())
@@ -279,7 +223,16 @@ mod tests {
             vec![keys.len()],
             Buffer::I64(keys.to_vec()),
         ));
-        let out = crate::interp::run_entry(&p, "main", vec![arg]).expect("run");
+        let out = crate::interp::run_entry(&p, "main", vec![arg.clone()]).expect("run");
+        // The same sort as a loop of SOACs (what backends without a sort kernel run).
+        let lowered = crate::passes::sort_lower::sort_lower(p, true);
+        crate::ir::check::check_program(&lowered).expect("check lowered");
+        let sorts = crate::passes::differential::count_exps(&lowered, &|e| {
+            matches!(e, Exp::SortByKey { .. })
+        });
+        assert_eq!(sorts, 0);
+        let out2 = crate::interp::run_entry(&lowered, "main", vec![arg]).expect("run lowered");
+        assert_eq!(out, out2, "sort_by_key and its loop differ on {keys:?}");
         let get = |v: &Value| match v {
             Value::Array(a) => match &a.data {
                 Buffer::I64(x) => x.clone(),

@@ -632,6 +632,21 @@ impl Tracer<'_, '_> {
                 one(TV::A(concat(*dim, &arrs, w, loc)?))
             }
             Exp::Copy(v) => one(self.get(v, loc)?),
+            Exp::SortByKey { keys, bits } => {
+                // Integers: no derivatives to trace.
+                let a = self.arr(keys, loc)?;
+                let ks: Vec<i64> =
+                    a.d.iter()
+                        .map(|t| t.v.as_i128().unwrap_or(0) as i64)
+                        .collect();
+                let perm = crate::primops::sort_by_key(&ks, self.int(bits, loc)? as i64);
+                let col = |f: &dyn Fn(usize) -> i64| TArr {
+                    elem: PrimType::I64,
+                    shape: vec![ks.len()],
+                    d: perm.iter().map(|&i| T::c(PrimValue::I64(f(i)))).collect(),
+                };
+                vec![TV::A(col(&|i| ks[i])), TV::A(col(&|i| i as i64))]
+            }
             Exp::Reshape(shape, v) => {
                 let mut a = self.arr(v, loc)?;
                 let dims = shape
