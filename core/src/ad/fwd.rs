@@ -380,8 +380,36 @@ impl Fwd<'_> {
                     }
                 }
             }
-            // Integer results: no tangents.
-            Exp::Iota { .. } | Exp::SortByKey { .. } | Exp::Assert { .. } => out.push(stm.clone()),
+            Exp::Iota { .. } | Exp::Assert { .. } => out.push(stm.clone()),
+            Exp::SortByKey { keys, .. } => {
+                out.push(stm.clone());
+                // The sorted keys are the keys gathered by the permutation: ṡ[j] = k̇[perm[j]]
+                // (integers get tangents formally, as indexing gives them).
+                if let (Some(tk), [sorted, perm]) = (self.tan_arr(keys), &stm.pat.elems[..]) {
+                    let i64t = Type::Prim(crate::prim::PrimType::I64);
+                    let mut b = Builder::new(self.ns);
+                    let lam = b.lambda(&[("p", i64t.clone())], vec![i64t.clone()], |b, ps| {
+                        vec![SubExp::Var(b.index(
+                            i64t.clone(),
+                            &tk,
+                            vec![SubExp::Var(ps[0].clone())],
+                        ))]
+                    });
+                    let w = sorted
+                        .ty
+                        .shape()
+                        .first()
+                        .cloned()
+                        .ok_or("sort of a scalar")?;
+                    let map = Exp::Soac(Soac::Map {
+                        w,
+                        arrs: vec![perm.name.clone()],
+                        lam,
+                    });
+                    let t = self.bind_tan("sort_tan", sorted.ty.clone(), map, out);
+                    self.set_tan(stm, Some(t));
+                }
+            }
             Exp::Replicate { shape, value } => {
                 out.push(stm.clone());
                 if let (Some(ty), Some(_), Some(tv)) = (&res_ty, float_res, self.tan_of(value)) {

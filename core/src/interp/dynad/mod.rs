@@ -633,19 +633,28 @@ impl Tracer<'_, '_> {
             }
             Exp::Copy(v) => one(self.get(v, loc)?),
             Exp::SortByKey { keys, bits } => {
-                // Integers: no derivatives to trace.
+                // The sorted keys are the keys gathered (traced, as integers are: formally);
+                // the permutation is a constant.
                 let a = self.arr(keys, loc)?;
                 let ks: Vec<i64> =
                     a.d.iter()
                         .map(|t| t.v.as_i128().unwrap_or(0) as i64)
                         .collect();
                 let perm = crate::primops::sort_by_key(&ks, self.int(bits, loc)? as i64);
-                let col = |f: &dyn Fn(usize) -> i64| TArr {
-                    elem: PrimType::I64,
-                    shape: vec![ks.len()],
-                    d: perm.iter().map(|&i| T::c(PrimValue::I64(f(i)))).collect(),
+                let n = ks.len();
+                let sorted = perm.iter().map(|&i| a.d[i]).collect();
+                let p = perm
+                    .iter()
+                    .map(|&i| T::c(PrimValue::I64(i as i64)))
+                    .collect();
+                let arr = |d| {
+                    TV::A(TArr {
+                        elem: PrimType::I64,
+                        shape: vec![n],
+                        d,
+                    })
                 };
-                vec![TV::A(col(&|i| ks[i])), TV::A(col(&|i| i as i64))]
+                vec![arr(sorted), arr(p)]
             }
             Exp::Reshape(shape, v) => {
                 let mut a = self.arr(v, loc)?;
