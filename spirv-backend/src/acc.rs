@@ -12,10 +12,12 @@
 //! the interpreter.
 //!
 //! A `map` that takes or returns accumulators (what reverse-mode AD makes of free arrays read in
-//! a `map`) runs its iterations one after another at host level ([`Exec::acc_map`]): each
-//! iteration's `upd_acc`s then apply in iteration order, exactly as in the interpreter. This is
-//! correct for every operator but slow (a device round trip per element access); generating the
-//! updates as atomics inside the map's kernel is not done yet.
+//! a `map`) runs as one kernel whose `upd_acc`s are atomic updates ([`Exec::acc_map_kernel`],
+//! `kernel_acc.rs`) when its accumulators are arrays of scalars with an operator; otherwise
+//! (rows, plain writes, tuples of arrays, accumulators passed to inner maps) its iterations run
+//! one after another at host level ([`Exec::acc_map`]), each iteration's `upd_acc`s applied in
+//! iteration order exactly as in the interpreter: correct for every operator but slow (a device
+//! round trip per element access).
 
 use super::{at, Exec, HVal, E};
 use vkad_core::diag::SrcLoc;
@@ -236,6 +238,107 @@ impl<'a> Exec<'a> {
             self.env.remove(&p.name.id);
         }
         r
+    }
+
+    /// Runs a `map` involving accumulators as one kernel with atomic updates; `None` when the
+    /// kernel cannot express it (then [`Exec::acc_map`] runs it).
+    pub(super) fn acc_map_kernel(
+        &mut self,
+        stm: &'a ir::Stm,
+        w: &'a SubExp,
+        arrs: &'a [VName],
+        lam: &'a Lambda,
+        loc: &Option<SrcLoc>,
+    ) -> E<Option<Vec<HVal>>> {
+        let n = self.size(w, loc)?;
+        if lam.params.len() != arrs.len() || lam.ret.len() != lam.body.result.len() {
+            return Err(at(loc, "internal error: map lambda arity"));
+        }
+        // The accumulators the kernel can reach: inputs and free variables.
+        let mut names: Vec<VName> = arrs.to_vec();
+        super::free_vars_stm(stm, &mut names);
+        let info = self.ctx.info().clone();
+        let mut ak = crate::kernel::AccKernel {
+            ops: Default::default(),
+            f32_add: info.float32_atomic_add,
+            i64_atomics: info.int64_atomics,
+        };
+        let mut acc_arrs = Vec::new();
+        for v in &names {
+            if let Some(HVal::Acc(k)) = self.env.get(&v.id) {
+                let st = &self.accs[*k];
+                if ak.ops.insert(v.id, st.op).is_none() {
+                    acc_arrs.extend(st.arrs.iter().cloned());
+                }
+            }
+        }
+        let prog = self.prog;
+        let lavapipe = self.is_lavapipe();
+        let made = self.lambda_kernel(stm, 40, &[], |_, ht| {
+            crate::kernel::map_kernel_accs(prog, w, arrs, lam, loc, ht, lavapipe, Some(ak))
+        });
+        let code = match made {
+            Ok(c) => c,
+            Err(e) if e.starts_with("not supported") => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let inputs = arrs
+            .iter()
+            .map(|a| self.get(a, loc).cloned())
+            .collect::<E<Vec<_>>>()?;
+        let mut outs = Vec::new();
+        let mut res: Vec<Option<HVal>> = Vec::with_capacity(lam.ret.len());
+        for t in &lam.ret {
+            match t {
+                Type::Acc { cert, .. } => res.push(Some(
+                    lam.params
+                        .iter()
+                        .zip(&inputs)
+                        .find(|(p, _)| matches!(&p.ty, Type::Acc { cert: c, .. } if c == cert))
+                        .map(|(_, v)| v.clone())
+                        .ok_or_else(|| {
+                            at(
+                                loc,
+                                "internal error: map returns an accumulator it was not given",
+                            )
+                        })?,
+                )),
+                t => {
+                    let e = t
+                        .elem()
+                        .ok_or_else(|| at(loc, "internal error: map result type"))?;
+                    let mut shape = vec![n];
+                    for d in t.shape() {
+                        shape.push(self.size(d, loc)?);
+                    }
+                    outs.push(self.alloc(e, shape)?);
+                    res.push(None);
+                }
+            }
+        }
+        if n > 0 {
+            let bufs: Vec<std::sync::Arc<vkad_vk::Buffer>> =
+                outs.iter().map(|o| o.buf.clone()).collect();
+            let refs: Vec<&vkad_vk::Buffer> = bufs.iter().map(|b| &**b).collect();
+            if super::map_scratch::uses_scratch(&code) {
+                let key = stm as *const ir::Stm as usize;
+                self.launch_map_scratch(&code, key, lam, n, &refs, &acc_arrs, loc)?;
+            } else {
+                let r = self.launch(&code, &[], &refs, &[], Self::groups_for(n), loc);
+                r.map_err(|e| self.device_limit(e))?;
+            }
+        }
+        let mut outs = outs.into_iter();
+        res.into_iter()
+            .map(|r| match r {
+                Some(a) => Ok(a),
+                None => outs
+                    .next()
+                    .map(HVal::A)
+                    .ok_or_else(|| at(loc, "internal error: map outputs")),
+            })
+            .collect::<E<Vec<_>>>()
+            .map(Some)
     }
 
     /// Runs a `map` involving accumulators: its iterations one after another at host level.

@@ -135,7 +135,7 @@ impl<'a> Exec<'a> {
         let refs: Vec<&Buffer> = bufs.iter().map(|b| &**b).collect();
         if uses_scratch(&code) {
             let key = stm as *const Stm as usize + kind as usize;
-            self.launch_map_scratch(&code, key, lam, rows, &refs, loc)?;
+            self.launch_map_scratch(&code, key, lam, rows, &refs, &[], loc)?;
         } else {
             let r = self.launch(&code, &[], &refs, &[], Self::groups_for(rows), loc);
             r.map_err(|e| self.device_limit(e))?;

@@ -303,7 +303,30 @@ impl<'a> Exec<'a> {
         match self.env.get(&v.id)? {
             HVal::P(p) => Some(HostTy::Prim(p.prim_type())),
             HVal::A(a) => Some(HostTy::Arr(a.elem, a.shape.len())),
-            HVal::Acc(_) | HVal::Empty => None,
+            HVal::Acc(k) => {
+                let st = self.accs.get(*k)?;
+                Some(HostTy::Acc {
+                    elems: st.arrs.iter().map(|a| a.elem).collect(),
+                    rank: st.arrs.first().map_or(0, |a| a.shape.len()),
+                    op: st.op.map_or(0, |o| o as *const ir::Operator as usize),
+                })
+            }
+            HVal::Empty => None,
+        }
+    }
+
+    /// Array `m` of the accumulator `v` (a running `withacc`'s).
+    fn acc_arr(&self, v: &ir::VName, m: usize, loc: &Option<SrcLoc>) -> E<&DArr> {
+        match self.get(v, loc)? {
+            HVal::Acc(k) => self
+                .accs
+                .get(*k)
+                .and_then(|s| s.arrs.get(m))
+                .ok_or_else(|| at(loc, "internal error: accumulator outside its withacc")),
+            _ => Err(at(
+                loc,
+                format!("internal error: `{v}` is not an accumulator"),
+            )),
         }
     }
 
@@ -345,20 +368,27 @@ impl<'a> Exec<'a> {
                 ArgSrc::Off(v) => self.arr(v, loc)?.off as u64,
                 ArgSrc::Dim(v, k) => self.arr(v, loc)?.shape.get(*k).copied().unwrap_or(0) as u64,
                 ArgSrc::Lit(i) => lits.get(*i).copied().unwrap_or(0),
+                ArgSrc::AccOff(v, m) => self.acc_arr(v, *m, loc)?.off as u64,
+                ArgSrc::AccDim(v, m, k) => {
+                    let a = self.acc_arr(v, *m, loc)?;
+                    a.shape.get(*k).copied().unwrap_or(0) as u64
+                }
             };
             words.push(w);
         }
         let mut held: Vec<Arc<Buffer>> = Vec::new();
         for b in &code.binds {
-            if let BindSrc::Var(v) = b {
-                held.push(self.arr(v, loc)?.buf.clone());
+            match b {
+                BindSrc::Var(v) => held.push(self.arr(v, loc)?.buf.clone()),
+                BindSrc::AccArr(v, m) => held.push(self.acc_arr(v, *m, loc)?.buf.clone()),
+                _ => {}
             }
         }
         let mut arrays: Vec<&Buffer> = Vec::with_capacity(code.binds.len());
         let mut hi = 0;
         for b in &code.binds {
             match b {
-                BindSrc::Var(_) => {
+                BindSrc::Var(_) | BindSrc::AccArr(..) => {
                     arrays.push(&held[hi]);
                     hi += 1;
                 }
@@ -508,7 +538,7 @@ impl<'a> Exec<'a> {
     #[allow(clippy::too_many_arguments)] // the two sides of a strided copy
     /// `dst[dbase + ...] = src[sbase + ...]` over dims (size, src stride, dst stride), or a fill
     /// with `value` when `src` is None.
-    fn strided(
+    pub(crate) fn strided(
         &mut self,
         src: Option<&Buffer>,
         sbase: i64,
@@ -1260,7 +1290,10 @@ impl<'a> Exec<'a> {
     fn soac(&mut self, stm: &'a Stm, s: &'a Soac, loc: &Option<SrcLoc>) -> E<Vec<HVal>> {
         match s {
             Soac::Map { w, arrs, lam } if acc::map_uses_acc(self, arrs, lam) => {
-                self.acc_map(w, arrs, lam, loc)
+                match self.acc_map_kernel(stm, w, arrs, lam, loc)? {
+                    Some(r) => Ok(r),
+                    None => self.acc_map(w, arrs, lam, loc),
+                }
             }
             Soac::Map { w, arrs, lam } => {
                 let n = self.size(w, loc)?;
@@ -1288,7 +1321,7 @@ impl<'a> Exec<'a> {
                 let refs: Vec<&Buffer> = bufs.iter().map(|b| &**b).collect();
                 if map_scratch::uses_scratch(&code) {
                     let key = stm as *const Stm as usize;
-                    self.launch_map_scratch(&code, key, lam, n, &refs, loc)?;
+                    self.launch_map_scratch(&code, key, lam, n, &refs, &[], loc)?;
                 } else {
                     let r = self.launch(&code, &[], &refs, &[], Self::groups_for(n), loc);
                     r.map_err(|e| self.device_limit(e))?;

@@ -8,6 +8,9 @@
 #[path = "scratch.rs"]
 mod scratch;
 pub use scratch::{Scratch, LOOP_LIMIT_MSG};
+#[path = "kernel_acc.rs"]
+mod kernel_acc;
+pub use kernel_acc::AccKernel;
 
 use crate::gen::{ErrorSite, Gen, Ie, ERR_ASSERT, ERR_BOUNDS, R};
 use rspirv::spirv::Word;
@@ -35,6 +38,9 @@ pub enum KVal {
     /// A lazily computed array: the result of an inner `map` (an index into [`KCtx`]'s table);
     /// its rows are computed where they are used.
     L(usize),
+    /// An accumulator of the host's running `withacc`: an index into [`KCtx`]'s accumulators
+    /// (updated with atomics, see module `kernel_acc`).
+    Acc(usize),
 }
 
 /// An array whose elements are computed on demand: an inner `map`, `iota` or `replicate`.
@@ -71,6 +77,10 @@ pub enum ArgSrc {
     Dim(VName, usize),
     /// Launch-time literal `i` (sizes the host computes).
     Lit(usize),
+    /// The element offset of array `m` of a host accumulator.
+    AccOff(VName, usize),
+    /// Dimension `k` of array `m` of a host accumulator.
+    AccDim(VName, usize, usize),
 }
 
 /// Where a binding (from 2 on) comes from.
@@ -81,6 +91,8 @@ pub enum BindSrc {
     Out(usize),
     /// A temporary buffer `k` the host allocates (of the size the kernel kind says).
     Tmp(usize),
+    /// Array `m` of a host accumulator.
+    AccArr(VName, usize),
 }
 
 /// The type of a host value, as a kernel needs it.
@@ -88,6 +100,13 @@ pub enum BindSrc {
 pub enum HostTy {
     Prim(PrimType),
     Arr(PrimType, usize),
+    /// An accumulator: its arrays' element types and rank, and (only to tell kernels apart)
+    /// the address of its operator (0 without one).
+    Acc {
+        elems: Vec<PrimType>,
+        rank: usize,
+        op: usize,
+    },
 }
 
 /// A kernel made from IR, with how to launch it.
@@ -125,6 +144,9 @@ pub struct KCtx<'p> {
     pub scratch: Option<Scratch>,
     /// Count loop iterations and report lavapipe's limit (see `Gen::begin_loop`).
     pub loop_check: bool,
+    /// The host accumulators this kernel may update (`None`: none).
+    pub acc_info: Option<AccKernel<'p>>,
+    accs: Vec<kernel_acc::KAcc<'p>>,
 }
 
 impl<'p> KCtx<'p> {
@@ -140,6 +162,8 @@ impl<'p> KCtx<'p> {
             lazies: Vec::new(),
             scratch: None,
             loop_check: false,
+            acc_info: None,
+            accs: Vec::new(),
         }
     }
 
@@ -190,6 +214,7 @@ impl<'p> KCtx<'p> {
                 KVal::S(self.arg(g, ArgSrc::Sub(SubExp::Var(v.clone())), t)?, t)
             }
             Some(HostTy::Arr(t, r)) => KVal::V(self.host_array(g, v, t, r)?),
+            Some(HostTy::Acc { elems, rank, .. }) => self.host_acc(g, v, &elems, rank, loc)?,
             None => {
                 return Err(format!(
                     "internal error: variable `{v}` is not bound in kernel code{}",
@@ -329,6 +354,8 @@ impl<'p> KCtx<'p> {
                 Lazy::Rep { row, .. } => Ok(row),
             },
             KVal::S(..) => Err("internal error: row of a scalar".into()),
+            // A `map` over accumulators gives each iteration the accumulator itself.
+            KVal::Acc(a) => Ok(KVal::Acc(*a)),
         }
     }
 
@@ -339,7 +366,7 @@ impl<'p> KCtx<'p> {
             KVal::L(k) => Ok(match &self.lazies[*k] {
                 Lazy::Map { n, .. } | Lazy::Iota { n, .. } | Lazy::Rep { n, .. } => *n,
             }),
-            KVal::S(..) => Err("internal error: length of a scalar".into()),
+            KVal::S(..) | KVal::Acc(_) => Err("internal error: length of a scalar".into()),
         }
     }
 
@@ -539,6 +566,9 @@ impl<'p> KCtx<'p> {
                 for a in arrs {
                     inputs.push(self.var(g, a, loc)?);
                 }
+                if inputs.iter().any(|x| matches!(x, KVal::Acc(_))) {
+                    return Err(unsupported("accumulators passed to an inner `map`", loc));
+                }
                 if self.reads_scratch(&inputs, &lam.body) {
                     // Computed now: later in-place updates must not change it.
                     let out = self.eager_map(g, stm, n, &inputs, lam)?;
@@ -632,7 +662,7 @@ impl<'p> KCtx<'p> {
                         let dims = natural(g, &sizes)?;
                         self.bind(stm, vec![KVal::V(View { dims, ..c })])
                     }
-                    KVal::S(..) => Err("internal error: reshape of a scalar".into()),
+                    KVal::S(..) | KVal::Acc(_) => Err("internal error: reshape of a scalar".into()),
                 }
             }
             Exp::Rearrange(perm, v) => match self.var(g, v, loc)? {
@@ -675,22 +705,60 @@ impl<'p> KCtx<'p> {
                 if stm.pat.elems.iter().any(|p| p.ty.rank() > 0) {
                     return self.if_arrays(g, stm, c, then_b, else_b);
                 }
-                let tys = pat_prims(stm, "an `if` returning arrays")?;
-                let mut vars = Vec::with_capacity(tys.len());
-                for &t in &tys {
+                // Accumulator results are compile-time handles (the same in both branches).
+                let is_acc: Vec<bool> = stm
+                    .pat
+                    .elems
+                    .iter()
+                    .map(|p| matches!(p.ty, Type::Acc { .. }))
+                    .collect();
+                let mut vars = Vec::with_capacity(is_acc.len());
+                for (p, &a) in stm.pat.elems.iter().zip(&is_acc) {
+                    if a {
+                        continue;
+                    }
+                    let Type::Prim(t) = p.ty else {
+                        return Err(unsupported("an `if` returning arrays", loc));
+                    };
                     let rt = g.reg_ty(t);
                     vars.push((g.var(rt), rt, t));
                 }
+                let split = |r: Vec<KVal>| -> (Vec<KVal>, Vec<KVal>) {
+                    let (a, s): (Vec<_>, Vec<_>) =
+                        r.into_iter().zip(&is_acc).partition(|(_, &a)| a);
+                    (
+                        a.into_iter().map(|(x, _)| x).collect(),
+                        s.into_iter().map(|(x, _)| x).collect(),
+                    )
+                };
                 let st = g.begin_if(c)?;
                 let r = self.body(g, then_b, loc)?;
+                let (then_accs, r) = split(r);
                 self.store_results(g, &vars, r, stm)?;
                 g.else_(st)?;
                 let r = self.body(g, else_b, loc)?;
+                let (else_accs, r) = split(r);
                 self.store_results(g, &vars, r, stm)?;
                 g.end_if(st)?;
-                let mut out = Vec::with_capacity(vars.len());
-                for &(var, rt, t) in &vars {
-                    out.push(KVal::S(g.load(rt, var)?, t));
+                let same = then_accs
+                    .iter()
+                    .zip(&else_accs)
+                    .all(|(x, y)| matches!((x, y), (KVal::Acc(a), KVal::Acc(b)) if a == b));
+                if !same {
+                    return Err(unsupported(
+                        "an `if` choosing between accumulators inside a kernel",
+                        loc,
+                    ));
+                }
+                let mut out = Vec::with_capacity(is_acc.len());
+                let (mut accs, mut vs) = (then_accs.into_iter(), vars.iter());
+                for &a in &is_acc {
+                    out.push(if a {
+                        accs.next().ok_or("internal error: if results")?
+                    } else {
+                        let &(var, rt, t) = vs.next().ok_or("internal error: if results")?;
+                        KVal::S(g.load(rt, var)?, t)
+                    });
                 }
                 self.bind(stm, out)
             }
@@ -698,8 +766,22 @@ impl<'p> KCtx<'p> {
                 self.loop_arrays(g, stm, params, form, body)
             }
             Exp::Loop { params, form, body } => {
+                // Accumulator parameters are compile-time handles: bound to their initial
+                // accumulator throughout; `vars`/`slot` cover the scalar parameters.
+                let mut accs: Vec<Option<KVal>> = Vec::with_capacity(params.len());
+                let mut slot: Vec<Option<usize>> = Vec::with_capacity(params.len());
                 let mut vars = Vec::with_capacity(params.len());
                 for (p, init) in params {
+                    if matches!(p.ty, Type::Acc { .. }) {
+                        match self.sub(g, init, loc)? {
+                            x @ KVal::Acc(_) => accs.push(Some(x)),
+                            _ => return Err("internal error: accumulator loop parameter".into()),
+                        }
+                        slot.push(None);
+                        continue;
+                    }
+                    accs.push(None);
+                    slot.push(Some(vars.len()));
                     let t = match &p.ty {
                         Type::Prim(t) => *t,
                         _ => {
@@ -742,6 +824,7 @@ impl<'p> KCtx<'p> {
                         let k = params
                             .iter()
                             .position(|(p, _)| p.name == *c)
+                            .and_then(|k| slot[k])
                             .ok_or("internal error: while condition is not a loop parameter")?;
                         g.load(vars[k].1, vars[k].0)?
                     }
@@ -750,9 +833,13 @@ impl<'p> KCtx<'p> {
                 let c = self.live(g, c)?;
                 g.loop_cond(st, c)?;
                 let mark = self.mark(g)?;
-                for ((p, _), &(var, rt, t)) in params.iter().zip(&vars) {
-                    let x = g.load(rt, var)?;
-                    self.env.insert(p.name.id, KVal::S(x, t));
+                for (k, (p, _)) in params.iter().enumerate() {
+                    let x = match (&accs[k], slot[k]) {
+                        (Some(a), _) => a.clone(),
+                        (None, Some(j)) => KVal::S(g.load(vars[j].1, vars[j].0)?, vars[j].2),
+                        (None, None) => return Err("internal error: loop parameter".into()),
+                    };
+                    self.env.insert(p.name.id, x);
                 }
                 if let (LoopForm::For { i, .. }, Some((cv, rt, it))) = (form, counter) {
                     let x = g.load(rt, cv)?;
@@ -766,20 +853,31 @@ impl<'p> KCtx<'p> {
                     let n = g.canon(it, n)?;
                     g.store(cv, n)?;
                 }
+                let r = r
+                    .into_iter()
+                    .zip(&accs)
+                    .filter(|(_, a)| a.is_none())
+                    .map(|(x, _)| x)
+                    .collect();
                 self.store_results(g, &vars, r, stm)?;
                 self.reset(g, mark)?;
                 let cond = match form {
                     LoopForm::While(c) => params
                         .iter()
                         .position(|(p, _)| p.name == *c)
+                        .and_then(|k| slot[k])
                         .map(|k| (vars[k].0, vars[k].1)),
                     LoopForm::For { .. } => None,
                 };
                 self.loop_backedge(g, form, counter, cond, loc)?;
                 g.end_loop(st)?;
-                let mut out = Vec::with_capacity(vars.len());
-                for &(var, rt, t) in &vars {
-                    out.push(KVal::S(g.load(rt, var)?, t));
+                let mut out = Vec::with_capacity(params.len());
+                for (a, k) in accs.into_iter().zip(slot) {
+                    out.push(match (a, k) {
+                        (Some(a), _) => a,
+                        (None, Some(j)) => KVal::S(g.load(vars[j].1, vars[j].0)?, vars[j].2),
+                        (None, None) => return Err("internal error: loop parameter".into()),
+                    });
                 }
                 self.bind(stm, out)
             }
@@ -845,7 +943,9 @@ impl<'p> KCtx<'p> {
                             ))
                         }
                         x @ (KVal::V(_) | KVal::L(_)) => views.push(x),
-                        KVal::S(..) => return Err("internal error: reduce of a scalar".into()),
+                        KVal::S(..) | KVal::Acc(_) => {
+                            return Err("internal error: reduce of a scalar".into())
+                        }
                     }
                 }
                 let tys = pat_prims(
@@ -891,6 +991,10 @@ impl<'p> KCtx<'p> {
                 }
                 self.bind(stm, out)
             }
+            Exp::UpdAcc { acc, idx, vals } => {
+                let r = self.upd_acc(g, acc, idx, vals, loc)?;
+                self.bind(stm, vec![r])
+            }
             other => Err(unsupported(construct_name(other), loc)),
         }
     }
@@ -908,7 +1012,7 @@ impl<'p> KCtx<'p> {
         for (&(var, _, _), x) in vars.iter().zip(r) {
             match x {
                 KVal::S(w, _) => g.store(var, w)?,
-                KVal::V(_) | KVal::L(_) => {
+                KVal::V(_) | KVal::L(_) | KVal::Acc(_) => {
                     return Err(unsupported(
                         "an array-valued result inside a parallel operator",
                         &stm.loc,
@@ -1024,8 +1128,39 @@ pub fn map_kernel_on<'p>(
     host_types: &'p dyn Fn(&VName) -> Option<HostTy>,
     lavapipe: bool,
 ) -> R<KernelCode> {
-    let mut outs = Vec::with_capacity(lam.ret.len());
-    for t in &lam.ret {
+    map_kernel_accs(prog, w, arrs, lam, loc, host_types, lavapipe, None)
+}
+
+/// [`map_kernel_on`] for a `map` that may update the host accumulators `accs` describes (its
+/// accumulator results are not outputs: the host passes the accumulators on).
+#[allow(clippy::too_many_arguments)]
+pub fn map_kernel_accs<'p>(
+    prog: &'p Program,
+    w: &SubExp,
+    arrs: &[VName],
+    lam: &'p Lambda,
+    loc: &Option<SrcLoc>,
+    host_types: &'p dyn Fn(&VName) -> Option<HostTy>,
+    lavapipe: bool,
+    accs: Option<AccKernel<'p>>,
+) -> R<KernelCode> {
+    let is_acc: Vec<bool> = lam
+        .ret
+        .iter()
+        .map(|t| matches!(t, Type::Acc { .. }))
+        .collect();
+    if accs.is_none() && is_acc.iter().any(|&a| a) {
+        return Err(unsupported("a `map` returning accumulators", loc));
+    }
+    let rets: Vec<&Type> = lam
+        .ret
+        .iter()
+        .zip(&is_acc)
+        .filter(|(_, &a)| !a)
+        .map(|(t, _)| t)
+        .collect();
+    let mut outs = Vec::with_capacity(rets.len());
+    for t in &rets {
         match t.elem() {
             Some(e) => outs.push(e),
             None => return Err(unsupported("a `map` returning accumulators", loc)),
@@ -1033,6 +1168,7 @@ pub fn map_kernel_on<'p>(
     }
     let mut g = Gen::new()?;
     let mut k = KCtx::new(prog, host_types);
+    k.acc_info = accs;
     let n = k.arg(&mut g, ArgSrc::Sub(w.clone()), PrimType::I64)?;
     k.scratch = Some(Scratch::new(&mut g, &mut k)?);
     if lavapipe {
@@ -1040,8 +1176,8 @@ pub fn map_kernel_on<'p>(
         g.count_loops()?;
     }
     // Row shapes of array results (host-known sizes).
-    let mut row_dims = Vec::with_capacity(lam.ret.len());
-    for t in &lam.ret {
+    let mut row_dims = Vec::with_capacity(rets.len());
+    for t in &rets {
         let mut sizes = Vec::new();
         for d in t.shape() {
             sizes.push(k.arg(&mut g, ArgSrc::Sub(d.clone()), PrimType::I64)?);
@@ -1086,7 +1222,13 @@ pub fn map_kernel_on<'p>(
     let i = g.load(u64t, iv)?;
     k.scratch_restart(&mut g)?;
     let args = k.rows_of(&mut g, &views, i, loc)?;
-    let r = k.lambda(&mut g, lam, args, loc)?;
+    let r: Vec<KVal> = k
+        .lambda(&mut g, lam, args, loc)?
+        .into_iter()
+        .zip(&is_acc)
+        .filter(|(_, &a)| !a)
+        .map(|(x, _)| x)
+        .collect();
     let mut dsts = Vec::with_capacity(r.len());
     for ((&bi, &t), dims) in out_bi.iter().zip(&outs).zip(&row_dims) {
         // Row i of output: offset i * row length.

@@ -29,6 +29,7 @@ impl<'a> Exec<'a> {
     }
 
     /// Launches the `map` kernel `code` over `n` rows with scratch memory.
+    #[allow(clippy::too_many_arguments)] // the map's kernel, sizes, outputs and accumulators
     pub(super) fn launch_map_scratch(
         &mut self,
         code: &KernelCode,
@@ -36,6 +37,7 @@ impl<'a> Exec<'a> {
         lam: &ir::Lambda,
         n: usize,
         outs: &[&Buffer],
+        accs: &[super::DArr],
         loc: &Option<SrcLoc>,
     ) -> E<()> {
         let mut caps = match self.scratch_caps.get(&key) {
@@ -83,6 +85,11 @@ impl<'a> Exec<'a> {
             let need = self.scratch_buffer(8, loc)?;
             self.ctx.upload(&need, 0, &[0u8; 8]).map_err(vk)?;
             let lits = [caps[0], caps[1], r0 as u64, r1, threads];
+            // Accumulators the kernel updates: kept, to undo a run that must be repeated.
+            let backups = accs
+                .iter()
+                .map(|a| self.copy(a, loc))
+                .collect::<E<Vec<_>>>()?;
             let r = self.launch(code, &lits, outs, &[&need, &s32, &s64], groups, loc);
             let bytes = self.ctx.download(&need, 0, 8).map_err(vk)?;
             let word = |i: usize| {
@@ -96,7 +103,12 @@ impl<'a> Exec<'a> {
             let got = [word(0), word(1)];
             if got[0] > caps[0] || got[1] > caps[1] {
                 // Some thread ran out: its results (and errors) are meaningless. Grow and run
-                // this chunk again.
+                // this chunk again (with the accumulators as they were).
+                for (a, b) in accs.iter().zip(&backups) {
+                    let len = a.shape.iter().product::<usize>();
+                    let dims = [(len, 1, 1)];
+                    self.strided(Some(&b.buf), 0, 0, &a.buf, a.elem, a.off as i64, &dims, loc)?;
+                }
                 tries += 1;
                 if tries > MAX_TRIES {
                     return Err(super::at(

@@ -841,7 +841,7 @@ fn fold_batched<'p>(
 }
 
 /// The atomic fast path for a histogram operator, if it has one on this device.
-fn atomic_op(
+pub(crate) fn atomic_op(
     op: &Operator,
     t: PrimType,
     f32_add: bool,
@@ -1053,7 +1053,9 @@ pub fn scatter<'p>(
                 let base = g.b.i_add(u64t, None, off, flat).ie()?;
                 match k.row(g, vv, j)? {
                     KVal::S(x, _) => g.store_elem(bi, t, base, x)?,
-                    KVal::L(_) => return Err("internal error: lazy scatter value".into()),
+                    KVal::L(_) | KVal::Acc(_) => {
+                        return Err("internal error: lazy scatter value".into())
+                    }
                     KVal::V(row) => {
                         // Copy the row (contiguous in both).
                         let z = g.c_u64(0);

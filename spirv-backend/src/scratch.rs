@@ -297,7 +297,7 @@ impl<'p> KCtx<'p> {
                 Lazy::Rep { row, .. } => self.is_scratch_val(row),
                 _ => false,
             },
-            KVal::S(..) => false,
+            KVal::S(..) | KVal::Acc(_) => false,
         }
     }
 
@@ -536,6 +536,7 @@ impl<'p> KCtx<'p> {
                 Lazy::Iota { it, .. } => Ok(PrimType::Int(*it)),
                 Lazy::Rep { row, .. } => self.elem_of(row),
             },
+            KVal::Acc(_) => Err("internal error: element type of an accumulator".into()),
         }
     }
 
@@ -544,6 +545,7 @@ impl<'p> KCtx<'p> {
         match x {
             KVal::V(v) => Ok(v.dims.iter().map(|d| d.0).collect()),
             KVal::S(..) => Ok(Vec::new()),
+            KVal::Acc(_) => Err("internal error: shape of an accumulator".into()),
             KVal::L(k) => match &self.lazies[*k] {
                 Lazy::Map { n, shape, .. } => {
                     let mut s = vec![*n];
