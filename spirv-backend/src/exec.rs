@@ -133,7 +133,7 @@ fn shape_str(shape: &[usize]) -> String {
 /// Launch-time state of one entry-point run.
 pub struct Exec<'a> {
     pub ctx: &'a Context,
-    prog: &'a ir::Program,
+    pub(crate) prog: &'a ir::Program,
     env: HashMap<u32, HVal>,
     funs: HashMap<&'a str, &'a FunDef>,
     /// Kernels made from IR, by statement address and kind.
@@ -267,7 +267,7 @@ impl<'a> Exec<'a> {
             _ => Err(at(loc, "internal error: expected a scalar")),
         }
     }
-    fn arr(&self, v: &ir::VName, loc: &Option<SrcLoc>) -> E<DArr> {
+    pub(crate) fn arr(&self, v: &ir::VName, loc: &Option<SrcLoc>) -> E<DArr> {
         match self.get(v, loc)? {
             HVal::A(a) => Ok(a.clone()),
             _ => Err(at(loc, format!("internal error: `{v}` is not an array"))),
@@ -495,7 +495,7 @@ impl<'a> Exec<'a> {
 
     /// Whether kernels should be laid out for a GPU (coalesced accesses, tree combinations)
     /// rather than for a CPU driver such as lavapipe (long contiguous runs per thread).
-    fn gpu_layout(&self) -> bool {
+    pub(crate) fn gpu_layout(&self) -> bool {
         self.ctx.info().device_type != "cpu"
     }
 
@@ -1260,7 +1260,7 @@ impl<'a> Exec<'a> {
 
     // ----- SOACs --------------------------------------------------------------------------------
 
-    fn lambda_kernel(
+    pub(crate) fn lambda_kernel(
         &mut self,
         stm: &'a Stm,
         kind: u32,
@@ -1296,6 +1296,9 @@ impl<'a> Exec<'a> {
                 }
             }
             Soac::Map { w, arrs, lam } => {
+                if let Some(r) = self.try_seg_reduce(stm, arrs, lam, loc)? {
+                    return Ok(r);
+                }
                 let n = self.size(w, loc)?;
                 // Output shapes (scalar results only).
                 let mut outs = Vec::new();

@@ -103,6 +103,7 @@ mod prims;
 pub mod profile;
 pub mod record;
 mod scalar;
+mod segmented;
 mod sort;
 
 pub use device::{run_entry_device, storage_bytes, Arg, DeviceArray, Out};

@@ -117,7 +117,7 @@ pub struct Io {
     pub off: Option<VName>,
 }
 
-fn io_view(k: &mut KCtx<'_>, g: &mut Gen, io: &Io, t: PrimType, n: Word) -> R<View> {
+pub(crate) fn io_view(k: &mut KCtx<'_>, g: &mut Gen, io: &Io, t: PrimType, n: Word) -> R<View> {
     let bi = g.binding(word_kind(t));
     k.binds.push(io.src.clone());
     let off = match &io.off {
@@ -638,7 +638,7 @@ fn thread_prefix<'p>(
 /// Combines the WG values in `shared` (one array per component, after a barrier) in order:
 /// a reduction tree leaving the total in element 0 (`scan` false), or a Hillis–Steele inclusive
 /// scan (`scan` true). Ends with a barrier. Every thread of the workgroup must call it.
-fn tree<'p>(
+pub(crate) fn tree<'p>(
     k: &mut KCtx<'p>,
     g: &mut Gen,
     op: &'p Operator,
@@ -730,7 +730,7 @@ fn store_all(
 
 /// `accs = fold op accs ins[lo..hi]`, writing each running value to `outs` when given.
 #[allow(clippy::too_many_arguments)]
-fn fold_range<'p>(
+pub(crate) fn fold_range<'p>(
     k: &mut KCtx<'p>,
     g: &mut Gen,
     op: &'p Operator,
@@ -781,7 +781,7 @@ const UNROLL: usize = 8;
 /// optionally writing each running value to `outs`; `stride` WG: the coalesced first pass of
 /// commutative reductions). Elements past `end` are not combined.
 #[allow(clippy::too_many_arguments)]
-fn fold_batched<'p>(
+pub(crate) fn fold_batched<'p>(
     k: &mut KCtx<'p>,
     g: &mut Gen,
     op: &'p Operator,
