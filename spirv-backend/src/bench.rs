@@ -70,6 +70,17 @@ fn f32s(n: usize, seed: u64) -> Value {
     ))
 }
 
+/// `xs` (n elements, a multiple of 16) as 16 rows.
+fn rows16(xs: Value) -> Value {
+    match xs {
+        Value::Array(a) => {
+            let n = a.data.len();
+            Value::Array(ArrayValue::new(vec![16, n / 16], a.data))
+        }
+        v => v,
+    }
+}
+
 fn i32s(n: usize, seed: u64, below: u64) -> Value {
     let mut r = Rng(seed);
     arr(Buffer::I32((0..n).map(|_| r.below(below) as i32).collect()))
@@ -172,6 +183,24 @@ pub fn primitives() -> Vec<Primitive> {
             },
         },
         Primitive {
+            name: "map of reduce (+), 16 rows",
+            source: "entry main [m][k] (xss: [m][k]f32) : [m]f32 =
+  map (\\row -> reduce (+) 0 row) xss\n",
+            ir: None,
+            model: "read 4 (segmented: a workgroup per row)",
+            bytes: |n| 4.0 * n as f64,
+            inputs: |n| vec![rows16(f32s(n, 14))],
+        },
+        Primitive {
+            name: "map of scan (+), 16 rows",
+            source: "entry main [m][k] (xss: [m][k]f32) : [m][k]f32 =
+  map (\\row -> scan (+) 0 row) xss\n",
+            ir: None,
+            model: "read 4 + write 4 (segmented: a workgroup per row)",
+            bytes: |n| 8.0 * n as f64,
+            inputs: |n| vec![rows16(f32s(n, 15))],
+        },
+        Primitive {
             name: "hist (+) 16 bins",
             source: HIST,
             ir: None,
@@ -259,9 +288,10 @@ pub fn sort_by_key_program() -> vkad_core::ir::Program {
 /// What the backend has no primitive for.
 pub fn skipped() -> Vec<Skipped> {
     vec![Skipped {
-        name: "segmented scan primitive",
-        why: "the backend has no built-in segmented scan: the segmented scan measured is `scan` \
-              over (flag, value) pairs with a segmented operator",
+        name: "irregular segmented scan primitive",
+        why: "segments of different lengths have no kernel of their own: the `segmented scan (+)` \
+              row is `scan` over (flag, value) pairs with a segmented operator; regular \
+              segments (a `map` of `scan`) are the `map of scan` row",
     }]
 }
 

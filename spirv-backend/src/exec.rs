@@ -1296,7 +1296,7 @@ impl<'a> Exec<'a> {
                 }
             }
             Soac::Map { w, arrs, lam } => {
-                if let Some(r) = self.try_seg_reduce(stm, arrs, lam, loc)? {
+                if let Some(r) = self.try_segmented(stm, arrs, lam, loc)? {
                     return Ok(r);
                 }
                 let n = self.size(w, loc)?;

@@ -1,9 +1,12 @@
-//! Segmented reductions: a host-level `map (\row -> reduce op ne row) xss` over few long rows.
+//! Segmented reductions and scans: a host-level `map (\row -> reduce op ne row) xss` (or
+//! `scan`) over few long rows.
+//!
 //! A `map` kernel gives each row to one thread, which reduces it sequentially: with fewer rows
 //! than the device has threads (a handful of rows of a million elements) most of the device
 //! idles. Here each row is a segment reduced by a whole workgroup (threads fold parts of the
-//! row, a tree combines them, thread 0 writes the row's result), workgroups taking rows
-//! `group, group + groups, …`.
+//! row, a tree combines them, thread 0 writes the row's result; for a scan the tree scans the
+//! threads' partials and each thread scans its run again from its prefix), workgroups taking
+//! rows `group, group + groups, …`.
 //!
 //! On lavapipe this also runs rows longer than its per-thread loop limit (65535 iterations),
 //! which one thread per row cannot finish.
@@ -22,12 +25,14 @@ use vkad_core::ir::{Exp, Lambda, Operator, Program, Soac, Stm, SubExp, VName};
 use vkad_core::prim::PrimType;
 
 /// Literals: 0 = rows, 1 = row length. `inputs`: host arrays `[rows][len]` of `elems`;
-/// outputs: one value per row and component.
-pub fn seg_reduce<'p>(
+/// outputs: one value per row and component (`scan`: the rows' inclusive scans, `[rows][len]`
+/// row-major).
+pub fn seg_kernel<'p>(
     prog: &'p Program,
     op: &'p Operator,
     elems: &[PrimType],
     inputs: &[VName],
+    scan: bool,
     loc: &Option<SrcLoc>,
     host_types: &'p dyn Fn(&VName) -> Option<HostTy>,
 ) -> R<KernelCode> {
@@ -63,7 +68,8 @@ pub fn seg_reduce<'p>(
     }
     let lid = g.local_id()?;
     let lid64 = g.b.u_convert(u64t, None, lid).ie()?;
-    let strided = crate::prims::commutative(op);
+    // (A scan needs each thread's elements contiguous.)
+    let strided = !scan && crate::prims::commutative(op);
     // Contiguous runs: thread l folds [l·c, (l+1)·c) with c = ⌈len / WG⌉.
     let wg = g.c_u64(WG as u64);
     let wg1 = g.c_u64(WG as u64 - 1);
@@ -109,40 +115,85 @@ pub fn seg_reduce<'p>(
             g.store(p, w)?;
         }
         g.control_barrier()?;
-        tree(&mut k, g, op, &shared, lid, false, loc)?;
+        tree(&mut k, g, op, &shared, lid, scan, loc)?;
         let z32 = g.c_u32(0);
-        let is0 = g.b.i_equal(bt, None, lid, z32).ie()?;
-        g.if_then(is0, |g| {
-            for (&(arr, wt, t, _), o) in shared.iter().zip(&outs) {
-                let p = g.shared_ptr(arr, wt, z32)?;
-                let w = g.load(wt, p)?;
-                let x = g.word_to_reg(t, w)?;
-                let idx = g.b.i_add(u64t, None, o.off, row).ie()?;
-                g.store_elem(o.bi, t, idx, x)?;
+        if scan {
+            // Thread l's run again, from the inclusive scan of the runs before it.
+            let gt0 = g.b.u_greater_than(bt, None, lid, z32).ie()?;
+            for (&(v, _, _), &(x, _)) in accs.iter().zip(&neutral) {
+                g.store(v, x)?;
             }
-            Ok(())
-        })?;
+            g.if_then(gt0, |g| {
+                let u32t = g.t_u32();
+                let one = g.c_u32(1);
+                let prev = g.b.i_sub(u32t, None, lid, one).ie()?;
+                for (&(v, _, t), &(arr, wt, _, _)) in accs.iter().zip(&shared) {
+                    let p = g.shared_ptr(arr, wt, prev)?;
+                    let w = g.load(wt, p)?;
+                    let x = g.word_to_reg(t, w)?;
+                    g.store(v, x)?;
+                }
+                Ok(())
+            })?;
+            let mut out_rows = Vec::with_capacity(outs.len());
+            for o in &outs {
+                let m = g.b.i_mul(u64t, None, row, len).ie()?;
+                let off = g.b.i_add(u64t, None, o.off, m).ie()?;
+                out_rows.push(View {
+                    bi: o.bi,
+                    elem: o.elem,
+                    off,
+                    dims: vec![(len, g.c_u64(1))],
+                });
+            }
+            let lo = g.b.i_mul(u64t, None, lid64, c).ie()?;
+            let lo = g.glsl(u64t, spirv::GlslStd450Op::UMin, &[lo, len])?;
+            let hi = g.b.i_add(u64t, None, lo, c).ie()?;
+            let hi = g.glsl(u64t, spirv::GlslStd450Op::UMin, &[hi, len])?;
+            fold_range(
+                &mut k,
+                g,
+                op,
+                &row_views,
+                &accs,
+                lo,
+                hi,
+                Some(&out_rows),
+                loc,
+            )?;
+        } else {
+            let is0 = g.b.i_equal(bt, None, lid, z32).ie()?;
+            g.if_then(is0, |g| {
+                for (&(arr, wt, t, _), o) in shared.iter().zip(&outs) {
+                    let p = g.shared_ptr(arr, wt, z32)?;
+                    let w = g.load(wt, p)?;
+                    let x = g.word_to_reg(t, w)?;
+                    let idx = g.b.i_add(u64t, None, o.off, row).ie()?;
+                    g.store_elem(o.bi, t, idx, x)?;
+                }
+                Ok(())
+            })?;
+        }
         // The next row's partials overwrite the shared arrays.
         g.control_barrier()
     })?;
     finish(g, k)
 }
 
-/// `map (\ps -> reduce op ne ps') arrs` where the reduce reads the lambda's parameters (rows
-/// of `arrs`) and its results are the lambda's: the operator and, per reduced array, the
-/// `arrs` element it reads.
-fn segmented_reduce_of<'p>(
+/// `map (\ps -> reduce op ne ps') arrs` (or `scan`) where the reduce reads the lambda's
+/// parameters (rows of `arrs`) and its results are the lambda's: whether it is a scan, the
+/// operator and, per reduced array, the `arrs` element it reads.
+fn segmented_of<'p>(
     arrs: &'p [VName],
     lam: &'p Lambda,
-) -> Option<(&'p Operator, Vec<&'p VName>)> {
+) -> Option<(bool, &'p Operator, Vec<&'p VName>)> {
     let [stm] = lam.body.stms.as_slice() else {
         return None;
     };
-    let Exp::Soac(Soac::Reduce {
-        arrs: rarrs, op, ..
-    }) = &stm.exp
-    else {
-        return None;
+    let (scan, rarrs, op) = match &stm.exp {
+        Exp::Soac(Soac::Reduce { arrs, op, .. }) => (false, arrs, op),
+        Exp::Soac(Soac::Scan { arrs, op, .. }) => (true, arrs, op),
+        _ => return None,
     };
     let results_ok = stm.pat.elems.len() == lam.body.result.len()
         && stm
@@ -163,21 +214,21 @@ fn segmented_reduce_of<'p>(
                 .map(|j| &arrs[j])
         })
         .collect::<Option<Vec<_>>>()?;
-    Some((op, inputs))
+    Some((scan, op, inputs))
 }
 
 impl<'a> Exec<'a> {
-    /// Runs `map (\row -> reduce op ne row) xss` as a segmented reduction when its rows are few
-    /// and long (see the module); `None` when the map is not of that form or the plain map
-    /// kernel suits it better.
-    pub(crate) fn try_seg_reduce(
+    /// Runs `map (\row -> reduce op ne row) xss` (or `scan`) as a segmented reduction (scan)
+    /// when its rows are few and long (see the module); `None` when the map is not of that
+    /// form or the plain map kernel suits it better.
+    pub(crate) fn try_segmented(
         &mut self,
         stm: &'a Stm,
         arrs: &'a [VName],
         lam: &'a Lambda,
         loc: &Option<SrcLoc>,
     ) -> Result<Option<Vec<HVal>>, String> {
-        let Some((op, inputs)) = segmented_reduce_of(arrs, lam) else {
+        let Some((scan, op, inputs)) = segmented_of(arrs, lam) else {
             return Ok(None);
         };
         let mut elems = Vec::with_capacity(inputs.len());
@@ -193,7 +244,8 @@ impl<'a> Exec<'a> {
         let Some([rows, len]) = shape.as_deref().map(|s| [s[0], s[1]]) else {
             return Ok(None);
         };
-        if lam.ret.iter().any(|t| t.rank() > 0) || op.neutral.len() != elems.len() {
+        let ret_rank = usize::from(scan);
+        if lam.ret.iter().any(|t| t.rank() != ret_rank) || op.neutral.len() != elems.len() {
             return Ok(None);
         }
         // One thread per row keeps the device busy once there are enough rows; a workgroup
@@ -210,11 +262,12 @@ impl<'a> Exec<'a> {
         let sig: Vec<&VName> = inputs.clone();
         let e2 = elems.clone();
         let code = self.lambda_kernel(stm, 50, &sig, |_, ht| {
-            seg_reduce(prog, op, &e2, &input_names, loc, ht)
+            seg_kernel(prog, op, &e2, &input_names, scan, loc, ht)
         })?;
+        let shape = if scan { vec![rows, len] } else { vec![rows] };
         let outs: Vec<DArr> = elems
             .iter()
-            .map(|&t| self.alloc(t, vec![rows]))
+            .map(|&t| self.alloc(t, shape.clone()))
             .collect::<Result<_, _>>()?;
         let bufs: Vec<std::sync::Arc<vkad_vk::Buffer>> =
             outs.iter().map(|o| o.buf.clone()).collect();

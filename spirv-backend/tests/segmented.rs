@@ -26,6 +26,9 @@ const SRC: &str = "
 entry sum [m][k] (xss: [m][k]f64) : [m]f64 = map (\\row -> reduce (+) 0 row) xss
 entry affine [m][k] (as: [m][k]f64) (bs: [m][k]f64) : ([m]f64, [m]f64) =
   unzip (map2 (\\a b -> reduce (\\(p, q) (r, s) -> (p * r, q * r + s)) (1, 0) (zip a b)) as bs)
+entry scan_sum [m][k] (xss: [m][k]f64) : [m][k]f64 = map (\\row -> scan (+) 0 row) xss
+entry scan_affine [m][k] (as: [m][k]f64) (bs: [m][k]f64) : ([m][k]f64, [m][k]f64) =
+  unzip (map2 (\\a b -> unzip (scan (\\(p, q) (r, s) -> (p * r, q * r + s)) (1, 0) (zip a b))) as bs)
 ";
 
 fn matrix(m: usize, k: usize, seed: u64) -> Value {
@@ -61,6 +64,11 @@ fn few_long_rows_are_segmented() {
             run("affine", vec![matrix(m, k, 2), matrix(m, k, 3)]),
             "affine {m}x{k}"
         );
+        assert!(run("scan_sum", vec![matrix(m, k, 6)]), "scan_sum {m}x{k}");
+        assert!(
+            run("scan_affine", vec![matrix(m, k, 7), matrix(m, k, 8)]),
+            "scan_affine {m}x{k}"
+        );
     }
 }
 
@@ -74,6 +82,7 @@ fn many_or_short_rows_keep_the_map_kernel() {
     };
     for (m, k) in [(many, 2048), (many + 7, 1024), (3, 1023), (4, 7), (0, 5000)] {
         assert!(!run("sum", vec![matrix(m, k, 4)]), "sum {m}x{k}");
+        assert!(!run("scan_sum", vec![matrix(m, k, 4)]), "scan_sum {m}x{k}");
     }
 }
 

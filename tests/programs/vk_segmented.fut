@@ -1,4 +1,4 @@
--- `map (\row -> reduce op ne row) xss` over few long rows: the Vulkan backend reduces each row
+-- `map (\row -> reduce op ne row) xss` (or `scan`) over few long rows: the Vulkan backend reduces each row
 -- with a whole workgroup (spirv-backend/src/segmented.rs) instead of one thread per row. Each
 -- entry compares with the rows folded by a sequential loop, for a commutative operator (read
 -- at stride), a non-commutative one (affine maps composed in order, exact in wrapping i32),
@@ -8,7 +8,7 @@ def rows (m: i64) (k: i64) : [m][k]i64 =
   map (\r -> map (\j -> (r * 7919 + j * 104729) % 1000 - 500) (iota k)) (iota m)
 
 -- ==
--- entry: sums mins affine floats
+-- entry: sums mins affine floats scans
 -- input { 1i64 1024i64 } output { true }
 -- input { 3i64 5000i64 } output { true }
 -- input { 63i64 1025i64 } output { true }
@@ -42,3 +42,10 @@ entry floats (m: i64) (k: i64) : bool =
   let s = map (\row -> reduce (+) 0 row) xss
   let t = map (\row -> loop acc = 0 for x in row do acc + x) xss
   in and (map2 (\x y -> f32.abs (x - y) <= 1e-3 * (1 + f32.abs y)) s t)
+
+entry scans (m: i64) (k: i64) : bool =
+  let xss = rows m k
+  let s = map (\row -> scan (+) 0 row) xss
+  -- An inclusive prefix sum: s[0] = row[0] and s[i] - s[i-1] = row[i].
+  in and (map2 (\r p -> and (map (\i -> p[i] == r[i] + (if i == 0 then 0 else p[i - 1])) (iota k)))
+               xss s)
