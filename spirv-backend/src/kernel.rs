@@ -567,7 +567,7 @@ impl<'p> KCtx<'p> {
                     inputs.push(self.var(g, a, loc)?);
                 }
                 if inputs.iter().any(|x| matches!(x, KVal::Acc(_))) {
-                    return Err(unsupported("accumulators passed to an inner `map`", loc));
+                    return self.acc_inner_map(g, stm, n, &inputs, lam);
                 }
                 if self.reads_scratch(&inputs, &lam.body) {
                     // Computed now: later in-place updates must not change it.

@@ -6,10 +6,13 @@
 //! operator otherwise (f64 `+` on lavapipe, `*`, …). Out-of-range indices are ignored, as in the
 //! interpreter. Accumulators pass through the lambda's loops and `if`s as compile-time handles.
 //!
+//! An inner `map` that takes accumulators (AD's update of a row: a `map` over the row's
+//! elements, each an `upd_acc`) runs eagerly, its iterations in order in the thread.
+//!
 //! Supported: accumulators of one array of scalars (an element per index) with an operator.
 //! Anything else (several arrays, row updates, no operator (plain writes, whose order would
-//! matter), accumulators passed to an inner `map`) is "not supported" here, and the host then
-//! runs the `map` iteration by iteration (module `acc` of the executor).
+//! matter), inner maps returning other values besides accumulators) is "not supported" here,
+//! and the host then runs the `map` iteration by iteration (module `acc` of the executor).
 
 use super::{unsupported, KCtx, KVal, View};
 use crate::gen::{word_kind, Gen, Ie, WordKind, R};
@@ -17,6 +20,7 @@ use rspirv::spirv;
 use std::collections::HashMap;
 use vkad_core::diag::SrcLoc;
 use vkad_core::ir::{BinOp, Operator, SubExp, VName};
+use vkad_core::ir::{Lambda, Stm, Type};
 use vkad_core::prim::{FloatType, PrimType};
 
 /// What a kernel needs to know about the host accumulators it updates.
@@ -202,5 +206,48 @@ impl<'p> KCtx<'p> {
             }
         })?;
         Ok(KVal::Acc(a))
+    }
+
+    /// An inner `map` over accumulators (and rows of `inputs`) whose results are all
+    /// accumulators: its iterations run now, in order; its results are the accumulators.
+    pub(super) fn acc_inner_map(
+        &mut self,
+        g: &mut Gen,
+        stm: &'p Stm,
+        n: rspirv::spirv::Word,
+        inputs: &[KVal],
+        lam: &'p Lambda,
+    ) -> R<()> {
+        let loc = &stm.loc;
+        if lam.ret.iter().any(|t| !matches!(t, Type::Acc { .. })) {
+            return Err(unsupported(
+                "an inner `map` taking accumulators and returning other values",
+                loc,
+            ));
+        }
+        let (u64t, bt) = (g.t_u64(), g.t_bool());
+        let iv = g.var(u64t);
+        let z = g.c_u64(0);
+        g.store(iv, z)?;
+        let st = g.begin_loop()?;
+        let i = g.load(u64t, iv)?;
+        let c = g.b.u_less_than(bt, None, i, n).ie()?;
+        let c = self.live(g, c)?;
+        g.loop_cond(st, c)?;
+        let i = g.load(u64t, iv)?;
+        let mark = self.mark(g)?;
+        let args = self.rows_of(g, inputs, i, loc)?;
+        let r = self.lambda(g, lam, args, loc)?;
+        self.reset(g, mark)?;
+        let one = g.c_u64(1);
+        let i1 = g.b.i_add(u64t, None, i, one).ie()?;
+        g.store(iv, i1)?;
+        self.backedge_lt(g, i1, n, loc)?;
+        g.end_loop(st)?;
+        // Accumulators are compile-time handles: the same whatever the iteration.
+        if r.iter().any(|x| !matches!(x, KVal::Acc(_))) {
+            return Err("internal error: an inner map's accumulator results".into());
+        }
+        self.bind(stm, r)
     }
 }

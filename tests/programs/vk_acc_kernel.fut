@@ -44,6 +44,24 @@ entry stencil_dot (n: i64) : bool = let (x, xd, yb) = inputs n in dot stencil x 
 entry powers_dot (n: i64) : bool = let (x, xd, yb) = inputs n in dot powers x xd yb
 entry branchy_dot (n: i64) : bool = let (x, xd, yb) = inputs n in dot branchy x xd yb
 
+-- Rows of a free matrix read in a loop: each row's adjoint is added by an inner map of
+-- element updates, run in order inside the thread.
+def rows_f [n][m] (xss: [n][m]f64) : [n]f64 =
+  map (\i -> loop s = 0 for j < 2 do s + f64.sum (map (\x -> x * x) xss[(i + j) % n])) (iota n)
+
+-- ==
+-- entry: rows_dot
+-- input { 1i64 1i64 } output { true }
+-- input { 300i64 7i64 } output { true }
+-- input { 5000i64 3i64 } output { true }
+entry rows_dot (n: i64) (m: i64) : bool =
+  let x = map (\i -> map (\j -> f64.i64 ((i * 31 + j) % 17) / 8 - 1) (iota m)) (iota n)
+  let xd = map (\i -> map (\j -> f64.i64 ((i + 2 * j) % 5) - 2) (iota m)) (iota n)
+  let yb = map (\i -> f64.i64 (i % 7) / 3) (iota n)
+  let lhs = f64.sum (map2 (*) yb (jvp rows_f x xd))
+  let rhs = f64.sum (map2 (\a b -> f64.sum (map2 (*) a b)) (vjp rows_f x yb) xd)
+  in f64.abs (lhs - rhs) <= 1e-9 * (1 + f64.abs lhs)
+
 -- ==
 -- entry: stencil32_dot
 -- input { 5i64 } output { true }
