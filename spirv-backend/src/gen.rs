@@ -160,6 +160,19 @@ pub struct Gen {
     /// Set by [`Gen::count_loops`]: a function variable (`u32`) counting the decrements of
     /// lavapipe's loop limiter (one per loop iteration and one per loop exit).
     pub loop_count: Option<Word>,
+    /// Loops made so far (for [`Gen::loop_count`]: lavapipe also runs, masked, the loops of
+    /// the branch not taken and of a loop's body on its exit pass, one pass each).
+    loops_made: u32,
+    /// Open `if`s: condition, loops made before the then-branch and before the else-branch.
+    if_stack: Vec<(Word, u32, Option<u32>)>,
+    /// Open loops: loops made before their bodies.
+    loop_stack: Vec<u32>,
+    /// Set by [`Gen::count_loops`]: a function variable (`bool`) that becomes true when a loop
+    /// exits although its condition last held (lavapipe's limiter cut it short).
+    pub loop_cut: Option<Word>,
+    /// Open loops: the variable holding the last value of the loop's condition (with
+    /// [`Gen::loop_cut`]).
+    loop_conds: Vec<Option<Word>>,
 }
 
 impl Gen {
@@ -203,6 +216,11 @@ impl Gen {
             interface: Vec::new(),
             fun: 0,
             loop_count: None,
+            loops_made: 0,
+            if_stack: Vec::new(),
+            loop_stack: Vec::new(),
+            loop_cut: None,
+            loop_conds: Vec::new(),
         };
         let u32t = g.t_u32();
         let v3 = g.b.type_vector(u32t, 3);
@@ -632,19 +650,44 @@ impl Gen {
         self.b.selection_merge(lm, SelectionControl::NONE).ie()?;
         self.b.branch_conditional(cond, lt, le, []).ie()?;
         self.b.begin_block(Some(lt)).ie()?;
+        self.if_stack.push((cond, self.loops_made, None));
         Ok((le, lm))
     }
     /// `} else {`.
     pub fn else_(&mut self, st: (Word, Word)) -> R<()> {
         self.b.branch(st.1).ie()?;
         self.b.begin_block(Some(st.0)).ie()?;
+        if let Some(top) = self.if_stack.last_mut() {
+            top.2 = Some(self.loops_made);
+        }
         Ok(())
     }
     /// `}` (after [`Gen::else_`]).
     pub fn end_if(&mut self, st: (Word, Word)) -> R<()> {
         self.b.branch(st.1).ie()?;
         self.b.begin_block(Some(st.1)).ie()?;
+        if let Some((cond, before, at_else)) = self.if_stack.pop() {
+            let at_else = at_else.unwrap_or(self.loops_made);
+            self.count_masked(cond, self.loops_made - at_else, at_else - before)?;
+        }
         Ok(())
+    }
+
+    /// (Loop-limit emulation) After an `if` on `cond`: the loops of the branch not taken ran one
+    /// masked pass each on lavapipe (`when_true`: those of the else-branch, run when `cond`).
+    fn count_masked(&mut self, cond: Word, when_true: u32, when_false: u32) -> R<()> {
+        let Some(cv) = self.loop_count else {
+            return Ok(());
+        };
+        if when_true == 0 && when_false == 0 {
+            return Ok(());
+        }
+        let u32t = self.t_u32();
+        let (a, b) = (self.c_u32(when_true), self.c_u32(when_false));
+        let add = self.b.select(u32t, None, cond, a, b).ie()?;
+        let x = self.load(u32t, cv)?;
+        let x = self.b.i_add(u32t, None, x, add).ie()?;
+        self.store(cv, x)
     }
     /// Opens a loop; the condition is computed after this call, then [`Gen::loop_cond`], the
     /// body, then [`Gen::end_loop`].
@@ -664,6 +707,9 @@ impl Gen {
         );
         self.b.branch(lh).ie()?;
         self.b.begin_block(Some(lh)).ie()?;
+        self.loops_made += 1;
+        self.loop_stack.push(self.loops_made);
+        self.loop_conds.push(None);
         self.b
             .loop_merge(lm, lcont, spirv::LoopControl::NONE, [])
             .ie()?;
@@ -673,6 +719,14 @@ impl Gen {
     }
     /// Branches on the loop condition and opens the body.
     pub fn loop_cond(&mut self, st: [Word; 4], c: Word) -> R<()> {
+        if self.loop_cut.is_some() {
+            let bt = self.t_bool();
+            let v = self.var(bt);
+            self.store(v, c)?;
+            if let Some(top) = self.loop_conds.last_mut() {
+                *top = Some(v);
+            }
+        }
         self.b.branch_conditional(c, st[0], st[2], []).ie()?;
         self.b.begin_block(Some(st[0])).ie()?;
         Ok(())
@@ -686,7 +740,23 @@ impl Gen {
         self.bump_loop_count()?;
         self.b.branch(st[3]).ie()?;
         self.b.begin_block(Some(st[2])).ie()?;
-        self.bump_loop_count()
+        self.bump_loop_count()?;
+        // A loop leaves through its condition (false) or, on lavapipe, through the limiter at
+        // a back edge (the condition's last value is then true: no `break`s here).
+        if let (Some(Some(cv)), Some(cut)) = (self.loop_conds.pop(), self.loop_cut) {
+            let bt = self.t_bool();
+            let last = self.load(bt, cv)?;
+            let was = self.load(bt, cut)?;
+            let now = self.b.logical_or(bt, None, was, last).ie()?;
+            self.store(cut, now)?;
+        }
+        // On its exit pass lavapipe runs the body once more, masked: one pass of each loop in it.
+        let inner = self.loops_made - self.loop_stack.pop().unwrap_or(self.loops_made);
+        if inner > 0 {
+            let t = self.c_bool(true);
+            self.count_masked(t, inner, 0)?;
+        }
+        Ok(())
     }
 
     fn bump_loop_count(&mut self) -> R<()> {
@@ -709,6 +779,11 @@ impl Gen {
         let z = self.c_u32(0);
         self.store(cv, z)?;
         self.loop_count = Some(cv);
+        let bt = self.t_bool();
+        let cut = self.var(bt);
+        let f = self.c_bool(false);
+        self.store(cut, f)?;
+        self.loop_cut = Some(cut);
         Ok(())
     }
 
@@ -718,10 +793,12 @@ impl Gen {
         self.b.selection_merge(lm, SelectionControl::NONE).ie()?;
         self.b.branch_conditional(cond, lt, lm, []).ie()?;
         self.b.begin_block(Some(lt)).ie()?;
+        let before = self.loops_made;
         then(self)?;
         self.b.branch(lm).ie()?;
         self.b.begin_block(Some(lm)).ie()?;
-        Ok(())
+        let inner = self.loops_made - before;
+        self.count_masked(cond, 0, inner)
     }
 
     /// `while cond() { body() }`: `cond` is evaluated in the loop header's condition block.

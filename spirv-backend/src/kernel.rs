@@ -1250,6 +1250,9 @@ pub fn map_kernel_accs<'p>(
     g.store(iv, i1)?;
     k.backedge_lt(&mut g, i1, n, loc)?;
     g.end_loop(st)?;
+    // Loops that check no limit of their own (copies, fills, inner folds) may have been cut
+    // short by lavapipe: a thread that exhausted the limiter reports it at the end.
+    k.exhausted(&mut g, loc)?;
     let uses_f64 = g.uses_f64;
     let errors = g.errors.clone();
     let words = g.finish()?;

@@ -474,6 +474,22 @@ impl<'p> KCtx<'p> {
         g.fail_if(bad, ERR_LOOP_LIMIT, site)
     }
 
+    /// At the end of the kernel: reports lavapipe's loop limit if a loop of the thread was cut
+    /// short by it ([`Gen::loop_cut`]: loops without a check of their own, such as copies,
+    /// fills and inner folds, would otherwise stop early silently).
+    pub(super) fn exhausted(&mut self, g: &mut Gen, loc: &Option<SrcLoc>) -> R<()> {
+        if !self.loop_check {
+            return Ok(());
+        }
+        let Some(cut) = g.loop_cut else {
+            return Ok(());
+        };
+        let bt = g.t_bool();
+        let bad = g.load(bt, cut)?;
+        let site = g.site(loc, LOOP_LIMIT_MSG);
+        g.fail_if(bad, ERR_LOOP_LIMIT, site)
+    }
+
     /// [`KCtx::backedge`] for a loop that goes on while `next < n` (u64).
     pub(super) fn backedge_lt(
         &mut self,

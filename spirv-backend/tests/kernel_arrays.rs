@@ -55,6 +55,31 @@ fn two_loops_at_lavapipe_limit() {
     }
 }
 
+/// Loops that check no limit of their own (inner folds, copies of per-thread arrays) share
+/// lavapipe's limiter with the others: past it the kernel reports the limit (checked at the
+/// end of the kernel: a loop that left while its condition still held) instead of returning
+/// what the cut loops left behind. Elsewhere the results match the interpreter.
+#[test]
+fn unchecked_loops_past_the_limit_are_reported() {
+    let src = "entry main (xs: []i64) (m: i64) (k: i64) : []i64 =
+  map (\\x -> loop s = x for i < m do s + reduce (+) 0 (map (+i) (iota k))) xs
+entry cp (xs: []i64) (m: i64) (k: i64) : []i64 =
+  map (\\x -> let a = loop a = replicate k x for i < m do map (+i) (copy a) in a[k-1]) xs";
+    for entry in ["main", "cp"] {
+        for args in ["3i64 10000i64", "3i64 30000i64", "5i64 30000i64"] {
+            let a = vals(&format!("[1i64, 2i64] {args}"));
+            match common::run(src, entry, a.clone()) {
+                Err(e) if lavapipe() => assert!(
+                    e.starts_with("not supported by the Vulkan device")
+                        && e.contains("65535-iteration limit"),
+                    "{entry} {args}: {e}"
+                ),
+                _ => common::same(src, entry, a),
+            }
+        }
+    }
+}
+
 /// Per-thread sizes that depend on the data: the host's first guess is too small and the
 /// kernel reports what it needs.
 #[test]
