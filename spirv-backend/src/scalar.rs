@@ -432,6 +432,27 @@ impl Gen {
     }
 
     /// `exp` on f64 with the full f64 range: `2^k * exp(r)`, `r = x - k ln 2` (exp(r) in f32).
+    /// Rounds to the nearest integer, halves to even, from `Trunc` alone: `t = trunc x`, then
+    /// one step away from zero when `|x - t| > 0.5`, or `= 0.5` and `t` is odd. NaN and the
+    /// infinities come back unchanged.
+    fn round_even(&mut self, ty: Word, x: Word) -> R<Word> {
+        let bt = self.t_bool();
+        let t = self.glsl(ty, GLOp::Trunc, &[x])?;
+        let d = self.b.f_sub(ty, None, x, t).ie()?;
+        let ad = self.glsl(ty, GLOp::FAbs, &[d])?;
+        let half = self.c_f64(0.5);
+        let h = self.b.f_mul(ty, None, t, half).ie()?;
+        let ht = self.glsl(ty, GLOp::Trunc, &[h])?;
+        let odd = self.b.f_ord_not_equal(bt, None, h, ht).ie()?;
+        let over = self.b.f_ord_greater_than(bt, None, ad, half).ie()?;
+        let tie = self.b.f_ord_equal(bt, None, ad, half).ie()?;
+        let tie_odd = self.b.logical_and(bt, None, tie, odd).ie()?;
+        let up = self.b.logical_or(bt, None, over, tie_odd).ie()?;
+        let sign = self.glsl(ty, GLOp::FSign, &[x])?;
+        let away = self.b.f_add(ty, None, t, sign).ie()?;
+        self.b.select(ty, None, up, away, t).ie()
+    }
+
     fn exp64(&mut self, x: Word) -> R<Word> {
         let f64t = self.t_f64();
         let f32t = self.t_f32();
@@ -799,6 +820,8 @@ impl Gen {
             Lgamma(_) => self.via_f32(ft, &[x], |g, a| g.gamma32(a[0], true))?,
             Floor(_) => self.glsl(ty, GLOp::Floor, &[x])?,
             Ceil(_) => self.glsl(ty, GLOp::Ceil, &[x])?,
+            // lavapipe's f64 RoundEven rounds halves toward zero (Mesa 22.3): f64 rounds by hand.
+            Round(FloatType::F64) => self.round_even(ty, x)?,
             Round(_) => self.glsl(ty, GLOp::RoundEven, &[x])?,
             Trunc(_) => self.glsl(ty, GLOp::Trunc, &[x])?,
             IsNan(_) => return self.b.is_nan(bt, None, x).ie(),
