@@ -19,6 +19,8 @@
 //!   with one row per iteration. For each loop of `before`, the loops of `after` at the same
 //!   location with such parameters give the checkpoint arrays; their elements are the product of
 //!   their dimensions, printed as names or constants (`n_1*m_2`), summed over the arrays.
+//!   Integer parameters recovered by inversion (paper 004) are carried by the reverse loop as
+//!   `<param>_inv` parameters: those of the loops at the same location are listed too.
 //!
 //! The report is approximate where the simplifier merges statements of different scopes (common
 //! subexpressions) or where the lowering gives several statements one location; it never fails.
@@ -71,6 +73,9 @@ pub struct ScopeReport {
     pub runs: Option<usize>,
     /// Loops only: the checkpoint arrays found in `after`.
     pub checkpoints: Vec<Checkpoint>,
+    /// Loops only: the integer parameters that the return sweep recovers by inverting their
+    /// update instead of reading a checkpoint (the reverse loop's `<param>_inv` parameters).
+    pub inverted: Vec<VName>,
     pub children: Vec<ScopeReport>,
 }
 
@@ -194,8 +199,12 @@ fn count(b: &Body, out: &mut HashMap<Sig, usize>) {
     }
 }
 
-/// The checkpoint arrays of each loop of `after`, by location.
-fn checkpoints(b: &Body, out: &mut HashMap<SrcLoc, Vec<Checkpoint>>) {
+/// The checkpoint arrays of each loop of `after`, and its inverted parameters, by location.
+fn checkpoints(
+    b: &Body,
+    out: &mut HashMap<SrcLoc, Vec<Checkpoint>>,
+    inv: &mut HashMap<SrcLoc, Vec<VName>>,
+) {
     for s in &b.stms {
         if let (Exp::Loop { params, .. }, Some(l)) = (&s.exp, &s.loc) {
             for (p, _) in params {
@@ -205,10 +214,13 @@ fn checkpoints(b: &Body, out: &mut HashMap<SrcLoc, Vec<Checkpoint>>) {
                         shape: p.ty.shape().to_vec(),
                     });
                 }
+                if p.name.base.ends_with("_inv") {
+                    inv.entry(l.clone()).or_default().push(p.name.clone());
+                }
             }
         }
         for (_, nb) in nested(&s.exp) {
-            checkpoints(nb, out);
+            checkpoints(nb, out, inv);
         }
     }
 }
@@ -217,6 +229,7 @@ struct Ctx {
     before: HashMap<Sig, usize>,
     after: HashMap<Sig, usize>,
     cps: HashMap<SrcLoc, Vec<Checkpoint>>,
+    inv: HashMap<SrcLoc, Vec<VName>>,
 }
 
 impl Ctx {
@@ -241,6 +254,7 @@ impl Ctx {
                 if c.kind == ScopeKind::Loop {
                     if let Some(l) = &s.loc {
                         c.checkpoints = self.cps.get(l).cloned().unwrap_or_default();
+                        c.inverted = self.inv.get(l).cloned().unwrap_or_default();
                     }
                 }
                 children.push(c);
@@ -253,6 +267,7 @@ impl Ctx {
             stm_locs,
             runs,
             checkpoints: vec![],
+            inverted: vec![],
             children,
         }
     }
@@ -265,13 +280,14 @@ pub fn ad_report(before: &Program, after: &Program) -> AdReport {
         before: HashMap::new(),
         after: HashMap::new(),
         cps: HashMap::new(),
+        inv: HashMap::new(),
     };
     for f in &before.funs {
         count(&f.body, &mut ctx.before);
     }
     for f in &after.funs {
         count(&f.body, &mut ctx.after);
-        checkpoints(&f.body, &mut ctx.cps);
+        checkpoints(&f.body, &mut ctx.cps, &mut ctx.inv);
     }
     AdReport {
         funs: before
@@ -321,6 +337,10 @@ impl ScopeReport {
                 })
                 .collect();
             write!(f, "; checkpoints: {e} elements ({})", arrays.join(", "))?;
+        }
+        if !self.inverted.is_empty() {
+            let names: Vec<String> = self.inverted.iter().map(|v| v.to_string()).collect();
+            write!(f, "; recovered by inversion: {}", names.join(", "))?;
         }
         writeln!(f)?;
         for c in &self.children {

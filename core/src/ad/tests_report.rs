@@ -192,3 +192,21 @@ fn products_multiply_constants() {
     assert_eq!(super::product(&[SubExp::i64(4), SubExp::i64(2)]), "8");
     assert_eq!(super::product(&[SubExp::Var(n)]), "n_3");
 }
+
+#[test]
+fn inverted_parameters_are_listed() {
+    // ad-rules.md §7 (paper 004): the address `j` is recovered by inversion; only the array
+    // is checkpointed.
+    let (b, a) = before_after(
+        "entry f (a: [8]f64) = let (_, a) = loop (j, a) = (1i64, copy a) while j < 6 do let k = j + 1 let j = k + 2 in (j, a with [j] = a[k] * a[j]) in a[4] + a[7]",
+    );
+    let r = ad_report(&b, &a);
+    let l = fun(&r, "f")
+        .children
+        .iter()
+        .find(|c| c.kind == ScopeKind::Loop)
+        .expect("loop scope");
+    assert_eq!(l.inverted.len(), 1, "{r}");
+    assert_eq!(l.checkpoints.len(), 1, "{r}");
+    assert!(r.to_string().contains("recovered by inversion: "), "{r}");
+}

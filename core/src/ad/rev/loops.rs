@@ -2,7 +2,8 @@
 //! redundant execution.
 //!
 //! **Forward sweep** ([`Rev::fwd_loop`], called by `fwd_stms` instead of emitting the loop as
-//! is): a `for` loop runs with one extra loop parameter per loop parameter, an array `[n]t`
+//! is): a `for` loop runs with one extra loop parameter per loop parameter (but see inversion
+//! below), an array `[n]t`
 //! that receives the value of the parameter at the *entry* of each iteration (an in-place
 //! update, before the body runs). Parameters returned unchanged by the body are not saved
 //! (their value is the initial one), nor are array parameters of a loop marked `#[true_dep]`
@@ -32,7 +33,12 @@
 //!   assertion that the condition is false at the end, so too small a bound is an error rather
 //!   than a wrong result).
 //! - `while` without a bound: an inspector loop first counts the iterations (running the loop
-//!   once more), then the `for` loop above runs that many times.
+//!   once more), then `for i < count do body` (the condition holds at every entry).
+//!
+//! **Inversion instead of checkpoints** (paper 004, [`invert`]): an integer parameter updated
+//! by an invertible chain (`j' = j + 3`, `k = j + 1; j' = k + 2`, with loop-invariant
+//! operands) is not saved: the reverse loop carries it backwards from the loop's final value
+//! and undoes the chain at the start of each iteration ([`Restore::Inverted`]).
 //!
 //! `#[true_dep]`: Futhark puts it on a loop *parameter* (`loop #[true_dep] xs = ...`): lowering
 //! names such a parameter [`crate::ad::TRUE_DEP_PARAM`] (IR params have no attributes) and it is
@@ -44,6 +50,7 @@ use crate::ir::*;
 use crate::prim::{IntType, PrimType, PrimValue};
 use std::collections::HashSet;
 
+mod invert;
 mod rewrite;
 #[cfg(test)]
 #[path = "tests_loop.rs"]
@@ -74,6 +81,9 @@ pub(crate) enum Restore {
     Init,
     /// `#[true_dep]`: the loop's final value.
     Final,
+    /// An integer parameter updated by an invertible chain (paper 004): the reverse loop
+    /// carries it backwards from its final value, undoing these steps once per iteration.
+    Inverted(invert::Inversion),
 }
 
 /// How the adjoint of a free variable is carried through the reverse loop.
@@ -199,6 +209,7 @@ impl Rev<'_> {
         let true_dep = stm.attrs.has("true_dep");
         let sizes = size_params(params);
         let n = self.iterations_i64(bound, *it);
+        let names: HashSet<VName> = params.iter().map(|(p, _)| p.name.clone()).collect();
 
         let mut restores = vec![];
         let mut checked = vec![];
@@ -223,6 +234,14 @@ impl Rev<'_> {
                 || &*p.name.base == crate::ad::TRUE_DEP_PARAM
             {
                 restores.push(Restore::Final);
+                continue;
+            }
+            if let Some(inv) = body
+                .result
+                .get(k)
+                .and_then(|r| invert::inversion(body, p, r, i, &names))
+            {
+                restores.push(Restore::Inverted(inv));
                 continue;
             }
             let ot = outer_type(&p.ty, params);
@@ -427,6 +446,15 @@ impl Rev<'_> {
             fparams.push((f.clone(), *carry, prm.name.clone()));
             lparams.push((prm, init));
         }
+        // Inverted parameters, carried backwards from their final values.
+        let mut curs = vec![];
+        for (((p, _), r), pe) in params.iter().zip(restores).zip(&stm.pat.elems) {
+            if let Restore::Inverted(_) = r {
+                let prm = self.fresh_param(&format!("{}_inv", p.name.base), p.ty.clone());
+                curs.push(prm.name.clone());
+                lparams.push((prm, SubExp::Var(pe.name.clone())));
+            }
+        }
 
         // The reverse loop.
         let kvar = self.ns.fresh("k");
@@ -435,7 +463,7 @@ impl Rev<'_> {
         if let Some(f) = self.frames.last_mut() {
             f.locals.insert(kvar.clone());
         }
-        let body = self.in_body(|rv| rv.rev_iteration(&ctx, &kvar, &pbars, &fparams))?;
+        let body = self.in_body(|rv| rv.rev_iteration(&ctx, &kvar, &pbars, &fparams, &curs))?;
         let pat: Vec<(String, Type)> = lparams
             .iter()
             .map(|(p, _)| (p.name.base.to_string(), p.ty.clone()))
@@ -452,6 +480,11 @@ impl Rev<'_> {
                 body,
             },
         );
+        // The reverse loop has the loop's location (profiles attribute its kernels to it; the
+        // AD report finds its inverted parameters there).
+        if let Some(last) = self.stms.last_mut() {
+            last.loc = stm.loc.clone();
+        }
 
         // After the loop: the adjoints of the free variables, then of the initial values.
         self.adjs = saved;
@@ -513,7 +546,13 @@ impl Rev<'_> {
         let kvar = self.ns.fresh("k");
         self.types
             .insert(kvar.clone(), Type::Prim(PrimType::Int(ctx.it)));
-        let res = self.in_body(|rv| rv.rev_iteration(ctx, &kvar, &pbars, &[]));
+        let curs: Vec<VName> = ctx
+            .restores
+            .iter()
+            .filter(|r| matches!(r, Restore::Inverted(_)))
+            .map(|_| self.ns.fresh("dry_inv"))
+            .collect();
+        let res = self.in_body(|rv| rv.rev_iteration(ctx, &kvar, &pbars, &[], &curs));
         let after = std::mem::replace(&mut self.adjs, snap_adjs);
         self.frames = snap_frames;
         let body = res?;
@@ -537,14 +576,16 @@ impl Rev<'_> {
     }
 
     /// One iteration of the reverse loop (into the current body): restore, re-execute, seed,
-    /// return sweep. Returns the new loop-carried adjoints: of the parameters with `pbars`,
-    /// then of `free`.
+    /// return sweep. Returns the new loop-carried values: the adjoints of the parameters with
+    /// `pbars`, then of `free`, then the entry values of the inverted parameters (whose exit
+    /// values are `curs`).
     fn rev_iteration(
         &mut self,
         ctx: &RevCtx,
         kvar: &VName,
         pbars: &[Option<VName>],
         free: &[(VName, Carry, VName)],
+        curs: &[VName],
     ) -> R<Vec<SubExp>> {
         let LoopParts { params, .. } = loop_parts(ctx.stm)?;
         let LoopParts {
@@ -553,6 +594,9 @@ impl Rev<'_> {
             body: rbody,
         } = loop_parts(ctx.renamed)?;
         let LoopForm::For { i: ri, .. } = rform else {
+            return Err("a checkpointed while loop (internal error)".into());
+        };
+        let LoopForm::For { i: oi, .. } = &loop_parts(ctx.stm)?.form else {
             return Err("a checkpointed while loop (internal error)".into());
         };
         for (f, carry, p) in free {
@@ -575,6 +619,8 @@ impl Rev<'_> {
             None,
         ));
         // Restore the parameters.
+        let mut curs = curs.iter();
+        let mut entries = vec![];
         for (((rp, _), (_, init)), (restore, pe)) in rparams
             .iter()
             .zip(params)
@@ -586,6 +632,27 @@ impl Rev<'_> {
                 }
                 Restore::Init => Exp::SubExp(init.clone()),
                 Restore::Final => Exp::SubExp(SubExp::Var(pe.name.clone())),
+                Restore::Inverted(inv) => {
+                    let cur = curs.next().ok_or("inverted parameters (internal error)")?;
+                    // The operands, recomputed (renamed, with this iteration's index).
+                    let pre = self.rename_body_subst(
+                        &Body {
+                            stms: inv.pre.clone(),
+                            result: inv.steps.iter().map(|s| s.operand().clone()).collect(),
+                        },
+                        [(oi.clone(), ri.clone())].into_iter().collect(),
+                    );
+                    for s in pre.stms {
+                        self.emit(s);
+                    }
+                    let mut y = SubExp::Var(cur.clone());
+                    for (step, c) in inv.steps.iter().zip(pre.result) {
+                        let step = step.with_operand(c);
+                        y = SubExp::Var(self.bind("inv", rp.ty.clone(), step.exp(y)));
+                    }
+                    entries.push(SubExp::Var(rp.name.clone()));
+                    Exp::SubExp(y)
+                }
             };
             self.emit(stm_of(vec![rp.clone()], exp, Attrs::default(), None));
         }
@@ -612,6 +679,7 @@ impl Rev<'_> {
                 },
             }
         }
+        out.extend(entries);
         Ok(out)
     }
 }

@@ -32,10 +32,15 @@ impl Rev<'_> {
 
     /// `body` with every name it binds replaced by a fresh one.
     pub fn rename_body(&mut self, body: &Body) -> Body {
+        self.rename_body_subst(body, HashMap::new())
+    }
+
+    /// [`Rev::rename_body`], also replacing the free variables in `subst`.
+    pub fn rename_body_subst(&mut self, body: &Body, subst: HashMap<VName, VName>) -> Body {
         let mut b = body.clone();
         let mut r = Renamer {
             ns: self.ns,
-            map: HashMap::new(),
+            map: subst,
         };
         walk_body(&mut r, &mut b);
         b

@@ -256,6 +256,93 @@ fn address_inversion_worked_case() {
     close(&a, &[0.0, 0.0, 3.0, 0.0, 2.0, 7.0, 0.0, 5.0]);
 }
 
+/// The checkpoint arrays (`*_saved` loop parameters) of the differentiated entry `g`, by type.
+fn checkpoint_types(p: &Program) -> Vec<String> {
+    let text = crate::ir::print::program_to_string(p);
+    let g = &text[text.find("entry g").unwrap_or(0)..];
+    g.split(", ")
+        .flat_map(|s| s.split('{'))
+        .filter_map(|s| {
+            let (name, ty) = s.split_once(": ")?;
+            let ty = ty.split(" = ").next()?;
+            // Loop parameters `<param>_saved_<n>` (not the updates, tapes or initial values).
+            let name = name.trim();
+            let (stem, num) = name.rsplit_once('_')?;
+            (stem.ends_with("_saved")
+                && !stem.contains("empty")
+                && num.chars().all(|c| c.is_ascii_digit()))
+            .then(|| ty.trim_end_matches('}').to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn inverted_integer_state() {
+    // Paper 004: the address `j` of the worked case is recovered by inversion (j = j' - 2 - 1
+    // in the reverse loop), not saved; only the array is checkpointed.
+    let src = "entry f (a: [8]f64) = let (_, a) = loop (j, a) = (1i64, copy a) while j < 6 do let k = j + 1 let j = k + 2 in (j, a with [j] = a[k] * a[j]) in a[4] + a[7]";
+    let (_, p) = vjp_program(src);
+    let cps = checkpoint_types(&p);
+    assert_eq!(cps.len(), 1, "{cps:?}");
+    assert!(cps[0].ends_with("[8i64]f64"), "{cps:?}");
+    // Every invertible form (+ and - on either side, xor, the loop index, a free variable,
+    // a copy), on i64 and i32, with wrap-around; the integer state feeds the float result.
+    for (body, args, inverted) in [
+        (
+            "let j = j + 3 in (j, x * f64.i64 j)",
+            "0.9 5i64 -2i64",
+            true,
+        ),
+        (
+            "let j = 7 - j in (j, x * f64.i64 j + 1)",
+            "0.9 5i64 2i64",
+            true,
+        ),
+        (
+            "let j = (j - c) ^ 5 in (j, f64.sin (x * f64.i64 j))",
+            "0.4 5i64 3i64",
+            true,
+        ),
+        (
+            "let j = j + i * c in (j, x * f64.i64 j)",
+            "0.9 4i64 2i64",
+            true,
+        ),
+        (
+            "let k = j in let j = c + k in (j, x * 0.5 + f64.i64 j * x)",
+            "0.9 5i64 -4i64",
+            true,
+        ),
+        // Not invertible: saved.
+        (
+            "let j = j * 2 + 1 in (j, x * f64.i64 (j % 7))",
+            "0.9 5i64 1i64",
+            false,
+        ),
+        (
+            "let j = i64.max j 3 + 1 in (j, x * f64.i64 j)",
+            "0.9 5i64 1i64",
+            false,
+        ),
+    ] {
+        let src = format!(
+            "entry f (x: f64) (n: i64) (c: i64) = let (_, y) = loop (j, x) = (c, x) for i < n do {body} in y"
+        );
+        check_vjp(&src, args, "1.0");
+        let (_, p) = vjp_program(&src);
+        let cps = checkpoint_types(&p);
+        assert_eq!(
+            cps.iter().any(|t| t.contains("i64")),
+            !inverted,
+            "{body}: {cps:?}"
+        );
+    }
+    let src = "entry f (x: f64) (n: i32) = let (_, y) = loop (j, x) = (2147483600i32, x) for _i < n do let j = j + 30 in (j, x * f64.i32 (j % 5)) in y";
+    check_vjp(src, "0.9 4i32", "1.0");
+    let (_, p) = vjp_program(src);
+    assert!(!checkpoint_types(&p).iter().any(|t| t.contains("i32")));
+}
+
 #[test]
 fn true_dep() {
     // Futhark's truedep0.fut (on floats): the final array stands in for every iteration.

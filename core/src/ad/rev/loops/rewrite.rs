@@ -33,11 +33,13 @@ impl Rev<'_> {
             .iter()
             .position(|(p, _)| &p.name == c)
             .ok_or("while loop condition (internal error)")?;
-        let bound = match stm.attrs.int_arg("bound") {
+        let bounded = stm.attrs.int_arg("bound");
+        let bound = match bounded {
             Some(n) => SubExp::i64(n),
             None => SubExp::Var(self.inspector(stm)?),
         };
-        // for i < bound do if c then body else params
+        // for i < bound do if c then body else params; after an inspector the condition holds
+        // at the entry of every iteration: for i < count do body.
         let r = self.rename_loop(stm)?;
         let LoopParts {
             params: rparams,
@@ -69,6 +71,13 @@ impl Rev<'_> {
             Attrs::default(),
             stm.loc.clone(),
         );
+        let for_body = match bounded {
+            Some(_) => Body {
+                stms: vec![if_stm],
+                result: res.iter().map(|p| SubExp::Var(p.name.clone())).collect(),
+            },
+            None => rbody.clone(),
+        };
         let for_stm = stm_of(
             stm.pat.elems.clone(),
             Exp::Loop {
@@ -78,10 +87,7 @@ impl Rev<'_> {
                     it: IntType::I64,
                     bound,
                 },
-                body: Body {
-                    stms: vec![if_stm],
-                    result: res.iter().map(|p| SubExp::Var(p.name.clone())).collect(),
-                },
+                body: for_body,
             },
             without(&stm.attrs, "bound"),
             stm.loc.clone(),
