@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use vkad_core::diag::SrcLoc;
 use vkad_core::ir::{self, Body, DimIndex, Exp, FunDef, LoopForm, Soac, Stm, SubExp, Type};
+use vkad_core::passes::hist_disjoint::DISJOINT_INDICES;
 use vkad_core::prim::{FloatType, IntType, PrimType, PrimValue};
 use vkad_core::primops;
 use vkad_core::value::{ArrayValue, Buffer as HBuf, Value};
@@ -1589,7 +1590,27 @@ impl<'a> Exec<'a> {
                 let nat = natural(&first.shape);
                 let rowlen: usize = first.shape[r..].iter().product();
                 let rows: usize = first.shape[..r].iter().product();
-                if n > 0 && rows > 0 && rowlen > 0 {
+                let disjoint = stm.attrs.has(DISJOINT_INDICES);
+                if n > 0 && rows > 0 && rowlen > 0 && disjoint {
+                    let mut lits = vec![n as u64, rowlen as u64];
+                    for (&n, &s) in first.shape.iter().zip(&nat).take(r) {
+                        lits.push(n as u64);
+                        lits.push(s as u64);
+                    }
+                    let prog = self.prog;
+                    let vt: Vec<(ir::VName, PrimType)> = vals
+                        .iter()
+                        .zip(&ds)
+                        .map(|(v, d)| (v.clone(), d.elem))
+                        .collect();
+                    let mut sigv: Vec<&ir::VName> = inds.iter().collect();
+                    sigv.extend(vals.iter());
+                    sigv.extend(dest.iter());
+                    let c = self.lambda_kernel(stm, 8, &sigv, |_, ht| {
+                        prims::scatter(prog, inds, &vt, dest, prims::ScatterPass::Disjoint, ht)
+                    })?;
+                    self.launch(&c, &lits, &[], &[], Self::groups_for(n), loc)?;
+                } else if n > 0 && rows > 0 && rowlen > 0 {
                     let owner = self.alloc(PrimType::Int(IntType::U32), vec![rows])?;
                     self.strided(
                         None,
@@ -1616,11 +1637,11 @@ impl<'a> Exec<'a> {
                     sigv.extend(vals.iter());
                     sigv.extend(dest.iter());
                     let c1 = self.lambda_kernel(stm, 6, &sigv, |_, ht| {
-                        prims::scatter(prog, inds, &vt, dest, true, ht)
+                        prims::scatter(prog, inds, &vt, dest, prims::ScatterPass::Claim, ht)
                     })?;
                     self.launch(&c1, &lits, &[], &[&owner.buf], Self::groups_for(n), loc)?;
                     let c2 = self.lambda_kernel(stm, 7, &sigv, |_, ht| {
-                        prims::scatter(prog, inds, &vt, dest, false, ht)
+                        prims::scatter(prog, inds, &vt, dest, prims::ScatterPass::Owned, ht)
                     })?;
                     self.launch(&c2, &lits, &[], &[&owner.buf], Self::groups_for(n), loc)?;
                 }
@@ -2189,7 +2210,8 @@ fn run_args_timed(
     }
     let sizes = check_arg_descs(f, entry, &descs)?;
     // Accumulators that only maps update run as histograms (`passes::acc_to_hist`), vectorised
-    // histograms as histograms of scalars (`passes::hist_flatten`), scans of scalars and rows
+    // histograms as histograms of scalars (`passes::hist_flatten`), histograms whose indices
+    // are provably distinct as gathers and scatters, without atomics (`passes::hist_disjoint`), scans of scalars and rows
     // as scans of columns (`passes::scan_columns`), and histograms whose operator mixes tuple
     // components (no atomics for those) by sorting (`passes::hist_sort`).
     let mut rewritten = None;
@@ -2198,6 +2220,7 @@ fn run_args_timed(
     }) {
         let p = vkad_core::passes::acc_to_hist::acc_to_hist(prog.clone());
         let p = vkad_core::passes::hist_flatten::hist_flatten(p);
+        let p = vkad_core::passes::hist_disjoint::hist_disjoint(p);
         let p = vkad_core::passes::scan_columns::scan_columns_where(p, &|op| row_and_scalar(op));
         rewritten = Some(vkad_core::passes::hist_sort::hist_sort(p, &|op| {
             op.lam.ret.len() > 1 && split_operator(op).is_none()

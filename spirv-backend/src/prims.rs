@@ -973,19 +973,33 @@ pub fn hist<'p>(
     finish(g, k)
 }
 
-/// `scatter`, pass 1 (`claim`): `owner[flat] = max(owner[flat], j + 1)` for in-bounds indices;
-/// pass 2 (`!claim`): threads that own their target write their row. Later writes win.
+/// The passes of a `scatter`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ScatterPass {
+    /// `owner[flat] = max(owner[flat], j + 1)` for in-bounds indices.
+    Claim,
+    /// Threads that own their target write their row (later writes win).
+    Owned,
+    /// The indices are known to be distinct (`#[disjoint_indices]`): every in-bounds thread
+    /// writes, no owner array, one pass.
+    Disjoint,
+}
+
+/// `scatter`, pass 1 ([`ScatterPass::Claim`]), then pass 2 ([`ScatterPass::Owned`]); or the
+/// single pass [`ScatterPass::Disjoint`].
 /// Literals: 0 = w, 1 = row length, then per indexed dim (size, stride in rows... elements).
-/// Bindings: index arrays, owner, then (pass 2) value arrays and destinations.
+/// Bindings: index arrays, owner (not for `Disjoint`), then (writing passes) value arrays and
+/// destinations.
 #[allow(clippy::too_many_arguments)]
 pub fn scatter<'p>(
     prog: &'p Program,
     inds: &[VName],
     vals: &[(VName, PrimType)],
     dests: &[VName],
-    claim: bool,
+    pass: ScatterPass,
     host_types: &'p dyn Fn(&VName) -> Option<HostTy>,
 ) -> R<KernelCode> {
+    let claim = pass == ScatterPass::Claim;
     let mut g = Gen::new()?;
     let mut k = KCtx::new(prog, host_types);
     let w = lit(&mut k, &mut g, 0)?;
@@ -1000,8 +1014,12 @@ pub fn scatter<'p>(
     for v in inds {
         iviews.push(k.host_array(&mut g, v, PrimType::I64, 1)?);
     }
-    let obi = g.binding(WordKind::U32);
-    k.binds.push(BindSrc::Tmp(0));
+    let obi = if pass == ScatterPass::Disjoint {
+        None
+    } else {
+        k.binds.push(BindSrc::Tmp(0));
+        Some(g.binding(WordKind::U32))
+    };
     let mut vviews = Vec::new();
     let mut dviews = Vec::new();
     if !claim {
@@ -1037,17 +1055,28 @@ pub fn scatter<'p>(
             flat = g.b.i_add(u64t, None, flat, m).ie()?;
         }
         let sti = g.begin_if(ok)?;
-        // Owner slot: the flat row index.
         let one = g.c_u64(1);
-        let rowidx = g.b.u_div(u64t, None, flat, rowlen).ie()?;
-        let p = g.word_ptr(obi, rowidx)?;
-        let j1 = g.b.i_add(u64t, None, j, one).ie()?;
-        let j1_32 = g.b.u_convert(u32t, None, j1).ie()?;
-        if claim {
+        // Owner slot: the flat row index.
+        let owner = match obi {
+            Some(obi) => {
+                let rowidx = g.b.u_div(u64t, None, flat, rowlen).ie()?;
+                let p = g.word_ptr(obi, rowidx)?;
+                let j1 = g.b.i_add(u64t, None, j, one).ie()?;
+                let j1_32 = g.b.u_convert(u32t, None, j1).ie()?;
+                Some((obi, p, j1_32))
+            }
+            None => None,
+        };
+        if let (true, Some((_, p, j1_32))) = (claim, owner) {
             g.b.atomic_u_max(u32t, None, p, dev, sem, j1_32).ie()?;
         } else {
-            let o = g.load_ptr(obi, p)?;
-            let mine = g.b.i_equal(bt, None, o, j1_32).ie()?;
+            let mine = match owner {
+                Some((obi, p, j1_32)) => {
+                    let o = g.load_ptr(obi, p)?;
+                    g.b.i_equal(bt, None, o, j1_32).ie()?
+                }
+                None => g.c_bool(true),
+            };
             let sm = g.begin_if(mine)?;
             for (vv, &(bi, off, t)) in vviews.iter().zip(&dviews) {
                 let base = g.b.i_add(u64t, None, off, flat).ie()?;

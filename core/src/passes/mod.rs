@@ -21,6 +21,7 @@ pub mod copy_prop;
 pub mod cse;
 pub mod dce;
 pub mod fuse_acc;
+pub mod hist_disjoint;
 pub mod hist_flatten;
 pub mod hist_sort;
 pub mod hoist;
