@@ -22,8 +22,8 @@
 //! (inside enclosing `map`s too). The arrays the `map` reads are made inactive for the
 //! occasion, so only the free variables receive adjoints.
 //!
-//! Only free *float* variables are differentiated (as before, free integers, sizes mostly, get
-//! no adjoint). The neutral element must be neutral for every value of `v` (as Futhark
+//! Free variables of float and integer types are differentiated (integer programs have
+//! integer adjoints, as in Futhark); booleans have none. The neutral element must be neutral for every value of `v` (as Futhark
 //! requires); it gets no adjoint.
 
 use super::{has_adjoint, Rev, R};
@@ -33,8 +33,8 @@ use crate::prim::PrimType;
 use std::collections::{HashMap, HashSet};
 
 impl Rev<'_> {
-    /// The free variables of an operator lambda that get an adjoint: active, of a float type
-    /// (scalars or arrays). Sorted, for determinism.
+    /// The free variables of an operator lambda that get an adjoint: active, of a float or
+    /// integer type (scalars or arrays). Sorted, for determinism.
     pub(super) fn operator_free_vars(&self, lam: &Lambda) -> Vec<VName> {
         let mut uses = UseCounter::default();
         let mut binders = Binders::default();
@@ -47,9 +47,10 @@ impl Rev<'_> {
             .into_keys()
             .filter(|v| !bound.contains(v) && self.active(v))
             .filter(|v| {
-                self.types
-                    .get(v)
-                    .is_some_and(|t| has_adjoint(t) && matches!(t.elem(), Some(PrimType::Float(_))))
+                self.types.get(v).is_some_and(|t| {
+                    has_adjoint(t)
+                        && matches!(t.elem(), Some(PrimType::Float(_) | PrimType::Int(_)))
+                })
             })
             .collect();
         out.sort();
