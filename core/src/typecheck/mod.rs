@@ -256,6 +256,7 @@ impl Checker {
         }
         let r = (|| {
             let pts = self.infer_pats(params)?;
+            self.check_constructive(sizes, &pts)?;
             let rt = match ret {
                 Some(te) => Some(self.conv_type(te)?),
                 None => None,
@@ -273,6 +274,47 @@ impl Checker {
         self.pop_scope();
         self.pop_scope();
         r
+    }
+
+    /// A size parameter that a parameter's type mentions only inside size expressions (`[2*n]`)
+    /// must also be the size of an array of some parameter (Futhark: "used constructively"):
+    /// a call cannot solve `2*n = 6` for `n`.
+    fn check_constructive(
+        &mut self,
+        sizes: &[(String, Span)],
+        pts: &[Ty],
+    ) -> Result<(), Diagnostic> {
+        let zs: Vec<Ty> = pts.iter().map(|p| self.zonk(p)).collect();
+        for (n, span) in sizes {
+            let used = std::cell::Cell::new(false);
+            let in_exp = std::cell::Cell::new(false);
+            for t in &zs {
+                map_sizes(t, &|d| {
+                    match d {
+                        Size::Named(m) if m == n => used.set(true),
+                        Size::Bin(..) if size_mentions(d, n) => in_exp.set(true),
+                        _ => {}
+                    }
+                    d.clone()
+                });
+            }
+            if in_exp.get() && !used.get() {
+                return Err(Diagnostic::error(
+                    *span,
+                    format!(
+                        "size parameter `{n}` is used only in size expressions of the \
+                         parameters' types"
+                    ),
+                )
+                .with_label("not used constructively")
+                .with_note(
+                    "a size parameter must also appear on its own as a dimension of a \
+                     parameter's type (`[n]t`): a call cannot solve `[2*n]` for `n`; pass `n` \
+                     as an argument, or give the parameter the type `[m]t` with its own size",
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn check_val_dec(&mut self, d: &mut ValDec) -> Result<(), Diagnostic> {
@@ -650,6 +692,15 @@ fn erase_size_vars(t: &Ty) -> Ty {
 /// `t` (substituted) with unresolved size variables shown as unknown sizes.
 fn clean_sizes(t: &Ty) -> Ty {
     erase_size_vars(t)
+}
+
+/// Whether the size expression `d` mentions the name `n`.
+fn size_mentions(d: &Size, n: &str) -> bool {
+    match d {
+        Size::Named(m) => m == n,
+        Size::Bin(_, a, b) => size_mentions(a, n) || size_mentions(b, n),
+        Size::Const(_) | Size::Unknown => false,
+    }
 }
 
 fn map_sizes(t: &Ty, f: &dyn Fn(&Size) -> Size) -> Ty {

@@ -1131,3 +1131,15 @@ fn long_size_expressions_are_handled_in_linear_time() {
     ok(&src);
     assert!(start.elapsed() < std::time::Duration::from_secs(20));
 }
+
+#[test]
+fn size_parameters_only_in_size_expressions_are_errors() {
+    // Futhark requires a constructive use: a call cannot solve `[2*n]` for `n`.
+    let (m, _) = err("def pairs [n] (x: [2*n]f64) : [n]f64 = map (\\i -> x[2*i]) (iota n)");
+    assert!(
+        m.contains("size parameter `n` is used only in size expressions"),
+        "{m}"
+    );
+    // With a constructive use as well, the size expression is fine.
+    ok("def f [n] (x: [n]f64) (y: [2*n]f64) : f64 = x[0] + y[0]");
+}
