@@ -2216,7 +2216,7 @@ fn run_args_timed(
     // components (no atomics for those) by sorting (`passes::hist_sort`).
     let mut rewritten = None;
     if any_exp(prog, &|e| {
-        matches!(e, Exp::WithAcc { .. }) || mixing_hist(e) || array_hist(e) || row_scan(e)
+        matches!(e, Exp::WithAcc { .. } | Exp::Soac(Soac::Hist { .. })) || row_scan(e)
     }) {
         let p = vkad_core::passes::acc_to_hist::acc_to_hist(prog.clone());
         let p = vkad_core::passes::hist_flatten::hist_flatten(p);
@@ -2284,17 +2284,6 @@ fn row_and_scalar(op: &ir::Operator) -> bool {
     let k = op.neutral.len();
     let ranks: Vec<usize> = op.lam.params.iter().take(k).map(|p| p.ty.rank()).collect();
     ranks.contains(&0) && ranks.contains(&1)
-}
-
-/// A `reduce_by_index` whose bins are arrays (`passes::hist_flatten` makes the vectorised ones
-/// scalar histograms).
-fn array_hist(e: &Exp) -> bool {
-    matches!(e, Exp::Soac(Soac::Hist { op, .. }) if op.lam.params.iter().any(|p| p.ty.rank() > 0))
-}
-
-/// A `reduce_by_index` on tuples whose operator mixes the components.
-fn mixing_hist(e: &Exp) -> bool {
-    matches!(e, Exp::Soac(Soac::Hist { op, .. }) if op.lam.ret.len() > 1 && split_operator(op).is_none())
 }
 
 /// The rest of [`run_args_timed`], with the addressing mode set.

@@ -1,8 +1,9 @@
 -- Adjoints whose accumulator updates are provably disjoint (paper 003): reads of a free array
 -- at injective indices (`x[2i]`, `x[2i+1]`, `x[i + k]`) in a `map` make histograms with
 -- distinct indices, which run as a gather and a one-pass scatter without atomics
--- (core/src/passes/hist_disjoint.rs); reads at `x[i/2]` must still accumulate. Values from
--- ad-rules.md §7 and dot-product tests ⟨ȳ, J·ẋ⟩ = ⟨Jᵀ·ȳ, ẋ⟩ at sizes past a workgroup.
+-- (core/src/passes/hist_disjoint.rs); reads at `x[i/2]` must still accumulate. Variants of
+-- the injectivity cases of ad-rules.md §7 (the cases themselves are in ad_rules_vjp.fut),
+-- worked out by hand, and dot-product tests ⟨ȳ, J·ẋ⟩ = ⟨Jᵀ·ȳ, ẋ⟩ at sizes past a workgroup.
 
 def pairs [m] (n: i64) (x: [m]f64) : [n]f64 = map (\i -> x[2*i] * x[2*i+1]) (iota n)
 def halves [n] (x: [n]f64) : [2*n]f64 = map (\i -> x[i/2] * 3) (iota (2*n))

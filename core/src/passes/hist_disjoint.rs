@@ -17,7 +17,8 @@
 //!
 //! **What is proved injective** (in-range values pairwise distinct), per body, following
 //! the statements in order (names are bound once):
-//! - `iota n start stride` with a constant non-zero stride;
+//! - `iota n start stride` of 64-bit integers with a constant non-zero stride (narrower ones
+//!   may wrap around);
 //! - a result of a `map` whose lambda computes it from a parameter fed by an injective array
 //!   through `x ± c`, `c ± x`, `x ^ c`, `c · x` (`c` a non-zero constant of magnitude at most
 //!   2²⁰: wrap-around would need 2⁴³ elements), widening integer conversions and copies, `c`
@@ -74,6 +75,7 @@ fn learn(inj: &mut HashSet<VName>, s: &Stm) {
         (
             Exp::Iota {
                 stride: SubExp::Const(c),
+                it: IntType::I64 | IntType::U64,
                 ..
             },
             [pe],
