@@ -226,11 +226,11 @@ pub fn primitives() -> Vec<Primitive> {
             inputs: |n| vec![f32s(n, 9), permutation(n, 10), f32s(n, 11)],
         },
         Primitive {
-            name: "hist (+) distinct bins, proved (gather+scatter)",
+            name: "hist (+) distinct bins, proved (no atomics)",
             source: "entry main [n] (dest: *[n]f32) (xs: [n]f32) : [n]f32 =
   reduce_by_index dest (+) 0 (map (\\i -> n - 1 - i) (iota n)) xs\n",
             ir: None,
-            model: "read 4 + bin read 4 + write 4 (no atomics: passes::hist_disjoint)",
+            model: "read 4 + bin read 4 + write 4 (plain read-modify-write: passes::hist_disjoint)",
             bytes: |n| 12.0 * n as f64,
             inputs: |n| vec![f32s(n, 16), f32s(n, 17)],
         },

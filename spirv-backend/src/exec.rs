@@ -1590,27 +1590,7 @@ impl<'a> Exec<'a> {
                 let nat = natural(&first.shape);
                 let rowlen: usize = first.shape[r..].iter().product();
                 let rows: usize = first.shape[..r].iter().product();
-                let disjoint = stm.attrs.has(DISJOINT_INDICES);
-                if n > 0 && rows > 0 && rowlen > 0 && disjoint {
-                    let mut lits = vec![n as u64, rowlen as u64];
-                    for (&n, &s) in first.shape.iter().zip(&nat).take(r) {
-                        lits.push(n as u64);
-                        lits.push(s as u64);
-                    }
-                    let prog = self.prog;
-                    let vt: Vec<(ir::VName, PrimType)> = vals
-                        .iter()
-                        .zip(&ds)
-                        .map(|(v, d)| (v.clone(), d.elem))
-                        .collect();
-                    let mut sigv: Vec<&ir::VName> = inds.iter().collect();
-                    sigv.extend(vals.iter());
-                    sigv.extend(dest.iter());
-                    let c = self.lambda_kernel(stm, 8, &sigv, |_, ht| {
-                        prims::scatter(prog, inds, &vt, dest, prims::ScatterPass::Disjoint, ht)
-                    })?;
-                    self.launch(&c, &lits, &[], &[], Self::groups_for(n), loc)?;
-                } else if n > 0 && rows > 0 && rowlen > 0 {
+                if n > 0 && rows > 0 && rowlen > 0 {
                     let owner = self.alloc(PrimType::Int(IntType::U32), vec![rows])?;
                     self.strided(
                         None,
@@ -1738,6 +1718,8 @@ impl<'a> Exec<'a> {
         vname: &'a ir::VName,
         loc: &Option<SrcLoc>,
     ) -> E<HVal> {
+        // Provably distinct indices (`passes::hist_disjoint`): plain read-modify-writes.
+        let disjoint = stm.attrs.has(DISJOINT_INDICES);
         let d = self.take(dname, loc)?;
         let v = self.arr(vname, loc)?;
         if d.shape.len() != 1 || v.shape.len() != 1 {
@@ -1766,6 +1748,7 @@ impl<'a> Exec<'a> {
                     dname,
                     info.float32_atomic_add,
                     info.int64_atomics,
+                    disjoint,
                     loc,
                     ht,
                 )

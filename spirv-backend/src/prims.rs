@@ -886,6 +886,7 @@ pub fn hist<'p>(
     dest: &VName,
     f32_add: bool,
     i64_atomics: bool,
+    disjoint: bool,
     loc: &Option<SrcLoc>,
     host_types: &'p dyn Fn(&VName) -> Option<HostTy>,
 ) -> R<KernelCode> {
@@ -895,7 +896,11 @@ pub fn hist<'p>(
     let len = lit(&mut k, &mut g, 1)?;
     let iv = k.host_array(&mut g, inds, PrimType::I64, 1)?;
     let vv = k.host_array(&mut g, vals, t, 1)?;
-    let fast = atomic_op(op, t, f32_add, i64_atomics);
+    let fast = if disjoint {
+        None
+    } else {
+        atomic_op(op, t, f32_add, i64_atomics)
+    };
     let wk = if matches!(fast, Some((_, _))) && matches!(t, PrimType::Float(_)) {
         g.uses_float_atomic = true;
         g.b.capability(spirv::Capability::AtomicFloat32AddEXT);
@@ -904,7 +909,7 @@ pub fn hist<'p>(
     } else {
         word_kind(t)
     };
-    if t.byte_size() == 8 {
+    if t.byte_size() == 8 && !disjoint {
         g.b.capability(spirv::Capability::Int64Atomics);
     }
     let dbi = g.binding(wk);
@@ -943,6 +948,18 @@ pub fn hist<'p>(
                     _ => g.b.atomic_u_max(wt, None, p, dev, sem, x).ie()?,
                 };
             }
+            None if disjoint => {
+                // Distinct indices (`#[disjoint_indices]`, paper 003): no other thread updates
+                // this element, a plain read-modify-write.
+                let old = g.load_ptr(dbi, p)?;
+                let oldr = g.word_to_reg(t, old)?;
+                let r = k.lambda(g, &op.lam, vec![KVal::S(oldr, t), KVal::S(x, t)], loc)?;
+                let Some(KVal::S(newr, _)) = r.into_iter().next() else {
+                    return Err(unsupported("an operator returning arrays", loc));
+                };
+                let neww = g.reg_to_word(t, newr)?;
+                g.store_ptr(dbi, p, neww)?;
+            }
             None => {
                 // Compare-exchange loop.
                 let done = g.var(bt);
@@ -980,16 +997,11 @@ pub enum ScatterPass {
     Claim,
     /// Threads that own their target write their row (later writes win).
     Owned,
-    /// The indices are known to be distinct (`#[disjoint_indices]`): every in-bounds thread
-    /// writes, no owner array, one pass.
-    Disjoint,
 }
 
-/// `scatter`, pass 1 ([`ScatterPass::Claim`]), then pass 2 ([`ScatterPass::Owned`]); or the
-/// single pass [`ScatterPass::Disjoint`].
+/// `scatter`, pass 1 ([`ScatterPass::Claim`]), then pass 2 ([`ScatterPass::Owned`]).
 /// Literals: 0 = w, 1 = row length, then per indexed dim (size, stride in rows... elements).
-/// Bindings: index arrays, owner (not for `Disjoint`), then (writing passes) value arrays and
-/// destinations.
+/// Bindings: index arrays, owner, then (pass 2) value arrays and destinations.
 #[allow(clippy::too_many_arguments)]
 pub fn scatter<'p>(
     prog: &'p Program,
@@ -1014,12 +1026,8 @@ pub fn scatter<'p>(
     for v in inds {
         iviews.push(k.host_array(&mut g, v, PrimType::I64, 1)?);
     }
-    let obi = if pass == ScatterPass::Disjoint {
-        None
-    } else {
-        k.binds.push(BindSrc::Tmp(0));
-        Some(g.binding(WordKind::U32))
-    };
+    k.binds.push(BindSrc::Tmp(0));
+    let obi = g.binding(WordKind::U32);
     let mut vviews = Vec::new();
     let mut dviews = Vec::new();
     if !claim {
@@ -1057,26 +1065,15 @@ pub fn scatter<'p>(
         let sti = g.begin_if(ok)?;
         let one = g.c_u64(1);
         // Owner slot: the flat row index.
-        let owner = match obi {
-            Some(obi) => {
-                let rowidx = g.b.u_div(u64t, None, flat, rowlen).ie()?;
-                let p = g.word_ptr(obi, rowidx)?;
-                let j1 = g.b.i_add(u64t, None, j, one).ie()?;
-                let j1_32 = g.b.u_convert(u32t, None, j1).ie()?;
-                Some((obi, p, j1_32))
-            }
-            None => None,
-        };
-        if let (true, Some((_, p, j1_32))) = (claim, owner) {
+        let rowidx = g.b.u_div(u64t, None, flat, rowlen).ie()?;
+        let p = g.word_ptr(obi, rowidx)?;
+        let j1 = g.b.i_add(u64t, None, j, one).ie()?;
+        let j1_32 = g.b.u_convert(u32t, None, j1).ie()?;
+        if claim {
             g.b.atomic_u_max(u32t, None, p, dev, sem, j1_32).ie()?;
         } else {
-            let mine = match owner {
-                Some((obi, p, j1_32)) => {
-                    let o = g.load_ptr(obi, p)?;
-                    g.b.i_equal(bt, None, o, j1_32).ie()?
-                }
-                None => g.c_bool(true),
-            };
+            let o = g.load_ptr(obi, p)?;
+            let mine = g.b.i_equal(bt, None, o, j1_32).ie()?;
             let sm = g.begin_if(mine)?;
             for (vv, &(bi, off, t)) in vviews.iter().zip(&dviews) {
                 let base = g.b.i_add(u64t, None, off, flat).ie()?;

@@ -1,5 +1,5 @@
 //! `reduce_by_index` with provably distinct indices (paper 003, `passes::hist_disjoint`): a
-//! gather, the operator and a one-pass scatter without atomics. Every element type, sizes
+//! plain read-modify-write per update, no atomics or compare-exchange loops. Every element type, sizes
 //! from 1 to several workgroups, in-range and out-of-range indices, several operators; the
 //! interpreter is the oracle.
 mod common;

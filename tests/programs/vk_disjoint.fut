@@ -1,6 +1,6 @@
 -- Adjoints whose accumulator updates are provably disjoint (paper 003): reads of a free array
 -- at injective indices (`x[2i]`, `x[2i+1]`, `x[i + k]`) in a `map` make histograms with
--- distinct indices, which run as a gather and a one-pass scatter without atomics
+-- distinct indices, which run as plain read-modify-writes without atomics
 -- (core/src/passes/hist_disjoint.rs); reads at `x[i/2]` must still accumulate. Variants of
 -- the injectivity cases of ad-rules.md §7 (the cases themselves are in ad_rules_vjp.fut),
 -- worked out by hand, and dot-product tests ⟨ȳ, J·ẋ⟩ = ⟨Jᵀ·ȳ, ẋ⟩ at sizes past a workgroup.

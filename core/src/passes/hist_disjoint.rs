@@ -1,19 +1,19 @@
-//! Histograms whose indices are provably distinct become gathers and scatters (paper 003):
+//! Histograms whose indices are provably distinct are marked `#[disjoint_indices]` (paper 003):
 //!
 //! ```text
 //! let is = map(w, {iota w, ..}, \i .. -> 2 * i + 1)          -- injective in i
 //! let r  = hist(w, {d}, op, is, {vs})
 //! ==>
-//! let news = map(w, {is, vs}, \ix v -> op(if 0 <= ix < len d then d[ix] else ne, v))
-//! let r    = scatter(w, {d}, {is}, {news})
+//! let r  = #[disjoint_indices] hist(w, {d}, op, is, {vs})
 //! ```
 //!
 //! When no two in-range indices are equal, every element of the destination receives at most
-//! one update, so the read-modify-write needs no atomics and no conflict resolution (a plain
-//! scatter; out-of-range indices are ignored by both). Reverse-mode AD turns reads of free
-//! arrays in a `map` into accumulator updates, which [`super::acc_to_hist`] turns into
-//! histograms; reads at `x[2i]` and `x[2i+1]` thus become two such histograms, each with
-//! provably distinct indices, while `x[i/2]` stays a histogram (its updates must be summed).
+//! one update, so a backend may apply each update as a plain read-modify-write, with no
+//! atomics and no compare-exchange loop (the Vulkan backend does). The meaning is unchanged.
+//! Reverse-mode AD turns reads of free arrays in a `map` into accumulator updates, which
+//! [`super::acc_to_hist`] turns into histograms; reads at `x[2i]` and `x[2i+1]` thus become two
+//! such histograms, each with provably distinct indices, while `x[i/2]` stays unmarked (its
+//! updates must be combined).
 //!
 //! **What is proved injective** (in-range values pairwise distinct), per body, following
 //! the statements in order (names are bound once):
@@ -22,21 +22,19 @@
 //! - a result of a `map` whose lambda computes it from a parameter fed by an injective array
 //!   through `x ± c`, `c ± x`, `x ^ c`, `c · x` (`c` a non-zero constant of magnitude at most
 //!   2²⁰: wrap-around would need 2⁴³ elements), widening integer conversions and copies, `c`
-//!   being constant or free in the lambda (the same in every iteration).
+//!   being the same in every iteration (a constant, free in the lambda, or computed in it from
+//!   those alone, as `n - 1`).
 //!
-//! The scatter is marked [`DISJOINT_INDICES`], so the Vulkan backend writes in one pass with
-//! no owner array and no atomics. Only histograms of scalar rows are rewritten (vectorised ones after
-//! [`super::hist_flatten`] have flattened indices, which this analysis does not follow).
+//! Vectorised histograms after [`super::hist_flatten`] have flattened indices
+//! (`b * k + t % k`), which this analysis does not follow: they stay unmarked.
 
-use super::traverse::{fresh_lambda, host_bodies, mk_stm};
+use super::traverse::host_bodies;
 use crate::ir::*;
-use crate::prim::{IntType, PrimType, PrimValue};
+use crate::prim::{IntType, PrimType};
 use std::collections::HashSet;
 
-const I64: PrimType = PrimType::Int(IntType::I64);
-
-/// The attribute of a `scatter` whose in-bounds indices are distinct: backends may write
-/// without resolving conflicts (the Vulkan backend skips its claim pass).
+/// The attribute of a `reduce_by_index` whose in-range indices are distinct: backends may
+/// update without atomics.
 pub const DISJOINT_INDICES: &str = "disjoint_indices";
 
 /// The largest constant factor `c · x` may have to count as injective.
@@ -44,25 +42,23 @@ const MAX_FACTOR: i128 = 1 << 20;
 
 /// Rewrites every histogram whose indices are provably distinct.
 pub fn hist_disjoint(mut p: Program) -> Program {
-    let mut ns = std::mem::take(&mut p.name_source);
     for f in &mut p.funs {
         let mut inj = HashSet::new();
-        body(&mut ns, &mut inj, &mut f.body);
+        body(&mut inj, &mut f.body);
     }
-    p.name_source = ns;
     p
 }
 
 /// `inj`: the arrays known to be injective so far (shared by nested bodies: names are unique).
-fn body(ns: &mut NameSource, inj: &mut HashSet<VName>, b: &mut Body) {
+fn body(inj: &mut HashSet<VName>, b: &mut Body) {
     let mut out = Vec::with_capacity(b.stms.len());
     for mut s in std::mem::take(&mut b.stms) {
         learn(inj, &s);
         for nb in host_bodies(&mut s.exp) {
-            body(ns, inj, nb);
+            body(inj, nb);
         }
-        match rewrite(ns, inj, &s) {
-            Some(stms) => out.extend(stms),
+        match rewrite(inj, &s) {
+            Some(t) => out.push(t),
             None => out.push(s),
         }
     }
@@ -125,11 +121,37 @@ struct Analysis<'a> {
 }
 
 impl Analysis<'_> {
-    /// The same in every iteration: a constant or a variable free in the lambda.
+    /// The same in every iteration: a constant, a variable free in the lambda, or a scalar the
+    /// lambda computes from those alone (`n - 1`).
     fn invariant(&self, s: &SubExp) -> bool {
-        match s {
-            SubExp::Const(_) => true,
-            SubExp::Var(v) => !self.bound.contains(v) && !self.params.contains(v),
+        self.invariant_at(s, 0)
+    }
+
+    fn invariant_at(&self, s: &SubExp, depth: usize) -> bool {
+        let v = match s {
+            SubExp::Const(_) => return true,
+            SubExp::Var(v) => v,
+        };
+        if self.params.contains(v) || depth > 32 {
+            return false;
+        }
+        if !self.bound.contains(v) {
+            return true;
+        }
+        let Some(stm) = self
+            .body
+            .stms
+            .iter()
+            .find(|t| t.pat.elems.len() == 1 && &t.pat.elems[0].name == v)
+        else {
+            return false;
+        };
+        match &stm.exp {
+            Exp::SubExp(a) | Exp::UnOp(_, a) | Exp::Conv(_, a) => self.invariant_at(a, depth + 1),
+            Exp::BinOp(_, a, b) | Exp::CmpOp(_, a, b) => {
+                self.invariant_at(a, depth + 1) && self.invariant_at(b, depth + 1)
+            }
+            _ => false,
         }
     }
 
@@ -181,170 +203,17 @@ impl Analysis<'_> {
     }
 }
 
-/// The gather and scatter replacing `s`, a histogram of scalars with injective indices.
-fn rewrite(ns: &mut NameSource, inj: &HashSet<VName>, s: &Stm) -> Option<Vec<Stm>> {
-    let Exp::Soac(Soac::Hist {
-        w,
-        dest,
-        op,
-        inds,
-        vals,
-    }) = &s.exp
-    else {
+/// `s` marked [`DISJOINT_INDICES`], when it is a histogram with injective indices.
+fn rewrite(inj: &HashSet<VName>, s: &Stm) -> Option<Stm> {
+    let Exp::Soac(Soac::Hist { inds, .. }) = &s.exp else {
         return None;
     };
-    if !inj.contains(inds) || s.pat.elems.len() != dest.len() {
+    if !inj.contains(inds) || s.attrs.has(DISJOINT_INDICES) {
         return None;
     }
-    let elems: Vec<PrimType> = s
-        .pat
-        .elems
-        .iter()
-        .map(|pe| match &pe.ty {
-            Type::Array { elem, shape } if shape.len() == 1 => Some(*elem),
-            _ => None,
-        })
-        .collect::<Option<_>>()?;
-    if op.lam.params.len() != 2 * dest.len() || vals.len() != dest.len() {
-        return None;
-    }
-    let len = s.pat.elems[0].ty.shape().first()?.clone();
-    // \ix v.. -> op(if 0 <= ix && ix < len then d[ix].. else ne.., v..)
-    let ix = Param {
-        name: ns.fresh("ix"),
-        ty: Type::Prim(I64),
-    };
-    let vps: Vec<Param> = elems
-        .iter()
-        .map(|&e| Param {
-            name: ns.fresh("v"),
-            ty: Type::Prim(e),
-        })
-        .collect();
-    let mut stms = vec![];
-    let bind = |ns: &mut NameSource, stms: &mut Vec<Stm>, base: &str, t: PrimType, e: Exp| {
-        let n = ns.fresh(base);
-        stms.push(mk_stm(
-            vec![Param {
-                name: n.clone(),
-                ty: Type::Prim(t),
-            }],
-            e,
-        ));
-        n
-    };
-    let ge = bind(
-        ns,
-        &mut stms,
-        "ge",
-        PrimType::Bool,
-        Exp::CmpOp(
-            CmpOp::Le(I64),
-            SubExp::Const(PrimValue::I64(0)),
-            SubExp::Var(ix.name.clone()),
-        ),
-    );
-    let lt = bind(
-        ns,
-        &mut stms,
-        "lt",
-        PrimType::Bool,
-        Exp::CmpOp(CmpOp::Lt(I64), SubExp::Var(ix.name.clone()), len),
-    );
-    let ok = bind(
-        ns,
-        &mut stms,
-        "in_range",
-        PrimType::Bool,
-        Exp::BinOp(BinOp::LogAnd, SubExp::Var(ge), SubExp::Var(lt)),
-    );
-    let mut then_b = Body {
-        stms: vec![],
-        result: vec![],
-    };
-    for (d, &e) in dest.iter().zip(&elems) {
-        let o = bind(
-            ns,
-            &mut then_b.stms,
-            "old",
-            e,
-            Exp::Index(d.clone(), vec![DimIndex::Fix(SubExp::Var(ix.name.clone()))]),
-        );
-        then_b.result.push(SubExp::Var(o));
-    }
-    let olds: Vec<Param> = elems
-        .iter()
-        .map(|&e| Param {
-            name: ns.fresh("old"),
-            ty: Type::Prim(e),
-        })
-        .collect();
-    stms.push(mk_stm(
-        olds.clone(),
-        Exp::If {
-            cond: SubExp::Var(ok),
-            then_b,
-            else_b: Body {
-                stms: vec![],
-                result: op.neutral.clone(),
-            },
-            ret: elems.iter().map(|&e| ExtType::Prim(e)).collect(),
-        },
-    ));
-    // The operator, inlined: its parameters bound to the old values and the updates.
-    let f = fresh_lambda(ns, &op.lam);
-    for (p, a) in f
-        .params
-        .iter()
-        .zip(olds.iter().chain(&vps).map(|p| SubExp::Var(p.name.clone())))
-    {
-        stms.push(mk_stm(vec![p.clone()], Exp::SubExp(a)));
-    }
-    stms.extend(f.body.stms);
-    let mut params = vec![ix];
-    params.extend(vps);
-    let lam = Lambda {
-        params,
-        body: Body {
-            stms,
-            result: f.body.result,
-        },
-        ret: elems.iter().map(|&e| Type::Prim(e)).collect(),
-    };
-    let news: Vec<Param> = elems
-        .iter()
-        .map(|&e| Param {
-            name: ns.fresh("upd"),
-            ty: Type::Array {
-                elem: e,
-                shape: vec![w.clone()],
-            },
-        })
-        .collect();
-    let mut arrs = vec![inds.clone()];
-    arrs.extend(vals.iter().cloned());
-    let mut gather = mk_stm(
-        news.clone(),
-        Exp::Soac(Soac::Map {
-            w: w.clone(),
-            arrs,
-            lam,
-        }),
-    );
-    let mut scatter = mk_stm(
-        s.pat.elems.clone(),
-        Exp::Soac(Soac::Scatter {
-            w: w.clone(),
-            dest: dest.clone(),
-            inds: vec![inds.clone()],
-            vals: news.into_iter().map(|p| p.name).collect(),
-        }),
-    );
-    gather.loc = s.loc.clone();
-    scatter.loc = s.loc.clone();
-    scatter.attrs = s.attrs.clone();
-    scatter.attrs.0.push(DISJOINT_INDICES.into());
-    Some(vec![gather, scatter])
+    let mut t = s.clone();
+    t.attrs.0.push(DISJOINT_INDICES.into());
+    Some(t)
 }
 
 #[cfg(test)]
@@ -355,8 +224,22 @@ mod tests {
     fn hists(p: &Program) -> usize {
         count_exps(p, &|e| matches!(e, Exp::Soac(Soac::Hist { .. })))
     }
-    fn scatters(p: &Program) -> usize {
-        count_exps(p, &|e| matches!(e, Exp::Soac(Soac::Scatter { .. })))
+    /// Histograms marked disjoint.
+    fn marked(p: &Program) -> usize {
+        fn body(b: &Body) -> usize {
+            b.stms
+                .iter()
+                .map(|s| {
+                    let mut e = s.exp.clone();
+                    usize::from(s.attrs.has(DISJOINT_INDICES))
+                        + crate::passes::traverse::nested_bodies(&mut e)
+                            .into_iter()
+                            .map(|b| body(b))
+                            .sum::<usize>()
+                })
+                .sum()
+        }
+        p.funs.iter().map(|f| body(&f.body)).sum()
     }
 
     /// `acc_to_hist` then this pass, compared with the original on the interpreter.
@@ -383,8 +266,8 @@ entry acc (x: [3]f64) (ys: [6]f64) = vjp halves x ys
             funs: vec![inj.clone()],
             ..p.clone()
         };
-        assert_eq!(hists(&one), 0);
-        assert_eq!(scatters(&one), 2);
+        assert_eq!(hists(&one), 2);
+        assert_eq!(marked(&one), 2);
         let out = crate::interp::run_entry(
             &p,
             "inj",
@@ -405,7 +288,7 @@ entry acc (x: [3]f64) (ys: [6]f64) = vjp halves x ys
             ..p.clone()
         };
         assert_eq!(hists(&one), 1);
-        assert_eq!(scatters(&one), 0);
+        assert_eq!(marked(&one), 0);
     }
 
     #[test]
@@ -416,6 +299,7 @@ entry acc (x: [3]f64) (ys: [6]f64) = vjp halves x ys
             ("i", true),
             ("i + k", true),
             ("k - i", true),
+            ("k * 2 - 1 - i", true),
             ("3 * i - 2", true),
             ("i64.i32 (i32.i64 i)", false),
             ("i64.i32 (5 + i32.i64 i) ^ 2", false),
@@ -435,15 +319,15 @@ entry acc (x: [3]f64) (ys: [6]f64) = vjp halves x ys
             let args = "[1.0, 2.0, 3.0, 4.0, 5.0] [0.5, -1.0, 2.0, 7.0, 1.5, 3.0, -2.5] 2i64";
             let (before, after) = rewrite_and_compare(&src, "f", args, hist_disjoint);
             assert_eq!(hists(&before), 3);
-            let want = if proved { 0 } else { 3 };
-            assert_eq!(hists(&after), want, "{idx}");
+            let want = if proved { 3 } else { 0 };
+            assert_eq!(marked(&after), want, "{idx}");
         }
         // Narrowing conversions are not injective (i32 → i8 wraps).
         let src = "entry f [n] (d: [n]f64) (vs: []f64) =
                      let is = map (\\i -> i64.i8 (i8.i64 (i * 200))) (indices vs)
                      in reduce_by_index (copy d) (+) 0 is vs";
         let (_, after) = rewrite_and_compare(src, "f", "[1.0, 2.0] [1.0, 2.0, 3.0]", hist_disjoint);
-        assert_eq!(hists(&after), 1);
+        assert_eq!(marked(&after), 0);
         // iota with a stride, and an index array that is a parameter (not provable).
         let src = "entry f [n] (d: [n]f64) (vs: [3]f64) (is: [3]i64) =
                      (reduce_by_index (copy d) (+) 0 (map (+1) (iota 3)) vs,
@@ -454,6 +338,6 @@ entry acc (x: [3]f64) (ys: [6]f64) = vjp halves x ys
             "[1.0, 2.0, 3.0] [1.0, 2.0, 3.0] [0i64, 0i64, 2i64]",
             hist_disjoint,
         );
-        assert_eq!(hists(&after), 1);
+        assert_eq!(marked(&after), 1);
     }
 }
