@@ -121,6 +121,14 @@ struct Analysis<'a> {
 }
 
 impl Analysis<'_> {
+    /// The statement of the lambda's body that binds `v` alone.
+    fn def(&self, v: &VName) -> Option<&Stm> {
+        self.body
+            .stms
+            .iter()
+            .find(|t| t.pat.elems.len() == 1 && &t.pat.elems[0].name == v)
+    }
+
     /// The same in every iteration: a constant, a variable free in the lambda, or a scalar the
     /// lambda computes from those alone (`n - 1`).
     fn invariant(&self, s: &SubExp) -> bool {
@@ -138,12 +146,7 @@ impl Analysis<'_> {
         if !self.bound.contains(v) {
             return true;
         }
-        let Some(stm) = self
-            .body
-            .stms
-            .iter()
-            .find(|t| t.pat.elems.len() == 1 && &t.pat.elems[0].name == v)
-        else {
+        let Some(stm) = self.def(v) else {
             return false;
         };
         match &stm.exp {
@@ -165,12 +168,7 @@ impl Analysis<'_> {
         if depth > 32 {
             return false;
         }
-        let Some(stm) = self
-            .body
-            .stms
-            .iter()
-            .find(|t| t.pat.elems.len() == 1 && &t.pat.elems[0].name == v)
-        else {
+        let Some(stm) = self.def(v) else {
             return false;
         };
         let either = |a: &SubExp, b: &SubExp| {
