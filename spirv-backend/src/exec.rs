@@ -1617,11 +1617,11 @@ impl<'a> Exec<'a> {
                     sigv.extend(vals.iter());
                     sigv.extend(dest.iter());
                     let c1 = self.lambda_kernel(stm, 6, &sigv, |_, ht| {
-                        prims::scatter(prog, inds, &vt, dest, prims::ScatterPass::Claim, ht)
+                        prims::scatter(prog, inds, &vt, dest, true, ht)
                     })?;
                     self.launch(&c1, &lits, &[], &[&owner.buf], Self::groups_for(n), loc)?;
                     let c2 = self.lambda_kernel(stm, 7, &sigv, |_, ht| {
-                        prims::scatter(prog, inds, &vt, dest, prims::ScatterPass::Owned, ht)
+                        prims::scatter(prog, inds, &vt, dest, false, ht)
                     })?;
                     self.launch(&c2, &lits, &[], &[&owner.buf], Self::groups_for(n), loc)?;
                 }
@@ -2194,8 +2194,8 @@ fn run_args_timed(
     let sizes = check_arg_descs(f, entry, &descs)?;
     // Accumulators that only maps update run as histograms (`passes::acc_to_hist`), vectorised
     // histograms as histograms of scalars (`passes::hist_flatten`), histograms whose indices
-    // are provably distinct as gathers and scatters, without atomics (`passes::hist_disjoint`), scans of scalars and rows
-    // as scans of columns (`passes::scan_columns`), and histograms whose operator mixes tuple
+    // are provably distinct are marked for plain read-modify-writes (`passes::hist_disjoint`),
+    // scans of scalars and rows as scans of columns (`passes::scan_columns`), and histograms whose operator mixes tuple
     // components (no atomics for those) by sorting (`passes::hist_sort`).
     let mut rewritten = None;
     if any_exp(prog, &|e| {

@@ -1251,7 +1251,7 @@ pub fn map_kernel_accs<'p>(
     k.backedge_lt(&mut g, i1, n, loc)?;
     g.end_loop(st)?;
     // Loops that check no limit of their own (copies, fills, inner folds) may have been cut
-    // short by lavapipe: a thread that exhausted the limiter reports it at the end.
+    // short by lavapipe: a thread reports at the end if any loop left while its condition held.
     k.exhausted(&mut g, loc)?;
     let uses_f64 = g.uses_f64;
     let errors = g.errors.clone();

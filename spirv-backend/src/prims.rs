@@ -990,16 +990,8 @@ pub fn hist<'p>(
     finish(g, k)
 }
 
-/// The passes of a `scatter`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ScatterPass {
-    /// `owner[flat] = max(owner[flat], j + 1)` for in-bounds indices.
-    Claim,
-    /// Threads that own their target write their row (later writes win).
-    Owned,
-}
-
-/// `scatter`, pass 1 ([`ScatterPass::Claim`]), then pass 2 ([`ScatterPass::Owned`]).
+/// `scatter`, pass 1 (`claim`): `owner[flat] = max(owner[flat], j + 1)` for in-bounds indices;
+/// pass 2 (`!claim`): threads that own their target write their row. Later writes win.
 /// Literals: 0 = w, 1 = row length, then per indexed dim (size, stride in rows... elements).
 /// Bindings: index arrays, owner, then (pass 2) value arrays and destinations.
 #[allow(clippy::too_many_arguments)]
@@ -1008,10 +1000,9 @@ pub fn scatter<'p>(
     inds: &[VName],
     vals: &[(VName, PrimType)],
     dests: &[VName],
-    pass: ScatterPass,
+    claim: bool,
     host_types: &'p dyn Fn(&VName) -> Option<HostTy>,
 ) -> R<KernelCode> {
-    let claim = pass == ScatterPass::Claim;
     let mut g = Gen::new()?;
     let mut k = KCtx::new(prog, host_types);
     let w = lit(&mut k, &mut g, 0)?;
@@ -1026,8 +1017,8 @@ pub fn scatter<'p>(
     for v in inds {
         iviews.push(k.host_array(&mut g, v, PrimType::I64, 1)?);
     }
-    k.binds.push(BindSrc::Tmp(0));
     let obi = g.binding(WordKind::U32);
+    k.binds.push(BindSrc::Tmp(0));
     let mut vviews = Vec::new();
     let mut dviews = Vec::new();
     if !claim {
@@ -1063,8 +1054,8 @@ pub fn scatter<'p>(
             flat = g.b.i_add(u64t, None, flat, m).ie()?;
         }
         let sti = g.begin_if(ok)?;
-        let one = g.c_u64(1);
         // Owner slot: the flat row index.
+        let one = g.c_u64(1);
         let rowidx = g.b.u_div(u64t, None, flat, rowlen).ie()?;
         let p = g.word_ptr(obi, rowidx)?;
         let j1 = g.b.i_add(u64t, None, j, one).ie()?;

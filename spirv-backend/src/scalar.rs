@@ -431,7 +431,6 @@ impl Gen {
         self.b.select(ty, None, one_case, one, r).ie()
     }
 
-    /// `exp` on f64 with the full f64 range: `2^k * exp(r)`, `r = x - k ln 2` (exp(r) in f32).
     /// Rounds to the nearest integer, halves to even, from `Trunc` alone: `t = trunc x`, then
     /// one step away from zero when `|x - t| > 0.5`, or `= 0.5` and `t` is odd. NaN and the
     /// infinities come back unchanged.
@@ -453,6 +452,7 @@ impl Gen {
         self.b.select(ty, None, up, away, t).ie()
     }
 
+    /// `exp` on f64 with the full f64 range: `2^k * exp(r)`, `r = x - k ln 2` (exp(r) in f32).
     fn exp64(&mut self, x: Word) -> R<Word> {
         let f64t = self.t_f64();
         let f32t = self.t_f32();

@@ -587,16 +587,13 @@ impl Rev<'_> {
         free: &[(VName, Carry, VName)],
         curs: &[VName],
     ) -> R<Vec<SubExp>> {
-        let LoopParts { params, .. } = loop_parts(ctx.stm)?;
+        let LoopParts { params, form, .. } = loop_parts(ctx.stm)?;
         let LoopParts {
             params: rparams,
             form: rform,
             body: rbody,
         } = loop_parts(ctx.renamed)?;
-        let LoopForm::For { i: ri, .. } = rform else {
-            return Err("a checkpointed while loop (internal error)".into());
-        };
-        let LoopForm::For { i: oi, .. } = &loop_parts(ctx.stm)?.form else {
+        let (LoopForm::For { i: oi, .. }, LoopForm::For { i: ri, .. }) = (form, rform) else {
             return Err("a checkpointed while loop (internal error)".into());
         };
         for (f, carry, p) in free {
