@@ -17,12 +17,14 @@
 pub mod ad;
 pub mod builtins;
 pub mod diag;
+pub mod flatten;
 pub mod interp;
 pub mod ir;
 pub mod lower;
 pub mod passes;
 pub mod prim;
 pub mod primops;
+pub mod seg;
 pub mod syntax;
 pub mod testing;
 pub mod typecheck;

@@ -1,0 +1,1 @@
+//! Flattening: from the SOAC IR to the kernel IR ([`crate::seg`]) (to be written).

@@ -1,0 +1,1 @@
+//! The kernel IR checker (to be written).

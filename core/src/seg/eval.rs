@@ -1,0 +1,1 @@
+//! The kernel IR evaluator (to be written).

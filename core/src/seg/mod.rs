@@ -1,0 +1,267 @@
+//! The kernel IR: host code around segmented operations.
+//!
+//! This is the stage between the SOAC IR ([`crate::ir`]) and a GPU backend, modelled on
+//! Futhark's GPU representation (`Futhark.IR.GPU`, `Futhark.IR.SegOp`). [`crate::flatten`]
+//! produces it from the SOAC IR; [`check`] verifies it, [`print`] shows it, and [`eval`] runs it
+//! on the reference interpreter, so every program can be run before and after flattening and
+//! the results compared.
+//!
+//! A program is a list of functions whose bodies are **host code** ([`HostBody`]): sequential
+//! statements that the host runs itself (scalar arithmetic, size computations, the array
+//! primitives a runtime provides as built-in operations: `iota`, `replicate`, `copy`, `concat`,
+//! `reshape`, `rearrange`, in-place updates of single elements or slices, `sort_by_key`), and
+//! the structured control around kernels (`if`, `loop`, `with_acc`). All data parallelism is in
+//! **segmented operations** ([`SegOp`]): a [`SegSpace`] of one or more dimensions, one thread per
+//! point of the space, and a [`KernelBody`] of *sequential* per-thread code. A thread body is
+//! ordinary SOAC IR ([`ir::Stm`]); any SOAC inside it runs sequentially within the thread, and
+//! an `upd_acc` inside it is an update of a device accumulator (atomic, compare-exchange, or a
+//! plain read-modify-write where paper 003's analysis proved the indices distinct).
+//!
+//! Host code never iterates over the elements of an array: [`check`] rejects SOACs in host
+//! code.
+//!
+//! ## Results of a segmented operation
+//! With space dimensions `[d_1]…[d_n]` and per-thread result types `ret`:
+//! - [`SegKind::Map`]: a [`KernelResult::Returns`] of type `t` gives an array `[d_1]…[d_n]t`; an
+//!   accumulator returned by every thread gives the accumulator itself (the threads' updates all
+//!   applied); a [`KernelResult::Write`] gives the updated destination array.
+//! - [`SegKind::Red`]: the innermost dimension is reduced. The body first returns one value per
+//!   operand of each operator (in operator order); these give arrays `[d_1]…[d_{n-1}]t` (a
+//!   scalar of type `t` when `n = 1`), one reduction per segment. The remaining results are
+//!   *map outputs*, as for `Map`.
+//! - [`SegKind::Scan`]: the first values are scanned (inclusively) along the innermost
+//!   dimension, giving `[d_1]…[d_n]t`; the rest are map outputs.
+//! - [`SegKind::Hist`]: for each [`HistOp`], the body returns a bin index (an integer) and one
+//!   value per destination array; the operation gives the updated destinations (of shape
+//!   `[d_1]…[d_{n-1}][width]…`: a histogram per segment). Out-of-range bins are ignored. The
+//!   remaining results are map outputs.
+//!
+//! Thresholds ([`HostExp::Threshold`]) compare a size with a tuning value known only at run
+//! time (from the device's properties); [`crate::flatten`] uses them to choose between
+//! versions of a nest (incremental flattening).
+
+pub mod check;
+pub mod eval;
+pub mod print;
+
+use crate::diag::SrcLoc;
+use crate::ir::{self, AccInput, Attrs, EntryPoint, ExtType, LoopForm, NameSource, Operator};
+use crate::ir::{Param, Pat, SubExp, Type, VName};
+use std::sync::Arc;
+
+/// A program in the kernel IR: the functions of the SOAC IR program it came from, with host
+/// bodies.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Program {
+    pub funs: Vec<FunDef>,
+    /// Continue here to make fresh names.
+    pub name_source: NameSource,
+}
+
+impl Program {
+    pub fn fun(&self, name: &str) -> Option<&FunDef> {
+        self.funs.iter().find(|f| &*f.name == name)
+    }
+    pub fn entry(&self, name: &str) -> Option<&FunDef> {
+        self.funs
+            .iter()
+            .find(|f| f.entry.as_ref().is_some_and(|e| &*e.name == name))
+    }
+}
+
+/// A function: as [`ir::FunDef`], with a host body.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FunDef {
+    pub name: Arc<str>,
+    pub entry: Option<EntryPoint>,
+    pub size_params: Vec<VName>,
+    pub params: Vec<Param>,
+    pub ret: Vec<ExtType>,
+    pub body: HostBody,
+    pub attrs: Attrs,
+}
+
+impl FunDef {
+    /// See [`ir::FunDef::num_ext_results`].
+    pub fn num_ext_results(&self) -> usize {
+        match &self.entry {
+            Some(e) => self.ret.len().saturating_sub(e.result_counts.iter().sum()),
+            None => 0,
+        }
+    }
+}
+
+/// Host code: statements run in order by the host, then the results.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HostBody {
+    pub stms: Vec<HostStm>,
+    pub result: Vec<SubExp>,
+}
+
+/// A host statement. `loc` is the source location of the SOAC IR statement it came from; a
+/// segmented operation is named by it in profiles and errors.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostStm {
+    pub pat: Pat,
+    pub exp: HostExp,
+    pub attrs: Attrs,
+    pub loc: Option<SrcLoc>,
+}
+
+/// A lambda whose body is host code (the function of a host-level `with_acc`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostLambda {
+    pub params: Vec<Param>,
+    pub body: HostBody,
+    pub ret: Vec<Type>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum HostExp {
+    /// An expression of the SOAC IR that the host runs itself: scalar operations, indexing,
+    /// in-place updates, `iota`, `replicate`, array literals, `concat`, `copy`, `reshape`,
+    /// `rearrange`, `sort_by_key`, `assert`, `upd_acc` of one element, and calls. Never a SOAC,
+    /// `if`, `loop`, `with_acc`, `jvp` or `vjp` (those have their own forms here or are gone).
+    Plain(ir::Exp),
+    If {
+        cond: SubExp,
+        then_b: HostBody,
+        else_b: HostBody,
+        ret: Vec<ExtType>,
+    },
+    Loop {
+        params: Vec<(Param, SubExp)>,
+        form: LoopForm,
+        body: HostBody,
+    },
+    /// As [`ir::Exp::WithAcc`]: the accumulators live on the device while `lam` runs; kernels
+    /// in `lam` update them.
+    WithAcc {
+        inputs: Vec<AccInput>,
+        lam: HostLambda,
+    },
+    /// `size >= threshold(name)`, a `bool`. The threshold is a tuning value given at run time
+    /// ([`Thresholds`]).
+    Threshold { size: SubExp, name: Arc<str> },
+    /// A kernel.
+    Seg(SegOp),
+}
+
+/// The iteration space of a segmented operation: one `i64` thread index per dimension,
+/// outermost first. Every point of the space is one thread.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SegSpace {
+    pub dims: Vec<(VName, SubExp)>,
+}
+
+impl SegSpace {
+    pub fn sizes(&self) -> impl Iterator<Item = &SubExp> {
+        self.dims.iter().map(|(_, d)| d)
+    }
+    pub fn indices(&self) -> impl Iterator<Item = &VName> {
+        self.dims.iter().map(|(i, _)| i)
+    }
+}
+
+/// A segmented operation (a kernel).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SegOp {
+    pub kind: SegKind,
+    pub space: SegSpace,
+    /// The types of the values the body returns per thread (a [`KernelResult::Write`]'s entry
+    /// is the type of the value written).
+    pub ret: Vec<Type>,
+    pub body: KernelBody,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum SegKind {
+    Map,
+    /// Reduction of the innermost dimension, one per segment (the outer dimensions).
+    Red(Vec<Operator>),
+    /// Inclusive scan along the innermost dimension, one per segment.
+    Scan(Vec<Operator>),
+    /// Histograms, one per segment.
+    Hist(Vec<HistOp>),
+}
+
+impl SegKind {
+    /// How many of the body's leading results the operators take (the rest are map outputs).
+    pub fn num_op_results(&self) -> usize {
+        match self {
+            SegKind::Map => 0,
+            SegKind::Red(ops) | SegKind::Scan(ops) => ops.iter().map(|o| o.neutral.len()).sum(),
+            SegKind::Hist(hs) => hs.iter().map(|h| 1 + h.dest.len()).sum(),
+        }
+    }
+    pub fn name(&self) -> &'static str {
+        match self {
+            SegKind::Map => "segmap",
+            SegKind::Red(_) => "segred",
+            SegKind::Scan(_) => "segscan",
+            SegKind::Hist(_) => "seghist",
+        }
+    }
+}
+
+/// One histogram of a [`SegKind::Hist`]: `dest` (consumed) has `width` bins per segment,
+/// combined with `op`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HistOp {
+    pub dest: Vec<VName>,
+    pub width: SubExp,
+    pub op: Operator,
+}
+
+/// Per-thread code: sequential statements, then what the thread contributes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelBody {
+    pub stms: Vec<ir::Stm>,
+    pub results: Vec<KernelResult>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum KernelResult {
+    /// A value for this thread's point of the space (or an operand of the operators).
+    Returns(SubExp),
+    /// Write `val` at `idx` of `dest` (consumed; out-of-range indices are ignored; where two
+    /// threads write the same place, the one later in row-major order of the space wins, as
+    /// `scatter` in the SOAC IR).
+    Write {
+        dest: VName,
+        idx: Vec<SubExp>,
+        val: SubExp,
+    },
+}
+
+/// Tuning values for [`HostExp::Threshold`], by name; a name not listed uses
+/// [`Thresholds::default_value`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Thresholds {
+    pub values: std::collections::BTreeMap<String, i64>,
+    pub default_value: i64,
+}
+
+impl Thresholds {
+    /// The default of a GPU that needs about this many threads to be full (Futhark's default
+    /// `threshold` is 2^15).
+    pub const DEFAULT: i64 = 1 << 15;
+
+    /// Every threshold at `v` (0: always take the sequentialised version; `i64::MAX`: always
+    /// the fully flattened one).
+    pub fn all(v: i64) -> Thresholds {
+        Thresholds {
+            values: Default::default(),
+            default_value: v,
+        }
+    }
+    pub fn get(&self, name: &str) -> i64 {
+        self.values.get(name).copied().unwrap_or(self.default_value)
+    }
+}
+
+impl Default for Thresholds {
+    fn default() -> Thresholds {
+        Thresholds::all(Thresholds::DEFAULT)
+    }
+}

@@ -1,0 +1,1 @@
+//! The kernel IR printer (to be written).
