@@ -1,1 +1,144 @@
-//! Flattening: from the SOAC IR to the kernel IR ([`crate::seg`]) (to be written).
+//! Flattening: from the SOAC IR ([`crate::ir`]) to the kernel IR ([`crate::seg`]).
+//!
+//! Modelled on Futhark's *moderate* and *incremental* flattening (`Futhark.Pass.ExtractKernels`,
+//! Henriksen et al., PPoPP'19). Every function body becomes host code; every SOAC at host level
+//! becomes one or more segmented operations. The rules, in the order they are tried for a
+//! `map` nest whose lambda body is `B` (the nest is the maps around `B`, outermost first):
+//!
+//! 1. **Sequential body.** `B` contains no SOAC (at any depth): one `SegMap` over all the
+//!    nest's dimensions whose thread code is `B`.
+//! 2. **Perfect nest.** `B` is cheap scalar statements followed by one `map` whose results are
+//!    `B`'s results, in order, over a width known outside the nest: the inner map becomes one
+//!    more dimension of the nest, and the cheap statements are recomputed by every thread of
+//!    the inner map (they are sunk into it). So `map (map (map f))` is one `SegMap` over three
+//!    dimensions.
+//! 3. **Segmented operation.** `B` is cheap statements, optionally a `map` (the *producer*),
+//!    then one `reduce`, `scan`, `reduce_by_index` or `scatter` (the *consumer*) whose results
+//!    are `B`'s results: one `SegRed`, `SegScan`, `SegHist` or a `SegMap` of writes over the
+//!    nest's dimensions plus the consumer's width. A producer whose results the consumer reads
+//!    is fused into it (Futhark's *redomap* and *scanomap*): the kernel computes the producer's
+//!    lambda per element, and the producer's results that other statements use become map
+//!    outputs of the same kernel. A `reduce_by_index` or `scatter` in a nest updates an array
+//!    that has one row per thread of the nest (a histogram per segment).
+//! 4. **Distribution** (with **loop interchange**). Otherwise `B`'s statements are split into
+//!    groups: each SOAC (with its fused producer) and each `for` loop whose body contains SOACs
+//!    is a group of its own; consecutive other statements form one group. Each group becomes
+//!    kernels in the same nest (recursively, by these rules); a value that a group computes and
+//!    a later one uses is *expanded*: the kernel writes it to an array with the nest's
+//!    dimensions in front, and later kernels read their thread's element. A `for` loop is
+//!    interchanged with the nest: it runs on the host, its parameters expanded to arrays, and
+//!    its body is flattened in the nest. Distribution needs every expanded value's shape, every
+//!    inner width and every interchanged loop's bound to be known outside the nest; where one
+//!    is not (irregular nested parallelism), rule 5 applies.
+//! 5. **Sequentialisation.** One `SegMap` over the nest whose thread code runs `B`, inner SOACs
+//!    included, sequentially.
+//!
+//! Where distribution applies, both versions are generated (incremental flattening): the host
+//! compares the nest's size with a run-time threshold ([`crate::seg::HostExp::Threshold`]) and
+//! runs the sequentialised version when the outer parallelism already fills the device, the
+//! distributed one otherwise. A nest is versioned at most [`MAX_VERSIONED_DEPTH`] times along
+//! any path, which bounds the code size.
+//!
+//! At host level a `reduce`, `scan`, `reduce_by_index` or `scatter` becomes a segmented
+//! operation over one dimension, with the same producer fusion; `if`, `loop` and `with_acc`
+//! stay host constructs around flattened bodies. Accumulator updates (`upd_acc`) in thread
+//! code are device accumulator updates, in whatever form the map nest around them has (several
+//! arrays, rows, inside loops, nested `with_acc`s): kernels never hand an accumulator back to
+//! the host to be updated element by element. Host code never iterates over an array.
+
+mod kernel;
+mod nest;
+
+use crate::ir::{self, Type, VName};
+use crate::seg;
+use nest::Types;
+
+/// How many times a nest is versioned (distributed and sequentialised, chosen at run time)
+/// along one path from a host statement inward.
+pub const MAX_VERSIONED_DEPTH: usize = 2;
+
+/// Flattens every function of `p` (which must be free of `jvp`/`vjp`, as [`crate::compile`]
+/// leaves it).
+pub fn flatten_program(p: &ir::Program) -> seg::Program {
+    let mut ns = p.name_source.clone();
+    let mut thresholds = 0;
+    let funs = p
+        .funs
+        .iter()
+        .map(|f| {
+            let types = collect_types(f);
+            let mut fl = kernel::Flattener {
+                ns: &mut ns,
+                types,
+                thresholds: &mut thresholds,
+            };
+            let body = fl.host_body(&f.body);
+            seg::FunDef {
+                name: f.name.clone(),
+                entry: f.entry.clone(),
+                size_params: f.size_params.clone(),
+                params: f.params.clone(),
+                ret: f.ret.clone(),
+                body,
+                attrs: f.attrs.clone(),
+            }
+        })
+        .collect();
+    seg::Program {
+        funs,
+        name_source: ns,
+    }
+}
+
+/// The type of every name bound in `f` (names are unique program-wide).
+fn collect_types(f: &ir::FunDef) -> Types {
+    let i64 = Type::Prim(crate::prim::PrimType::Int(crate::prim::IntType::I64));
+    let mut found: Vec<(VName, Type)> = f.size_params.iter().map(|s| (s.clone(), i64.clone())).collect();
+    found.extend(f.params.iter().map(|p| (p.name.clone(), p.ty.clone())));
+    collect_stms(&f.body.stms, &mut found);
+    found.into_iter().collect()
+}
+
+fn collect_stms(stms: &[ir::Stm], out: &mut Vec<(VName, Type)>) {
+    use ir::{Exp, Soac};
+    let lam = |l: &ir::Lambda, out: &mut Vec<(VName, Type)>| {
+        out.extend(l.params.iter().map(|p| (p.name.clone(), p.ty.clone())));
+        collect_stms(&l.body.stms, out);
+    };
+    for s in stms {
+        out.extend(s.pat.elems.iter().map(|p| (p.name.clone(), p.ty.clone())));
+        match &s.exp {
+            Exp::If { then_b, else_b, .. } => {
+                collect_stms(&then_b.stms, out);
+                collect_stms(&else_b.stms, out);
+            }
+            Exp::Loop { params, form, body } => {
+                out.extend(params.iter().map(|(p, _)| (p.name.clone(), p.ty.clone())));
+                if let ir::LoopForm::For { i, it, .. } = form {
+                    out.push((i.clone(), Type::Prim(crate::prim::PrimType::Int(*it))));
+                }
+                collect_stms(&body.stms, out);
+            }
+            Exp::WithAcc { inputs, lam: l } => {
+                lam(l, out);
+                for i in inputs {
+                    if let Some(op) = &i.op {
+                        lam(&op.lam, out);
+                    }
+                }
+            }
+            Exp::Jvp { lam: l, .. } | Exp::Vjp { lam: l, .. } => lam(l, out),
+            Exp::Soac(soac) => match soac {
+                Soac::Map { lam: l, .. } => lam(l, out),
+                Soac::Reduce { op, .. } | Soac::Scan { op, .. } | Soac::Hist { op, .. } => {
+                    lam(&op.lam, out)
+                }
+                Soac::Scatter { .. } => {}
+            },
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

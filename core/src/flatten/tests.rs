@@ -1,0 +1,88 @@
+//! Worked cases of the flattening rules: the kernels a program becomes.
+
+use crate::seg::{HostBody, HostExp, SegKind, SegOp};
+
+/// The kernels of entry `entry` of `src`, in program order (both versions of a versioned nest).
+fn kernels(src: &str, entry: &str) -> Vec<SegOp> {
+    let c = crate::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
+    let p = super::flatten_program(&c.ir);
+    let f = p.entry(entry).expect("entry");
+    let mut out = Vec::new();
+    collect(&f.body, &mut out);
+    out
+}
+
+fn collect(b: &HostBody, out: &mut Vec<SegOp>) {
+    for s in &b.stms {
+        match &s.exp {
+            HostExp::Seg(op) => out.push(op.clone()),
+            HostExp::If { then_b, else_b, .. } => {
+                collect(then_b, out);
+                collect(else_b, out);
+            }
+            HostExp::Loop { body, .. } => collect(body, out),
+            HostExp::WithAcc { lam, .. } => collect(&lam.body, out),
+            _ => {}
+        }
+    }
+}
+
+fn shape(ks: &[SegOp]) -> Vec<(&'static str, usize)> {
+    ks.iter().map(|k| (k.kind.name(), k.space.dims.len())).collect()
+}
+
+#[test]
+fn perfect_nest_of_three_maps_is_one_segmap_over_three_dimensions() {
+    let ks = kernels(
+        "entry main (a: [][][]f32) = map (map (map (\\x -> x * 2 + 1))) a",
+        "main",
+    );
+    assert_eq!(shape(&ks), vec![("segmap", 3)]);
+}
+
+#[test]
+fn map_of_reduce_is_a_segmented_reduction_with_the_producer_fused() {
+    let ks = kernels(
+        "entry main (a: [][]f32) = map (\\r -> f32.sum (map (\\x -> x * x) r)) a",
+        "main",
+    );
+    assert_eq!(shape(&ks), vec![("segred", 2)]);
+}
+
+#[test]
+fn host_level_reduce_of_map_is_one_kernel() {
+    let ks = kernels(
+        "entry main (xs: []f64) (ys: []f64) = f64.sum (map2 (*) xs ys)",
+        "main",
+    );
+    assert_eq!(shape(&ks), vec![("segred", 1)]);
+}
+
+#[test]
+fn scalar_prefix_is_sunk_into_the_inner_map() {
+    let ks = kernels(
+        "entry main (a: [][]f32) (b: []f32) = map2 (\\r y -> let z = y * 2 in map (\\x -> x + z) r) a b",
+        "main",
+    );
+    assert_eq!(shape(&ks), vec![("segmap", 2)]);
+}
+
+#[test]
+fn map_with_two_inner_operations_is_distributed_and_versioned() {
+    let ks = kernels(
+        "entry main (a: [][]f32) = map (\\r -> let s = f32.sum r in map (\\x -> x / s) r) a",
+        "main",
+    );
+    // Sequential version, then the distributed one: a segmented reduction and a 2-D map.
+    assert_eq!(shape(&ks), vec![("segmap", 1), ("segred", 2), ("segmap", 2)]);
+}
+
+#[test]
+fn histogram_per_row_is_a_segmented_histogram() {
+    let ks = kernels(
+        "entry main (is: [][]i64) (vs: [][]f32) = map2 (\\i v -> reduce_by_index (replicate 4 0f32) (+) 0 i v) is vs",
+        "main",
+    );
+    assert!(shape(&ks).contains(&("seghist", 2)), "{:?}", shape(&ks));
+    assert!(matches!(ks.last().unwrap().kind, SegKind::Hist(_)));
+}
