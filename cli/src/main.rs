@@ -7,7 +7,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use vkad_core::testing::{Backend, InterpBackend, OracleBackend};
+use vkad_core::testing::{Backend, InterpBackend, KernelsBackend, OracleBackend};
 use vkad_core::value::Value;
 
 mod bench;
@@ -31,6 +31,10 @@ enum BackendKind {
     /// The interpreter evaluating `jvp`/`vjp` dynamically (traced values and a tape) instead of
     /// running the AD transformation's code: the oracle for AD.
     Oracle,
+    /// The kernel IR on the interpreter: the program fused and flattened into host code around
+    /// segmented operations (`vkad dump-ir --kernels` shows it), each kernel run thread by
+    /// thread. Its results must be the interpreter's.
+    Kernels,
     /// SPIR-V kernels on a Vulkan device (`--device N` picks one; lavapipe runs on the CPU).
     Vulkan,
 }
@@ -42,6 +46,7 @@ impl BackendKind {
         match self {
             BackendKind::Interp => Ok(Box::new(InterpBackend)),
             BackendKind::Oracle => Ok(Box::new(OracleBackend)),
+            BackendKind::Kernels => Ok(Box::new(KernelsBackend::default())),
             BackendKind::Vulkan => {
                 let b = vkad_spirv::VulkanBackend::new(vkad_spirv::ContextOptions {
                     device,
@@ -110,6 +115,10 @@ enum Command {
         /// checkpoint memory of each loop (elements, as a formula of the sizes).
         #[arg(long, conflicts_with_all = ["unoptimised", "before_ad"])]
         ad_report: bool,
+        /// Print the kernel IR instead: host code around segmented operations (SegMap, SegRed,
+        /// SegScan, SegHist), after fusion and flattening.
+        #[arg(long, conflicts_with_all = ["unoptimised", "before_ad", "ad_report"])]
+        kernels: bool,
     },
     /// List the Vulkan devices with their type, API version, driver, subgroup size and features.
     Devices,
@@ -309,7 +318,19 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
             unoptimised,
             before_ad,
             ad_report,
+            kernels,
         } => {
+            if kernels {
+                let compiled = compile(&file)?;
+                print!(
+                    "{}",
+                    vkad_core::seg::print::program_to_string(compiled.kernels())
+                );
+                for e in compiled.entry_errors.values() {
+                    eprintln!("{}", e.render(&compiled.sources).trim_end());
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
             if ad_report {
                 let compiled = compile(&file)?;
                 let report = vkad_core::ad::report::ad_report(&compiled.ir_ad, &compiled.ir);

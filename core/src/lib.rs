@@ -11,7 +11,10 @@
 //!    passes in tests. [`ad::transform()`] then replaces the `jvp`/`vjp` nodes that lowering left
 //!    by derivative code, the IR is simplified again and accumulations become reductions where
 //!    they can ([`passes::accumulations_to_reductions`]).
-//! 5. [`interp`] runs an entry point on [`value::Value`]s; [`values`] reads and writes Futhark's
+//! 5. For kernels, [`flatten::extract_kernels`] fuses SOACs ([`passes::fusion`]) and flattens
+//!    nested parallelism into the kernel IR ([`seg`]): host code around segmented operations,
+//!    which [`seg::eval`] runs on the interpreter and [`seg::check`] verifies.
+//! 6. [`interp`] runs an entry point on [`value::Value`]s; [`values`] reads and writes Futhark's
 //!    value formats; [`testing`] runs Futhark-style `-- ==` test blocks.
 
 pub mod ad;
@@ -86,6 +89,8 @@ pub struct Compiled {
     /// AD oracle ([`Compiled::run_oracle`]) runs this.
     pub ir_ad: ir::Program,
     pub warnings: Vec<Diagnostic>,
+    /// The kernel IR ([`flatten::extract_kernels`]), made on first use.
+    pub kernels: std::sync::OnceLock<seg::Program>,
     /// Entry points that could not be lowered (e.g. they use a construct that is not supported
     /// yet), with the reason. Running one reports this error; the other entries work.
     pub entry_errors: BTreeMap<String, Diagnostic>,
@@ -122,6 +127,27 @@ impl Compiled {
             return Err(interp::RuntimeError::new(text, None));
         }
         interp::run_entry(&self.ir, entry, args)
+    }
+    /// The program in the kernel IR: [`Compiled::ir`] fused and flattened
+    /// ([`flatten::extract_kernels`]), made on first use.
+    pub fn kernels(&self) -> &seg::Program {
+        self.kernels
+            .get_or_init(|| flatten::extract_kernels(&self.ir))
+    }
+    /// Run an entry point through the kernel IR ([`Compiled::kernels`]) on the kernel IR's
+    /// evaluator, with the given tuning thresholds; also returns what ran (kernels launched).
+    pub fn run_kernels(
+        &self,
+        entry: &str,
+        args: Vec<value::Value>,
+        thresholds: &seg::Thresholds,
+    ) -> Result<(Vec<value::Value>, seg::eval::Stats), interp::RuntimeError> {
+        if let Some(d) = self.entry_errors.get(entry) {
+            let text = d.render(&self.sources);
+            let text = text.strip_prefix("error: ").unwrap_or(&text);
+            return Err(interp::RuntimeError::new(text, None));
+        }
+        seg::eval::run_entry(self.kernels(), entry, args, thresholds)
     }
     /// Run an entry point on the AD oracle: the interpreter on [`Compiled::ir_ad`], evaluating
     /// `jvp`/`vjp` dynamically. Entries whose AD transformation failed run too.
@@ -198,6 +224,7 @@ pub fn compile(name: &str, text: &str) -> Result<Compiled, CompileError> {
         sources: checked.sources,
         ir,
         ir_ad,
+        kernels: Default::default(),
         warnings: checked.warnings,
         entry_errors,
         ad_errors,

@@ -352,6 +352,7 @@ pub fn compile(p: &Primitive) -> Result<Compiled, String> {
                 sources: Default::default(),
                 ir_ad: ir.clone(),
                 ir,
+                kernels: Default::default(),
                 warnings: vec![],
                 entry_errors: Default::default(),
                 ad_errors: Default::default(),

@@ -57,6 +57,11 @@ use nest::Types;
 /// along one path from a host statement inward.
 pub const MAX_VERSIONED_DEPTH: usize = 2;
 
+/// The kernel pipeline that follows [`crate::compile`]: flattening of the final SOAC IR.
+pub fn extract_kernels(p: &ir::Program) -> seg::Program {
+    flatten_program(p)
+}
+
 /// Flattens every function of `p` (which must be free of `jvp`/`vjp`, as [`crate::compile`]
 /// leaves it).
 pub fn flatten_program(p: &ir::Program) -> seg::Program {

@@ -92,6 +92,31 @@ impl Backend for InterpBackend {
     }
 }
 
+/// The kernel IR ([`Compiled::run_kernels`]): the program fused and flattened into host code
+/// around segmented operations, run on the kernel IR's evaluator with the given tuning
+/// thresholds. Its results must be those of the interpreter.
+#[derive(Clone, Debug, Default)]
+pub struct KernelsBackend {
+    pub thresholds: crate::seg::Thresholds,
+}
+
+impl Backend for KernelsBackend {
+    fn name(&self) -> &str {
+        "kernels"
+    }
+    fn run(
+        &self,
+        compiled: &Compiled,
+        entry: &str,
+        args: Vec<Value>,
+    ) -> Result<Vec<Value>, String> {
+        compiled
+            .run_kernels(entry, args, &self.thresholds)
+            .map(|(values, _)| values)
+            .map_err(|e| e.to_string())
+    }
+}
+
 /// The counts of a test run (see the module documentation for what is counted).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Summary {

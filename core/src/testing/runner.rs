@@ -516,6 +516,7 @@ mod tests {
                 sources,
                 ir_ad: ir.clone(),
                 ir,
+                kernels: Default::default(),
                 warnings: vec![],
                 entry_errors,
                 ad_errors: Default::default(),
