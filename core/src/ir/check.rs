@@ -120,7 +120,7 @@ fn binop_valid(op: BinOp) -> bool {
 }
 
 /// Whether dimension `a` may equal `b`: unequal only when both are constants that differ.
-fn dim_ok(a: &ExtDim, b: &SubExp) -> bool {
+pub(crate) fn dim_ok(a: &ExtDim, b: &SubExp) -> bool {
     match (a, b) {
         (ExtDim::Free(SubExp::Const(x)), SubExp::Const(y)) => x.as_i128() == y.as_i128(),
         _ => true,
@@ -159,13 +159,16 @@ pub fn type_matches(expected: &ExtType, actual: &Type) -> bool {
     }
 }
 
-fn same_type(expected: &Type, actual: &Type) -> bool {
+pub(crate) fn same_type(expected: &Type, actual: &Type) -> bool {
     type_matches(&expected.to_ext(), actual)
 }
 
 type R<T> = Result<T, IrError>;
 
-struct Checker<'p> {
+/// The state of a check: the scope and every id bound so far. [`crate::seg::check`] keeps one
+/// to check the SOAC IR inside the kernel IR (plain host expressions, thread bodies, operators)
+/// in the kernel IR's scope, through the `pub(crate)` methods.
+pub(crate) struct Checker<'p> {
     prog: &'p Program,
     fun: String,
     seen: HashSet<u32>,
@@ -175,13 +178,7 @@ struct Checker<'p> {
 
 /// Check every invariant listed in the module doc; the first violation is returned.
 pub fn check_program(p: &Program) -> Result<(), IrError> {
-    let mut c = Checker {
-        prog: p,
-        fun: String::new(),
-        seen: HashSet::new(),
-        scope: HashMap::new(),
-        bound: Vec::new(),
-    };
+    let mut c = Checker::new(p);
     let mut names = HashSet::new();
     for f in &p.funs {
         c.fun = f.name.to_string();
@@ -190,8 +187,8 @@ pub fn check_program(p: &Program) -> Result<(), IrError> {
         }
         c.check_fun(f)?;
     }
-    if let Some(max) = c.seen.iter().max() {
-        if *max > p.name_source.next {
+    if let Some(max) = c.max_id() {
+        if max > p.name_source.next {
             return Err(IrError {
                 message: format!(
                     "a variable has id {max}, beyond the name source ({})",
@@ -205,7 +202,33 @@ pub fn check_program(p: &Program) -> Result<(), IrError> {
     Ok(())
 }
 
-impl Checker<'_> {
+impl<'p> Checker<'p> {
+    /// An empty scope; calls (`Apply`) are checked against the signatures of `prog`'s functions.
+    pub(crate) fn new(prog: &'p Program) -> Checker<'p> {
+        Checker {
+            prog,
+            fun: String::new(),
+            seen: HashSet::new(),
+            scope: HashMap::new(),
+            bound: Vec::new(),
+        }
+    }
+
+    /// Names the function that errors are reported in.
+    pub(crate) fn set_fun(&mut self, name: &str) {
+        self.fun = name.to_string();
+    }
+
+    /// The type of `v` if it is in scope.
+    pub(crate) fn type_of(&self, v: &VName) -> Option<&Type> {
+        self.scope.get(v)
+    }
+
+    /// The largest id bound so far.
+    pub(crate) fn max_id(&self) -> Option<u32> {
+        self.seen.iter().max().copied()
+    }
+
     fn err(&self, message: String) -> IrError {
         IrError {
             message,
@@ -214,7 +237,7 @@ impl Checker<'_> {
         }
     }
 
-    fn bind(&mut self, v: &VName, t: Type) -> R<()> {
+    pub(crate) fn bind(&mut self, v: &VName, t: Type) -> R<()> {
         if !self.seen.insert(v.id) {
             return Err(self.err(format!(
                 "{v} is bound more than once (id {} is not unique)",
@@ -226,11 +249,11 @@ impl Checker<'_> {
         Ok(())
     }
 
-    fn mark(&self) -> usize {
+    pub(crate) fn mark(&self) -> usize {
         self.bound.len()
     }
 
-    fn restore(&mut self, m: usize) {
+    pub(crate) fn restore(&mut self, m: usize) {
         for v in self.bound.drain(m..) {
             self.scope.remove(&v);
         }
@@ -344,14 +367,7 @@ impl Checker<'_> {
     /// Checks a body in its own scope; returns the types of its results.
     fn check_body(&mut self, b: &Body) -> R<Vec<Type>> {
         let m = self.mark();
-        for s in &b.stms {
-            self.check_stm(s).map_err(|mut e| {
-                if e.stm.is_none() {
-                    e.stm = Some(s.to_string());
-                }
-                e
-            })?;
-        }
+        self.check_stms(&b.stms)?;
         let res = b
             .result
             .iter()
@@ -359,6 +375,20 @@ impl Checker<'_> {
             .collect::<R<Vec<_>>>()?;
         self.restore(m);
         Ok(res)
+    }
+
+    /// Checks `stms` in order and leaves their bindings in scope; an error names the innermost
+    /// statement it was found in.
+    pub(crate) fn check_stms(&mut self, stms: &[Stm]) -> R<()> {
+        for s in stms {
+            self.check_stm(s).map_err(|mut e| {
+                if e.stm.is_none() {
+                    e.stm = Some(s.to_string());
+                }
+                e
+            })?;
+        }
+        Ok(())
     }
 
     fn check_stm(&mut self, s: &Stm) -> R<()> {
@@ -389,7 +419,7 @@ impl Checker<'_> {
     }
 
     /// Checks a reduction-like operator over values of types `rows`.
-    fn check_operator(&mut self, op: &Operator, rows: &[Type], what: &str) -> R<()> {
+    pub(crate) fn check_operator(&mut self, op: &Operator, rows: &[Type], what: &str) -> R<()> {
         let k = rows.len();
         if op.lam.params.len() != 2 * k || op.lam.ret.len() != k || op.neutral.len() != k {
             return Err(self.err(format!(
@@ -463,7 +493,8 @@ impl Checker<'_> {
         Ok(Type::array(elem, dims))
     }
 
-    fn check_exp(&mut self, e: &Exp) -> R<Vec<ExtType>> {
+    /// The result types of `e`, whose operands must be in scope.
+    pub(crate) fn check_exp(&mut self, e: &Exp) -> R<Vec<ExtType>> {
         let one = |t: Type| Ok(vec![t.to_ext()]);
         match e {
             Exp::SubExp(s) => one(self.subexp_ty(s)?),
@@ -745,88 +776,11 @@ impl Checker<'_> {
                 let pts: Vec<ExtType> = params.iter().map(|(p, _)| p.ty.to_ext()).collect();
                 self.match_types(&pts, &res, "loop body result")?;
                 self.restore(m);
-                // Dimensions naming loop parameters become existential.
-                let names: Vec<&VName> = params.iter().map(|(p, _)| &p.name).collect();
-                Ok(params
-                    .iter()
-                    .map(|(p, _)| match &p.ty {
-                        TypeBase::Array { elem, shape } => ExtType::Array {
-                            elem: *elem,
-                            shape: shape
-                                .iter()
-                                .map(|d| {
-                                    match d
-                                        .as_var()
-                                        .and_then(|v| names.iter().position(|n| *n == v))
-                                    {
-                                        Some(j) => ExtDim::Ext(j),
-                                        None => ExtDim::Free(d.clone()),
-                                    }
-                                })
-                                .collect(),
-                        },
-                        t => t.to_ext(),
-                    })
-                    .collect())
+                Ok(loop_result_types(params))
             }
             Exp::Soac(s) => self.check_soac(s),
             Exp::WithAcc { inputs, lam } => {
-                let mut out = Vec::new();
-                if lam.params.len() != inputs.len() || lam.ret.len() < inputs.len() {
-                    return Err(self.err(format!(
-                        "with_acc of {} inputs needs a lambda of {} accumulator params returning them first; it has {} params and {} results",
-                        inputs.len(),
-                        inputs.len(),
-                        lam.params.len(),
-                        lam.ret.len()
-                    )));
-                }
-                for (k, inp) in inputs.iter().enumerate() {
-                    for d in &inp.shape {
-                        self.require_int(d, "with_acc shape")?;
-                    }
-                    let mut rows = Vec::new();
-                    for a in &inp.arrs {
-                        let t = self.array_ty(a, "with_acc input")?;
-                        if t.rank() < inp.shape.len()
-                            || !inp
-                                .shape
-                                .iter()
-                                .zip(t.shape())
-                                .all(|(x, y)| dim_ok(&ExtDim::Free(x.clone()), y))
-                        {
-                            return Err(self.err(format!(
-                                "with_acc input {a}: {t} does not have the shape {:?}",
-                                inp.shape
-                            )));
-                        }
-                        rows.push(Type::array(
-                            t.elem().unwrap_or(PrimType::Bool),
-                            t.shape()[inp.shape.len()..].to_vec(),
-                        ));
-                        out.push(t.to_ext());
-                    }
-                    if let Some(op) = &inp.op {
-                        self.check_operator(op, &rows, "with_acc")?;
-                    }
-                    let acc = Type::Acc {
-                        cert: lam.params[k].name.clone(),
-                        shape: inp.shape.clone(),
-                        elems: rows,
-                    };
-                    let pt = &lam.params[k].ty;
-                    if !same_type(&acc, pt) {
-                        return Err(self.err(format!(
-                            "with_acc lambda param {k} has type {pt}, expected {acc}"
-                        )));
-                    }
-                    if !same_type(&acc, &lam.ret[k]) {
-                        return Err(self.err(format!(
-                            "with_acc lambda result {k} has type {}, expected {acc}",
-                            lam.ret[k]
-                        )));
-                    }
-                }
+                let mut out = self.check_acc_inputs(inputs, &lam.params, &lam.ret)?;
                 self.check_lambda(lam)?;
                 out.extend(lam.ret[inputs.len()..].iter().map(|t| t.to_ext()));
                 Ok(out)
@@ -878,6 +832,74 @@ impl Checker<'_> {
                 one(t)
             }
         }
+    }
+
+    /// Checks the inputs of a `with_acc` against the accumulator params and the first results of
+    /// its function (`params`, `ret`); returns the types of the input arrays (the first results
+    /// of the `with_acc`).
+    pub(crate) fn check_acc_inputs(
+        &mut self,
+        inputs: &[AccInput],
+        params: &[Param],
+        ret: &[Type],
+    ) -> R<Vec<ExtType>> {
+        let mut out = Vec::new();
+        if params.len() != inputs.len() || ret.len() < inputs.len() {
+            return Err(self.err(format!(
+                "with_acc of {} inputs needs a lambda of {} accumulator params returning them first; it has {} params and {} results",
+                inputs.len(),
+                inputs.len(),
+                params.len(),
+                ret.len()
+            )));
+        }
+        for (k, inp) in inputs.iter().enumerate() {
+            for d in &inp.shape {
+                self.require_int(d, "with_acc shape")?;
+            }
+            let mut rows = Vec::new();
+            for a in &inp.arrs {
+                let t = self.array_ty(a, "with_acc input")?;
+                if t.rank() < inp.shape.len()
+                    || !inp
+                        .shape
+                        .iter()
+                        .zip(t.shape())
+                        .all(|(x, y)| dim_ok(&ExtDim::Free(x.clone()), y))
+                {
+                    return Err(self.err(format!(
+                        "with_acc input {a}: {t} does not have the shape {:?}",
+                        inp.shape
+                    )));
+                }
+                rows.push(Type::array(
+                    t.elem().unwrap_or(PrimType::Bool),
+                    t.shape()[inp.shape.len()..].to_vec(),
+                ));
+                out.push(t.to_ext());
+            }
+            if let Some(op) = &inp.op {
+                self.check_operator(op, &rows, "with_acc")?;
+            }
+            let acc = Type::Acc {
+                cert: params[k].name.clone(),
+                shape: inp.shape.clone(),
+                elems: rows,
+            };
+            let pt = &params[k].ty;
+            if !same_type(&acc, pt) {
+                return Err(self.err(format!(
+                    "with_acc lambda param {k} has type {pt}, expected {acc}"
+                )));
+            }
+            if !same_type(&acc, &ret[k]) {
+                return Err(self.err(format!(
+                    "with_acc lambda result {k} has type {}, expected {acc}",
+                    ret[k]
+                )));
+            }
+        }
+        Ok(out)
     }
 
     fn check_soac(&mut self, s: &Soac) -> R<Vec<ExtType>> {
@@ -1001,6 +1023,26 @@ impl Checker<'_> {
 
 #[cfg(test)]
 mod tests;
+
+/// The result types of a loop: the params' types, where a dimension naming a loop param becomes
+/// existential (the param's position).
+pub(crate) fn loop_result_types(params: &[(Param, SubExp)]) -> Vec<ExtType> {
+    let names: Vec<&VName> = params.iter().map(|(p, _)| &p.name).collect();
+    let ext_dim = |d: &SubExp| match d.as_var().and_then(|v| names.iter().position(|n| *n == v)) {
+        Some(j) => ExtDim::Ext(j),
+        None => ExtDim::Free(d.clone()),
+    };
+    params
+        .iter()
+        .map(|(p, _)| match &p.ty {
+            TypeBase::Array { elem, shape } => ExtType::Array {
+                elem: *elem,
+                shape: shape.iter().map(ext_dim).collect(),
+            },
+            t => t.to_ext(),
+        })
+        .collect()
+}
 
 /// The derivative results of a `Jvp` (one tangent per result) or `Vjp` (one adjoint per param).
 fn want_out(fwd: bool, lam: &Lambda) -> Vec<Type> {

@@ -22,7 +22,7 @@ pub fn program_to_string(p: &Program) -> String {
     p.to_string()
 }
 
-fn pad(out: &mut String, level: usize) {
+pub(crate) fn pad(out: &mut String, level: usize) {
     for _ in 0..level {
         out.push_str(INDENT);
     }
@@ -103,14 +103,14 @@ impl<D: Display> Display for TypeBase<D> {
     }
 }
 
-fn comma<T: Display>(xs: &[T]) -> String {
+pub(crate) fn comma<T: Display>(xs: &[T]) -> String {
     xs.iter()
         .map(|x| x.to_string())
         .collect::<Vec<_>>()
         .join(", ")
 }
 
-fn braces<T: Display>(xs: &[T]) -> String {
+pub(crate) fn braces<T: Display>(xs: &[T]) -> String {
     format!("{{{}}}", comma(xs))
 }
 
@@ -285,7 +285,7 @@ fn write_body(out: &mut String, b: &Body, level: usize) {
     out.push('}');
 }
 
-fn write_stm(out: &mut String, s: &Stm, level: usize) {
+pub(crate) fn write_stm(out: &mut String, s: &Stm, level: usize) {
     pad(out, level);
     for a in &s.attrs.0 {
         let _ = write!(out, "#[{a}] ");
@@ -303,7 +303,7 @@ fn write_lambda(out: &mut String, l: &Lambda, level: usize) {
     write_body(out, &l.body, level);
 }
 
-fn write_operator(out: &mut String, op: &Operator, level: usize) {
+pub(crate) fn write_operator(out: &mut String, op: &Operator, level: usize) {
     if op.commutative {
         out.push_str("commutative ");
     }
@@ -441,41 +441,14 @@ fn write_exp(out: &mut String, e: &Exp, level: usize) {
             write_body(out, else_b, level + 1);
         }
         Exp::Loop { params, form, body } => {
-            let ps: Vec<String> = params
-                .iter()
-                .map(|(p, init)| format!("{p} = {init}"))
-                .collect();
-            let _ = write!(out, "loop {{{}}} ", ps.join(", "));
-            match form {
-                LoopForm::For { i, it, bound } => {
-                    let _ = write!(out, "for {i}: {} < {bound} do ", it.name());
-                }
-                LoopForm::While(c) => {
-                    let _ = write!(out, "while {c} do ");
-                }
-            }
+            write_loop_head(out, params, form);
             write_body(out, body, level);
         }
         Exp::Soac(s) => write_soac(out, s, level),
         Exp::WithAcc { inputs, lam } => {
-            out.push_str("with_acc({");
-            for (k, inp) in inputs.iter().enumerate() {
-                if k > 0 {
-                    out.push_str(", ");
-                }
-                let _ = write!(
-                    out,
-                    "({}, {}, ",
-                    shape_text(&inp.shape),
-                    names_text(&inp.arrs)
-                );
-                match &inp.op {
-                    None => out.push_str("none"),
-                    Some(op) => write_operator(out, op, level),
-                }
-                out.push(')');
-            }
-            out.push_str("}, ");
+            out.push_str("with_acc(");
+            write_acc_inputs(out, inputs, level);
+            out.push_str(", ");
             write_lambda(out, lam, level);
             out.push(')');
         }
@@ -494,29 +467,89 @@ fn write_exp(out: &mut String, e: &Exp, level: usize) {
     }
 }
 
+/// `loop {p_1: t = init, ...} for i_2: i64 < n_3 do ` (or `while c_4 do `), before the body.
+pub(crate) fn write_loop_head(out: &mut String, params: &[(Param, SubExp)], form: &LoopForm) {
+    let ps: Vec<String> = params
+        .iter()
+        .map(|(p, init)| format!("{p} = {init}"))
+        .collect();
+    let _ = write!(out, "loop {{{}}} ", ps.join(", "));
+    match form {
+        LoopForm::For { i, it, bound } => {
+            let _ = write!(out, "for {i}: {} < {bound} do ", it.name());
+        }
+        LoopForm::While(c) => {
+            let _ = write!(out, "while {c} do ");
+        }
+    }
+}
+
+/// The inputs of a `with_acc`: `{([n_1], {xs_2}, none), ...}`.
+pub(crate) fn write_acc_inputs(out: &mut String, inputs: &[AccInput], level: usize) {
+    out.push('{');
+    for (k, inp) in inputs.iter().enumerate() {
+        if k > 0 {
+            out.push_str(", ");
+        }
+        let _ = write!(
+            out,
+            "({}, {}, ",
+            shape_text(&inp.shape),
+            names_text(&inp.arrs)
+        );
+        match &inp.op {
+            None => out.push_str("none"),
+            Some(op) => write_operator(out, op, level),
+        }
+        out.push(')');
+    }
+    out.push('}');
+}
+
 fn write_fun(out: &mut String, fd: &FunDef) {
-    for a in &fd.attrs.0 {
+    write_fun_head(
+        out,
+        &fd.attrs,
+        &fd.name,
+        &fd.entry,
+        &fd.size_params,
+        &fd.params,
+        &fd.ret,
+    );
+    write_body(out, &fd.body, 0);
+}
+
+/// A function up to its body: `#[attrs] entry name [sizes] (params) : {ret} = `.
+pub(crate) fn write_fun_head(
+    out: &mut String,
+    attrs: &Attrs,
+    name: &str,
+    entry: &Option<EntryPoint>,
+    size_params: &[VName],
+    params: &[Param],
+    ret: &[ExtType],
+) {
+    for a in &attrs.0 {
         let _ = writeln!(out, "#[{a}]");
     }
-    match &fd.entry {
-        Some(e) if *e.name == *fd.name => {
-            let _ = write!(out, "entry {}", fd.name);
+    match entry {
+        Some(e) if *e.name == *name => {
+            let _ = write!(out, "entry {name}");
         }
         Some(e) => {
-            let _ = write!(out, "entry({:?}) {}", &*e.name, fd.name);
+            let _ = write!(out, "entry({:?}) {name}", &*e.name);
         }
         None => {
-            let _ = write!(out, "fun {}", fd.name);
+            let _ = write!(out, "fun {name}");
         }
     }
-    if !fd.size_params.is_empty() {
-        let _ = write!(out, " [{}]", comma(&fd.size_params));
+    if !size_params.is_empty() {
+        let _ = write!(out, " [{}]", comma(size_params));
     }
-    for p in &fd.params {
+    for p in params {
         let _ = write!(out, " ({p})");
     }
-    let _ = write!(out, " : {} = ", braces(&fd.ret));
-    write_body(out, &fd.body, 0);
+    let _ = write!(out, " : {} = ", braces(ret));
 }
 
 impl Display for Exp {

@@ -43,6 +43,8 @@
 pub mod check;
 pub mod eval;
 pub mod print;
+#[cfg(test)]
+mod tests;
 
 use crate::diag::SrcLoc;
 use crate::ir::{self, AccInput, Attrs, EntryPoint, ExtType, LoopForm, NameSource, Operator};
