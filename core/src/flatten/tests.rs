@@ -86,3 +86,32 @@ fn histogram_per_row_is_a_segmented_histogram() {
     assert!(shape(&ks).contains(&("seghist", 2)), "{:?}", shape(&ks));
     assert!(matches!(ks.last().unwrap().kind, SegKind::Hist(_)));
 }
+
+/// Every test program and example flattens into kernel IR that passes the checker (the
+/// results are compared with the interpreter's in tests/tests/kernels.rs).
+#[test]
+fn every_test_program_flattens_into_checked_kernel_ir() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    for dir in ["tests/programs", "tests/programs/kernels", "examples"] {
+        for e in std::fs::read_dir(root.join(dir)).expect("directory") {
+            let p = e.expect("entry").path();
+            if p.extension().is_some_and(|x| x == "fut") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let mut failures = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).expect("readable");
+        let Ok(c) = crate::compile(&f.display().to_string(), &text) else {
+            continue;
+        };
+        let k = super::extract_kernels(&c.ir);
+        if let Err(e) = crate::seg::check::check_program(&k) {
+            failures.push(format!("{}: {e}", f.display()));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
