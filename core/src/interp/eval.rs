@@ -9,7 +9,9 @@
 use super::val::{append_range, fill_strided, gather, shape_str, write_strided, Arr, Builder, Val};
 use super::RuntimeError;
 use crate::diag::SrcLoc;
-use crate::ir::{self, BinOp, Body, DimIndex, Exp, FunDef, Lambda, LoopForm, Stm, SubExp, Type};
+use crate::ir::{
+    self, BinOp, Body, DimIndex, Exp, FunDef, Lambda, LoopForm, Pat, Stm, SubExp, Type,
+};
 use crate::prim::{IntType, PrimType, PrimValue};
 use crate::primops;
 use crate::value::Buffer;
@@ -37,6 +39,23 @@ pub(crate) struct Interp<'p> {
     pub accs: Vec<AccState<'p>>,
     /// Evaluate `Jvp`/`Vjp` nodes with the AD oracle ([`super::dynad`]) instead of failing.
     pub oracle: bool,
+    /// Where calls of functions that are not in the program go (see [`ExtFuns`]).
+    pub ext: Option<&'p dyn ExtFuns<'p>>,
+}
+
+/// Functions defined outside the interpreter's [`ir::Program`]: the kernel IR evaluator
+/// ([`crate::seg::eval`]) runs its host functions through this hook, so that calls from
+/// per-thread code (and from host statements, which it runs with [`Interp::exec_exp`]) reach
+/// them.
+pub(crate) trait ExtFuns<'p> {
+    /// Calls `fun` on `args` (sizes first), as [`Interp::apply`] does.
+    fn apply(
+        &self,
+        interp: &mut Interp<'p>,
+        fun: &str,
+        args: Vec<Val>,
+        loc: &Option<SrcLoc>,
+    ) -> R<Vec<Val>>;
 }
 
 /// Fast paths for the common scalar binary operations; `None` defers to [`primops`].
@@ -120,6 +139,21 @@ impl<'p> Interp<'p> {
             active: vec![false; prog.funs.len()],
             accs: Vec::new(),
             oracle: false,
+            ext: None,
+        }
+    }
+
+    /// An interpreter without a program of its own: every call goes to `ext`, whose functions
+    /// are numbered `0..num_funs` (for [`Interp::call_fun`]); `num_names` is a bound of the
+    /// variable ids (for the register file's initial capacity).
+    pub fn with_ext(ext: &'p dyn ExtFuns<'p>, num_funs: usize, num_names: usize) -> Interp<'p> {
+        Interp {
+            env: Vec::with_capacity(num_names + 1),
+            funs: HashMap::new(),
+            active: vec![false; num_funs],
+            accs: Vec::new(),
+            oracle: false,
+            ext: Some(ext),
         }
     }
 
@@ -252,7 +286,12 @@ impl<'p> Interp<'p> {
 
     /// Clears the variables a body's statements bound.
     pub fn clear_body(&mut self, body: &Body) {
-        for stm in &body.stms {
+        self.clear_stms(&body.stms);
+    }
+
+    /// Clears the variables that statements bound (their patterns).
+    pub fn clear_stms(&mut self, stms: &[Stm]) {
+        for stm in stms {
             for p in &stm.pat.elems {
                 self.clear(&p.name);
             }
@@ -301,25 +340,26 @@ impl<'p> Interp<'p> {
         r
     }
 
-    fn bind_pat(&mut self, stm: &Stm, vals: Vec<Val>) -> R<()> {
-        if vals.len() != stm.pat.elems.len() {
+    /// Binds the values of an expression to its pattern.
+    pub fn bind_pat(&mut self, pat: &Pat, loc: &Option<SrcLoc>, vals: Vec<Val>) -> R<()> {
+        if vals.len() != pat.elems.len() {
             return err(
                 format!(
                     "internal error: {} values bound to a pattern of {} names",
                     vals.len(),
-                    stm.pat.elems.len()
+                    pat.elems.len()
                 ),
-                &stm.loc,
+                loc,
             );
         }
-        for (p, v) in stm.pat.elems.iter().zip(vals) {
+        for (p, v) in pat.elems.iter().zip(vals) {
             self.set(&p.name, v);
         }
         Ok(())
     }
 
-    fn bind1(&mut self, stm: &Stm, v: Val) -> R<()> {
-        match stm.pat.elems.as_slice() {
+    fn bind1(&mut self, pat: &Pat, loc: &Option<SrcLoc>, v: Val) -> R<()> {
+        match pat.elems.as_slice() {
             [p] => {
                 self.set(&p.name, v);
                 Ok(())
@@ -329,40 +369,45 @@ impl<'p> Interp<'p> {
                     "internal error: 1 value bound to a pattern of {} names",
                     ps.len()
                 ),
-                &stm.loc,
+                loc,
             ),
         }
     }
 
     // ----- statements ----------------------------------------------------------------------
 
+    #[inline]
     pub fn exec_stm(&mut self, stm: &'p Stm) -> R<()> {
-        let loc = &stm.loc;
+        self.exec_exp(&stm.pat, &stm.exp, &stm.loc)
+    }
+
+    /// Evaluates `exp` and binds its values to `pat`; errors are reported at `loc`.
+    pub fn exec_exp(&mut self, pat: &Pat, exp: &'p Exp, loc: &Option<SrcLoc>) -> R<()> {
         let lift = |m: String| RuntimeError::new(m, loc.clone());
-        match &stm.exp {
+        match exp {
             Exp::SubExp(se) => {
                 let v = self.val(se, loc)?;
-                self.bind1(stm, v)
+                self.bind1(pat, loc, v)
             }
             Exp::BinOp(op, a, b) => {
                 let (x, y) = (self.prim(a, loc)?, self.prim(b, loc)?);
                 let r = binop(*op, x, y, loc)?;
-                self.bind1(stm, Val::Prim(r))
+                self.bind1(pat, loc, Val::Prim(r))
             }
             Exp::UnOp(op, a) => {
                 let x = self.prim(a, loc)?;
                 let r = primops::eval_unop(*op, x).map_err(lift)?;
-                self.bind1(stm, Val::Prim(r))
+                self.bind1(pat, loc, Val::Prim(r))
             }
             Exp::CmpOp(op, a, b) => {
                 let (x, y) = (self.prim(a, loc)?, self.prim(b, loc)?);
                 let r = primops::eval_cmpop(*op, x, y).map_err(lift)?;
-                self.bind1(stm, Val::Prim(PrimValue::Bool(r)))
+                self.bind1(pat, loc, Val::Prim(PrimValue::Bool(r)))
             }
             Exp::Conv(op, a) => {
                 let x = self.prim(a, loc)?;
                 let r = primops::eval_conv(*op, x).map_err(lift)?;
-                self.bind1(stm, Val::Prim(r))
+                self.bind1(pat, loc, Val::Prim(r))
             }
             Exp::Math(f, args) => {
                 let xs = args
@@ -370,12 +415,12 @@ impl<'p> Interp<'p> {
                     .map(|a| self.prim(a, loc))
                     .collect::<R<Vec<_>>>()?;
                 let r = primops::eval_math(*f, &xs).map_err(lift)?;
-                self.bind1(stm, Val::Prim(r))
+                self.bind1(pat, loc, Val::Prim(r))
             }
             Exp::Index(v, idx) => {
                 let a = self.arr(v, loc)?;
                 let r = self.index(&a, idx, loc)?;
-                self.bind1(stm, r)
+                self.bind1(pat, loc, r)
             }
             Exp::Update(v, idx, x) => {
                 let x = self.val(x, loc)?;
@@ -389,7 +434,7 @@ impl<'p> Interp<'p> {
                     }
                 };
                 let r = self.update(a, idx, &x, loc)?;
-                self.bind1(stm, Val::Arr(r))
+                self.bind1(pat, loc, Val::Arr(r))
             }
             Exp::Iota {
                 n,
@@ -425,7 +470,7 @@ impl<'p> Interp<'p> {
                         b
                     }
                 };
-                self.bind1(stm, Val::Arr(Arr::from_buffer(buf, vec![n])))
+                self.bind1(pat, loc, Val::Arr(Arr::from_buffer(buf, vec![n])))
             }
             Exp::Replicate { shape, value } => {
                 let dims = shape
@@ -457,7 +502,7 @@ impl<'p> Interp<'p> {
                         )
                     }
                 };
-                self.bind1(stm, Val::Arr(r))
+                self.bind1(pat, loc, Val::Arr(r))
             }
             Exp::ArrayLit { elems, row } => {
                 let elem = match row.elem() {
@@ -470,7 +515,7 @@ impl<'p> Interp<'p> {
                     b.push(&v).map_err(lift)?;
                 }
                 let default_row = self.type_shape(row);
-                self.bind1(stm, Val::Arr(b.finish(default_row)))
+                self.bind1(pat, loc, Val::Arr(b.finish(default_row)))
             }
             Exp::Concat { dim, arrs, w } => {
                 let arrs = arrs
@@ -479,14 +524,14 @@ impl<'p> Interp<'p> {
                     .collect::<R<Vec<_>>>()?;
                 let w = self.size(w, loc)?;
                 let r = concat(*dim, &arrs, w, loc)?;
-                self.bind1(stm, Val::Arr(r))
+                self.bind1(pat, loc, Val::Arr(r))
             }
             Exp::Copy(v) => {
                 let r = match self.get(v, loc)? {
                     Val::Arr(a) => Val::Arr(Arr::from_buffer(a.to_buffer(), a.shape.clone())),
                     other => other.clone(),
                 };
-                self.bind1(stm, r)
+                self.bind1(pat, loc, r)
             }
             Exp::SortByKey { keys, bits } => {
                 let a = self.arr(keys, loc)?;
@@ -502,7 +547,8 @@ impl<'p> Interp<'p> {
                 let perm = perm.iter().map(|&i| i as i64).collect();
                 let n = ks.len();
                 self.bind_pat(
-                    stm,
+                    pat,
+                    loc,
                     vec![
                         Val::Arr(Arr::from_buffer(Buffer::I64(sorted), vec![n])),
                         Val::Arr(Arr::from_buffer(Buffer::I64(perm), vec![n])),
@@ -527,7 +573,8 @@ impl<'p> Interp<'p> {
                     );
                 }
                 self.bind1(
-                    stm,
+                    pat,
+                    loc,
                     Val::Arr(Arr {
                         data: a.data,
                         off: a.off,
@@ -555,13 +602,13 @@ impl<'p> Interp<'p> {
                 let dims: Vec<Dim> = perm.iter().map(|&p| nat[p]).collect();
                 let shape: Vec<usize> = dims.iter().map(|d| d.0).collect();
                 let buf = gather(&a.data, a.off as isize, &dims);
-                self.bind1(stm, Val::Arr(Arr::from_buffer(buf, shape)))
+                self.bind1(pat, loc, Val::Arr(Arr::from_buffer(buf, shape)))
             }
             Exp::Assert { cond, msg } => {
                 if !self.bool(cond, loc)? {
                     return err(msg.clone(), loc);
                 }
-                self.bind_pat(stm, vec![])
+                self.bind_pat(pat, loc, vec![])
             }
             Exp::Apply { fun, args, .. } => {
                 let args = args
@@ -569,7 +616,7 @@ impl<'p> Interp<'p> {
                     .map(|a| self.val(a, loc))
                     .collect::<R<Vec<_>>>()?;
                 let r = self.apply(fun, args, loc)?;
-                self.bind_pat(stm, r)
+                self.bind_pat(pat, loc, r)
             }
             Exp::If {
                 cond,
@@ -583,27 +630,27 @@ impl<'p> Interp<'p> {
                     else_b
                 };
                 let r = self.eval_body(b, loc)?;
-                self.bind_pat(stm, r)
+                self.bind_pat(pat, loc, r)
             }
             Exp::Loop { params, form, body } => {
                 let r = self.run_loop(params, form, body, loc)?;
-                self.bind_pat(stm, r)
+                self.bind_pat(pat, loc, r)
             }
             Exp::Soac(s) => {
                 let r = self.soac(s, loc)?;
-                self.bind_pat(stm, r)
+                self.bind_pat(pat, loc, r)
             }
             Exp::WithAcc { inputs, lam } => {
                 let r = self.with_acc(inputs, lam, loc)?;
-                self.bind_pat(stm, r)
+                self.bind_pat(pat, loc, r)
             }
             Exp::UpdAcc { acc, idx, vals } => {
                 let r = self.upd_acc(acc, idx, vals, loc)?;
-                self.bind1(stm, r)
+                self.bind1(pat, loc, r)
             }
             Exp::Jvp { .. } | Exp::Vjp { .. } if self.oracle => {
-                let r = super::dynad::eval_node(self, &stm.exp, loc)?;
-                self.bind_pat(stm, r)
+                let r = super::dynad::eval_node(self, exp, loc)?;
+                self.bind_pat(pat, loc, r)
             }
             Exp::Jvp { .. } | Exp::Vjp { .. } => err(
                 "internal error: an AD node (`jvp`/`vjp`) reached the interpreter untransformed",
@@ -612,18 +659,38 @@ impl<'p> Interp<'p> {
         }
     }
 
-    /// Calls a function of the program.
+    /// Calls a function of the program (or, where the program has no function of that name, of
+    /// [`Interp::ext`]).
     pub fn apply(&mut self, fun: &str, args: Vec<Val>, loc: &Option<SrcLoc>) -> R<Vec<Val>> {
         let (k, f) = match self.funs.get(fun) {
             Some(&x) => x,
             None => {
+                if let Some(ext) = self.ext {
+                    return ext.apply(self, fun, args, loc);
+                }
                 return err(
                     format!("internal error: call of unknown function `{fun}`"),
                     loc,
-                )
+                );
             }
         };
-        let n = f.size_params.len() + f.params.len();
+        let params = f.size_params.iter().chain(f.params.iter().map(|p| &p.name));
+        self.call_fun(k, fun, params, args, loc, |ip| ip.eval_body(&f.body, loc))
+    }
+
+    /// The frame of a call of function number `k` (the index into [`Interp::active`]): checks
+    /// the arity and that `fun` is not already running, binds `params` to `args`, runs `body`
+    /// and clears the parameters.
+    pub fn call_fun<'a>(
+        &mut self,
+        k: usize,
+        fun: &str,
+        params: impl Iterator<Item = &'a ir::VName> + Clone,
+        args: Vec<Val>,
+        loc: &Option<SrcLoc>,
+        body: impl FnOnce(&mut Self) -> R<Vec<Val>>,
+    ) -> R<Vec<Val>> {
+        let n = params.clone().count();
         if args.len() != n {
             return err(
                 format!(
@@ -637,12 +704,11 @@ impl<'p> Interp<'p> {
             return err(format!("recursive call of `{fun}` is not supported"), loc);
         }
         self.active[k] = true;
-        let names = f.size_params.iter().chain(f.params.iter().map(|p| &p.name));
-        for (name, a) in names.zip(args) {
+        for (name, a) in params.clone().zip(args) {
             self.set(name, a);
         }
-        let r = self.eval_body(&f.body, loc);
-        for name in f.size_params.iter().chain(f.params.iter().map(|p| &p.name)) {
+        let r = body(self);
+        for name in params {
             self.clear(name);
         }
         self.active[k] = false;
@@ -656,6 +722,20 @@ impl<'p> Interp<'p> {
         body: &'p Body,
         loc: &Option<SrcLoc>,
     ) -> R<Vec<Val>> {
+        let n = body.result.len();
+        self.run_loop_with(params, form, n, loc, |ip| ip.eval_body(body, loc))
+    }
+
+    /// A loop whose body (returning `body_results` values) is run by `body`: binds the
+    /// parameters to their initial values, runs the iterations and returns the final values.
+    pub fn run_loop_with(
+        &mut self,
+        params: &[(ir::Param, SubExp)],
+        form: &LoopForm,
+        body_results: usize,
+        loc: &Option<SrcLoc>,
+        mut body: impl FnMut(&mut Self) -> R<Vec<Val>>,
+    ) -> R<Vec<Val>> {
         let inits = params
             .iter()
             .map(|(_, se)| self.val(se, loc))
@@ -663,7 +743,7 @@ impl<'p> Interp<'p> {
         for ((p, _), v) in params.iter().zip(inits) {
             self.set(&p.name, v);
         }
-        if body.result.len() != params.len() {
+        if body_results != params.len() {
             return err(
                 "internal error: loop body returns the wrong number of values",
                 loc,
@@ -676,7 +756,7 @@ impl<'p> Interp<'p> {
                 let mut k: i128 = 0;
                 while k < n {
                     self.set(i, Val::Prim(PrimValue::int(*it, k)));
-                    self.loop_iteration(params, body, loc)?;
+                    self.loop_iteration(params, &mut body)?;
                     k += 1;
                 }
                 self.clear(i);
@@ -689,7 +769,7 @@ impl<'p> Interp<'p> {
                 if !go {
                     break;
                 }
-                self.loop_iteration(params, body, loc)?;
+                self.loop_iteration(params, &mut body)?;
             },
         }
         let mut out = Vec::with_capacity(params.len());
@@ -704,11 +784,10 @@ impl<'p> Interp<'p> {
 
     fn loop_iteration(
         &mut self,
-        params: &'p [(ir::Param, SubExp)],
-        body: &'p Body,
-        loc: &Option<SrcLoc>,
+        params: &[(ir::Param, SubExp)],
+        body: &mut impl FnMut(&mut Self) -> R<Vec<Val>>,
     ) -> R<()> {
-        let r = self.eval_body(body, loc)?;
+        let r = body(self)?;
         for ((p, _), v) in params.iter().zip(r) {
             self.set(&p.name, v);
         }

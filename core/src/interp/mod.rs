@@ -24,10 +24,10 @@ mod val;
 use crate::diag::SrcLoc;
 use crate::ir::{self, SubExp, Type};
 use crate::value::Value;
-use eval::Interp;
+pub(crate) use eval::{err, ExtFuns, Interp, R};
 use std::collections::HashMap;
 use std::fmt;
-use val::{Arr, Val};
+pub(crate) use val::{Arr, Builder, Val};
 
 /// An error while running a program: a message and, where known, the source location of the
 /// statement that failed.
@@ -100,20 +100,34 @@ fn run_entry_with(
     args: Vec<Value>,
     oracle: bool,
 ) -> Result<Vec<Value>, RuntimeError> {
-    let f = match prog.entry(entry) {
-        Some(f) => f,
-        None => {
-            return Err(RuntimeError::new(
-                format!("no entry point named `{entry}`"),
-                None,
-            ))
-        }
-    };
-    if args.len() != f.params.len() {
+    let f = prog.entry(entry).ok_or_else(|| no_entry(entry))?;
+    let all = entry_args(entry, &f.size_params, &f.params, args)?;
+    let mut interp = Interp::new(prog);
+    interp.oracle = oracle;
+    let results = interp.apply(&f.name, all, &None)?;
+    entry_results(entry, results, f.num_ext_results())
+}
+
+/// The error for a missing entry point.
+pub(crate) fn no_entry(entry: &str) -> RuntimeError {
+    RuntimeError::new(format!("no entry point named `{entry}`"), None)
+}
+
+/// The arguments of a call of entry point `entry` (size parameters `size_params`, parameters
+/// `params`): checks the number, types and shapes of `args` and infers the sizes from the
+/// argument shapes (and scalar arguments that are sizes). Returns the sizes, then the
+/// arguments.
+pub(crate) fn entry_args(
+    entry: &str,
+    size_params: &[ir::VName],
+    params: &[ir::Param],
+    args: Vec<Value>,
+) -> Result<Vec<Val>, RuntimeError> {
+    if args.len() != params.len() {
         return Err(RuntimeError::new(
             format!(
                 "entry `{entry}` expects {} arguments, got {}",
-                f.params.len(),
+                params.len(),
                 args.len()
             ),
             None,
@@ -122,7 +136,7 @@ fn run_entry_with(
     // Check types and infer the size parameters from the argument shapes.
     let mut sizes: HashMap<&ir::VName, (usize, usize)> = HashMap::new();
     // Sizes given by scalar parameters (`entry f (n: i64) (xs: [n]f32)`): they must agree.
-    for (k, (p, a)) in f.params.iter().zip(&args).enumerate() {
+    for (k, (p, a)) in params.iter().zip(&args).enumerate() {
         if let Value::Scalar(v) = a {
             if let Some(n) = v.as_i128().and_then(|n| usize::try_from(n).ok()) {
                 sizes.insert(&p.name, (n, k));
@@ -130,68 +144,12 @@ fn run_entry_with(
         }
     }
     let mut vals = Vec::with_capacity(args.len());
-    for (k, (p, a)) in f.params.iter().zip(args).enumerate() {
-        let bad = || {
-            RuntimeError::new(
-                format!(
-                    "argument {}: expected {}, got {}",
-                    k + 1,
-                    param_type_name(&p.ty),
-                    a.type_name()
-                ),
-                None,
-            )
-        };
-        if p.ty.elem() != Some(a.elem_type()) || p.ty.rank() != a.shape().len() {
-            return Err(bad());
-        }
-        for (d, (dim, &n)) in p.ty.shape().iter().zip(a.shape()).enumerate() {
-            match dim {
-                SubExp::Const(c) => {
-                    if c.as_i128() != Some(n as i128) {
-                        return Err(bad());
-                    }
-                }
-                SubExp::Var(v) => match sizes.get(v) {
-                    Some(&(m, k0)) if m != n => {
-                        return Err(RuntimeError::new(
-                            format!(
-                                "shape mismatch: argument {} has size {n} in dimension {} where argument {} has size {m} for the same size `{}`",
-                                k + 1,
-                                d + 1,
-                                k0 + 1,
-                                v.base
-                            ),
-                            None,
-                        ))
-                    }
-                    Some(_) => {}
-                    None => {
-                        sizes.insert(v, (n, k));
-                    }
-                },
-            }
-        }
-        vals.push(match a {
-            Value::Scalar(p) => Val::Prim(p),
-            Value::Array(arr) => {
-                if arr.shape.iter().product::<usize>() != arr.data.len() {
-                    return Err(RuntimeError::new(
-                        format!(
-                            "argument {}: array of shape {:?} has {} elements",
-                            k + 1,
-                            arr.shape,
-                            arr.data.len()
-                        ),
-                        None,
-                    ));
-                }
-                Val::Arr(Arr::from_buffer(arr.data, arr.shape))
-            }
-        });
+    for (k, (p, a)) in params.iter().zip(args).enumerate() {
+        check_arg(k, p, &a, &mut sizes)?;
+        vals.push(arg_val(k, a)?);
     }
-    let mut all = Vec::with_capacity(f.size_params.len() + vals.len());
-    for s in &f.size_params {
+    let mut all = Vec::with_capacity(size_params.len() + vals.len());
+    for s in size_params {
         match sizes.get(s) {
             Some(&(n, _)) => all.push(Val::Prim(crate::prim::PrimValue::I64(n as i64))),
             None => {
@@ -206,13 +164,92 @@ fn run_entry_with(
         }
     }
     all.extend(vals);
-    let mut interp = Interp::new(prog);
-    interp.oracle = oracle;
-    let results = interp.apply(&f.name, all, &None)?;
+    Ok(all)
+}
+
+/// Checks argument `k` against its parameter's type; records the sizes it gives in `sizes`
+/// (size name -> (size, the argument that gave it)) and checks it against those known.
+fn check_arg<'a>(
+    k: usize,
+    p: &'a ir::Param,
+    a: &Value,
+    sizes: &mut HashMap<&'a ir::VName, (usize, usize)>,
+) -> Result<(), RuntimeError> {
+    let bad = || {
+        RuntimeError::new(
+            format!(
+                "argument {}: expected {}, got {}",
+                k + 1,
+                param_type_name(&p.ty),
+                a.type_name()
+            ),
+            None,
+        )
+    };
+    if p.ty.elem() != Some(a.elem_type()) || p.ty.rank() != a.shape().len() {
+        return Err(bad());
+    }
+    for (d, (dim, &n)) in p.ty.shape().iter().zip(a.shape()).enumerate() {
+        match dim {
+            SubExp::Const(c) => {
+                if c.as_i128() != Some(n as i128) {
+                    return Err(bad());
+                }
+            }
+            SubExp::Var(v) => match sizes.get(v) {
+                Some(&(m, k0)) if m != n => {
+                    return Err(RuntimeError::new(
+                        format!(
+                            "shape mismatch: argument {} has size {n} in dimension {} where argument {} has size {m} for the same size `{}`",
+                            k + 1,
+                            d + 1,
+                            k0 + 1,
+                            v.base
+                        ),
+                        None,
+                    ))
+                }
+                Some(_) => {}
+                None => {
+                    sizes.insert(v, (n, k));
+                }
+            },
+        }
+    }
+    Ok(())
+}
+
+/// Argument `k` as an interpreter value.
+fn arg_val(k: usize, a: Value) -> Result<Val, RuntimeError> {
+    Ok(match a {
+        Value::Scalar(p) => Val::Prim(p),
+        Value::Array(arr) => {
+            if arr.shape.iter().product::<usize>() != arr.data.len() {
+                return Err(RuntimeError::new(
+                    format!(
+                        "argument {}: array of shape {:?} has {} elements",
+                        k + 1,
+                        arr.shape,
+                        arr.data.len()
+                    ),
+                    None,
+                ));
+            }
+            Val::Arr(Arr::from_buffer(arr.data, arr.shape))
+        }
+    })
+}
+
+/// The results of entry point `entry` as values, without the first `num_ext` (the existential
+/// sizes, which are not user-visible results).
+pub(crate) fn entry_results(
+    entry: &str,
+    results: Vec<Val>,
+    num_ext: usize,
+) -> Result<Vec<Value>, RuntimeError> {
     results
         .into_iter()
-        // Existential result sizes come first and are not user-visible results.
-        .skip(f.num_ext_results())
+        .skip(num_ext)
         .map(|v| match v {
             Val::Prim(p) => Ok(Value::Scalar(p)),
             Val::Arr(a) => {

@@ -206,7 +206,7 @@ impl<'p> Interp<'p> {
         Ok(out)
     }
 
-    fn take_dests(&mut self, dest: &[VName], loc: &Option<SrcLoc>) -> R<Vec<Arr>> {
+    pub fn take_dests(&mut self, dest: &[VName], loc: &Option<SrcLoc>) -> R<Vec<Arr>> {
         let mut out = Vec::with_capacity(dest.len());
         for d in dest {
             match self.take(d, loc)? {
@@ -242,69 +242,12 @@ impl<'p> Interp<'p> {
             Soac::Reduce { w, arrs, op } => {
                 let w = self.size(w, loc)?;
                 let inputs = self.soac_inputs(arrs, w, "reduce", loc)?;
-                let ne = self.neutral(op, inputs.len(), loc)?;
-                if let (Some(bop), [Val::Arr(a)], [Val::Prim(z)]) =
-                    (simple_binop(&op.lam), inputs.as_slice(), ne.as_slice())
-                {
-                    if a.shape.len() == 1 {
-                        return Ok(vec![Val::Prim(fold_fast(bop, *z, &a.data, a.off, w, loc)?)]);
-                    }
-                }
-                if let Some((acc, _)) = self.reduce_scalar(w, &inputs, &ne, op, false)? {
-                    return Ok(acc.into_iter().map(Val::Prim).collect());
-                }
-                let mut acc = ne;
-                for i in 0..w {
-                    let mut args = acc;
-                    args.extend(inputs.iter().map(|a| row_of(a, i)));
-                    acc = self.call_lambda(&op.lam, args, loc)?;
-                }
-                Ok(acc)
+                self.reduce(w, &inputs, op, loc)
             }
             Soac::Scan { w, arrs, op } => {
                 let w = self.size(w, loc)?;
                 let inputs = self.soac_inputs(arrs, w, "scan", loc)?;
-                let ne = self.neutral(op, inputs.len(), loc)?;
-                if let (Some(bop), [Val::Arr(a)], [Val::Prim(z)]) =
-                    (simple_binop(&op.lam), inputs.as_slice(), ne.as_slice())
-                {
-                    if a.shape.len() == 1 {
-                        let buf = scan_fast(bop, *z, &a.data, a.off, w, loc)?;
-                        return Ok(vec![Val::Arr(Arr::from_buffer(buf, vec![w]))]);
-                    }
-                }
-                if let Some((_, bufs)) = self.reduce_scalar(w, &inputs, &ne, op, true)? {
-                    return Ok(bufs
-                        .into_iter()
-                        .map(|b| Val::Arr(Arr::from_buffer(b, vec![w])))
-                        .collect());
-                }
-                let mut builders = Vec::with_capacity(ne.len());
-                for (k, n) in ne.iter().enumerate() {
-                    let elem = match op.lam.ret.get(k).and_then(|t| t.elem()) {
-                        Some(e) => e,
-                        None => n
-                            .to_value()
-                            .map(|v| v.elem_type())
-                            .unwrap_or(crate::prim::PrimType::Bool),
-                    };
-                    builders.push(Builder::new(elem, w));
-                }
-                let mut acc = ne.clone();
-                for i in 0..w {
-                    let mut args = acc;
-                    args.extend(inputs.iter().map(|a| row_of(a, i)));
-                    acc = self.call_lambda(&op.lam, args, loc)?;
-                    for (b, v) in builders.iter_mut().zip(&acc) {
-                        b.push(v)
-                            .map_err(|m| super::RuntimeError::new(m, loc.clone()))?;
-                    }
-                }
-                Ok(builders
-                    .into_iter()
-                    .zip(&ne)
-                    .map(|(b, n)| Val::Arr(b.finish(n.shape().to_vec())))
-                    .collect())
+                self.scan(w, &inputs, op, loc)
             }
             Soac::Hist {
                 w,
@@ -318,49 +261,13 @@ impl<'p> Interp<'p> {
                     self.soac_inputs(std::slice::from_ref(inds), w, "reduce_by_index", loc)?;
                 let vals_v = self.soac_inputs(vals, w, "reduce_by_index", loc)?;
                 let mut dests = self.take_dests(dest, loc)?;
-                self.neutral(op, dests.len(), loc)?;
-                if vals_v.len() != dests.len() {
-                    return err("internal error: reduce_by_index with different numbers of arrays and values", loc);
-                }
                 let inds_a = match inds_v.first() {
                     Some(Val::Arr(a)) => a.clone(),
                     _ => return err("internal error: reduce_by_index without indices", loc),
                 };
-                let fast = match (simple_binop(&op.lam), dests.as_slice(), vals_v.as_slice()) {
-                    (Some(bop), [d], [Val::Arr(v)]) if d.shape.len() == 1 && v.shape.len() == 1 => {
-                        Some(bop)
-                    }
-                    _ => None,
-                };
-                for j in 0..w {
-                    let idx = inds_a
-                        .data
-                        .get(inds_a.off + j)
-                        .and_then(|p| p.as_i128())
-                        .unwrap_or(-1);
-                    // Out-of-range indices are ignored.
-                    if dests.iter().any(|d| idx < 0 || idx >= d.outer() as i128) {
-                        continue;
-                    }
-                    let i = idx as usize;
-                    if let Some(bop) = fast {
-                        if let (Val::Prim(o), Val::Prim(x)) =
-                            (dests[0].row(i), row_of(&vals_v[0], j))
-                        {
-                            let r = binop(bop, o, x, loc)?;
-                            write_row(&mut dests[0], i, &[], &Val::Prim(r), loc)?;
-                            continue;
-                        }
-                    }
-                    let mut args: Vec<Val> = dests.iter().map(|d| detached(d.row(i))).collect();
-                    args.extend(vals_v.iter().map(|v| row_of(v, j)));
-                    let res = self.call_lambda(&op.lam, args, loc)?;
-                    for (d, r) in dests.iter_mut().zip(&res) {
-                        let rl = d.row_len();
-                        let row = d.shape[1..].to_vec();
-                        write_row(d, i * rl, &row, r, loc)?;
-                    }
-                }
+                // An index is in range when it is for every destination.
+                let width = dests.iter().map(|d| d.outer()).min().unwrap_or(0);
+                self.hist_apply(&mut dests, (0, width), &inds_a, &vals_v, 0..w, op, loc)?;
                 Ok(dests.into_iter().map(Val::Arr).collect())
             }
             Soac::Scatter {
@@ -373,53 +280,206 @@ impl<'p> Interp<'p> {
                 let inds_v = self.soac_inputs(inds, w, "scatter", loc)?;
                 let vals_v = self.soac_inputs(vals, w, "scatter", loc)?;
                 let mut dests = self.take_dests(dest, loc)?;
-                if vals_v.len() != dests.len() {
-                    return err(
-                        "internal error: scatter with different numbers of arrays and values",
-                        loc,
-                    );
-                }
-                let r = inds.len();
-                let mut idx = vec![0i128; r];
-                for j in 0..w {
-                    for (d, iv) in inds_v.iter().enumerate() {
-                        idx[d] = match iv {
-                            Val::Arr(a) => a
-                                .data
-                                .get(a.off + j)
-                                .and_then(|p| p.as_i128())
-                                .unwrap_or(-1),
-                            _ => -1,
-                        };
-                    }
-                    for (dst, v) in dests.iter_mut().zip(&vals_v) {
-                        if dst.shape.len() < r {
-                            return err(
-                                "internal error: scatter with more indices than dimensions",
-                                loc,
-                            );
-                        }
-                        let mut rel: usize = 0;
-                        let mut inb = true;
-                        for (d, &i) in idx.iter().enumerate() {
-                            let n = dst.shape[d];
-                            if i < 0 || i >= n as i128 {
-                                inb = false;
-                                break;
-                            }
-                            rel = rel * n + i as usize;
-                        }
-                        if !inb {
-                            continue;
-                        }
-                        let row = dst.shape[r..].to_vec();
-                        let rl: usize = row.iter().product();
-                        write_row(dst, rel * rl, &row, &row_of(v, j), loc)?;
-                    }
-                }
+                self.scatter_apply(&mut dests, &inds_v, &vals_v, w, loc)?;
                 Ok(dests.into_iter().map(Val::Arr).collect())
             }
         }
+    }
+
+    /// `reduce op ne inputs` over `w` rows of `inputs` (arrays of outer size `w`): a left fold
+    /// from the neutral elements.
+    pub fn reduce(
+        &mut self,
+        w: usize,
+        inputs: &[Val],
+        op: &'p Operator,
+        loc: &Option<SrcLoc>,
+    ) -> R<Vec<Val>> {
+        let ne = self.neutral(op, inputs.len(), loc)?;
+        if let (Some(bop), [Val::Arr(a)], [Val::Prim(z)]) =
+            (simple_binop(&op.lam), inputs, ne.as_slice())
+        {
+            if a.shape.len() == 1 {
+                return Ok(vec![Val::Prim(fold_fast(bop, *z, &a.data, a.off, w, loc)?)]);
+            }
+        }
+        if let Some((acc, _)) = self.reduce_scalar(w, inputs, &ne, op, false)? {
+            return Ok(acc.into_iter().map(Val::Prim).collect());
+        }
+        let mut acc = ne;
+        for i in 0..w {
+            let mut args = acc;
+            args.extend(inputs.iter().map(|a| row_of(a, i)));
+            acc = self.call_lambda(&op.lam, args, loc)?;
+        }
+        Ok(acc)
+    }
+
+    /// The inclusive `scan op ne inputs` over `w` rows of `inputs`.
+    pub fn scan(
+        &mut self,
+        w: usize,
+        inputs: &[Val],
+        op: &'p Operator,
+        loc: &Option<SrcLoc>,
+    ) -> R<Vec<Val>> {
+        let ne = self.neutral(op, inputs.len(), loc)?;
+        if let (Some(bop), [Val::Arr(a)], [Val::Prim(z)]) =
+            (simple_binop(&op.lam), inputs, ne.as_slice())
+        {
+            if a.shape.len() == 1 {
+                let buf = scan_fast(bop, *z, &a.data, a.off, w, loc)?;
+                return Ok(vec![Val::Arr(Arr::from_buffer(buf, vec![w]))]);
+            }
+        }
+        if let Some((_, bufs)) = self.reduce_scalar(w, inputs, &ne, op, true)? {
+            return Ok(bufs
+                .into_iter()
+                .map(|b| Val::Arr(Arr::from_buffer(b, vec![w])))
+                .collect());
+        }
+        let mut builders = Vec::with_capacity(ne.len());
+        for (k, n) in ne.iter().enumerate() {
+            let elem = match op.lam.ret.get(k).and_then(|t| t.elem()) {
+                Some(e) => e,
+                None => n
+                    .to_value()
+                    .map(|v| v.elem_type())
+                    .unwrap_or(crate::prim::PrimType::Bool),
+            };
+            builders.push(Builder::new(elem, w));
+        }
+        let mut acc = ne.clone();
+        for i in 0..w {
+            let mut args = acc;
+            args.extend(inputs.iter().map(|a| row_of(a, i)));
+            acc = self.call_lambda(&op.lam, args, loc)?;
+            for (b, v) in builders.iter_mut().zip(&acc) {
+                b.push(v)
+                    .map_err(|m| super::RuntimeError::new(m, loc.clone()))?;
+            }
+        }
+        Ok(builders
+            .into_iter()
+            .zip(&ne)
+            .map(|(b, n)| Val::Arr(b.finish(n.shape().to_vec())))
+            .collect())
+    }
+
+    /// The updates of a `reduce_by_index`: for each `j` in `js` in order, the values `vals[j]`
+    /// are combined with `op` into bin `start + inds[j]` (a row of each destination) when
+    /// `0 <= inds[j] < width`, where `(start, width) = bins`; other indices are ignored.
+    #[allow(clippy::too_many_arguments)]
+    pub fn hist_apply(
+        &mut self,
+        dests: &mut [Arr],
+        bins: (usize, usize),
+        inds: &Arr,
+        vals: &[Val],
+        js: std::ops::Range<usize>,
+        op: &'p Operator,
+        loc: &Option<SrcLoc>,
+    ) -> R<()> {
+        self.neutral(op, dests.len(), loc)?;
+        if vals.len() != dests.len() {
+            return err(
+                "internal error: reduce_by_index with different numbers of arrays and values",
+                loc,
+            );
+        }
+        let (start, width) = bins;
+        let fast = match (simple_binop(&op.lam), &*dests, vals) {
+            (Some(bop), [d], [Val::Arr(v)]) if d.shape.len() == 1 && v.shape.len() == 1 => {
+                Some(bop)
+            }
+            _ => None,
+        };
+        for j in js {
+            let idx = inds
+                .data
+                .get(inds.off + j)
+                .and_then(|p| p.as_i128())
+                .unwrap_or(-1);
+            // Out-of-range indices are ignored.
+            if idx < 0 || idx >= width as i128 {
+                continue;
+            }
+            let i = start + idx as usize;
+            if let Some(bop) = fast {
+                if let (Val::Prim(o), Val::Prim(x)) = (dests[0].row(i), row_of(&vals[0], j)) {
+                    let r = binop(bop, o, x, loc)?;
+                    write_row(&mut dests[0], i, &[], &Val::Prim(r), loc)?;
+                    continue;
+                }
+            }
+            let mut args: Vec<Val> = dests.iter().map(|d| detached(d.row(i))).collect();
+            args.extend(vals.iter().map(|v| row_of(v, j)));
+            let res = self.call_lambda(&op.lam, args, loc)?;
+            for (d, r) in dests.iter_mut().zip(&res) {
+                let rl = d.row_len();
+                let row = d.shape[1..].to_vec();
+                write_row(d, i * rl, &row, r, loc)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The writes of a `scatter`: for each `j < w` in order, row `j` of each of `vals` is
+    /// written at the index given by row `j` of `inds` (one array per index dimension) in the
+    /// corresponding destination, unless the index is out of range.
+    pub fn scatter_apply(
+        &self,
+        dests: &mut [Arr],
+        inds: &[Val],
+        vals: &[Val],
+        w: usize,
+        loc: &Option<SrcLoc>,
+    ) -> R<()> {
+        if vals.len() != dests.len() {
+            return err(
+                "internal error: scatter with different numbers of arrays and values",
+                loc,
+            );
+        }
+        let r = inds.len();
+        let mut idx = vec![0i128; r];
+        for j in 0..w {
+            for (d, iv) in inds.iter().enumerate() {
+                idx[d] = match iv {
+                    Val::Arr(a) => a
+                        .data
+                        .get(a.off + j)
+                        .and_then(|p| p.as_i128())
+                        .unwrap_or(-1),
+                    _ => -1,
+                };
+            }
+            for (dst, v) in dests.iter_mut().zip(vals) {
+                if dst.shape.len() < r {
+                    return err(
+                        "internal error: scatter with more indices than dimensions",
+                        loc,
+                    );
+                }
+                let mut rel: usize = 0;
+                let mut inb = true;
+                for (d, &i) in idx.iter().enumerate() {
+                    let n = dst.shape[d];
+                    if i < 0 || i >= n as i128 {
+                        inb = false;
+                        break;
+                    }
+                    rel = rel * n + i as usize;
+                }
+                if !inb {
+                    continue;
+                }
+                let row = dst.shape[r..].to_vec();
+                let rl: usize = row.iter().product();
+                write_row(dst, rel * rl, &row, &row_of(v, j), loc)?;
+            }
+        }
+        Ok(())
     }
 
     fn map(
@@ -653,7 +713,22 @@ impl<'p> Interp<'p> {
         lam: &'p Lambda,
         loc: &Option<SrcLoc>,
     ) -> R<Vec<Val>> {
-        if lam.params.len() != inputs.len() {
+        let base = self.begin_acc(inputs, lam.params.len(), loc)?;
+        let args = (0..inputs.len()).map(|k| Val::Acc(base + k)).collect();
+        let res = self.call_lambda(lam, args, loc);
+        self.end_acc(base, inputs.len(), res)
+    }
+
+    /// Sets up the accumulators of a `with_acc` whose function takes `num_params` parameters
+    /// (one accumulator per input), consuming the input arrays. The accumulators are
+    /// `Val::Acc(base + k)` for the returned `base`.
+    pub fn begin_acc(
+        &mut self,
+        inputs: &'p [AccInput],
+        num_params: usize,
+        loc: &Option<SrcLoc>,
+    ) -> R<usize> {
+        if num_params != inputs.len() {
             return err(
                 "internal error: withacc lambda must take one accumulator per input",
                 loc,
@@ -695,15 +770,20 @@ impl<'p> Interp<'p> {
                 op: inp.op.as_ref(),
             });
         }
-        let args = (0..inputs.len()).map(|k| Val::Acc(base + k)).collect();
-        let res = self.call_lambda(lam, args, loc);
+        Ok(base)
+    }
+
+    /// Ends a `with_acc` begun by [`Interp::begin_acc`] with `num_inputs` inputs, given the
+    /// results of its function: the arrays of every accumulator, then the function's results
+    /// after its accumulators.
+    pub fn end_acc(&mut self, base: usize, num_inputs: usize, res: R<Vec<Val>>) -> R<Vec<Val>> {
         let states = self.accs.split_off(base);
         let res = res?;
         let mut out: Vec<Val> = states
             .into_iter()
             .flat_map(|s| s.arrs.into_iter().map(Val::Arr))
             .collect();
-        out.extend(res.into_iter().skip(inputs.len()));
+        out.extend(res.into_iter().skip(num_inputs));
         Ok(out)
     }
 
