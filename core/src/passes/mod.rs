@@ -13,6 +13,10 @@
 //! `rearrange` out of lambdas, before and after AD), [`fuse_acc::fuse_acc`] (values into the
 //! maps that update accumulators) and [`acc_to_reduce::acc_to_reduce`] (accumulations to
 //! map/reduce nests), see [`accumulations_to_reductions`].
+//!
+//! Not run by [`crate::compile`]: [`fusion::fuse`] (vertical map–map fusion, with extra outputs
+//! for arrays used elsewhere, and horizontal fusion of independent maps of the same width, to a
+//! fixpoint; its module documents what fuses and what does not).
 
 pub mod acc_to_hist;
 pub mod acc_to_reduce;
@@ -21,6 +25,7 @@ pub mod copy_prop;
 pub mod cse;
 pub mod dce;
 pub mod fuse_acc;
+pub mod fusion;
 pub mod hist_disjoint;
 pub mod hist_flatten;
 pub mod hist_sort;

@@ -1,0 +1,163 @@
+//! Horizontal fusion: two independent `map`s of the same width in the same body become one
+//! `map` returning the results of both. See [`super`] for the rules.
+
+use super::{as_map, can_cross, infos, is_acc, on_every_body, Facts, StmInfo};
+use crate::ir::*;
+use crate::passes::traverse::{walk_body, walk_type, Substitute};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+/// Fuses independent `map`s of the same width in every body of `p`, until no more fuse.
+pub fn fuse_horizontal(p: Program) -> Program {
+    fuse_horizontal_counted(p).0
+}
+
+/// [`fuse_horizontal`], and how many fusions it made.
+pub fn fuse_horizontal_counted(p: Program) -> (Program, usize) {
+    on_every_body(p, &mut fuse_body)
+}
+
+fn fuse_body(b: &mut Body, outer: &Facts, eff: &HashSet<Arc<str>>) -> usize {
+    let mut n = 0;
+    while let Some((i, j, late)) = find(b, outer, eff) {
+        let second = b.stms.remove(j);
+        let first = b.stms.remove(i);
+        let at = if late { j - 1 } else { i };
+        b.stms.insert(at, fuse_pair(first, second, late));
+        n += 1;
+    }
+    n
+}
+
+/// The first pair `(i, j)` of maps that fuse (later maps in order, for each the earlier maps
+/// nearest first), and whether the fused map goes where the later one was.
+fn find(b: &Body, outer: &Facts, eff: &HashSet<Arc<str>>) -> Option<(usize, usize, bool)> {
+    let maps: Vec<usize> = (0..b.stms.len())
+        .filter(|&k| as_map(&b.stms[k]).is_some())
+        .collect();
+    if maps.len() < 2 {
+        return None;
+    }
+    let info = infos(&b.stms, eff);
+    for (n, &j) in maps.iter().enumerate() {
+        for &i in maps[..n].iter().rev() {
+            if let Some(late) = fusible(b, &info, outer, i, j) {
+                return Some((i, j, late));
+            }
+        }
+    }
+    None
+}
+
+/// Whether maps `i < j` fuse; if so, whether the fused map goes at `j` (else at `i`).
+fn fusible(b: &Body, info: &[StmInfo], outer: &Facts, i: usize, j: usize) -> Option<bool> {
+    let (a, c) = (&b.stms[i], &b.stms[j]);
+    let (aw, _, alam) = as_map(a)?;
+    let (cw, _, clam) = as_map(c)?;
+    if a.attrs != c.attrs
+        || (info[i].effect && info[j].effect)
+        || !outer.after(&b.stms[..i]).equal(aw, cw)
+    {
+        return None;
+    }
+    // Not two maps updating accumulators of the same `with_acc` input.
+    let certs = |l: &Lambda| -> Vec<VName> {
+        l.params
+            .iter()
+            .filter_map(|p| match &p.ty {
+                Type::Acc { cert, .. } => Some(cert.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let ca = certs(alam);
+    if certs(clam).iter().any(|x| ca.contains(x)) {
+        return None;
+    }
+    // Independent: the later one does not use the earlier one's results; neither consumes
+    // what the other reads.
+    if !info[j].reads.is_disjoint(&info[i].binds)
+        || !info[i].consumes.is_disjoint(&info[j].reads)
+        || !info[j].consumes.is_disjoint(&info[i].reads)
+    {
+        return None;
+    }
+    let between = i + 1..j;
+    let late = between
+        .clone()
+        .all(|k| info[k].reads.is_disjoint(&info[i].binds) && can_cross(&info[i], &info[k]));
+    if late {
+        return Some(true);
+    }
+    let early = between
+        .clone()
+        .all(|k| info[j].reads.is_disjoint(&info[k].binds) && can_cross(&info[j], &info[k]));
+    early.then_some(false)
+}
+
+/// One map computing `a` then `c` in each iteration and returning the results of both; an
+/// input of `c` that is also an input of `a` is read through `a`'s param.
+fn fuse_pair(a: Stm, c: Stm, late: bool) -> Stm {
+    let (
+        Exp::Soac(Soac::Map {
+            w: aw,
+            arrs: aarrs,
+            lam: alam,
+        }),
+        Exp::Soac(Soac::Map {
+            w: cw,
+            arrs: carrs,
+            lam: clam,
+        }),
+    ) = (a.exp, c.exp)
+    else {
+        unreachable!("fuse_pair of non-maps")
+    };
+    let mut subst: HashMap<VName, SubExp> = HashMap::new();
+    let mut params = alam.params;
+    let mut arrs = aarrs;
+    let na = arrs.len();
+    for (cp, ca) in clam.params.into_iter().zip(carrs) {
+        match arrs[..na]
+            .iter()
+            .position(|x| *x == ca)
+            .filter(|&k| !is_acc(&cp) && !is_acc(&params[k]))
+        {
+            Some(k) => {
+                subst.insert(cp.name, SubExp::Var(params[k].name.clone()));
+            }
+            None => {
+                params.push(cp);
+                arrs.push(ca);
+            }
+        }
+    }
+    let mut cbody = clam.body;
+    let mut cret = clam.ret;
+    let mut sub = Substitute { map: &subst };
+    walk_body(&mut sub, &mut cbody);
+    cret.iter_mut().for_each(|t| walk_type(&mut sub, t));
+    let mut stms = alam.body.stms;
+    stms.extend(cbody.stms);
+    let mut result = alam.body.result;
+    result.extend(cbody.result);
+    let mut ret = alam.ret;
+    ret.extend(cret);
+    let mut pat = a.pat.elems;
+    pat.extend(c.pat.elems);
+    let (w, loc) = if late { (cw, c.loc) } else { (aw, a.loc) };
+    Stm {
+        pat: Pat { elems: pat },
+        exp: Exp::Soac(Soac::Map {
+            w,
+            arrs,
+            lam: Lambda {
+                params,
+                body: Body { stms, result },
+                ret,
+            },
+        }),
+        attrs: c.attrs,
+        loc,
+    }
+}
