@@ -79,7 +79,8 @@ enum Command {
         #[arg(long)]
         binary_output: bool,
         /// After the results, print the device time of every kernel launch per kernel to
-        /// stderr (`-b vulkan` only).
+        /// stderr (`-b vulkan`), or with `-b kernels` the number of kernels the kernel IR ran
+        /// (by kind), their threads and the host's array primitives.
         #[arg(long)]
         profile: bool,
         /// Write the run's profile to FILE (JSON: a vkad profile that chrome://tracing and
@@ -240,13 +241,18 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
             profile,
             profile_out,
         } => {
-            if (profile || profile_out.is_some()) && !matches!(backend, BackendKind::Vulkan) {
+            let kernel_stats =
+                profile && matches!(backend, BackendKind::Kernels) && profile_out.is_none();
+            if (profile || profile_out.is_some())
+                && !matches!(backend, BackendKind::Vulkan)
+                && !kernel_stats
+            {
                 return Err(Failure(format!(
                     "error: {} needs the Vulkan backend (`-b vulkan`)",
-                    if profile {
-                        "--profile"
-                    } else {
+                    if profile_out.is_some() {
                         "--profile-out"
+                    } else {
+                        "--profile"
                     }
                 )));
             }
@@ -269,6 +275,26 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
                 .map_err(|e| Failure(format!("error: cannot read standard input: {e}")))?;
             let args = vkad_core::values::parse_values(&input)
                 .map_err(|e| Failure(format!("error: invalid input value: {e}")))?;
+            if kernel_stats {
+                let (results, stats) = compiled
+                    .run_kernels(&entry, args, &Default::default())
+                    .map_err(|e| Failure(format!("error: {e}")))?;
+                print_results(&results, binary_output)
+                    .map_err(|e| Failure(format!("error: cannot write output: {e}")))?;
+                eprintln!(
+                    "kernels: {} ({}), threads: {}, host array primitives: {}",
+                    stats.kernels,
+                    stats
+                        .by_kind
+                        .iter()
+                        .map(|(k, n)| format!("{n} {k}"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    stats.threads,
+                    stats.builtins
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
             if profile || profile_out.is_some() {
                 let source = read_source(&file)?;
                 return run_profiled(

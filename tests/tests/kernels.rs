@@ -129,7 +129,10 @@ fn kernels_launched(c: &vkad_core::Compiled, entry: &str, args: Vec<Value>) -> u
             continue;
         };
         assert_eq!(g.shape, e.shape);
-        assert_eq!(g.data, e.data, "{entry}: results differ from the interpreter's");
+        assert_eq!(
+            g.data, e.data,
+            "{entry}: results differ from the interpreter's"
+        );
     }
     stats.kernels
 }
@@ -157,15 +160,14 @@ fn perfect_nest_of_three_maps_launches_one_kernel_at_every_size() {
 fn kmeans_newton_step_launches_the_same_kernels_at_every_size() {
     let c = compiled("kmeans.fut");
     let run = |n: usize, k: usize, d: usize| {
-        kernels_launched(
-            &c,
-            "newton",
-            vec![array(&[n, d], 2), array(&[k, d], 3)],
-        )
+        kernels_launched(&c, "newton", vec![array(&[n, d], 2), array(&[k, d], 3)])
     };
     let small = run(8, 2, 3);
     let large = run(40, 5, 3);
-    assert_eq!(small, large, "k-means Newton step: kernels depend on n and k");
+    assert_eq!(
+        small, large,
+        "k-means Newton step: kernels depend on n and k"
+    );
     assert!(small < 60, "k-means Newton step launches {small} kernels");
 }
 
@@ -207,7 +209,11 @@ fn lstm_gradient_launches_the_same_kernels_per_step_at_every_width() {
     };
     for entry in ["loss", "grad"] {
         let per_step = |b| run(entry, 4, b) - run(entry, 3, b);
-        assert_eq!(per_step(3), per_step(9), "{entry}: kernels per step depend on b");
+        assert_eq!(
+            per_step(3),
+            per_step(9),
+            "{entry}: kernels per step depend on b"
+        );
         assert_eq!(
             run(entry, 4, 3),
             run(entry, 4, 9),

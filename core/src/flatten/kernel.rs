@@ -129,7 +129,10 @@ fn consumer_inputs(s: &Stm) -> Option<(&SubExp, Vec<&VName>)> {
 }
 
 fn uses_of(stms: &[Stm], extra: &[SubExp]) -> HashSet<VName> {
-    let mut u: HashSet<VName> = stms.iter().flat_map(|s| use_counts(s).into_keys()).collect();
+    let mut u: HashSet<VName> = stms
+        .iter()
+        .flat_map(|s| use_counts(s).into_keys())
+        .collect();
     u.extend(extra.iter().filter_map(|e| e.as_var().cloned()));
     u
 }
@@ -185,7 +188,8 @@ fn units<'s>(stms: &'s [Stm], result: &[SubExp], types: &Types) -> Vec<Unit<'s>>
             None => out.push(Unit::One(s)),
             Some(i) => {
                 let producer = &stms[i];
-                let result_vars: HashSet<&VName> = result.iter().filter_map(|r| r.as_var()).collect();
+                let result_vars: HashSet<&VName> =
+                    result.iter().filter_map(|r| r.as_var()).collect();
                 let map_outs = producer
                     .pat
                     .elems
@@ -300,7 +304,14 @@ impl Flattener<'_> {
     // ----- nests -------------------------------------------------------------------------
 
     /// Flattens a SOAC unit in `nest`, binding `pat` (the unit's results expanded by the nest).
-    fn par_unit(&mut self, nest: &Nest, u: &Unit, pat: &[Param], versions: usize, out: &mut Vec<HostStm>) {
+    fn par_unit(
+        &mut self,
+        nest: &Nest,
+        u: &Unit,
+        pat: &[Param],
+        versions: usize,
+        out: &mut Vec<HostStm>,
+    ) {
         let s = u.stm();
         if let (Unit::One(_), Exp::Soac(Soac::Map { w, arrs, lam })) = (u, &s.exp) {
             if invariant(w, &nest.bound()) {
@@ -315,7 +326,11 @@ impl Flattener<'_> {
         }
         // Irregular: run the unit sequentially in each thread of the nest.
         let stms = u.stms();
-        let results = u.pat().iter().map(|p| SubExp::Var(p.name.clone())).collect();
+        let results = u
+            .pat()
+            .iter()
+            .map(|p| SubExp::Var(p.name.clone()))
+            .collect();
         out.push(self.segmap(nest, stms, results, pat.to_vec(), &s.loc));
     }
 
@@ -337,7 +352,11 @@ impl Flattener<'_> {
         let n_cheap = b.stms.iter().take_while(|s| cheap(s)).count();
         let tail = units(&b.stms[n_cheap..], &b.result, &self.types);
         if let [u] = tail.as_slice() {
-            let returns: Vec<SubExp> = u.pat().iter().map(|p| SubExp::Var(p.name.clone())).collect();
+            let returns: Vec<SubExp> = u
+                .pat()
+                .iter()
+                .map(|p| SubExp::Var(p.name.clone()))
+                .collect();
             if u.is_soac() && returns == b.result {
                 let mut sunk = nest.clone();
                 sunk.entries
@@ -350,7 +369,13 @@ impl Flattener<'_> {
         if versions > 0 && self.distributable(nest, b) {
             let size = self.nest_size(nest, out);
             *self.thresholds += 1;
-            let cond = self.fresh_param(&VName { id: 0, base: "suff_outer_par".into() }, Type::Prim(PrimType::Bool));
+            let cond = self.fresh_param(
+                &VName {
+                    id: 0,
+                    base: "suff_outer_par".into(),
+                },
+                Type::Prim(PrimType::Bool),
+            );
             out.push(host(
                 vec![cond.clone()],
                 HostExp::Threshold {
@@ -359,8 +384,14 @@ impl Flattener<'_> {
                 },
                 loc,
             ));
-            let seq_pat: Vec<Param> = pat.iter().map(|p| self.fresh_param(&p.name, p.ty.clone())).collect();
-            let dist_pat: Vec<Param> = pat.iter().map(|p| self.fresh_param(&p.name, p.ty.clone())).collect();
+            let seq_pat: Vec<Param> = pat
+                .iter()
+                .map(|p| self.fresh_param(&p.name, p.ty.clone()))
+                .collect();
+            let dist_pat: Vec<Param> = pat
+                .iter()
+                .map(|p| self.fresh_param(&p.name, p.ty.clone()))
+                .collect();
             let copy = self.fresh_body(b);
             let seq = vec![self.segmap(nest, copy.stms, copy.result, seq_pat.clone(), loc)];
             let mut dist = Vec::new();
@@ -406,7 +437,13 @@ impl Flattener<'_> {
         let mut widths = nest.widths().into_iter();
         let mut size = widths.next().unwrap_or(SubExp::i64(1));
         for w in widths {
-            let p = self.fresh_param(&VName { id: 0, base: "nest_size".into() }, i64t());
+            let p = self.fresh_param(
+                &VName {
+                    id: 0,
+                    base: "nest_size".into(),
+                },
+                i64t(),
+            );
             out.push(host(
                 vec![p.clone()],
                 HostExp::Plain(Exp::BinOp(BinOp::Mul(PrimType::Int(IntType::I64)), size, w)),
@@ -418,7 +455,14 @@ impl Flattener<'_> {
     }
 
     /// A `SegMap` over `nest` running `stms` per thread and returning `results` (bound to `pat`).
-    fn segmap(&mut self, nest: &Nest, stms: Vec<Stm>, results: Vec<SubExp>, pat: Vec<Param>, loc: &Option<SrcLoc>) -> HostStm {
+    fn segmap(
+        &mut self,
+        nest: &Nest,
+        stms: Vec<Stm>,
+        results: Vec<SubExp>,
+        pat: Vec<Param>,
+        loc: &Option<SrcLoc>,
+    ) -> HostStm {
         let ret = results.iter().map(|r| self.type_of(r)).collect();
         let results = results.into_iter().map(KernelResult::Returns).collect();
         self.kernel(nest, SegKind::Map, stms, results, ret, pat, loc)
@@ -469,7 +513,10 @@ impl Flattener<'_> {
                 kind,
                 space: crate::seg::SegSpace { dims: space },
                 ret,
-                body: KernelBody { stms: body, results },
+                body: KernelBody {
+                    stms: body,
+                    results,
+                },
             }),
             loc,
         )
@@ -492,7 +539,11 @@ impl Flattener<'_> {
             f.iter().all(|v| !bound.contains(v))
         };
         match soac {
-            Soac::Reduce { op, .. } | Soac::Scan { op, .. } | Soac::Hist { op, .. } if !op_free(op) => return None,
+            Soac::Reduce { op, .. } | Soac::Scan { op, .. } | Soac::Hist { op, .. }
+                if !op_free(op) =>
+            {
+                return None
+            }
             _ => {}
         }
         let gtid = self.ns.fresh("gtid");
@@ -551,7 +602,13 @@ impl Flattener<'_> {
                 } else {
                     SegKind::Scan(vec![op.clone()])
                 };
-                (kind, vals.into_iter().map(KernelResult::Returns).collect::<Vec<_>>(), ret)
+                (
+                    kind,
+                    vals.into_iter()
+                        .map(KernelResult::Returns)
+                        .collect::<Vec<_>>(),
+                    ret,
+                )
             }
             Soac::Hist {
                 dest,
@@ -564,7 +621,11 @@ impl Flattener<'_> {
                     .iter()
                     .map(|d| self.resolve_dest(nest, d))
                     .collect::<Option<Vec<_>>>()?;
-                let width = self.type_of(&SubExp::Var(dest[0].clone())).shape().first()?.clone();
+                let width = self
+                    .type_of(&SubExp::Var(dest[0].clone()))
+                    .shape()
+                    .first()?
+                    .clone();
                 if !invariant(&width, &bound) {
                     return None;
                 }
@@ -581,7 +642,9 @@ impl Flattener<'_> {
                     ret,
                 )
             }
-            Soac::Scatter { dest, inds, vals, .. } => {
+            Soac::Scatter {
+                dest, inds, vals, ..
+            } => {
                 let dests = dest
                     .iter()
                     .map(|d| self.resolve_dest(nest, d))
@@ -718,7 +781,10 @@ impl Flattener<'_> {
                 }
                 _ => {
                     let stms: Vec<Stm> = group.iter().flat_map(|u| u.stms()).collect();
-                    let results = outputs.iter().map(|p| SubExp::Var(p.name.clone())).collect();
+                    let results = outputs
+                        .iter()
+                        .map(|p| SubExp::Var(p.name.clone()))
+                        .collect();
                     out.push(self.segmap(&nest_d, stms, results, host_pat.clone(), loc));
                 }
             }
@@ -768,12 +834,17 @@ impl Flattener<'_> {
         };
         let bound = nest.bound();
         let regular = invariant(lb, &bound)
-            && params.iter().all(|(p, _)| nest.invariant_type(&p.ty, &bound))
             && params
                 .iter()
-                .all(|(p, i)| !matches!(p.ty, Type::Acc { .. }) || self.resolve_acc(nest, i).is_some());
+                .all(|(p, _)| nest.invariant_type(&p.ty, &bound))
+            && params.iter().all(|(p, i)| {
+                !matches!(p.ty, Type::Acc { .. }) || self.resolve_acc(nest, i).is_some()
+            });
         if !regular {
-            let results = outputs.iter().map(|p| SubExp::Var(p.name.clone())).collect();
+            let results = outputs
+                .iter()
+                .map(|p| SubExp::Var(p.name.clone()))
+                .collect();
             out.push(self.segmap(nest, vec![s.clone()], results, host_pat.to_vec(), &s.loc));
             return;
         }
@@ -783,7 +854,9 @@ impl Flattener<'_> {
         let mut broadcast: Vec<(usize, SubExp, Param)> = Vec::new();
         for (k, (p, init)) in params.iter().enumerate() {
             if let Type::Acc { .. } = p.ty {
-                inits.push(SubExp::Var(self.resolve_acc(nest, init).expect("checked above")));
+                inits.push(SubExp::Var(
+                    self.resolve_acc(nest, init).expect("checked above"),
+                ));
                 continue;
             }
             match init.as_var().and_then(|v| self.resolve_dest(nest, v)) {
@@ -842,7 +915,10 @@ impl Flattener<'_> {
                 form: form.clone(),
                 body: HostBody {
                     stms,
-                    result: new_vals.iter().map(|p| SubExp::Var(p.name.clone())).collect(),
+                    result: new_vals
+                        .iter()
+                        .map(|p| SubExp::Var(p.name.clone()))
+                        .collect(),
                 },
             },
             &s.loc,
@@ -862,4 +938,3 @@ impl Flattener<'_> {
         Some(name)
     }
 }
-

@@ -57,9 +57,11 @@ use nest::Types;
 /// along one path from a host statement inward.
 pub const MAX_VERSIONED_DEPTH: usize = 2;
 
-/// The kernel pipeline that follows [`crate::compile`]: flattening of the final SOAC IR.
+/// The kernel pipeline that follows [`crate::compile`]: fusion of the final SOAC IR
+/// ([`crate::passes::fusion::fuse`]), simplification, then flattening.
 pub fn extract_kernels(p: &ir::Program) -> seg::Program {
-    flatten_program(p)
+    let fused = crate::passes::simplify(crate::passes::fusion::fuse(p.clone()));
+    flatten_program(&fused)
 }
 
 /// Flattens every function of `p` (which must be free of `jvp`/`vjp`, as [`crate::compile`]
@@ -98,7 +100,11 @@ pub fn flatten_program(p: &ir::Program) -> seg::Program {
 /// The type of every name bound in `f` (names are unique program-wide).
 fn collect_types(f: &ir::FunDef) -> Types {
     let i64 = Type::Prim(crate::prim::PrimType::Int(crate::prim::IntType::I64));
-    let mut found: Vec<(VName, Type)> = f.size_params.iter().map(|s| (s.clone(), i64.clone())).collect();
+    let mut found: Vec<(VName, Type)> = f
+        .size_params
+        .iter()
+        .map(|s| (s.clone(), i64.clone()))
+        .collect();
     found.extend(f.params.iter().map(|p| (p.name.clone(), p.ty.clone())));
     collect_stms(&f.body.stms, &mut found);
     found.into_iter().collect()

@@ -89,25 +89,33 @@ impl Nest {
     /// The nest with one more map level: thread index `gtid` over `width`, binding each of
     /// `lam`'s params to the row `gtid` of the corresponding array of `arrs` (accumulators are
     /// passed as they are).
-    pub fn push_map(&self, gtid: VName, width: SubExp, arrs: &[VName], lam: &Lambda, types: &Types) -> Nest {
+    pub fn push_map(
+        &self,
+        gtid: VName,
+        width: SubExp,
+        arrs: &[VName],
+        lam: &Lambda,
+        types: &Types,
+    ) -> Nest {
         let mut n = self.clone();
         n.levels.push(Level {
             gtid: gtid.clone(),
             width,
         });
         for (p, a) in lam.params.iter().zip(arrs) {
-            n.entries.push(if matches!(types.get(a), Some(Type::Acc { .. })) {
-                Entry::Same {
-                    param: p.clone(),
-                    value: SubExp::Var(a.clone()),
-                }
-            } else {
-                Entry::Index {
-                    param: p.clone(),
-                    arr: a.clone(),
-                    idx: vec![gtid.clone()],
-                }
-            });
+            n.entries
+                .push(if matches!(types.get(a), Some(Type::Acc { .. })) {
+                    Entry::Same {
+                        param: p.clone(),
+                        value: SubExp::Var(a.clone()),
+                    }
+                } else {
+                    Entry::Index {
+                        param: p.clone(),
+                        arr: a.clone(),
+                        idx: vec![gtid.clone()],
+                    }
+                });
         }
         n
     }

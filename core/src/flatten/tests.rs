@@ -28,7 +28,9 @@ fn collect(b: &HostBody, out: &mut Vec<SegOp>) {
 }
 
 fn shape(ks: &[SegOp]) -> Vec<(&'static str, usize)> {
-    ks.iter().map(|k| (k.kind.name(), k.space.dims.len())).collect()
+    ks.iter()
+        .map(|k| (k.kind.name(), k.space.dims.len()))
+        .collect()
 }
 
 #[test]
@@ -74,7 +76,10 @@ fn map_with_two_inner_operations_is_distributed_and_versioned() {
         "main",
     );
     // Sequential version, then the distributed one: a segmented reduction and a 2-D map.
-    assert_eq!(shape(&ks), vec![("segmap", 1), ("segred", 2), ("segmap", 2)]);
+    assert_eq!(
+        shape(&ks),
+        vec![("segmap", 1), ("segred", 2), ("segmap", 2)]
+    );
 }
 
 #[test]
