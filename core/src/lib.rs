@@ -16,6 +16,10 @@
 //!    which [`seg::eval`] runs on the interpreter and [`seg::check`] verifies.
 //! 6. [`interp`] runs an entry point on [`value::Value`]s; [`values`] reads and writes Futhark's
 //!    value formats; [`testing`] runs Futhark-style `-- ==` test blocks.
+//!
+//! The kernel IR ([`seg`]: host code around segmented operations) runs on the same interpreter
+//! with [`seg::eval::run_entry`], which also returns [`seg::eval::Stats`]: the kernels (by
+//! kind) and threads a GPU runtime would launch, and the host's array primitives.
 
 pub mod ad;
 pub mod builtins;
