@@ -492,7 +492,11 @@ impl Flattener<'_> {
             }
         }
         let needed = free_in(&stms, &operands);
-        let (space, prologue, map) = nest.instantiate(self.ns, &needed);
+        let super::nest::Instance {
+            space,
+            prologue,
+            renaming: map,
+        } = nest.instantiate(self.ns, &needed);
         rename_stms(&map, &mut stms);
         let results = results
             .into_iter()

@@ -143,13 +143,8 @@ impl Nest {
 
     /// A kernel's view of the nest: fresh thread indices for the levels and a prologue that
     /// binds (under fresh names) the entries that `needed` (the free variables of the kernel's
-    /// own code) depend on. Returns the space, the prologue and the renaming to apply to the
-    /// kernel's code.
-    pub fn instantiate(
-        &self,
-        ns: &mut NameSource,
-        needed: &HashSet<VName>,
-    ) -> (Vec<(VName, SubExp)>, Vec<Stm>, HashMap<VName, VName>) {
+    /// own code) depend on.
+    pub fn instantiate(&self, ns: &mut NameSource, needed: &HashSet<VName>) -> Instance {
         // Which entries are needed, walking backwards.
         let mut need = needed.clone();
         let mut keep = vec![false; self.entries.len()];
@@ -210,11 +205,25 @@ impl Nest {
                 }
             }
         }
-        (space, prologue, map)
+        Instance {
+            space,
+            prologue,
+            renaming: map,
+        }
     }
 }
 
-/// The map from thread values to host arrays, and the types of every name.
+/// A kernel's view of a nest ([`Nest::instantiate`]).
+pub(super) struct Instance {
+    /// The kernel's space: fresh thread indices and the nest's widths.
+    pub space: Vec<(VName, SubExp)>,
+    /// Statements binding the nest's values the kernel needs, under fresh names.
+    pub prologue: Vec<Stm>,
+    /// The nest's names to the kernel's: to apply to the kernel's own code.
+    pub renaming: HashMap<VName, VName>,
+}
+
+/// The type of every name.
 pub(super) type Types = HashMap<VName, Type>;
 
 fn shape_vars(t: &Type) -> impl Iterator<Item = VName> + '_ {
