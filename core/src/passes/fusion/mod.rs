@@ -41,8 +41,9 @@
 //!    the replicate itself is left to DCE). The map then no longer depends on where the
 //!    replicate is, which lets it move across it (AD seeds its adjoints with such replicates).
 //! 6. A `map` that takes accumulators (a `map` over `Acc` inputs, as reverse-mode AD emits) may be
-//!    the consumer of a vertical fusion or either side of a horizontal one. Maps nested inside
-//!    lambdas, loops, branches and `with_acc` lambdas fuse within their own body the same way.
+//!    either side of a vertical or a horizontal fusion (its accumulator results are returned
+//!    like any other). Maps nested inside lambdas, loops, branches and `with_acc` lambdas fuse
+//!    within their own body the same way.
 //!
 //! What does not fuse, and why:
 //! - Never across a consumption: a statement moves past another only if neither consumes (in-place
@@ -56,9 +57,10 @@
 //!   it is removed; a producer with several consumers fuses into one of them and returns its
 //!   arrays to the others.
 //! - Maps of different widths (not proven equal) do not fuse.
-//! - A producer that takes or updates accumulators does not fuse vertically, and a map that
-//!   takes accumulators never moves across a statement that mentions an accumulator (accumulator
-//!   updates keep their order relative to the other uses).
+//! - Accumulator updates keep their order relative to the other uses of accumulators: a
+//!   statement that mentions an accumulator never moves across another one that does, a consumer
+//!   never takes an accumulator that its producer updates (the two maps' updates would
+//!   interleave), and two maps taking accumulators of the same `with_acc` input never fuse.
 //! - A statement containing an `assert` does not move across another one containing an
 //!   `assert`, and two maps that both contain one do not fuse (which would interleave their
 //!   checks): the first failing check stays the first. Other run-time failures (bounds, division
@@ -397,6 +399,17 @@ pub(crate) fn as_map(s: &Stm) -> Option<(&SubExp, &Vec<VName>, &Lambda)> {
 /// Whether a lambda param is an accumulator.
 pub(crate) fn is_acc(p: &Param) -> bool {
     matches!(p.ty, Type::Acc { .. })
+}
+
+/// The certificates of the accumulators a lambda takes (one per `with_acc` input).
+pub(crate) fn certs(l: &Lambda) -> Vec<VName> {
+    l.params
+        .iter()
+        .filter_map(|p| match &p.ty {
+            Type::Acc { cert, .. } => Some(cert.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// How many times `e` uses each variable.
