@@ -6,10 +6,9 @@
 //! - **Vertical** ([`vertical`]): `let ys = map f xs ... let zs = map g ys as` becomes one `map`
 //!   computing `g ∘ f` (the producer's lambda body, then the consumer's, with the consumer's
 //!   row params of `ys` replaced by the producer's lambda results).
+//! - **Replicates into maps** ([`vertical`]): an input `replicate [w] v` of a map becomes `v`.
 //! - **Horizontal** ([`horizontal`]): two independent `map`s of the same width in the same body
 //!   become one `map` returning the results of both.
-//!
-//! - **Replicates into maps** ([`vertical`]): an input `replicate [w] v` of a map becomes `v`.
 //!
 //! [`fuse`] runs them on every body of the program (lambda, loop, branch and `with_acc` bodies
 //! included, innermost first) until nothing changes (at most [`MAX_ROUNDS`] rounds). Fusing never
@@ -47,8 +46,10 @@
 //!
 //! What does not fuse, and why:
 //! - Never across a consumption: a statement moves past another only if neither consumes (in-place
-//!   update, `reduce_by_index`/`scatter` destination, `with_acc` input, through aliases made by
-//!   slicing, reshaping, rearranging, copying or branching) an array that the other reads.
+//!   update, `reduce_by_index`/`scatter` destination, `with_acc` input, call argument, also
+//!   through the aliases that statements of the same body make by slicing, reshaping,
+//!   rearranging, binding a variable, branching or looping) an array that the other reads, and
+//!   two maps fuse only if neither consumes an array the other reads.
 //!   The producer's inputs are thus still intact where its computation ends up, and a consumer
 //!   that updates its rows in place does not update an array the producer reads (nor a producer
 //!   result, whose row would then alias the producer's input or extra output).
