@@ -1,7 +1,7 @@
 //! Horizontal fusion: two independent `map`s of the same width in the same body become one
 //! `map` returning the results of both. See [`super`] for the rules.
 
-use super::{as_map, can_cross, infos, is_acc, on_every_body, Facts, StmInfo};
+use super::{as_map, can_cross, certs, infos, is_acc, on_every_body, Facts, StmInfo};
 use crate::ir::*;
 use crate::passes::traverse::{walk_body, walk_type, Substitute};
 use std::collections::{HashMap, HashSet};
@@ -61,17 +61,7 @@ fn fusible(b: &Body, info: &[StmInfo], outer: &Facts, i: usize, j: usize) -> Opt
         return None;
     }
     // Not two maps updating accumulators of the same `with_acc` input.
-    let certs = |l: &Lambda| -> Vec<VName> {
-        l.params
-            .iter()
-            .filter_map(|p| match &p.ty {
-                Type::Acc { cert, .. } => Some(cert.clone()),
-                _ => None,
-            })
-            .collect()
-    };
-    let ca = certs(alam);
-    if certs(clam).iter().any(|x| ca.contains(x)) {
+    if certs(alam).iter().any(|x| certs(clam).contains(x)) {
         return None;
     }
     // Independent: the later one does not use the earlier one's results; neither consumes

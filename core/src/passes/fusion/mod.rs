@@ -6,10 +6,9 @@
 //! - **Vertical** ([`vertical`]): `let ys = map f xs ... let zs = map g ys as` becomes one `map`
 //!   computing `g ∘ f` (the producer's lambda body, then the consumer's, with the consumer's
 //!   row params of `ys` replaced by the producer's lambda results).
+//! - **Replicates into maps** ([`vertical`]): an input `replicate [w] v` of a map becomes `v`.
 //! - **Horizontal** ([`horizontal`]): two independent `map`s of the same width in the same body
 //!   become one `map` returning the results of both.
-//!
-//! - **Replicates into maps** ([`vertical`]): an input `replicate [w] v` of a map becomes `v`.
 //!
 //! [`fuse`] runs them on every body of the program (lambda, loop, branch and `with_acc` bodies
 //! included, innermost first) until nothing changes (at most [`MAX_ROUNDS`] rounds). Fusing never
@@ -41,13 +40,16 @@
 //!    the replicate itself is left to DCE). The map then no longer depends on where the
 //!    replicate is, which lets it move across it (AD seeds its adjoints with such replicates).
 //! 6. A `map` that takes accumulators (a `map` over `Acc` inputs, as reverse-mode AD emits) may be
-//!    the consumer of a vertical fusion or either side of a horizontal one. Maps nested inside
-//!    lambdas, loops, branches and `with_acc` lambdas fuse within their own body the same way.
+//!    either side of a vertical or a horizontal fusion (its accumulator results are returned
+//!    like any other). Maps nested inside lambdas, loops, branches and `with_acc` lambdas fuse
+//!    within their own body the same way.
 //!
 //! What does not fuse, and why:
 //! - Never across a consumption: a statement moves past another only if neither consumes (in-place
-//!   update, `reduce_by_index`/`scatter` destination, `with_acc` input, through aliases made by
-//!   slicing, reshaping, rearranging, copying or branching) an array that the other reads.
+//!   update, `reduce_by_index`/`scatter` destination, `with_acc` input, call argument, also
+//!   through the aliases that statements of the same body make by slicing, reshaping,
+//!   rearranging, binding a variable, branching or looping) an array that the other reads, and
+//!   two maps fuse only if neither consumes an array the other reads.
 //!   The producer's inputs are thus still intact where its computation ends up, and a consumer
 //!   that updates its rows in place does not update an array the producer reads (nor a producer
 //!   result, whose row would then alias the producer's input or extra output).
@@ -56,9 +58,10 @@
 //!   it is removed; a producer with several consumers fuses into one of them and returns its
 //!   arrays to the others.
 //! - Maps of different widths (not proven equal) do not fuse.
-//! - A producer that takes or updates accumulators does not fuse vertically, and a map that
-//!   takes accumulators never moves across a statement that mentions an accumulator (accumulator
-//!   updates keep their order relative to the other uses).
+//! - Accumulator updates keep their order relative to the other uses of accumulators: a
+//!   statement that mentions an accumulator never moves across another one that does, a consumer
+//!   never takes an accumulator that its producer updates (the two maps' updates would
+//!   interleave), and two maps taking accumulators of the same `with_acc` input never fuse.
 //! - A statement containing an `assert` does not move across another one containing an
 //!   `assert`, and two maps that both contain one do not fuse (which would interleave their
 //!   checks): the first failing check stays the first. Other run-time failures (bounds, division
@@ -397,6 +400,17 @@ pub(crate) fn as_map(s: &Stm) -> Option<(&SubExp, &Vec<VName>, &Lambda)> {
 /// Whether a lambda param is an accumulator.
 pub(crate) fn is_acc(p: &Param) -> bool {
     matches!(p.ty, Type::Acc { .. })
+}
+
+/// The certificates of the accumulators a lambda takes (one per `with_acc` input).
+pub(crate) fn certs(l: &Lambda) -> Vec<VName> {
+    l.params
+        .iter()
+        .filter_map(|p| match &p.ty {
+            Type::Acc { cert, .. } => Some(cert.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// How many times `e` uses each variable.

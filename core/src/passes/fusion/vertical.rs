@@ -2,7 +2,7 @@
 //! one `map` computing `g ∘ f`, returning `ys` too where other statements use it. See
 //! [`super`] for the rules.
 
-use super::{as_map, can_cross, infos, is_acc, on_every_body, use_counts, Facts, StmInfo};
+use super::{as_map, can_cross, certs, infos, is_acc, on_every_body, use_counts, Facts, StmInfo};
 use crate::ir::*;
 use crate::passes::traverse::{mk_stm, walk_body, walk_type, Substitute};
 use std::collections::{HashMap, HashSet};
@@ -111,14 +111,23 @@ fn find(b: &Body, outer: &Facts, eff: &HashSet<Arc<str>>) -> Option<Plan> {
 /// Whether producer `i` fuses into consumer `j`, and how.
 fn plan(b: &Body, info: &[StmInfo], outer: &Facts, i: usize, j: usize) -> Option<Plan> {
     let (p, c) = (&b.stms[i], &b.stms[j]);
-    let (pw, _, _) = as_map(p)?;
-    let (cw, carrs, _) = as_map(c)?;
-    // The producer is a pure map; both have the same attributes and the same width; they do
-    // not both contain an `assert` (fusing would interleave them).
-    if info[i].acc
-        || (info[i].effect && info[j].effect)
+    let (pw, _, plam) = as_map(p)?;
+    let (cw, carrs, clam) = as_map(c)?;
+    // Same attributes, same width; not both containing an `assert` (fusing would interleave
+    // them).
+    if (info[i].effect && info[j].effect)
         || p.attrs != c.attrs
         || !outer.after(&b.stms[..i]).equal(pw, cw)
+    {
+        return None;
+    }
+    // The consumer does not take an accumulator the producer updates (its updates would
+    // interleave with the producer's), nor one of the same `with_acc` input.
+    if p.pat
+        .elems
+        .iter()
+        .any(|e| is_acc(e) && carrs.contains(&e.name))
+        || certs(plam).iter().any(|c| certs(clam).contains(c))
     {
         return None;
     }
