@@ -78,6 +78,7 @@ pub fn flatten_program(p: &ir::Program) -> seg::Program {
                 ns: &mut ns,
                 types,
                 thresholds: &mut thresholds,
+                host_loc: None,
             };
             let body = fl.host_body(&f.body);
             seg::FunDef {

@@ -120,6 +120,24 @@ impl Nest {
         n
     }
 
+    /// Binds `param`, a value of each thread of the nest, to the thread's element of the host
+    /// array `host` that holds it expanded (an accumulator is the host accumulator itself).
+    pub fn import(&mut self, param: &Param, host: &VName) {
+        let entry = if matches!(param.ty, Type::Acc { .. }) {
+            Entry::Same {
+                param: param.clone(),
+                value: SubExp::Var(host.clone()),
+            }
+        } else {
+            Entry::Index {
+                param: param.clone(),
+                arr: host.clone(),
+                idx: self.gtids(),
+            }
+        };
+        self.entries.push(entry);
+    }
+
     /// The thread indices of all levels, outermost first.
     pub fn gtids(&self) -> Vec<VName> {
         self.levels.iter().map(|l| l.gtid.clone()).collect()

@@ -120,3 +120,32 @@ fn every_test_program_flattens_into_checked_kernel_ir() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+fn seg_locs(b: &HostBody, out: &mut Vec<Option<crate::diag::SrcLoc>>) {
+    for s in &b.stms {
+        match &s.exp {
+            HostExp::Seg(_) => out.push(s.loc.clone()),
+            HostExp::If { then_b, else_b, .. } => {
+                seg_locs(then_b, out);
+                seg_locs(else_b, out);
+            }
+            HostExp::Loop { body, .. } => seg_locs(body, out),
+            HostExp::WithAcc { lam, .. } => seg_locs(&lam.body, out),
+            _ => {}
+        }
+    }
+}
+
+/// AD and fusion make statements without a source location; their kernels are named by the
+/// host statement they came from (profiles and errors need a location).
+#[test]
+fn kernels_of_generated_code_have_the_host_statement_s_location() {
+    let src = "def f [m] (r: [m]f64) : [m]f64 = let s = f64.sum (map (\\x -> x * x) r) in map (\\x -> x / s) r\n\
+               entry grad [n][m] (a: [n][m]f64) (b: [n][m]f64) : [n][m]f64 = vjp (map f) a b";
+    let c = crate::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
+    let p = super::extract_kernels(&c.ir);
+    let mut locs = Vec::new();
+    seg_locs(&p.entry("grad").expect("entry").body, &mut locs);
+    assert!(locs.len() >= 3, "{} kernels", locs.len());
+    assert!(locs.iter().all(|l| l.is_some()), "{locs:?}");
+}
