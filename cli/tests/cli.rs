@@ -275,3 +275,36 @@ fn spirv_writes_validated_modules_for_dot() {
     assert!(index.contains("dot.fut:"), "{index}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The kernel IR from the command line: `dump-ir --kernels` prints segmented operations,
+/// `run -b kernels` gives the interpreter's results and `--profile` counts the kernels.
+#[test]
+fn kernel_ir_is_printed_and_run() {
+    let dump = vkad(&["dump-ir", "examples/normalise.fut", "--kernels"], b"");
+    assert_eq!(dump.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&dump.stdout);
+    for needle in [
+        "segred (gtid_",
+        "segmap (gtid_",
+        "threshold(suff_outer_par_",
+    ] {
+        assert!(text.contains(needle), "no `{needle}` in:\n{text}");
+    }
+    let input = b"[[1.0, 2.0], [3.0, 4.0]] [[1.0, 1.0], [1.0, 1.0]]";
+    let run = |backend: &str, profile: bool| {
+        let mut args = vec!["run", "examples/normalise.fut", "-e", "grad", "-b", backend];
+        if profile {
+            args.push("--profile");
+        }
+        vkad(&args, input)
+    };
+    let interp = run("interp", false);
+    let kernels = run("kernels", true);
+    assert_eq!(kernels.status.code(), Some(0));
+    assert_eq!(kernels.stdout, interp.stdout);
+    let err = String::from_utf8_lossy(&kernels.stderr);
+    assert!(
+        err.contains("kernels: 3 (1 segmap, 2 segred)"),
+        "unexpected profile: {err}"
+    );
+}
