@@ -577,6 +577,14 @@ pub struct EntryPoint {
     pub result_counts: Vec<usize>,
 }
 
+impl EntryPoint {
+    /// How many of a function's `num_results` results are existential sizes, returned before
+    /// the values the user asked for (see [`FunDef::num_ext_results`]).
+    pub fn num_ext_results(&self, num_results: usize) -> usize {
+        num_results.saturating_sub(self.result_counts.iter().sum())
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct FunDef {
     pub name: Arc<str>,
@@ -595,10 +603,9 @@ impl FunDef {
     /// values, see the module doc) rather than values the user asked for. They are not part of
     /// the entry point's user-visible results.
     pub fn num_ext_results(&self) -> usize {
-        match &self.entry {
-            Some(e) => self.ret.len().saturating_sub(e.result_counts.iter().sum()),
-            None => 0,
-        }
+        self.entry
+            .as_ref()
+            .map_or(0, |e| e.num_ext_results(self.ret.len()))
     }
 }
 

@@ -86,10 +86,9 @@ pub struct FunDef {
 impl FunDef {
     /// See [`ir::FunDef::num_ext_results`].
     pub fn num_ext_results(&self) -> usize {
-        match &self.entry {
-            Some(e) => self.ret.len().saturating_sub(e.result_counts.iter().sum()),
-            None => 0,
-        }
+        self.entry
+            .as_ref()
+            .map_or(0, |e| e.num_ext_results(self.ret.len()))
     }
 }
 

@@ -1,9 +1,9 @@
 //! Horizontal fusion: two independent `map`s of the same width in the same body become one
 //! `map` returning the results of both. See [`super`] for the rules.
 
-use super::{as_map, can_cross, certs, infos, is_acc, on_every_body, Facts, StmInfo};
+use super::{as_map, can_cross, certs, infos, map_stm, on_every_body, Facts, StmInfo};
+use super::{shared_param, substitute_lambda};
 use crate::ir::*;
-use crate::passes::traverse::{walk_body, walk_type, Substitute};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -108,13 +108,9 @@ fn fuse_pair(a: Stm, c: Stm, late: bool) -> Stm {
     let mut arrs = aarrs;
     let na = arrs.len();
     for (cp, ca) in clam.params.into_iter().zip(carrs) {
-        match arrs[..na]
-            .iter()
-            .position(|x| *x == ca)
-            .filter(|&k| !is_acc(&cp) && !is_acc(&params[k]))
-        {
-            Some(k) => {
-                subst.insert(cp.name, SubExp::Var(params[k].name.clone()));
+        match shared_param(&arrs[..na], &params[..na], &cp, &ca) {
+            Some(ap) => {
+                subst.insert(cp.name, SubExp::Var(ap));
             }
             None => {
                 params.push(cp);
@@ -124,9 +120,7 @@ fn fuse_pair(a: Stm, c: Stm, late: bool) -> Stm {
     }
     let mut cbody = clam.body;
     let mut cret = clam.ret;
-    let mut sub = Substitute { map: &subst };
-    walk_body(&mut sub, &mut cbody);
-    cret.iter_mut().for_each(|t| walk_type(&mut sub, t));
+    substitute_lambda(&mut cbody, &mut cret, &subst);
     let mut stms = alam.body.stms;
     stms.extend(cbody.stms);
     let mut result = alam.body.result;
@@ -136,18 +130,14 @@ fn fuse_pair(a: Stm, c: Stm, late: bool) -> Stm {
     let mut pat = a.pat.elems;
     pat.extend(c.pat.elems);
     let (w, loc) = if late { (cw, c.loc) } else { (aw, a.loc) };
-    Stm {
-        pat: Pat { elems: pat },
-        exp: Exp::Soac(Soac::Map {
-            w,
-            arrs,
-            lam: Lambda {
-                params,
-                body: Body { stms, result },
-                ret,
-            },
-        }),
-        attrs: c.attrs,
+    map_stm(
+        pat,
+        w,
+        arrs,
+        params,
+        Body { stms, result },
+        ret,
+        c.attrs,
         loc,
-    }
+    )
 }

@@ -398,6 +398,48 @@ pub(crate) fn as_map(s: &Stm) -> Option<(&SubExp, &Vec<VName>, &Lambda)> {
 }
 
 /// Whether a lambda param is an accumulator.
+/// The param of the first map that already reads `arr`, which a second map's param `cp` of
+/// the same array can be replaced by when the two fuse (never for accumulators, whose
+/// params are threaded through each map separately).
+fn shared_param(arrs: &[VName], params: &[Param], cp: &Param, arr: &VName) -> Option<VName> {
+    arrs.iter()
+        .position(|a| a == arr)
+        .filter(|&k| !is_acc(cp) && !is_acc(&params[k]))
+        .map(|k| params[k].name.clone())
+}
+
+/// Applies `subst` to a lambda's body and return types (the second map's, once its params
+/// are replaced by the first map's).
+fn substitute_lambda(body: &mut Body, ret: &mut [Type], subst: &HashMap<VName, SubExp>) {
+    let mut sub = super::traverse::Substitute { map: subst };
+    super::traverse::walk_body(&mut sub, body);
+    ret.iter_mut().for_each(|t| walk_type(&mut sub, t));
+}
+
+/// `let pat = map w arrs (\params -> stms in result)`, with the consumer's attributes.
+#[allow(clippy::too_many_arguments)]
+fn map_stm(
+    pat: Vec<Param>,
+    w: SubExp,
+    arrs: Vec<VName>,
+    params: Vec<Param>,
+    body: Body,
+    ret: Vec<Type>,
+    attrs: Attrs,
+    loc: Option<crate::diag::SrcLoc>,
+) -> Stm {
+    Stm {
+        pat: Pat { elems: pat },
+        exp: Exp::Soac(Soac::Map {
+            w,
+            arrs,
+            lam: Lambda { params, body, ret },
+        }),
+        attrs,
+        loc,
+    }
+}
+
 pub(crate) fn is_acc(p: &Param) -> bool {
     matches!(p.ty, Type::Acc { .. })
 }

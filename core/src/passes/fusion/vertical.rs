@@ -3,8 +3,9 @@
 //! [`super`] for the rules.
 
 use super::{as_map, can_cross, certs, infos, is_acc, on_every_body, use_counts, Facts, StmInfo};
+use super::{map_stm, shared_param, substitute_lambda};
 use crate::ir::*;
-use crate::passes::traverse::{mk_stm, walk_body, walk_type, Substitute};
+use crate::passes::traverse::mk_stm;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -221,13 +222,9 @@ fn fuse_pair(p: Stm, c: Stm, extra: &[usize], place: Place) -> Stm {
                 }
                 res @ SubExp::Const(_) => consts.push(mk_stm(vec![cp], Exp::SubExp(res.clone()))),
             }
-        } else if let Some(k) = parrs
-            .iter()
-            .position(|a| *a == ca)
-            .filter(|&k| !is_acc(&cp) && !is_acc(&plam.params[k]))
-        {
+        } else if let Some(pp) = shared_param(&parrs, &plam.params, &cp, &ca) {
             // The same input as one of the producer's: its param.
-            subst.insert(cp.name, SubExp::Var(plam.params[k].name.clone()));
+            subst.insert(cp.name, SubExp::Var(pp));
         } else {
             params.push(cp);
             arrs.push(ca);
@@ -235,9 +232,7 @@ fn fuse_pair(p: Stm, c: Stm, extra: &[usize], place: Place) -> Stm {
     }
     let mut cbody = clam.body;
     let mut cret = clam.ret;
-    let mut sub = Substitute { map: &subst };
-    walk_body(&mut sub, &mut cbody);
-    cret.iter_mut().for_each(|t| walk_type(&mut sub, t));
+    substitute_lambda(&mut cbody, &mut cret, &subst);
     let mut stms = plam.body.stms;
     stms.extend(consts);
     stms.extend(cbody.stms);
@@ -253,18 +248,14 @@ fn fuse_pair(p: Stm, c: Stm, extra: &[usize], place: Place) -> Stm {
         Place::Producer => (pw, p.loc),
         Place::Consumer => (cw, c.loc),
     };
-    Stm {
-        pat: Pat { elems: pat },
-        exp: Exp::Soac(Soac::Map {
-            w,
-            arrs,
-            lam: Lambda {
-                params,
-                body: Body { stms, result },
-                ret,
-            },
-        }),
-        attrs: c.attrs,
+    map_stm(
+        pat,
+        w,
+        arrs,
+        params,
+        Body { stms, result },
+        ret,
+        c.attrs,
         loc,
-    }
+    )
 }
