@@ -37,6 +37,9 @@ enum BackendKind {
     Kernels,
     /// SPIR-V kernels on a Vulkan device (`--device N` picks one; lavapipe runs on the CPU).
     Vulkan,
+    /// The kernel IR on a Vulkan device: the flattened program's kernels generated and run by
+    /// the new runtime (it runs beside `vulkan` until it replaces it).
+    VulkanKernels,
 }
 
 impl BackendKind {
@@ -47,11 +50,16 @@ impl BackendKind {
             BackendKind::Interp => Ok(Box::new(InterpBackend)),
             BackendKind::Oracle => Ok(Box::new(OracleBackend)),
             BackendKind::Kernels => Ok(Box::new(KernelsBackend::default())),
-            BackendKind::Vulkan => {
-                let b = vkad_spirv::VulkanBackend::new(vkad_spirv::ContextOptions {
+            BackendKind::Vulkan | BackendKind::VulkanKernels => {
+                let opts = vkad_spirv::ContextOptions {
                     device,
                     validation: std::env::var("VKAD_VALIDATION").is_ok_and(|v| v == "1"),
-                });
+                };
+                let b = if matches!(self, BackendKind::Vulkan) {
+                    vkad_spirv::VulkanBackend::new(opts)
+                } else {
+                    vkad_spirv::VulkanBackend::kernels(opts)
+                };
                 b.context().map_err(|e| Failure(format!("error: {e}")))?;
                 Ok(Box::new(b))
             }

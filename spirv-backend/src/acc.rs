@@ -63,6 +63,18 @@ fn exp_updates(e: &Exp) -> bool {
     }
 }
 
+/// Whatever holds the executor: the executor itself, or a runtime that runs host code around it
+/// (so that `withacc` can run a body of either).
+pub(crate) trait HasExec<'a> {
+    fn exec(&mut self) -> &mut Exec<'a>;
+}
+
+impl<'a> HasExec<'a> for Exec<'a> {
+    fn exec(&mut self) -> &mut Exec<'a> {
+        self
+    }
+}
+
 fn fix(i: usize) -> DimIndex {
     DimIndex::Fix(SubExp::Const(PrimValue::I64(i as i64)))
 }
@@ -75,15 +87,36 @@ impl<'a> Exec<'a> {
         lam: &'a Lambda,
         loc: &Option<SrcLoc>,
     ) -> E<Vec<HVal>> {
-        if lam.params.len() != inputs.len() {
+        Self::with_acc_then(self, inputs, &lam.params, loc, |ex| ex.body(&lam.body, loc))
+    }
+
+    /// Runs `withacc inputs` with the accumulator parameters `params` bound while `body` runs
+    /// on `state` (the executor, or a runtime around it); the body's first results are the
+    /// accumulators, which give their arrays.
+    pub(crate) fn with_acc_then<S: HasExec<'a>>(
+        state: &mut S,
+        inputs: &'a [AccInput],
+        params: &[ir::Param],
+        loc: &Option<SrcLoc>,
+        body: impl FnOnce(&mut S) -> E<Vec<HVal>>,
+    ) -> E<Vec<HVal>> {
+        if params.len() != inputs.len() {
             return Err(at(
                 loc,
                 "internal error: withacc lambda must take one accumulator per input",
             ));
         }
-        let base = self.accs.len();
-        let r = self.with_acc_inner(inputs, lam, base, loc);
-        let states = self.accs.split_off(base);
+        let ex = state.exec();
+        let base = ex.accs.len();
+        let r = match ex.acc_begin(inputs, params, base, loc) {
+            Ok(()) => body(state),
+            Err(e) => Err(e),
+        };
+        let ex = state.exec();
+        for p in params {
+            ex.env.remove(&p.name.id);
+        }
+        let states = ex.accs.split_off(base);
         let res = r?;
         let mut out: Vec<HVal> = states
             .into_iter()
@@ -93,13 +126,14 @@ impl<'a> Exec<'a> {
         Ok(out)
     }
 
-    fn with_acc_inner(
+    /// Makes the accumulators of `inputs` (numbered from `base`) and binds `params` to them.
+    fn acc_begin(
         &mut self,
         inputs: &'a [AccInput],
-        lam: &'a Lambda,
+        params: &[ir::Param],
         base: usize,
         loc: &Option<SrcLoc>,
-    ) -> E<Vec<HVal>> {
+    ) -> E<()> {
         for inp in inputs {
             let shape = inp
                 .shape
@@ -135,14 +169,10 @@ impl<'a> Exec<'a> {
                 op: inp.op.as_ref(),
             });
         }
-        for (k, p) in lam.params.iter().enumerate() {
+        for (k, p) in params.iter().enumerate() {
             self.set(&p.name, HVal::Acc(base + k));
         }
-        let r = self.body(&lam.body, loc);
-        for p in &lam.params {
-            self.env.remove(&p.name.id);
-        }
-        r
+        Ok(())
     }
 
     /// Runs `upd_acc acc [idx] vals` at host level; returns the accumulator.
@@ -240,6 +270,30 @@ impl<'a> Exec<'a> {
         r
     }
 
+    /// What a kernel reading the host variables `names` needs to update the accumulators among
+    /// them, and those accumulators' arrays (to restore them when a launch must be repeated).
+    pub(crate) fn acc_kernel(
+        &self,
+        names: &[VName],
+    ) -> (crate::kernel::AccKernel<'a>, Vec<super::DArr>) {
+        let info = self.ctx.info();
+        let mut ak = crate::kernel::AccKernel {
+            ops: Default::default(),
+            f32_add: info.float32_atomic_add,
+            i64_atomics: info.int64_atomics,
+        };
+        let mut acc_arrs = Vec::new();
+        for v in names {
+            if let Some(HVal::Acc(k)) = self.env.get(&v.id) {
+                let st = &self.accs[*k];
+                if ak.ops.insert(v.id, st.op).is_none() {
+                    acc_arrs.extend(st.arrs.iter().cloned());
+                }
+            }
+        }
+        (ak, acc_arrs)
+    }
+
     /// Runs a `map` involving accumulators as one kernel with atomic updates; `None` when the
     /// kernel cannot express it (then [`Exec::acc_map`] runs it).
     pub(super) fn acc_map_kernel(
@@ -257,21 +311,7 @@ impl<'a> Exec<'a> {
         // The accumulators the kernel can reach: inputs and free variables.
         let mut names: Vec<VName> = arrs.to_vec();
         super::free_vars_stm(stm, &mut names);
-        let info = self.ctx.info().clone();
-        let mut ak = crate::kernel::AccKernel {
-            ops: Default::default(),
-            f32_add: info.float32_atomic_add,
-            i64_atomics: info.int64_atomics,
-        };
-        let mut acc_arrs = Vec::new();
-        for v in &names {
-            if let Some(HVal::Acc(k)) = self.env.get(&v.id) {
-                let st = &self.accs[*k];
-                if ak.ops.insert(v.id, st.op).is_none() {
-                    acc_arrs.extend(st.arrs.iter().cloned());
-                }
-            }
-        }
+        let (ak, acc_arrs) = self.acc_kernel(&names);
         let prog = self.prog;
         let lavapipe = self.is_lavapipe();
         let made = self.lambda_kernel(stm, 40, &[], |_, ht| {
@@ -321,8 +361,8 @@ impl<'a> Exec<'a> {
                 outs.iter().map(|o| o.buf.clone()).collect();
             let refs: Vec<&vkad_vk::Buffer> = bufs.iter().map(|b| &**b).collect();
             if super::map_scratch::uses_scratch(&code) {
-                let key = stm as *const ir::Stm as usize;
-                self.launch_map_scratch(&code, key, lam, n, &refs, &acc_arrs, loc)?;
+                let key = super::map_scratch::ScratchKey::Stm(stm as *const ir::Stm as usize);
+                self.launch_map_scratch(&code, key, &lam.body.stms, n, &refs, &acc_arrs, loc)?;
             } else {
                 let r = self.launch(&code, &[], &refs, &[], Self::groups_for(n), loc);
                 r.map_err(|e| self.device_limit(e))?;

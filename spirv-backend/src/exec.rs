@@ -17,14 +17,14 @@ use vkad_vk::{Buffer, Context, Dispatch, KernelTiming};
 pub type E<T> = Result<T, String>;
 
 #[path = "map_scratch.rs"]
-mod map_scratch;
+pub(crate) mod map_scratch;
 
 #[path = "acc.rs"]
-mod acc;
+pub(crate) mod acc;
 #[path = "array_ops.rs"]
 mod array_ops;
 
-fn at(loc: &Option<SrcLoc>, msg: impl std::fmt::Display) -> String {
+pub(crate) fn at(loc: &Option<SrcLoc>, msg: impl std::fmt::Display) -> String {
     match loc {
         Some(l) => format!("{l}: {msg}"),
         None => msg.to_string(),
@@ -151,15 +151,15 @@ pub struct Exec<'a> {
     /// Launches made so far by that statement.
     pass: u32,
     /// Timings of every launch, when profiling.
-    profile: Option<Vec<KernelTiming>>,
+    pub(crate) profile: Option<Vec<KernelTiming>>,
     /// When set, every kernel module made during the run is recorded here (`vkad spirv`).
     pub record: Option<Vec<crate::record::CompiledModule>>,
     /// The statement being run (innermost), for recording.
     cur: Option<&'a Stm>,
-    /// Per `map` statement: the per-thread scratch capacity (32-bit, 64-bit words) that sufficed.
-    scratch_caps: HashMap<usize, [u64; 2]>,
+    /// Per `map` kernel: the per-thread scratch capacity (32-bit, 64-bit words) that sufficed.
+    scratch_caps: HashMap<map_scratch::ScratchKey, [u64; 2]>,
     /// How kernels reach arrays (set before the first kernel is made; see `gen::Addressing`).
-    addressing: Addressing,
+    pub(crate) addressing: Addressing,
     /// The accumulators of the running `withacc`s, innermost last.
     accs: Vec<acc::AccState<'a>>,
 }
@@ -247,7 +247,7 @@ impl<'a> Exec<'a> {
 
     // ----- environment -------------------------------------------------------------------------
 
-    fn get(&self, v: &ir::VName, loc: &Option<SrcLoc>) -> E<&HVal> {
+    pub(crate) fn get(&self, v: &ir::VName, loc: &Option<SrcLoc>) -> E<&HVal> {
         match self.env.get(&v.id) {
             Some(HVal::Empty) | None => Err(at(
                 loc,
@@ -256,13 +256,13 @@ impl<'a> Exec<'a> {
             Some(x) => Ok(x),
         }
     }
-    fn val(&self, se: &SubExp, loc: &Option<SrcLoc>) -> E<HVal> {
+    pub(crate) fn val(&self, se: &SubExp, loc: &Option<SrcLoc>) -> E<HVal> {
         match se {
             SubExp::Const(c) => Ok(HVal::P(*c)),
             SubExp::Var(v) => self.get(v, loc).cloned(),
         }
     }
-    fn prim(&self, se: &SubExp, loc: &Option<SrcLoc>) -> E<PrimValue> {
+    pub(crate) fn prim(&self, se: &SubExp, loc: &Option<SrcLoc>) -> E<PrimValue> {
         match self.val(se, loc)? {
             HVal::P(p) => Ok(p),
             _ => Err(at(loc, "internal error: expected a scalar")),
@@ -274,7 +274,7 @@ impl<'a> Exec<'a> {
             _ => Err(at(loc, format!("internal error: `{v}` is not an array"))),
         }
     }
-    fn size(&self, se: &SubExp, loc: &Option<SrcLoc>) -> E<usize> {
+    pub(crate) fn size(&self, se: &SubExp, loc: &Option<SrcLoc>) -> E<usize> {
         let p = self.prim(se, loc)?;
         match p.as_i128() {
             Some(n) if n >= 0 => {
@@ -284,10 +284,14 @@ impl<'a> Exec<'a> {
             None => Err(at(loc, "internal error: size of a non-integer")),
         }
     }
-    fn set(&mut self, v: &ir::VName, x: HVal) {
+    pub(crate) fn set(&mut self, v: &ir::VName, x: HVal) {
         self.env.insert(v.id, x);
     }
-    fn take(&mut self, v: &ir::VName, loc: &Option<SrcLoc>) -> E<DArr> {
+    /// Forgets `v` (its value, when nothing else holds it, is freed).
+    pub(crate) fn unset(&mut self, v: &ir::VName) -> Option<HVal> {
+        self.env.remove(&v.id)
+    }
+    pub(crate) fn take(&mut self, v: &ir::VName, loc: &Option<SrcLoc>) -> E<DArr> {
         let a = self.arr(v, loc)?;
         self.env.insert(v.id, HVal::Empty);
         Ok(a)
@@ -300,7 +304,7 @@ impl<'a> Exec<'a> {
         }
     }
 
-    fn host_ty(&self, v: &ir::VName) -> Option<HostTy> {
+    pub(crate) fn host_ty(&self, v: &ir::VName) -> Option<HostTy> {
         match self.env.get(&v.id)? {
             HVal::P(p) => Some(HostTy::Prim(p.prim_type())),
             HVal::A(a) => Some(HostTy::Arr(a.elem, a.shape.len())),
@@ -518,7 +522,7 @@ impl<'a> Exec<'a> {
         }
     }
 
-    fn groups_for(n: usize) -> u32 {
+    pub(crate) fn groups_for(n: usize) -> u32 {
         n.div_ceil(WG as usize).clamp(1, 65535) as u32
     }
 
@@ -649,6 +653,12 @@ impl<'a> Exec<'a> {
         Ok(())
     }
 
+    /// Names the launches that follow (`label.pass @ loc` in profiles) until the next statement.
+    pub(crate) fn begin_launches(&mut self, label: &'static str) {
+        self.label = label;
+        self.pass = 0;
+    }
+
     /// Records a newly made kernel module when recording.
     fn note(&mut self, name: &str, code: &KernelCode) {
         let cur = self.cur;
@@ -660,7 +670,7 @@ impl<'a> Exec<'a> {
     /// Runs one statement. A statement without a location (code that AD or lowering made)
     /// reports errors and names its kernels with the location of the innermost enclosing
     /// `loop`/`if`/`with_acc` that has one, so that profiles attribute every launch.
-    fn stm(&mut self, stm: &'a Stm) -> E<()> {
+    pub(crate) fn stm(&mut self, stm: &'a Stm) -> E<()> {
         let saved = self.enclosing.clone();
         if stm.loc.is_some()
             && matches!(
@@ -1324,8 +1334,8 @@ impl<'a> Exec<'a> {
                 let bufs: Vec<Arc<Buffer>> = outs.iter().map(|o| o.buf.clone()).collect();
                 let refs: Vec<&Buffer> = bufs.iter().map(|b| &**b).collect();
                 if map_scratch::uses_scratch(&code) {
-                    let key = stm as *const Stm as usize;
-                    self.launch_map_scratch(&code, key, lam, n, &refs, &[], loc)?;
+                    let key = map_scratch::ScratchKey::Stm(stm as *const Stm as usize);
+                    self.launch_map_scratch(&code, key, &lam.body.stms, n, &refs, &[], loc)?;
                 } else {
                     let r = self.launch(&code, &[], &refs, &[], Self::groups_for(n), loc);
                     r.map_err(|e| self.device_limit(e))?;
@@ -1791,7 +1801,7 @@ impl<'a> Exec<'a> {
 
 /// Splits an operator on `k`-tuples into `k` scalar operators when result `i` depends only on
 /// parameters `i` and `k + i` (and free variables).
-fn split_operator(op: &ir::Operator) -> Option<Vec<ir::Operator>> {
+pub(crate) fn split_operator(op: &ir::Operator) -> Option<Vec<ir::Operator>> {
     let lam = &op.lam;
     let k = lam.body.result.len();
     if lam.params.len() != 2 * k || op.neutral.len() != k {
@@ -1909,7 +1919,7 @@ pub fn natural(shape: &[usize]) -> Vec<i64> {
 }
 
 /// All variables a statement mentions (over-approximates the free ones; used for cache keys).
-fn free_vars_stm(stm: &Stm, out: &mut Vec<ir::VName>) {
+pub(crate) fn free_vars_stm(stm: &Stm, out: &mut Vec<ir::VName>) {
     fn se(s: &SubExp, out: &mut Vec<ir::VName>) {
         if let SubExp::Var(v) = s {
             out.push(v.clone());
@@ -2006,6 +2016,55 @@ impl ArgDesc {
     fn type_name(&self) -> String {
         format!("{}{}", shape_str(&self.shape), self.elem.name())
     }
+}
+
+/// What [`check_arg_descs`] needs of each argument; an error for a host array whose data does
+/// not fill its shape or a device array whose buffer is too small.
+pub(crate) fn describe_args(args: &[crate::device::Arg]) -> E<Vec<ArgDesc>> {
+    use crate::device::Arg;
+    let mut descs = Vec::with_capacity(args.len());
+    for (k, a) in args.iter().enumerate() {
+        descs.push(match a {
+            Arg::Host(Value::Array(arr)) => {
+                if arr.shape.iter().product::<usize>() != arr.data.len() {
+                    return Err(format!(
+                        "argument {}: array of shape {:?} has {} elements",
+                        k + 1,
+                        arr.shape,
+                        arr.data.len()
+                    ));
+                }
+                ArgDesc {
+                    elem: arr.elem_type(),
+                    shape: arr.shape.clone(),
+                    scalar: None,
+                }
+            }
+            Arg::Host(Value::Scalar(p)) => ArgDesc {
+                elem: p.prim_type(),
+                shape: vec![],
+                scalar: Some(*p),
+            },
+            Arg::Device(d) => {
+                let need = (d.shape.iter().product::<usize>() * wsize(d.elem)) as u64;
+                if d.buffer.size() < need {
+                    return Err(format!(
+                        "argument {}: a device array {}{} needs {need} bytes, the buffer has {}",
+                        k + 1,
+                        shape_str(&d.shape),
+                        d.elem.name(),
+                        d.buffer.size()
+                    ));
+                }
+                ArgDesc {
+                    elem: d.elem,
+                    shape: d.shape.clone(),
+                    scalar: None,
+                }
+            }
+        });
+    }
+    Ok(descs)
 }
 
 /// The sizes of an entry's parameters inferred from the arguments, checked like the interpreter.
@@ -2149,76 +2208,9 @@ fn run_args_timed(
     let f = prog
         .entry(entry)
         .ok_or_else(|| format!("no entry point named `{entry}`"))?;
-    let mut descs = Vec::with_capacity(args.len());
-    for (k, a) in args.iter().enumerate() {
-        descs.push(match a {
-            Arg::Host(Value::Array(arr)) => {
-                if arr.shape.iter().product::<usize>() != arr.data.len() {
-                    return Err(format!(
-                        "argument {}: array of shape {:?} has {} elements",
-                        k + 1,
-                        arr.shape,
-                        arr.data.len()
-                    ));
-                }
-                ArgDesc {
-                    elem: arr.elem_type(),
-                    shape: arr.shape.clone(),
-                    scalar: None,
-                }
-            }
-            Arg::Host(Value::Scalar(p)) => ArgDesc {
-                elem: p.prim_type(),
-                shape: vec![],
-                scalar: Some(*p),
-            },
-            Arg::Device(d) => {
-                let need = (d.shape.iter().product::<usize>() * wsize(d.elem)) as u64;
-                if d.buffer.size() < need {
-                    return Err(format!(
-                        "argument {}: a device array {}{} needs {need} bytes, the buffer has {}",
-                        k + 1,
-                        shape_str(&d.shape),
-                        d.elem.name(),
-                        d.buffer.size()
-                    ));
-                }
-                ArgDesc {
-                    elem: d.elem,
-                    shape: d.shape.clone(),
-                    scalar: None,
-                }
-            }
-        });
-    }
+    let descs = describe_args(&args)?;
     let sizes = check_arg_descs(f, entry, &descs)?;
-    // Accumulators that only maps update run as histograms (`passes::acc_to_hist`), vectorised
-    // histograms as histograms of scalars (`passes::hist_flatten`), histograms whose indices
-    // are provably distinct are marked for plain read-modify-writes (`passes::hist_disjoint`),
-    // scans of scalars and rows as scans of columns (`passes::scan_columns`), and histograms whose operator mixes tuple
-    // components (no atomics for those) by sorting (`passes::hist_sort`).
-    let mut rewritten = None;
-    if any_exp(prog, &|e| {
-        matches!(e, Exp::WithAcc { .. } | Exp::Soac(Soac::Hist { .. })) || row_scan(e)
-    }) {
-        let p = vkad_core::passes::acc_to_hist::acc_to_hist(prog.clone());
-        let p = vkad_core::passes::hist_flatten::hist_flatten(p);
-        let p = vkad_core::passes::hist_disjoint::hist_disjoint(p);
-        let p = vkad_core::passes::scan_columns::scan_columns_where(p, &|op| row_and_scalar(op));
-        rewritten = Some(vkad_core::passes::hist_sort::hist_sort(p, &|op| {
-            op.lam.ret.len() > 1 && split_operator(op).is_none()
-        }));
-    }
-    // Sorts run as radix sort kernels (`sort`) at host level; inside parallel operators (and
-    // everywhere on devices with too little shared memory for the kernels) as loops of SOACs.
-    let cur = rewritten.as_ref().unwrap_or(prog);
-    if any_exp(cur, &|e| matches!(e, Exp::SortByKey { .. })) {
-        let everywhere = (ctx.info().max_shared_memory as usize) < crate::sort::SHARED_BYTES;
-        rewritten = Some(vkad_core::passes::sort_lower::sort_lower(
-            cur.clone(),
-            everywhere,
-        ));
-    }
+    let rewritten = crate::passes::vulkan_passes(prog, ctx.info());
     let prog = rewritten.as_ref().unwrap_or(prog);
     let mut ex = Exec::new(ctx, prog)?;
     // Device addresses when every buffer has one; descriptors for recorded modules (their
@@ -2234,39 +2226,6 @@ fn run_args_timed(
     crate::gen::with_addressing(ex.addressing, || {
         run_on(&mut ex, f, entry, sizes, args, device_out, record, profile)
     })
-}
-
-/// Whether any expression of `prog` (nested ones included) satisfies `f`.
-fn any_exp(prog: &ir::Program, f: &dyn Fn(&Exp) -> bool) -> bool {
-    fn body(b: &Body, f: &dyn Fn(&Exp) -> bool) -> bool {
-        b.stms.iter().any(|s| {
-            f(&s.exp)
-                || match &s.exp {
-                    Exp::If { then_b, else_b, .. } => body(then_b, f) || body(else_b, f),
-                    Exp::Loop { body: lb, .. } => body(lb, f),
-                    Exp::WithAcc { lam, .. } | Exp::Soac(Soac::Map { lam, .. }) => {
-                        body(&lam.body, f)
-                    }
-                    Exp::Soac(
-                        Soac::Reduce { op, .. } | Soac::Scan { op, .. } | Soac::Hist { op, .. },
-                    ) => body(&op.lam.body, f),
-                    _ => false,
-                }
-        })
-    }
-    prog.funs.iter().any(|fd| body(&fd.body, f))
-}
-
-/// A `scan`/`reduce` over tuples of scalars and rows (AD's segmented scans of vectorised
-/// histograms; `passes::scan_columns` makes them scans of columns).
-fn row_scan(e: &Exp) -> bool {
-    matches!(e, Exp::Soac(Soac::Scan { op, .. } | Soac::Reduce { op, .. }) if row_and_scalar(op))
-}
-
-fn row_and_scalar(op: &ir::Operator) -> bool {
-    let k = op.neutral.len();
-    let ranks: Vec<usize> = op.lam.params.iter().take(k).map(|p| p.ty.rank()).collect();
-    ranks.contains(&0) && ranks.contains(&1)
 }
 
 /// The rest of [`run_args_timed`], with the addressing mode set.

@@ -1144,46 +1144,10 @@ pub fn map_kernel_accs<'p>(
     lavapipe: bool,
     accs: Option<AccKernel<'p>>,
 ) -> R<KernelCode> {
-    let is_acc: Vec<bool> = lam
-        .ret
-        .iter()
-        .map(|t| matches!(t, Type::Acc { .. }))
-        .collect();
-    if accs.is_none() && is_acc.iter().any(|&a| a) {
-        return Err(unsupported("a `map` returning accumulators", loc));
-    }
-    let rets: Vec<&Type> = lam
-        .ret
-        .iter()
-        .zip(&is_acc)
-        .filter(|(_, &a)| !a)
-        .map(|(t, _)| t)
-        .collect();
-    let mut outs = Vec::with_capacity(rets.len());
-    for t in &rets {
-        match t.elem() {
-            Some(e) => outs.push(e),
-            None => return Err(unsupported("a `map` returning accumulators", loc)),
-        }
-    }
     let mut g = Gen::new()?;
     let mut k = KCtx::new(prog, host_types);
     k.acc_info = accs;
     let n = k.arg(&mut g, ArgSrc::Sub(w.clone()), PrimType::I64)?;
-    k.scratch = Some(Scratch::new(&mut g, &mut k)?);
-    if lavapipe {
-        k.loop_check = true;
-        g.count_loops()?;
-    }
-    // Row shapes of array results (host-known sizes).
-    let mut row_dims = Vec::with_capacity(rets.len());
-    for t in &rets {
-        let mut sizes = Vec::new();
-        for d in t.shape() {
-            sizes.push(k.arg(&mut g, ArgSrc::Sub(d.clone()), PrimType::I64)?);
-        }
-        row_dims.push(natural(&mut g, &sizes)?);
-    }
     let mut views = Vec::with_capacity(arrs.len());
     for a in arrs {
         match k.var(&mut g, a, loc)? {
@@ -1191,77 +1155,9 @@ pub fn map_kernel_accs<'p>(
             x => views.push(x),
         }
     }
-    let mut out_bi = Vec::with_capacity(outs.len());
-    for (j, &t) in outs.iter().enumerate() {
-        out_bi.push(g.binding(crate::gen::word_kind(t)));
-        k.binds.push(BindSrc::Out(j));
-    }
-    let u64t = g.t_u64();
-    let bt = g.t_bool();
-    // Grid-stride loop written out (the body needs `k` mutably).
-    let gid = g.global_id()?;
-    let gid = g.b.u_convert(u64t, None, gid).ie()?;
-    let ng = g.num_groups()?;
-    let ng = g.b.u_convert(u64t, None, ng).ie()?;
-    let wg = g.c_u64(crate::gen::WG as u64);
-    let total = g.b.i_mul(u64t, None, ng, wg).ie()?;
-    // Rows [literal 2, literal 3) when literal 3 is not 0, else all rows.
-    let r0 = k.arg(&mut g, ArgSrc::Lit(2), PrimType::I64)?;
-    let r1 = k.arg(&mut g, ArgSrc::Lit(3), PrimType::I64)?;
-    let z = g.c_u64(0);
-    let all = g.b.i_equal(bt, None, r1, z).ie()?;
-    let n = g.b.select(u64t, None, all, n, r1).ie()?;
-    let first = g.b.i_add(u64t, None, gid, r0).ie()?;
-    let iv = g.var(u64t);
-    g.store(iv, first)?;
-    let st = g.begin_loop()?;
-    let i = g.load(u64t, iv)?;
-    let c = g.b.u_less_than(bt, None, i, n).ie()?;
-    let c = k.live(&mut g, c)?;
-    g.loop_cond(st, c)?;
-    let i = g.load(u64t, iv)?;
-    k.scratch_restart(&mut g)?;
-    let args = k.rows_of(&mut g, &views, i, loc)?;
-    let r: Vec<KVal> = k
-        .lambda(&mut g, lam, args, loc)?
-        .into_iter()
-        .zip(&is_acc)
-        .filter(|(_, &a)| !a)
-        .map(|(x, _)| x)
-        .collect();
-    let mut dsts = Vec::with_capacity(r.len());
-    for ((&bi, &t), dims) in out_bi.iter().zip(&outs).zip(&row_dims) {
-        // Row i of output: offset i * row length.
-        let rowlen = match dims.first() {
-            Some(&(s0, st0)) => g.b.i_mul(u64t, None, s0, st0).ie()?,
-            None => g.c_u64(1),
-        };
-        let off = g.b.i_mul(u64t, None, i, rowlen).ie()?;
-        let dst = View {
-            bi,
-            elem: t,
-            off,
-            dims: dims.clone(),
-        };
-        dsts.push(dst);
-    }
-    k.write_all(&mut g, &dsts, &r, loc)?;
-    let i1 = g.b.i_add(u64t, None, i, total).ie()?;
-    g.store(iv, i1)?;
-    k.backedge_lt(&mut g, i1, n, loc)?;
-    g.end_loop(st)?;
-    // Loops that check no limit of their own (copies, fills, inner folds) may have been cut
-    // short by lavapipe: a thread reports at the end if any loop left while its condition held.
-    k.exhausted(&mut g, loc)?;
-    let uses_f64 = g.uses_f64;
-    let errors = g.errors.clone();
-    let words = g.finish()?;
-    Ok(KernelCode {
-        words,
-        args: k.args,
-        binds: k.binds,
-        errors,
-        uses_f64,
+    crate::codegen::map::grid(k, g, n, &lam.ret, loc, lavapipe, |k, g, i| {
+        let args = k.rows_of(g, &views, i, loc)?;
+        k.lambda(g, lam, args, loc)
     })
 }
 

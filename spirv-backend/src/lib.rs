@@ -95,13 +95,16 @@
 //! `scanvecbenchtests.fut` (`vecmul`), whose results are then wrong without an error).
 
 pub mod bench;
+mod codegen;
 pub mod device;
 mod exec;
 mod gen;
 mod kernel;
+mod passes;
 mod prims;
 pub mod profile;
 pub mod record;
+pub mod runtime;
 mod scalar;
 mod segmented;
 mod sort;
@@ -157,10 +160,31 @@ pub fn run_entry_profiled(
     exec::run_profiled(ctx, &compiled.ir, entry, args, true)
 }
 
+/// [`run_entry_profiled`] through the kernel IR: flattened, planned and run by module
+/// [`runtime`] with the tuning values `thresholds`.
+pub fn run_entry_kernels(
+    ctx: &Context,
+    compiled: &Compiled,
+    entry: &str,
+    args: Vec<Value>,
+    thresholds: &vkad_core::seg::Thresholds,
+    profile: bool,
+) -> Result<(Vec<Value>, Vec<KernelTiming>), String> {
+    if let Some(d) = compiled.entry_errors.get(entry) {
+        let text = d.render(&compiled.sources);
+        let text = text.strip_prefix("error: ").unwrap_or(&text);
+        return Err(text.to_string());
+    }
+    let prog = runtime::DeviceProgram::new(ctx, &compiled.ir)?;
+    prog.run(ctx, entry, args, thresholds, profile)
+}
+
 /// The Vulkan backend for the test runner and the CLI: one device context, made on first use.
 pub struct VulkanBackend {
     opts: ContextOptions,
     ctx: Mutex<Option<std::sync::Arc<Context>>>,
+    /// Run through the kernel IR ([`run_entry_kernels`]) rather than the SOAC-level executor.
+    kernel_ir: bool,
 }
 
 impl VulkanBackend {
@@ -169,6 +193,15 @@ impl VulkanBackend {
         VulkanBackend {
             opts,
             ctx: Mutex::new(None),
+            kernel_ir: false,
+        }
+    }
+
+    /// A backend that runs programs through the kernel IR (`-b vulkan-kernels`).
+    pub fn kernels(opts: ContextOptions) -> VulkanBackend {
+        VulkanBackend {
+            kernel_ir: true,
+            ..VulkanBackend::new(opts)
         }
     }
 
@@ -194,7 +227,11 @@ impl VulkanBackend {
 
 impl Backend for VulkanBackend {
     fn name(&self) -> &str {
-        "vulkan"
+        if self.kernel_ir {
+            "vulkan-kernels"
+        } else {
+            "vulkan"
+        }
     }
     fn run(
         &self,
@@ -203,6 +240,11 @@ impl Backend for VulkanBackend {
         args: Vec<Value>,
     ) -> Result<Vec<Value>, String> {
         let ctx = self.context()?;
-        run_entry(&ctx, compiled, entry, args)
+        if self.kernel_ir {
+            let th = vkad_core::seg::Thresholds::all(vkad_core::seg::Thresholds::DEFAULT);
+            run_entry_kernels(&ctx, compiled, entry, args, &th, false).map(|(v, _)| v)
+        } else {
+            run_entry(&ctx, compiled, entry, args)
+        }
     }
 }

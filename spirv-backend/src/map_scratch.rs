@@ -16,6 +16,14 @@ pub const SCRATCH_BUDGET: u64 = 256 << 20;
 /// Launches at most this many times before giving up.
 const MAX_TRIES: usize = 12;
 
+/// What a scratch capacity is remembered by: a SOAC-level `map` statement (its address) or a
+/// kernel of a planned program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScratchKey {
+    Stm(usize),
+    Kernel(crate::runtime::plan::KernelId),
+}
+
 /// Whether a kernel uses scratch memory.
 pub fn uses_scratch(code: &KernelCode) -> bool {
     code.binds.iter().any(|b| matches!(b, BindSrc::Tmp(_)))
@@ -23,18 +31,18 @@ pub fn uses_scratch(code: &KernelCode) -> bool {
 
 impl<'a> Exec<'a> {
     /// Whether the device is lavapipe (which stops loops after 65535 iterations per thread).
-    pub(super) fn is_lavapipe(&self) -> bool {
+    pub(crate) fn is_lavapipe(&self) -> bool {
         let i = self.ctx.info();
         i.name.contains("llvmpipe") || i.driver.contains("llvmpipe")
     }
 
     /// Launches the `map` kernel `code` over `n` rows with scratch memory.
     #[allow(clippy::too_many_arguments)] // the map's kernel, sizes, outputs and accumulators
-    pub(super) fn launch_map_scratch(
+    pub(crate) fn launch_map_scratch(
         &mut self,
         code: &KernelCode,
-        key: usize,
-        lam: &ir::Lambda,
+        key: ScratchKey,
+        stms: &[ir::Stm],
         n: usize,
         outs: &[&Buffer],
         accs: &[super::DArr],
@@ -44,7 +52,7 @@ impl<'a> Exec<'a> {
             Some(&c) => c,
             None => {
                 let mut c = [0u64; 2];
-                self.estimate_body(&lam.body, &mut c, 0);
+                self.estimate_stms(stms, &mut c, 0);
                 c
             }
         };
@@ -133,7 +141,7 @@ impl<'a> Exec<'a> {
     /// Runtime errors of lavapipe's loop limit are a limitation of the device: reported as
     /// "not supported by the Vulkan device ..." (which the test runner counts as skipped) with
     /// the location of the loop at the end.
-    pub(super) fn device_limit(&self, e: String) -> String {
+    pub(crate) fn device_limit(&self, e: String) -> String {
         let msg = crate::kernel::LOOP_LIMIT_MSG;
         match e.strip_suffix(msg) {
             Some(head) => {
@@ -187,10 +195,15 @@ impl<'a> Exec<'a> {
     /// A first guess of the per-thread scratch a body needs: the sizes of the arrays its
     /// statements create, where the host knows them (the kernel reports anything more).
     fn estimate_body(&self, b: &Body, c: &mut [u64; 2], depth: usize) {
+        self.estimate_stms(&b.stms, c, depth)
+    }
+
+    /// [`Exec::estimate_body`] of statements.
+    fn estimate_stms(&self, stms: &[ir::Stm], c: &mut [u64; 2], depth: usize) {
         if depth > 8 {
             return;
         }
-        for s in &b.stms {
+        for s in stms {
             let creates = matches!(
                 &s.exp,
                 Exp::Update(..)

@@ -429,7 +429,7 @@ impl<'p> KCtx<'p> {
     }
 
     /// Frees all of this thread's scratch (a new row of the `map`).
-    pub(super) fn scratch_restart(&mut self, g: &mut Gen) -> R<()> {
+    pub(crate) fn scratch_restart(&mut self, g: &mut Gen) -> R<()> {
         if let Some(s) = &self.scratch {
             let (a, b) = (s.top[0], s.top[1]);
             let z = g.c_u64(0);
@@ -440,7 +440,7 @@ impl<'p> KCtx<'p> {
     }
 
     /// A loop condition that is also false once the thread has overflowed its scratch.
-    pub(super) fn live(&mut self, g: &mut Gen, c: Word) -> R<Word> {
+    pub(crate) fn live(&mut self, g: &mut Gen, c: Word) -> R<Word> {
         match &self.scratch {
             Some(s) => {
                 let ovf = s.ovf;
@@ -477,7 +477,7 @@ impl<'p> KCtx<'p> {
     /// At the end of the kernel: reports lavapipe's loop limit if a loop of the thread was cut
     /// short by it ([`Gen::loop_cut`]: loops without a check of their own, such as copies,
     /// fills and inner folds, would otherwise stop early silently).
-    pub(super) fn exhausted(&mut self, g: &mut Gen, loc: &Option<SrcLoc>) -> R<()> {
+    pub(crate) fn exhausted(&mut self, g: &mut Gen, loc: &Option<SrcLoc>) -> R<()> {
         if !self.loop_check {
             return Ok(());
         }
@@ -491,7 +491,7 @@ impl<'p> KCtx<'p> {
     }
 
     /// [`KCtx::backedge`] for a loop that goes on while `next < n` (u64).
-    pub(super) fn backedge_lt(
+    pub(crate) fn backedge_lt(
         &mut self,
         g: &mut Gen,
         next: Word,
@@ -751,7 +751,7 @@ impl<'p> KCtx<'p> {
 
     /// Row `i` of each of `xs`, computing the function of an inner `map` once for all of its
     /// results among `xs` (instead of once per result).
-    pub(super) fn rows_of(
+    pub(crate) fn rows_of(
         &mut self,
         g: &mut Gen,
         xs: &[KVal],
@@ -805,7 +805,7 @@ impl<'p> KCtx<'p> {
     /// Writes each of `xs` into the view of the same index in `dsts`; results of one inner
     /// `map` with rows of the same length are written in one loop (computing its function
     /// once per row).
-    pub(super) fn write_all(
+    pub(crate) fn write_all(
         &mut self,
         g: &mut Gen,
         dsts: &[View],

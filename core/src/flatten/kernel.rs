@@ -1,11 +1,12 @@
 //! The flattening rules (see the module docs of [`super`]) applied to host bodies and map
 //! nests.
 
-use super::nest::{free_in, invariant, rename_se, rename_stms, Entry, Level, Nest, Types};
+use super::nest::{invariant, rename_se, rename_stms, Entry, Level, Nest, Types};
 use super::MAX_VERSIONED_DEPTH;
 use crate::diag::SrcLoc;
 use crate::ir::{self, Attrs, BinOp, Body, Exp, ExtType, LoopForm, NameSource};
 use crate::ir::{Param, Soac, Stm, SubExp, Type, VName};
+use crate::passes::traverse::free_vars;
 use crate::passes::traverse::fresh_lambda;
 use crate::prim::{IntType, PrimType};
 use crate::seg::{HistOp, HostBody, HostExp, HostLambda, HostStm, KernelBody, KernelResult};
@@ -157,7 +158,7 @@ fn units<'s>(stms: &'s [Stm], result: &[SubExp], types: &Types) -> Vec<Unit<'s>>
             continue;
         }
         let outs: HashSet<&VName> = p.pat.elems.iter().map(|e| &e.name).collect();
-        let reads = free_in(std::slice::from_ref(p), &[]);
+        let reads = free_vars(std::slice::from_ref(p), &[]);
         for j in i + 1..stms.len() {
             let c = &stms[j];
             if let Some((w, inputs)) = consumer_inputs(c) {
@@ -505,7 +506,7 @@ impl Flattener<'_> {
                 }
             }
         }
-        let needed = free_in(&stms, &operands);
+        let needed = free_vars(&stms, &operands);
         let super::nest::Instance {
             space,
             prologue,
@@ -553,7 +554,7 @@ impl Flattener<'_> {
             return None;
         }
         let op_free = |op: &ir::Operator| {
-            let mut f = free_in(&op.lam.body.stms, &op.lam.body.result);
+            let mut f = free_vars(&op.lam.body.stms, &op.lam.body.result);
             f.extend(op.neutral.iter().filter_map(|n| n.as_var().cloned()));
             f.iter().all(|v| !bound.contains(v))
         };

@@ -9,7 +9,7 @@
 
 use crate::ir::{DimIndex, Exp, Param, Stm, SubExp, Type, VName};
 use crate::ir::{Lambda, NameSource};
-use crate::passes::traverse::{walk_stm, Rename, UseCounter, Visitor};
+use crate::passes::traverse::{free_vars, walk_stm, Rename, Visitor};
 use std::collections::{HashMap, HashSet};
 
 /// One map of the nest: its thread index (an `i64`) and its width.
@@ -47,27 +47,6 @@ impl Entry {
 pub(super) struct Nest {
     pub levels: Vec<Level>,
     pub entries: Vec<Entry>,
-}
-
-/// The free variables of statements followed by operands (names are unique program-wide, so
-/// "used and not bound here" is exact).
-pub(super) fn free_in(stms: &[Stm], extra: &[SubExp]) -> HashSet<VName> {
-    let mut uses = UseCounter::default();
-    let mut bound = HashSet::new();
-    for s in stms {
-        let mut s = s.clone();
-        walk_stm(&mut uses, &mut s);
-        let mut b = crate::passes::traverse::Binders::default();
-        walk_stm(&mut b, &mut s);
-        bound.extend(b.names);
-    }
-    let mut out: HashSet<VName> = uses
-        .uses
-        .into_keys()
-        .filter(|v| !bound.contains(v))
-        .collect();
-    out.extend(extra.iter().filter_map(|e| e.as_var().cloned()));
-    out
 }
 
 impl Nest {
@@ -178,7 +157,7 @@ impl Nest {
                         need.extend(value.as_var().cloned());
                         need.extend(shape_vars(&param.ty));
                     }
-                    Entry::Stm(s) => need.extend(free_in(std::slice::from_ref(s), &[])),
+                    Entry::Stm(s) => need.extend(free_vars(std::slice::from_ref(s), &[])),
                 }
             }
         }

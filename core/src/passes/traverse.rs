@@ -253,6 +253,27 @@ pub fn uses_in_exp(e: &Exp) -> HashSet<VName> {
     c.uses.into_keys().collect()
 }
 
+/// The free variables of statements followed by operands (names are unique program-wide, so
+/// "used and not bound here" is exact).
+pub fn free_vars(stms: &[Stm], extra: &[SubExp]) -> HashSet<VName> {
+    let mut uses = UseCounter::default();
+    let mut bound = HashSet::new();
+    for s in stms {
+        let mut s = s.clone();
+        walk_stm(&mut uses, &mut s);
+        let mut b = Binders::default();
+        walk_stm(&mut b, &mut s);
+        bound.extend(b.names);
+    }
+    let mut out: HashSet<VName> = uses
+        .uses
+        .into_keys()
+        .filter(|v| !bound.contains(v))
+        .collect();
+    out.extend(extra.iter().filter_map(|e| e.as_var().cloned()));
+    out
+}
+
 /// Replaces variables: operands by [`SubExp`]s, variable-only positions only where the replacement
 /// is itself a variable. Bindings are not touched.
 pub struct Substitute<'a> {

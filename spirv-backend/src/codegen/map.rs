@@ -1,0 +1,194 @@
+//! `segmap`: one thread per point of a segmented operation's space.
+//!
+//! The kernel is a grid-stride loop over the flattened space (`N = d_1 · … · d_n` points, in
+//! row-major order); the thread computing point `i` recovers the thread indices
+//! `gtid_1 … gtid_n` from `i` by division and remainder, runs the kernel body and writes each
+//! result at row `i` of its output (array results as whole rows). This is the loop the
+//! SOAC-level `map` kernel ([`crate::kernel::map_kernel_accs`]) uses too: [`grid`] builds it
+//! for both, with the per-thread code given as a closure.
+//!
+//! Launch layout (shared with the `map` kernel, see [`crate::kernel::Scratch`]): literals 0
+//! and 1 are the per-thread scratch capacities, literals 2 and 3 a range of points `[r0, r1)`
+//! to compute (`r1 = 0`: all of them), literal 4 the number of threads that have scratch;
+//! temporaries 0..3 the scratch buffers; outputs `0..` the results that are not accumulators,
+//! in order.
+
+use crate::gen::{word_kind, Gen, Ie, R, WG};
+use crate::kernel::{
+    natural, unsupported, AccKernel, ArgSrc, BindSrc, HostTy, KCtx, KVal, KernelCode, Scratch, View,
+};
+use rspirv::spirv::Word;
+use vkad_core::diag::SrcLoc;
+use vkad_core::ir::{Program, Stm, SubExp, Type};
+use vkad_core::prim::PrimType;
+use vkad_core::seg::SegSpace;
+
+/// What a `segmap` kernel computes: the points of `space`, each running `stms` and giving
+/// `results` of types `ret` (an accumulator result is no output: its updates went to the
+/// accumulator).
+pub struct SegMapCode<'p> {
+    pub space: &'p SegSpace,
+    pub stms: &'p [Stm],
+    pub results: &'p [SubExp],
+    pub ret: &'p [Type],
+}
+
+/// Compiles a `segmap`. With `lavapipe`, loop iterations are counted against lavapipe's limit;
+/// `accs` describes the host accumulators the body may update.
+pub fn seg_map_kernel<'p>(
+    prog: &'p Program,
+    code: &SegMapCode<'p>,
+    loc: &Option<SrcLoc>,
+    host_types: &'p dyn Fn(&vkad_core::ir::VName) -> Option<HostTy>,
+    lavapipe: bool,
+    accs: Option<AccKernel<'p>>,
+) -> R<KernelCode> {
+    if code.results.len() != code.ret.len() {
+        return Err("internal error: segmap results and types differ in number".into());
+    }
+    let mut g = Gen::new()?;
+    let mut k = KCtx::new(prog, host_types);
+    k.acc_info = accs;
+    let u64t = g.t_u64();
+    // The space's extents and the number of points.
+    let mut dims = Vec::with_capacity(code.space.dims.len());
+    let mut n = g.c_u64(1);
+    for (_, d) in &code.space.dims {
+        let w = k.arg(&mut g, ArgSrc::Sub(d.clone()), PrimType::I64)?;
+        n = g.b.i_mul(u64t, None, n, w).ie()?;
+        dims.push(w);
+    }
+    let space = code.space;
+    let (stms, results) = (code.stms, code.results);
+    grid(k, g, n, code.ret, loc, lavapipe, |k, g, i| {
+        // Thread indices, innermost first: gtid_n = i % d_n, i / d_n for the rest.
+        let u64t = g.t_u64();
+        let mut rest = i;
+        for ((v, _), &d) in space.dims.iter().zip(&dims).rev() {
+            let q = g.b.u_div(u64t, None, rest, d).ie()?;
+            let qd = g.b.i_mul(u64t, None, q, d).ie()?;
+            let r = g.b.i_sub(u64t, None, rest, qd).ie()?;
+            k.env.insert(v.id, KVal::S(r, PrimType::I64));
+            rest = q;
+        }
+        for stm in stms {
+            k.stm(g, stm)?;
+        }
+        results.iter().map(|r| k.sub(g, r, loc)).collect()
+    })
+}
+
+/// The grid-stride loop of `map` and `segmap` kernels: `n` points (a `u64` word), each of
+/// which `point` computes (given the point's index); its values of types `ret` are written
+/// at row `i` of fresh outputs (accumulator values are not written). `k` and `g` are the
+/// kernel's context and module with whatever `point` needs already bound.
+pub(crate) fn grid<'p>(
+    mut k: KCtx<'p>,
+    mut g: Gen,
+    n: Word,
+    ret: &[Type],
+    loc: &Option<SrcLoc>,
+    lavapipe: bool,
+    mut point: impl FnMut(&mut KCtx<'p>, &mut Gen, Word) -> R<Vec<KVal>>,
+) -> R<KernelCode> {
+    let is_acc: Vec<bool> = ret.iter().map(|t| matches!(t, Type::Acc { .. })).collect();
+    if k.acc_info.is_none() && is_acc.iter().any(|&a| a) {
+        return Err(unsupported("a `map` returning accumulators", loc));
+    }
+    let rets: Vec<&Type> = ret
+        .iter()
+        .zip(&is_acc)
+        .filter(|(_, &a)| !a)
+        .map(|(t, _)| t)
+        .collect();
+    let mut outs = Vec::with_capacity(rets.len());
+    for t in &rets {
+        match t.elem() {
+            Some(e) => outs.push(e),
+            None => return Err(unsupported("a `map` returning accumulators", loc)),
+        }
+    }
+    k.scratch = Some(Scratch::new(&mut g, &mut k)?);
+    if lavapipe {
+        k.loop_check = true;
+        g.count_loops()?;
+    }
+    // Row shapes of array results (host-known sizes).
+    let mut row_dims = Vec::with_capacity(rets.len());
+    for t in &rets {
+        let mut sizes = Vec::new();
+        for d in t.shape() {
+            sizes.push(k.arg(&mut g, ArgSrc::Sub(d.clone()), PrimType::I64)?);
+        }
+        row_dims.push(natural(&mut g, &sizes)?);
+    }
+    let mut out_bi = Vec::with_capacity(outs.len());
+    for (j, &t) in outs.iter().enumerate() {
+        out_bi.push(g.binding(word_kind(t)));
+        k.binds.push(BindSrc::Out(j));
+    }
+    let u64t = g.t_u64();
+    let bt = g.t_bool();
+    // Grid-stride loop written out (the body needs `k` mutably).
+    let gid = g.global_id()?;
+    let gid = g.b.u_convert(u64t, None, gid).ie()?;
+    let ng = g.num_groups()?;
+    let ng = g.b.u_convert(u64t, None, ng).ie()?;
+    let wg = g.c_u64(WG as u64);
+    let total = g.b.i_mul(u64t, None, ng, wg).ie()?;
+    // Points [literal 2, literal 3) when literal 3 is not 0, else all points.
+    let r0 = k.arg(&mut g, ArgSrc::Lit(2), PrimType::I64)?;
+    let r1 = k.arg(&mut g, ArgSrc::Lit(3), PrimType::I64)?;
+    let z = g.c_u64(0);
+    let all = g.b.i_equal(bt, None, r1, z).ie()?;
+    let n = g.b.select(u64t, None, all, n, r1).ie()?;
+    let first = g.b.i_add(u64t, None, gid, r0).ie()?;
+    let iv = g.var(u64t);
+    g.store(iv, first)?;
+    let st = g.begin_loop()?;
+    let i = g.load(u64t, iv)?;
+    let c = g.b.u_less_than(bt, None, i, n).ie()?;
+    let c = k.live(&mut g, c)?;
+    g.loop_cond(st, c)?;
+    let i = g.load(u64t, iv)?;
+    k.scratch_restart(&mut g)?;
+    let r: Vec<KVal> = point(&mut k, &mut g, i)?
+        .into_iter()
+        .zip(&is_acc)
+        .filter(|(_, &a)| !a)
+        .map(|(x, _)| x)
+        .collect();
+    let mut dsts = Vec::with_capacity(r.len());
+    for ((&bi, &t), dims) in out_bi.iter().zip(&outs).zip(&row_dims) {
+        // Row i of output: offset i * row length.
+        let rowlen = match dims.first() {
+            Some(&(s0, st0)) => g.b.i_mul(u64t, None, s0, st0).ie()?,
+            None => g.c_u64(1),
+        };
+        let off = g.b.i_mul(u64t, None, i, rowlen).ie()?;
+        dsts.push(View {
+            bi,
+            elem: t,
+            off,
+            dims: dims.clone(),
+        });
+    }
+    k.write_all(&mut g, &dsts, &r, loc)?;
+    let i1 = g.b.i_add(u64t, None, i, total).ie()?;
+    g.store(iv, i1)?;
+    k.backedge_lt(&mut g, i1, n, loc)?;
+    g.end_loop(st)?;
+    // Loops that check no limit of their own (copies, fills, inner folds) may have been cut
+    // short by lavapipe: a thread reports at the end if any loop left while its condition held.
+    k.exhausted(&mut g, loc)?;
+    let uses_f64 = g.uses_f64;
+    let errors = g.errors.clone();
+    let words = g.finish()?;
+    Ok(KernelCode {
+        words,
+        args: k.args,
+        binds: k.binds,
+        errors,
+        uses_f64,
+    })
+}

@@ -1,0 +1,879 @@
+//! The execution plan of a kernel IR program: what the runtime does, decided once per program
+//! (before any input is seen) and run any number of times.
+//!
+//! Host code maps one to one onto steps: host statements the executor runs as they are
+//! ([`Step::Ir`]: scalar arithmetic, indexing, in-place updates, the array primitives), calls,
+//! `if`, `loop`, `with_acc`, thresholds. A segmented operation becomes:
+//! - `segmap` of results ([`KernelResult::Returns`]): one [`Step::Map`] kernel;
+//! - `segred` / `segscan` / `seghist`: a [`Step::Map`] that computes the operators' operands
+//!   (and the map outputs) into arrays of the space's shape, then the primitive over those
+//!   arrays as a SOAC statement ([`Step::Ir`]) that the executor runs with its chunked kernels:
+//!   `reduce`/`scan`/`reduce_by_index` for a one-dimensional space. For more dimensions, scans
+//!   of scalars are one flat scan of the flattened operands with the operator lifted to
+//!   restart at each segment's first element (the kernel computes those flags); reductions,
+//!   histograms and scans of arrays reshape the operands to `[segments][inner]` and run the
+//!   primitive per segment (`map` of the primitive: one workgroup or one thread per segment).
+//!   The results are reshaped back. Where every operand is an element `xs[gtid]` of a host
+//!   array, the arrays are used directly (no kernel);
+//! - [`KernelResult::Write`]: the map kernel also computes the written indices and values, and
+//!   a `scatter` (later writes win, as in the kernel IR) applies them.
+//!
+//! Kernels get a [`KernelId`], their identity in the executor's caches.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use vkad_core::diag::SrcLoc;
+use vkad_core::ir::{
+    self, AccInput, Attrs, BinOp, DimIndex, Exp, Lambda, LoopForm, NameSource, Operator, Param,
+    Pat, Soac, Stm, SubExp, Type, VName,
+};
+use vkad_core::passes::traverse::free_vars;
+use vkad_core::prim::{IntType, PrimType, PrimValue};
+use vkad_core::seg::{self, HostBody, HostExp, KernelResult, SegKind, SegOp, SegSpace};
+
+/// A kernel's identity: its index in the plan, in order of planning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct KernelId(pub usize);
+
+/// A planned program.
+#[derive(Debug)]
+pub struct Plan {
+    pub funs: Vec<PlanFun>,
+    /// The number of kernels ([`KernelId`]s run from 0 to this).
+    pub kernels: usize,
+}
+
+impl Plan {
+    pub fn fun(&self, name: &str) -> Option<&PlanFun> {
+        self.funs.iter().find(|f| &*f.name == name)
+    }
+}
+
+#[derive(Debug)]
+pub struct PlanFun {
+    pub name: Arc<str>,
+    /// Size parameters, then value parameters.
+    pub params: Vec<VName>,
+    pub body: PlanBody,
+}
+
+#[derive(Debug, Default)]
+pub struct PlanBody {
+    pub steps: Vec<Step>,
+    pub result: Vec<SubExp>,
+}
+
+#[derive(Debug)]
+pub enum Step {
+    /// A statement the executor runs itself (never a `map`, `if`, `loop`, `with_acc` or call).
+    Ir(Stm),
+    Call {
+        pat: Pat,
+        fun: Arc<str>,
+        args: Vec<SubExp>,
+        loc: Option<SrcLoc>,
+    },
+    If {
+        pat: Pat,
+        cond: SubExp,
+        then_b: PlanBody,
+        else_b: PlanBody,
+        loc: Option<SrcLoc>,
+    },
+    Loop {
+        pat: Pat,
+        params: Vec<(Param, SubExp)>,
+        form: LoopForm,
+        body: PlanBody,
+        loc: Option<SrcLoc>,
+    },
+    /// `with_acc`: the accumulators' arrays, then the body's other results.
+    WithAcc {
+        pat: Pat,
+        inputs: Vec<AccInput>,
+        params: Vec<Param>,
+        body: PlanBody,
+        loc: Option<SrcLoc>,
+    },
+    Threshold {
+        pat: Pat,
+        size: SubExp,
+        name: Arc<str>,
+    },
+    Map(MapStep),
+}
+
+/// A `segmap` kernel: its outputs are bound to `outs` (an accumulator result to the
+/// accumulator).
+#[derive(Debug)]
+pub struct MapStep {
+    pub id: KernelId,
+    pub space: SegSpace,
+    pub stms: Vec<Stm>,
+    pub results: Vec<SubExp>,
+    pub ret: Vec<Type>,
+    pub outs: Vec<VName>,
+    /// For each accumulator result, the host accumulator it is (a free variable of the body
+    /// with the same certificate); `None` for the other results.
+    pub acc_results: Vec<Option<VName>>,
+    /// The host variables the body reads (sorted by id), whose types the kernel depends on.
+    pub free: Vec<VName>,
+    pub loc: Option<SrcLoc>,
+}
+
+/// Plans every function of `prog`.
+pub fn plan(prog: &seg::Program) -> Result<Plan, String> {
+    let mut p = Planner {
+        names: prog.name_source.clone(),
+        kernels: 0,
+        types: HashMap::new(),
+    };
+    let mut funs = Vec::with_capacity(prog.funs.len());
+    for f in &prog.funs {
+        p.note(&f.params);
+        funs.push(PlanFun {
+            name: f.name.clone(),
+            params: f
+                .size_params
+                .iter()
+                .cloned()
+                .chain(f.params.iter().map(|p| p.name.clone()))
+                .collect(),
+            body: p.body(&f.body)?,
+        });
+    }
+    Ok(Plan {
+        funs,
+        kernels: p.kernels,
+    })
+}
+
+struct Planner {
+    names: NameSource,
+    kernels: usize,
+    /// The types of the host variables planned so far (by id).
+    types: HashMap<u32, Type>,
+}
+
+fn stm(pat: Pat, exp: Exp, loc: &Option<SrcLoc>) -> Stm {
+    Stm {
+        pat,
+        exp,
+        attrs: Attrs::default(),
+        loc: loc.clone(),
+    }
+}
+
+fn var(v: &VName) -> SubExp {
+    SubExp::Var(v.clone())
+}
+
+impl Planner {
+    fn body(&mut self, b: &HostBody) -> Result<PlanBody, String> {
+        let mut steps = Vec::with_capacity(b.stms.len());
+        for s in &b.stms {
+            self.host_stm(s, &mut steps)?;
+        }
+        Ok(PlanBody {
+            steps,
+            result: b.result.clone(),
+        })
+    }
+
+    fn note(&mut self, params: &[Param]) {
+        for p in params {
+            self.types.insert(p.name.id, p.ty.clone());
+        }
+    }
+
+    fn host_stm(&mut self, s: &seg::HostStm, out: &mut Vec<Step>) -> Result<(), String> {
+        self.note(&s.pat.elems);
+        match &s.exp {
+            HostExp::Loop { params, .. } => {
+                let ps: Vec<Param> = params.iter().map(|(p, _)| p.clone()).collect();
+                self.note(&ps);
+            }
+            HostExp::WithAcc { lam, .. } => self.note(&lam.params),
+            _ => {}
+        }
+        let pat = s.pat.clone();
+        let loc = s.loc.clone();
+        match &s.exp {
+            HostExp::Plain(Exp::Apply { fun, args, .. }) => out.push(Step::Call {
+                pat,
+                fun: fun.clone(),
+                args: args.clone(),
+                loc,
+            }),
+            HostExp::Plain(e) => out.push(Step::Ir(Stm {
+                pat,
+                exp: e.clone(),
+                attrs: s.attrs.clone(),
+                loc,
+            })),
+            HostExp::If {
+                cond,
+                then_b,
+                else_b,
+                ..
+            } => out.push(Step::If {
+                pat,
+                cond: cond.clone(),
+                then_b: self.body(then_b)?,
+                else_b: self.body(else_b)?,
+                loc,
+            }),
+            HostExp::Loop { params, form, body } => out.push(Step::Loop {
+                pat,
+                params: params.clone(),
+                form: form.clone(),
+                body: self.body(body)?,
+                loc,
+            }),
+            HostExp::WithAcc { inputs, lam } => out.push(Step::WithAcc {
+                pat,
+                inputs: inputs.clone(),
+                params: lam.params.clone(),
+                body: self.body(&lam.body)?,
+                loc,
+            }),
+            HostExp::Threshold { size, name } => out.push(Step::Threshold {
+                pat,
+                size: size.clone(),
+                name: name.clone(),
+            }),
+            HostExp::Seg(op) => self.seg_op(&s.pat, op, &loc, out)?,
+        }
+        Ok(())
+    }
+
+    fn fresh(&mut self, base: &str) -> VName {
+        self.names.fresh(base)
+    }
+
+    fn kernel_id(&mut self) -> KernelId {
+        self.kernels += 1;
+        KernelId(self.kernels - 1)
+    }
+
+    /// `a * b` as a host statement (`i64`), returned as an operand.
+    fn mul(&mut self, a: SubExp, b: SubExp, loc: &Option<SrcLoc>, out: &mut Vec<Step>) -> SubExp {
+        if a == SubExp::Const(PrimValue::I64(1)) {
+            return b;
+        }
+        let v = self.fresh("n");
+        out.push(Step::Ir(stm(
+            Pat {
+                elems: vec![Param {
+                    name: v.clone(),
+                    ty: Type::Prim(PrimType::I64),
+                }],
+            },
+            Exp::BinOp(BinOp::Mul(PrimType::Int(IntType::I64)), a, b),
+            loc,
+        )));
+        var(&v)
+    }
+
+    /// The product of `dims` as a host operand.
+    fn product(&mut self, dims: &[SubExp], loc: &Option<SrcLoc>, out: &mut Vec<Step>) -> SubExp {
+        let mut n = SubExp::Const(PrimValue::I64(1));
+        for d in dims {
+            n = self.mul(n, d.clone(), loc, out);
+        }
+        n
+    }
+
+    /// `reshape shape v` bound to a fresh name of type `[shape]elem`.
+    fn reshape(
+        &mut self,
+        v: &VName,
+        shape: Vec<SubExp>,
+        elem: PrimType,
+        loc: &Option<SrcLoc>,
+        out: &mut Vec<Step>,
+    ) -> VName {
+        let r = self.fresh(&v.base);
+        out.push(Step::Ir(stm(
+            Pat {
+                elems: vec![Param {
+                    name: r.clone(),
+                    ty: Type::array(elem, shape.clone()),
+                }],
+            },
+            Exp::Reshape(shape, v.clone()),
+            loc,
+        )));
+        r
+    }
+
+    fn seg_op(
+        &mut self,
+        pat: &Pat,
+        op: &SegOp,
+        loc: &Option<SrcLoc>,
+        out: &mut Vec<Step>,
+    ) -> Result<(), String> {
+        let dims: Vec<SubExp> = op.space.sizes().cloned().collect();
+        let nops = op.kind.num_op_results();
+        let npat_ops = match &op.kind {
+            SegKind::Map => 0,
+            SegKind::Red(_) | SegKind::Scan(_) => nops,
+            SegKind::Hist(hs) => hs.iter().map(|h| h.dest.len()).sum(),
+        };
+        if pat.elems.len() != npat_ops + op.body.results.len() - nops
+            || op.ret.len() != op.body.results.len()
+        {
+            return Err("internal error: segmented operation of the wrong arity".into());
+        }
+        // The map kernel: operands first, then the map part's values.
+        let mut results = Vec::new();
+        let mut ret = Vec::new();
+        let mut outs = Vec::new();
+        let mut operands = Vec::new();
+        for (r, t) in op.body.results.iter().zip(&op.ret).take(nops) {
+            let KernelResult::Returns(se) = r else {
+                return Err("internal error: an operator operand written to an array".into());
+            };
+            let v = self.fresh("operand");
+            results.push(se.clone());
+            ret.push(t.clone());
+            outs.push(v.clone());
+            operands.push((v, t.clone()));
+        }
+        let mut writes: Vec<Write> = Vec::new();
+        for ((r, t), p) in op
+            .body
+            .results
+            .iter()
+            .zip(&op.ret)
+            .skip(nops)
+            .zip(&pat.elems[npat_ops..])
+        {
+            match r {
+                KernelResult::Returns(se) => {
+                    results.push(se.clone());
+                    ret.push(t.clone());
+                    outs.push(p.name.clone());
+                }
+                KernelResult::Write { dest, idx, val } => {
+                    if writes.iter().any(|w| w.dest == *dest) {
+                        return Err(format!(
+                            "not supported on the Vulkan backend: two writes to one array in a kernel{}",
+                            loc.as_ref().map(|l| format!(" at {l}")).unwrap_or_default()
+                        ));
+                    }
+                    let mut ivs = Vec::with_capacity(idx.len());
+                    for i in idx {
+                        let v = self.fresh("index");
+                        results.push(i.clone());
+                        ret.push(Type::Prim(PrimType::I64));
+                        outs.push(v.clone());
+                        ivs.push(v);
+                    }
+                    let v = self.fresh("value");
+                    results.push(val.clone());
+                    ret.push(t.clone());
+                    outs.push(v.clone());
+                    writes.push(Write {
+                        dest: dest.clone(),
+                        pat: p.clone(),
+                        indices: ivs,
+                        value: (v, t.clone()),
+                    });
+                }
+            }
+        }
+        // Segmented scans over more than one dimension run as one flat scan whose operator
+        // restarts at every segment's first element: the kernel also computes that flag.
+        let mut extra_stms = Vec::new();
+        let mut flag = None;
+        let scalar_ops = match &op.kind {
+            SegKind::Scan(ops) => ops
+                .iter()
+                .all(|o| o.lam.params.iter().all(|p| p.ty.rank() == 0)),
+            _ => false,
+        };
+        if scalar_ops && dims.len() > 1 {
+            let (inner, _) = &op.space.dims[dims.len() - 1];
+            let f = self.fresh("seg_start");
+            extra_stms.push(stm(
+                Pat {
+                    elems: vec![Param {
+                        name: f.clone(),
+                        ty: Type::Prim(PrimType::Bool),
+                    }],
+                },
+                Exp::CmpOp(
+                    ir::CmpOp::Eq(PrimType::Int(IntType::I64)),
+                    var(inner),
+                    SubExp::Const(PrimValue::I64(0)),
+                ),
+                loc,
+            ));
+            let fo = self.fresh("seg_starts");
+            results.push(var(&f));
+            ret.push(Type::Prim(PrimType::Bool));
+            outs.push(fo.clone());
+            flag = Some(fo);
+        }
+        let direct = match &op.kind {
+            SegKind::Map => None,
+            _ if results.len() == nops => direct_operands(op, nops, &self.types),
+            _ => None,
+        };
+        let operand_arrays: Vec<(VName, Type)> = match direct {
+            Some(arrs) => arrs,
+            None => {
+                let id = self.kernel_id();
+                let dims_names: Vec<SubExp> = op.space.sizes().cloned().collect();
+                let mut extra = results.clone();
+                extra.extend(dims_names);
+                let mut stms = op.body.stms.clone();
+                stms.extend(extra_stms);
+                let mut free: Vec<VName> = free_vars(&stms, &extra)
+                    .into_iter()
+                    .filter(|v| op.space.indices().all(|i| i != v))
+                    .collect();
+                free.sort_by_key(|v| v.id);
+                let mut acc_results = Vec::with_capacity(ret.len());
+                for t in &ret {
+                    acc_results.push(match t {
+                        Type::Acc { cert, .. } => Some(
+                            free.iter()
+                                .find(|v| {
+                                    matches!(self.types.get(&v.id),
+                                        Some(Type::Acc { cert: c, .. }) if c == cert)
+                                })
+                                .cloned()
+                                .ok_or_else(|| {
+                                    "internal error: a kernel returns an accumulator it was not given"
+                                        .to_string()
+                                })?,
+                        ),
+                        _ => None,
+                    });
+                }
+                out.push(Step::Map(MapStep {
+                    id,
+                    space: op.space.clone(),
+                    stms,
+                    results,
+                    ret,
+                    outs,
+                    acc_results,
+                    free,
+                    loc: loc.clone(),
+                }));
+                operands
+            }
+        };
+        // Scatters of the writes, over the flattened space.
+        if !writes.is_empty() {
+            let n = self.product(&dims, loc, out);
+            for Write {
+                dest,
+                pat: p,
+                indices: ivs,
+                value: (v, t),
+            } in writes
+            {
+                let flat = |me: &mut Self, a: &VName, t: &Type, out: &mut Vec<Step>| {
+                    let mut shape = vec![n.clone()];
+                    shape.extend(t.shape().iter().cloned());
+                    let elem = t.elem().unwrap_or(PrimType::I64);
+                    if dims.len() == 1 {
+                        a.clone()
+                    } else {
+                        me.reshape(a, shape, elem, loc, out)
+                    }
+                };
+                let inds: Vec<VName> = ivs
+                    .iter()
+                    .map(|i| flat(self, i, &Type::Prim(PrimType::I64), out))
+                    .collect();
+                let vals = vec![flat(self, &v, &t, out)];
+                out.push(Step::Ir(stm(
+                    Pat { elems: vec![p] },
+                    Exp::Soac(Soac::Scatter {
+                        w: n.clone(),
+                        dest: vec![dest],
+                        inds,
+                        vals,
+                    }),
+                    loc,
+                )));
+            }
+        }
+        let pat_ops = &pat.elems[..npat_ops];
+        match &op.kind {
+            SegKind::Map => {}
+            SegKind::Red(ops) | SegKind::Scan(ops) => {
+                let scan = matches!(op.kind, SegKind::Scan(_));
+                let mut k = 0;
+                for o in ops {
+                    let m = o.neutral.len();
+                    if let Some(flag) = &flag {
+                        let arrs = &operand_arrays[k..k + m];
+                        self.flat_scan(&dims, arrs, flag, &pat_ops[k..k + m], o, loc, out);
+                        k += m;
+                        continue;
+                    }
+                    self.segmented(
+                        &dims,
+                        &operand_arrays[k..k + m],
+                        &pat_ops[k..k + m],
+                        Prim::RedScan(o, scan),
+                        loc,
+                        out,
+                    );
+                    k += m;
+                }
+            }
+            SegKind::Hist(hs) => {
+                let (mut k, mut d) = (0, 0);
+                for h in hs {
+                    let m = h.dest.len();
+                    self.segmented(
+                        &dims,
+                        &operand_arrays[k..k + 1 + m],
+                        &pat_ops[d..d + m],
+                        Prim::Hist(h),
+                        loc,
+                        out,
+                    );
+                    k += 1 + m;
+                    d += m;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A segmented scan over the space `dims` (more than one dimension) as one scan of the
+    /// flattened operands `arrs` with the operator lifted to (segment start, value) pairs:
+    /// `(fa, a) ⊕ (fb, b) = (fa || fb, if fb then b else a ⊕ b)`, which is associative when `⊕`
+    /// is and restarts at every element whose flag (`flag`, true at each segment's first
+    /// element) is set. The results are reshaped back to `dims` and bound to `pat`.
+    #[allow(clippy::too_many_arguments)] // the scan's space, operands, flags, pattern, operator
+    fn flat_scan(
+        &mut self,
+        dims: &[SubExp],
+        arrs: &[(VName, Type)],
+        flag: &VName,
+        pat: &[Param],
+        op: &Operator,
+        loc: &Option<SrcLoc>,
+        out: &mut Vec<Step>,
+    ) {
+        let n = self.product(dims, loc, out);
+        let flat = |me: &mut Self, v: &VName, t: &Type, out: &mut Vec<Step>| {
+            let mut shape = vec![n.clone()];
+            shape.extend(t.shape().iter().cloned());
+            me.reshape(v, shape, t.elem().unwrap_or(PrimType::Bool), loc, out)
+        };
+        let mut inputs = vec![flat(self, flag, &Type::Prim(PrimType::Bool), out)];
+        for (v, t) in arrs {
+            inputs.push(flat(self, v, t, out));
+        }
+        let k = op.neutral.len();
+        let bool_param = |me: &mut Self| Param {
+            name: me.fresh("seg_start"),
+            ty: Type::Prim(PrimType::Bool),
+        };
+        let (fa, fb) = (bool_param(self), bool_param(self));
+        let (xs, ys) = op.lam.params.split_at(k);
+        let mut params = vec![fa.clone()];
+        params.extend(xs.iter().cloned());
+        params.push(fb.clone());
+        params.extend(ys.iter().cloned());
+        let f = bool_param(self);
+        let r: Vec<Param> = op
+            .lam
+            .ret
+            .iter()
+            .map(|t| Param {
+                name: self.fresh("seg_scan"),
+                ty: t.clone(),
+            })
+            .collect();
+        let body = ir::Body {
+            stms: vec![
+                stm(
+                    Pat {
+                        elems: vec![f.clone()],
+                    },
+                    Exp::BinOp(BinOp::LogOr, var(&fa.name), var(&fb.name)),
+                    loc,
+                ),
+                stm(
+                    Pat { elems: r.clone() },
+                    Exp::If {
+                        cond: var(&fb.name),
+                        then_b: ir::Body {
+                            stms: vec![],
+                            result: ys.iter().map(|p| var(&p.name)).collect(),
+                        },
+                        else_b: op.lam.body.clone(),
+                        ret: op.lam.ret.iter().map(|t| t.to_ext()).collect(),
+                    },
+                    loc,
+                ),
+            ],
+            result: std::iter::once(var(&f.name))
+                .chain(r.iter().map(|p| var(&p.name)))
+                .collect(),
+        };
+        let mut ret = vec![Type::Prim(PrimType::Bool)];
+        ret.extend(op.lam.ret.iter().cloned());
+        let mut neutral = vec![SubExp::Const(PrimValue::Bool(false))];
+        neutral.extend(op.neutral.iter().cloned());
+        let lifted = Operator {
+            lam: Lambda { params, body, ret },
+            neutral,
+            commutative: false,
+        };
+        let mut res = vec![Param {
+            name: self.fresh("seg_starts"),
+            ty: Type::array(PrimType::Bool, vec![n.clone()]),
+        }];
+        for p in pat {
+            let elem = p.ty.elem().unwrap_or(PrimType::Bool);
+            let mut shape = vec![n.clone()];
+            shape.extend(p.ty.shape()[dims.len()..].iter().cloned());
+            res.push(Param {
+                name: self.fresh("scanned"),
+                ty: Type::array(elem, shape),
+            });
+        }
+        out.push(Step::Ir(stm(
+            Pat { elems: res.clone() },
+            Exp::Soac(Soac::Scan {
+                w: n.clone(),
+                arrs: inputs,
+                op: lifted,
+            }),
+            loc,
+        )));
+        for (r, p) in res[1..].iter().zip(pat) {
+            out.push(Step::Ir(stm(
+                Pat {
+                    elems: vec![p.clone()],
+                },
+                Exp::Reshape(p.ty.shape().to_vec(), r.name.clone()),
+                loc,
+            )));
+        }
+    }
+
+    /// The primitive `prim` over the operand arrays `arrs` (of shape `dims`, then each
+    /// operand's own shape), bound to `pat`: directly for one dimension, per segment of the
+    /// innermost dimension otherwise.
+    fn segmented(
+        &mut self,
+        dims: &[SubExp],
+        arrs: &[(VName, Type)],
+        pat: &[Param],
+        prim: Prim<'_>,
+        loc: &Option<SrcLoc>,
+        out: &mut Vec<Step>,
+    ) {
+        let (outer, inner) = dims.split_at(dims.len() - 1);
+        let w = inner[0].clone();
+        if outer.is_empty() {
+            let names: Vec<VName> = arrs.iter().map(|(v, _)| v.clone()).collect();
+            out.push(Step::Ir(stm(
+                Pat {
+                    elems: pat.to_vec(),
+                },
+                prim.soac(w, names),
+                loc,
+            )));
+            return;
+        }
+        // Reshape to [segments][w]..., one primitive per segment, reshape the results back.
+        let s = self.product(outer, loc, out);
+        let mut params = Vec::with_capacity(arrs.len());
+        let mut flat = Vec::with_capacity(arrs.len());
+        for (v, t) in arrs {
+            let elem = t.elem().unwrap_or(PrimType::I64);
+            let mut shape = vec![s.clone(), w.clone()];
+            shape.extend(t.shape().iter().cloned());
+            flat.push(self.reshape(v, shape, elem, loc, out));
+            let mut row = vec![w.clone()];
+            row.extend(t.shape().iter().cloned());
+            params.push(Param {
+                name: self.fresh("row"),
+                ty: Type::array(elem, row),
+            });
+        }
+        // Histograms: the destinations are per segment too, and come first.
+        let mut lam_params = Vec::new();
+        let mut map_inputs = Vec::new();
+        let mut dest_rows = Vec::new();
+        if let Prim::Hist(h) = &prim {
+            for (d, p) in h.dest.iter().zip(pat) {
+                let elem = p.ty.elem().unwrap_or(PrimType::I64);
+                let row: Vec<SubExp> = p.ty.shape()[outer.len()..].to_vec();
+                let mut shape = vec![s.clone()];
+                shape.extend(row.iter().cloned());
+                map_inputs.push(self.reshape(d, shape, elem, loc, out));
+                let dp = Param {
+                    name: self.fresh("hist_row"),
+                    ty: Type::array(elem, row),
+                };
+                dest_rows.push(dp.name.clone());
+                lam_params.push(dp);
+            }
+        }
+        map_inputs.extend(flat);
+        let names: Vec<VName> = params.iter().map(|p| p.name.clone()).collect();
+        lam_params.extend(params);
+        // Per-segment result types: the pattern's types without the outer dimensions.
+        let seg_ret: Vec<Type> = pat
+            .iter()
+            .map(|p| {
+                Type::array(
+                    p.ty.elem().unwrap_or(PrimType::I64),
+                    p.ty.shape()[outer.len()..].to_vec(),
+                )
+            })
+            .collect();
+        let res: Vec<Param> = seg_ret
+            .iter()
+            .map(|t| Param {
+                name: self.fresh("seg"),
+                ty: t.clone(),
+            })
+            .collect();
+        let exp = match &prim {
+            Prim::Hist(h) => Exp::Soac(Soac::Hist {
+                w: w.clone(),
+                dest: dest_rows,
+                op: h.op.clone(),
+                inds: names[0].clone(),
+                vals: names[1..].to_vec(),
+            }),
+            p => p.soac(w.clone(), names),
+        };
+        let lam = Lambda {
+            params: lam_params,
+            body: ir::Body {
+                stms: vec![stm(Pat { elems: res.clone() }, exp, loc)],
+                result: res.iter().map(|p| var(&p.name)).collect(),
+            },
+            ret: seg_ret.clone(),
+        };
+        let mapped: Vec<Param> = seg_ret
+            .iter()
+            .map(|t| Param {
+                name: self.fresh("segs"),
+                ty: t.array_of(s.clone()),
+            })
+            .collect();
+        out.push(Step::Ir(stm(
+            Pat {
+                elems: mapped.clone(),
+            },
+            Exp::Soac(Soac::Map {
+                w: s.clone(),
+                arrs: map_inputs,
+                lam,
+            }),
+            loc,
+        )));
+        for (m, p) in mapped.iter().zip(pat) {
+            out.push(Step::Ir(stm(
+                Pat {
+                    elems: vec![p.clone()],
+                },
+                Exp::Reshape(p.ty.shape().to_vec(), m.name.clone()),
+                loc,
+            )));
+        }
+    }
+}
+
+/// A kernel's write result, planned: the kernel computes the index arrays and the value array;
+/// a `scatter` into `dest` binds `pat`.
+struct Write {
+    dest: VName,
+    pat: Param,
+    indices: Vec<VName>,
+    value: (VName, Type),
+}
+
+/// A primitive applied to materialised operands.
+enum Prim<'o> {
+    /// A reduction (`false`) or inclusive scan (`true`).
+    RedScan(&'o Operator, bool),
+    Hist(&'o seg::HistOp),
+}
+
+impl Prim<'_> {
+    /// The SOAC over `w` elements of `arrs` (for a histogram: bins, then values).
+    fn soac(&self, w: SubExp, arrs: Vec<VName>) -> Exp {
+        Exp::Soac(match self {
+            Prim::RedScan(op, false) => Soac::Reduce {
+                w,
+                arrs,
+                op: (*op).clone(),
+            },
+            Prim::RedScan(op, true) => Soac::Scan {
+                w,
+                arrs,
+                op: (*op).clone(),
+            },
+            Prim::Hist(h) => Soac::Hist {
+                w,
+                dest: h.dest.clone(),
+                op: h.op.clone(),
+                inds: arrs[0].clone(),
+                vals: arrs[1..].to_vec(),
+            },
+        })
+    }
+}
+
+/// When every operand of a one-dimensional reduction, scan or histogram is `xs[gtid]` of a
+/// host array `xs` (a body of such indexings only), those arrays.
+fn direct_operands(
+    op: &SegOp,
+    nops: usize,
+    types: &HashMap<u32, Type>,
+) -> Option<Vec<(VName, Type)>> {
+    let [(gtid, w)] = &op.space.dims[..] else {
+        return None;
+    };
+    let defined: Vec<&VName> = op
+        .body
+        .stms
+        .iter()
+        .flat_map(|s| s.pat.elems.iter().map(|p| &p.name))
+        .collect();
+    let mut out = Vec::with_capacity(nops);
+    for (r, t) in op.body.results.iter().zip(&op.ret).take(nops) {
+        let KernelResult::Returns(SubExp::Var(v)) = r else {
+            return None;
+        };
+        let s = op
+            .body
+            .stms
+            .iter()
+            .find(|s| s.pat.elems.len() == 1 && s.pat.elems[0].name == *v)?;
+        let Exp::Index(xs, idx) = &s.exp else {
+            return None;
+        };
+        // A whole row of a host array exactly as long as the space.
+        match &idx[..] {
+            [DimIndex::Fix(SubExp::Var(i))] if i == gtid && !defined.contains(&xs) => {}
+            _ => return None,
+        }
+        if types.get(&xs.id)?.shape().first() != Some(w) {
+            return None;
+        }
+        out.push((xs.clone(), t.clone()));
+    }
+    // Every statement must be one of those indexings (nothing else to compute).
+    (op.body.stms.len() == out.len()).then_some(out)
+}
