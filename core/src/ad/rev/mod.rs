@@ -39,6 +39,8 @@ mod scatter;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_sizes;
 
 use crate::ir::builder::binop_operator;
 use crate::ir::*;

@@ -69,7 +69,7 @@ fn run(p: &Program, entry: &str, args: Vec<Value>) -> Vec<Value> {
     crate::interp::run_entry(p, entry, args).unwrap_or_else(|e| panic!("run {entry}: {e}"))
 }
 
-fn floats(vs: &[Value]) -> Vec<f64> {
+pub(super) fn floats(vs: &[Value]) -> Vec<f64> {
     let mut out = vec![];
     for v in vs {
         match v {
@@ -85,7 +85,7 @@ fn floats(vs: &[Value]) -> Vec<f64> {
     out
 }
 
-fn perturb(xs: &[Value], dirs: &[f64], h: f64) -> Vec<Value> {
+pub(super) fn perturb(xs: &[Value], dirs: &[f64], h: f64) -> Vec<Value> {
     let mut k = 0;
     xs.iter()
         .map(|x| match x {
