@@ -24,7 +24,8 @@ fn before_after(src: &str) -> (Program, Program) {
         body: f.body.clone(),
         ret,
     };
-    let g = crate::ad::rev::vjp_lambda(&lam, &mut prog.name_source).expect("vjp");
+    let env = crate::ad::rev::size_types(&f.size_params);
+    let g = crate::ad::rev::vjp_lambda_in(&lam, &mut prog.name_source, &env).expect("vjp");
     prog.funs[pos] = FunDef {
         entry: Some(EntryPoint {
             name: "f".into(),

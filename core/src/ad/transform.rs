@@ -52,7 +52,7 @@ pub fn transform_partial(mut p: Program) -> (Program, Vec<AdError>) {
     let mut ns = std::mem::take(&mut p.name_source);
     let mut failed: Vec<AdError> = vec![];
     for f in &mut p.funs {
-        let env = super::rev::binder_types(&f.params, &f.body);
+        let env = super::rev::fun_types(f);
         if let Err((loc, message)) = body(&mut f.body, &mut ns, &env) {
             failed.push(AdError {
                 fun: f.name.clone(),

@@ -15,7 +15,7 @@ use super::{internal, Lowerer, R};
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{self, Exp, Pat, Stm, SubExp};
 use crate::passes::traverse::{walk_lambda, Binders};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Which derivative a call asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,7 +83,13 @@ impl<'a> Lowerer<'a> {
         let loc = Some(self.loc_of(span));
         let k = lam.ret.len();
         let results: Vec<(SubExp, ir::Type)> = if ret_mentions_inner(&mut lam) {
-            self.differentiate_inline(mode, &lam, args, seeds, span, loc)?
+            // The lambda's free variables are what `f` captured and the sizes of `x`.
+            let mut env = HashMap::new();
+            let mut seen = HashSet::new();
+            for v in [f, x, seed] {
+                v.var_types(&mut env, &mut seen);
+            }
+            self.differentiate_inline(mode, &lam, &env, x.leaves(), seed.leaves(), span)?
         } else {
             let mut tys = lam.ret.clone();
             match mode {
@@ -126,31 +132,39 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    /// Differentiates `lam` now and binds the derivative's body inline to `args` and `seeds`;
-    /// returns its results (primal results, then the derivatives).
+    /// Differentiates `lam` now and binds the derivative's body inline to `args` and `seeds`
+    /// (with their types); returns its results (primal results, then the derivatives). `env`:
+    /// the types of the lambda's free variables.
     fn differentiate_inline(
         &mut self,
         mode: Mode,
         lam: &ir::Lambda,
-        args: Vec<SubExp>,
-        seeds: Vec<SubExp>,
+        env: &HashMap<ir::VName, ir::Type>,
+        args: Vec<(SubExp, ir::Type)>,
+        seeds: Vec<(SubExp, ir::Type)>,
         span: Span,
-        loc: Option<crate::diag::SrcLoc>,
     ) -> R<Vec<(SubExp, ir::Type)>> {
+        let loc = Some(self.loc_of(span));
         let dl = match mode {
             Mode::Fwd => crate::ad::fwd::jvp_lambda(lam, &mut self.names)
                 .map_err(|c| Diagnostic::not_supported(span, format!("jvp of {c}")))?,
-            Mode::Rev => crate::ad::rev::vjp_lambda(lam, &mut self.names)
+            Mode::Rev => crate::ad::rev::vjp_lambda_in(lam, &mut self.names, env)
                 .map_err(|c| Diagnostic::not_supported(span, format!("vjp of {c}")))?,
         };
-        let inputs: Vec<SubExp> = args.into_iter().chain(seeds).collect();
+        let inputs: Vec<(SubExp, ir::Type)> = args.into_iter().chain(seeds).collect();
         if inputs.len() != dl.params.len() {
             return Err(internal(span, "AD: arguments do not match the function"));
         }
-        for (p, a) in dl.params.iter().zip(inputs) {
+        // A param gets the type of its input: the seeds of a vjp have the function's result
+        // types, whose sizes are bound only by the derivative's body (the seed's own sizes are
+        // in scope here and equal).
+        for (p, (a, ty)) in dl.params.iter().zip(inputs) {
             self.stms.push(Stm {
                 pat: Pat {
-                    elems: vec![p.clone()],
+                    elems: vec![ir::Param {
+                        name: p.name.clone(),
+                        ty,
+                    }],
                 },
                 exp: Exp::SubExp(a),
                 attrs: ir::Attrs::default(),

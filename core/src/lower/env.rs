@@ -4,10 +4,11 @@
 //! First-order values are IR operands; tuples and arrays of tuples are trees of them (structure of
 //! arrays); functions are closures that are inlined when fully applied.
 
-use crate::ir::{SubExp, Type};
+use crate::ir::{SubExp, Type, VName};
 use crate::prim::PrimType;
 use crate::syntax::ast::{BinOp, Expr, Pat, TypeParam};
 use crate::syntax::types::Type as SType;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 /// A static value.
@@ -131,6 +132,20 @@ impl<'a> Env<'a> {
             _ => None,
         }
     }
+    /// The IR variables the values bound in this environment refer to, with their types (see
+    /// [`SV::var_types`]).
+    pub fn var_types(&self, out: &mut HashMap<VName, Type>, seen: &mut HashSet<*const ()>) {
+        let mut cur = self.head.as_ref();
+        while let Some(l) = cur {
+            if !seen.insert(Rc::as_ptr(l) as *const ()) {
+                return;
+            }
+            if let Node::Var(_, v) = &l.node {
+                v.var_types(out, seen);
+            }
+            cur = l.next.as_ref();
+        }
+    }
     pub fn lookup_tyvar(&self, name: &str) -> Option<SType> {
         let mut cur = self.head.as_ref();
         while let Some(l) = cur {
@@ -194,6 +209,42 @@ impl<'a> SV<'a> {
             ),
             SV::Fun(x) => SV::Fun(x.clone()),
         })
+    }
+    /// The IR variables this value refers to, with their types, added to `out`: its leaves,
+    /// the sizes in their types (`i64`), and for a function value everything it captured (the
+    /// environment of a closure, the arguments collected so far). Code lowered from applying
+    /// the value reads no other variable bound outside it. `seen` holds the environment links
+    /// already visited (closures share the tails of their environments).
+    pub fn var_types(&self, out: &mut HashMap<VName, Type>, seen: &mut HashSet<*const ()>) {
+        match self {
+            SV::Val(s, t) => {
+                if let SubExp::Var(v) = s {
+                    out.insert(v.clone(), t.clone());
+                }
+                for d in t.shape() {
+                    if let SubExp::Var(v) = d {
+                        out.insert(v.clone(), Type::Prim(PrimType::I64));
+                    }
+                }
+            }
+            SV::Tuple(vs) => vs.iter().for_each(|v| v.var_types(out, seen)),
+            SV::Fun(f) => {
+                f.args.iter().for_each(|a| a.var_types(out, seen));
+                match &f.head {
+                    Head::Closure { env, .. } => env.var_types(out, seen),
+                    Head::RightSection(op, y) => {
+                        op.var_types(out, seen);
+                        y.var_types(out, seen);
+                    }
+                    Head::TopDef(_)
+                    | Head::Intrinsic(_)
+                    | Head::ModFn(..)
+                    | Head::Conv(_)
+                    | Head::Op(_)
+                    | Head::Project(_) => {}
+                }
+            }
+        }
     }
     pub fn fun(head: Head<'a>) -> SV<'a> {
         SV::Fun(Rc::new(FunVal { head, args: vec![] }))

@@ -39,6 +39,8 @@ mod scatter;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_sizes;
 
 use crate::ir::builder::binop_operator;
 use crate::ir::*;
@@ -48,7 +50,8 @@ use std::collections::{HashMap, HashSet};
 /// Results of the rules: an error names the construct that cannot be differentiated.
 pub(crate) type R<T> = Result<T, String>;
 
-/// Differentiates `lam` in reverse mode. The result takes the primal params followed by one
+/// Differentiates the closed lambda `lam` in reverse mode (a lambda with free variables needs
+/// their types: [`vjp_lambda_in`]). The result takes the primal params followed by one
 /// adjoint param per primal *result* (same types as `lam.ret`), and returns the primal results
 /// followed by one adjoint per primal *param* (same types as the params; zero for bools). The
 /// error names the construct that cannot be differentiated.
@@ -57,13 +60,21 @@ pub fn vjp_lambda(lam: &Lambda, ns: &mut NameSource) -> Result<Lambda, String> {
 }
 
 /// [`vjp_lambda`] for a lambda whose free variables have the types in `env` (the variables
-/// bound around it, see [`binder_types`]). Free variables are constants of the differentiated
-/// function: they get no adjoint. A free variable of unknown type is treated the same way.
+/// bound around it, see [`fun_types`]). Free variables are constants of the differentiated
+/// function: they get no adjoint. Every free variable must be in `env` (sizes and the
+/// integers computed from them included: the rules ask the types of operands); one that is
+/// not is an internal error of the caller, reported here rather than by whichever rule first
+/// meets it.
 pub fn vjp_lambda_in(
     lam: &Lambda,
     ns: &mut NameSource,
     env: &HashMap<VName, Type>,
 ) -> Result<Lambda, String> {
+    if let Some(v) = free_vars(lam).into_iter().find(|v| !env.contains_key(v)) {
+        return Err(format!(
+            "a free variable of unknown type ({v}) (internal error)"
+        ));
+    }
     let mut r = Rev::new(ns);
     r.types = env.clone();
     let inside = binder_types(&lam.params, &lam.body);
@@ -111,8 +122,51 @@ pub fn vjp_lambda_in(
     })
 }
 
-/// The types of every variable bound in a function: its params and everything its body binds
-/// (patterns, lambda and loop params, loop variables), at any depth.
+/// The free variables of `lam`: the variables it uses (in types too) that it does not bind,
+/// sorted. The certificates of accumulator types are not variables and are left out.
+pub fn free_vars(lam: &Lambda) -> Vec<VName> {
+    let mut uses = crate::passes::traverse::UseCounter::default();
+    let mut binders = crate::passes::traverse::Binders::default();
+    let mut l = lam.clone();
+    crate::passes::traverse::walk_lambda(&mut uses, &mut l);
+    crate::passes::traverse::walk_lambda(&mut binders, &mut l);
+    let bound: HashSet<VName> = binders.names.into_iter().collect();
+    let certs: HashSet<VName> = binder_types(&lam.params, &lam.body)
+        .into_values()
+        .filter_map(|t| match t {
+            Type::Acc { cert, .. } => Some(cert),
+            _ => None,
+        })
+        .collect();
+    let mut out: Vec<VName> = uses
+        .uses
+        .into_keys()
+        .filter(|v| !bound.contains(v) && !certs.contains(v))
+        .collect();
+    out.sort();
+    out
+}
+
+/// The types of every variable bound in the function `f`: its size parameters (`i64`), its
+/// params and everything its body binds (see [`binder_types`]). This is the environment of the
+/// lambda of an AD node in `f` ([`vjp_lambda_in`]): the lambda's free variables are among them,
+/// the sizes of the function's arguments and the integers computed from them included.
+pub fn fun_types(f: &FunDef) -> HashMap<VName, Type> {
+    let mut out = binder_types(&f.params, &f.body);
+    out.extend(size_types(&f.size_params));
+    out
+}
+
+/// The environment of size parameters: each is an `i64`.
+pub fn size_types(sizes: &[VName]) -> HashMap<VName, Type> {
+    sizes
+        .iter()
+        .map(|s| (s.clone(), Type::Prim(PrimType::I64)))
+        .collect()
+}
+
+/// The types of every variable bound by `fun_params` and `fun_body`: the params and everything
+/// the body binds (patterns, lambda and loop params, loop variables), at any depth.
 pub fn binder_types(fun_params: &[Param], fun_body: &Body) -> HashMap<VName, Type> {
     fn lam(l: &Lambda, out: &mut HashMap<VName, Type>) {
         params(&l.params, out);

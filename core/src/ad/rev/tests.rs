@@ -1,8 +1,8 @@
-//! Tests of reverse mode: `vjp_lambda` applied to the body of a program's entry `f`, run on the
+//! Tests of reverse mode: `vjp_lambda_in` applied to the body of a program's entry `f`, run on the
 //! interpreter, compared with hand-worked values and, for every program, with central finite
 //! differences along a direction: ⟨x̄, ẋ⟩ = ⟨ȳ, (f(x+hẋ) − f(x−hẋ))/2h⟩.
 
-use super::vjp_lambda;
+use super::{size_types, vjp_lambda_in};
 use crate::ir::*;
 use crate::value::{Buffer, Value};
 use crate::values::parse_values;
@@ -37,7 +37,7 @@ pub(super) fn try_vjp_program(src: &str) -> Result<(crate::Compiled, Program), S
         body: f.body.clone(),
         ret,
     };
-    let vl = vjp_lambda(&lam, &mut prog.name_source)?;
+    let vl = vjp_lambda_in(&lam, &mut prog.name_source, &size_types(&f.size_params))?;
     let n = vl.params.len();
     let g = FunDef {
         name: "g".into(),
@@ -69,7 +69,7 @@ fn run(p: &Program, entry: &str, args: Vec<Value>) -> Vec<Value> {
     crate::interp::run_entry(p, entry, args).unwrap_or_else(|e| panic!("run {entry}: {e}"))
 }
 
-fn floats(vs: &[Value]) -> Vec<f64> {
+pub(super) fn floats(vs: &[Value]) -> Vec<f64> {
     let mut out = vec![];
     for v in vs {
         match v {
@@ -85,7 +85,7 @@ fn floats(vs: &[Value]) -> Vec<f64> {
     out
 }
 
-fn perturb(xs: &[Value], dirs: &[f64], h: f64) -> Vec<Value> {
+pub(super) fn perturb(xs: &[Value], dirs: &[f64], h: f64) -> Vec<Value> {
     let mut k = 0;
     xs.iter()
         .map(|x| match x {

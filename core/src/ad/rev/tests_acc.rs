@@ -4,12 +4,13 @@
 //! which the outer transformation differentiates. Every result is checked against central finite
 //! differences of the inner vjp, and some against hand-worked second derivatives.
 
-use super::super::vjp_lambda;
+use super::super::{size_types, vjp_lambda, vjp_lambda_in};
 use crate::ad::fwd::jvp_lambda;
 use crate::ir::*;
 use crate::prim::PrimValue;
 use crate::value::{ArrayValue, Buffer, Value};
 use crate::values::parse_values;
+use std::collections::HashMap;
 
 fn vals(s: &str) -> Vec<Value> {
     parse_values(s.as_bytes()).expect("test values")
@@ -76,13 +77,15 @@ fn finish(prog: Program) -> Program {
 
 /// Two programs (every name is bound once per program, and `h` contains `g`'s statements):
 /// one with the entry `g` = vjp f, one with the entry `h` = `outer` g.
+/// `outer` gets the types of the free variables of its lambda (`f`'s sizes).
 fn nested(
     src: &str,
-    outer: impl FnOnce(&Lambda, &mut NameSource) -> Result<Lambda, String>,
+    outer: impl FnOnce(&Lambda, &mut NameSource, &HashMap<VName, Type>) -> Result<Lambda, String>,
 ) -> (Program, Program) {
     let (mut prog, lam, sizes) = entry_lambda(src);
-    let g = vjp_lambda(&lam, &mut prog.name_source).unwrap_or_else(|e| panic!("vjp: {e}"));
-    let h = outer(&g, &mut prog.name_source).unwrap_or_else(|e| panic!("nested AD: {e}"));
+    let env = size_types(&sizes);
+    let g = vjp_lambda_in(&lam, &mut prog.name_source, &env).unwrap_or_else(|e| panic!("vjp: {e}"));
+    let h = outer(&g, &mut prog.name_source, &env).unwrap_or_else(|e| panic!("nested AD: {e}"));
     let mut pg = prog.clone();
     add_entry(&mut pg, "g", g, &sizes);
     add_entry(&mut prog, "h", h, &sizes);
@@ -91,12 +94,12 @@ fn nested(
 
 /// vjp of vjp.
 fn vjp_of_vjp(src: &str) -> (Program, Program) {
-    nested(src, vjp_lambda)
+    nested(src, vjp_lambda_in)
 }
 
 /// jvp of vjp (forward over reverse).
 fn jvp_of_vjp(src: &str) -> (Program, Program) {
-    nested(src, jvp_lambda)
+    nested(src, |l, ns, _| jvp_lambda(l, ns))
 }
 
 fn run(p: &Program, entry: &str, args: Vec<Value>) -> Vec<Value> {
@@ -517,7 +520,8 @@ fn jvp_of_withacc() {
 fn vjp_of_map_of_vjp() {
     let (mut prog, lam, sizes) =
         entry_lambda("entry f [m] (x: [m]f64) = map (\\j -> f64.sin x[j] * x[(j+1) % m]) (iota m)");
-    let g = vjp_lambda(&lam, &mut prog.name_source).unwrap_or_else(|e| panic!("vjp: {e}"));
+    let g = vjp_lambda_in(&lam, &mut prog.name_source, &size_types(&sizes))
+        .unwrap_or_else(|e| panic!("vjp: {e}"));
     let n = prog.name_source.fresh("n");
     let nse = SubExp::Var(n.clone());
     let row_ty = g.params[0].ty.clone();
@@ -557,9 +561,10 @@ fn vjp_of_map_of_vjp() {
         },
         ret: vec![mat_ty.clone(), mat_ty],
     };
-    let hh = vjp_lambda(&h, &mut prog.name_source).unwrap_or_else(|e| panic!("vjp of map: {e}"));
     let mut all_sizes = vec![n];
     all_sizes.extend(sizes);
+    let hh = vjp_lambda_in(&h, &mut prog.name_source, &size_types(&all_sizes))
+        .unwrap_or_else(|e| panic!("vjp of map: {e}"));
     let mut pg = prog.clone();
     // `g` here is `h` (the function whose finite differences are checked).
     add_entry(&mut pg, "g", h, &all_sizes);
