@@ -317,14 +317,15 @@ struct DiskCache {
     /// Given to every `vkCreateComputePipelines`; null when the cache is off.
     handle: vk::PipelineCache,
     status: PipelineCacheStatus,
-    /// Length and checksum of the Vulkan data the file holds as far as this context knows
-    /// (what it loaded or last wrote), and whether the cache may hold more than that.
-    /// Locked after `Context::kernels`, which also serialises the uses of `handle` that must
+    /// What the file holds as far as this context knows (what it loaded or last wrote), and
+    /// whether the cache may hold more than that. Locked after `Context::kernels`, which also serialises the uses of `handle` that must
     /// be externally synchronised (merging into it, destroying it).
     state: Mutex<DiskState>,
 }
 
 struct DiskState {
+    /// Length and FNV-1a checksum of the Vulkan data in the file (`None`: unknown, e.g. no
+    /// file or a rejected one).
     on_disk: Option<(usize, u64)>,
     /// Pipelines were made through the cache, or the file must be replaced, since the last
     /// load or save.
@@ -803,7 +804,7 @@ impl Context {
         let disk = theirs
             .as_ref()
             .map(|t| (t.len(), pipeline_cache::fnv1a64(t)));
-        if let (Some(t), true) = (&theirs, disk != st.on_disk) {
+        if let Some(t) = theirs.as_ref().filter(|_| disk != st.on_disk) {
             // Another process wrote the file since this context read or wrote it.
             if let Ok(src) = self.create_pipeline_cache(t) {
                 // SAFETY: both caches belong to this device and differ; the caller holds
