@@ -10,7 +10,7 @@
 //! kernel time of the gradient entries divided by that of the primal entries. `--profile-out`
 //! writes a profile holding the fastest (least kernel time) timed run of each entry.
 
-use super::{compile, read_source, vulkan_context, write_profile, BenchProgram, Failure};
+use super::{compile, read_source, vulkan_context, write_profile, BenchProgram, Failure, VkFlags};
 use std::path::Path;
 use std::process::ExitCode;
 use vkad_core::testing::random::{fnv1a, random_value};
@@ -149,7 +149,10 @@ pub(crate) fn bench_program(args: BenchProgram) -> Result<ExitCode, Failure> {
         )));
     }
     let reps = args.reps.max(1);
-    let ctx = vulkan_context(args.device)?;
+    let ctx = vulkan_context(VkFlags {
+        device: args.device,
+        no_pipeline_cache: args.no_pipeline_cache,
+    })?;
     let info = ctx.info();
     let path = file.display().to_string();
     let mut profile = vkad_spirv::profile::new_profile(&compiled, &path, &source, info);

@@ -42,23 +42,43 @@ enum BackendKind {
     VulkanKernels,
 }
 
+/// The Vulkan context the flags of a command ask for.
+#[derive(Clone, Copy, Debug)]
+struct VkFlags {
+    /// `--device N`.
+    device: Option<usize>,
+    /// `--no-pipeline-cache`.
+    no_pipeline_cache: bool,
+}
+
+impl VkFlags {
+    fn options(self) -> vkad_spirv::ContextOptions {
+        vkad_spirv::ContextOptions {
+            device: self.device,
+            validation: std::env::var("VKAD_VALIDATION").is_ok_and(|v| v == "1"),
+            pipeline_cache: if self.no_pipeline_cache {
+                vkad_vk::PipelineCacheMode::Off
+            } else {
+                // The user's cache directory, or what VKAD_PIPELINE_CACHE says.
+                vkad_vk::PipelineCacheMode::UserDir
+            },
+        }
+    }
+}
+
 impl BackendKind {
     /// The backend; for Vulkan the device is opened now, so that a missing driver is reported
     /// once (with what to install) instead of once per test.
-    fn backend(self, device: Option<usize>) -> Result<Box<dyn Backend>, Failure> {
+    fn backend(self, vk: VkFlags) -> Result<Box<dyn Backend>, Failure> {
         match self {
             BackendKind::Interp => Ok(Box::new(InterpBackend)),
             BackendKind::Oracle => Ok(Box::new(OracleBackend)),
             BackendKind::Kernels => Ok(Box::new(KernelsBackend::default())),
             BackendKind::Vulkan | BackendKind::VulkanKernels => {
-                let opts = vkad_spirv::ContextOptions {
-                    device,
-                    validation: std::env::var("VKAD_VALIDATION").is_ok_and(|v| v == "1"),
-                };
                 let b = if matches!(self, BackendKind::Vulkan) {
-                    vkad_spirv::VulkanBackend::new(opts)
+                    vkad_spirv::VulkanBackend::new(vk.options())
                 } else {
-                    vkad_spirv::VulkanBackend::kernels(opts)
+                    vkad_spirv::VulkanBackend::kernels(vk.options())
                 };
                 b.context().map_err(|e| Failure(format!("error: {e}")))?;
                 Ok(Box::new(b))
@@ -95,6 +115,13 @@ enum Command {
         /// Perfetto open as a trace; `vkad profile FILE` summarises it). `-b vulkan` only.
         #[arg(long, value_name = "FILE")]
         profile_out: Option<PathBuf>,
+        /// Do not read or write the on-disk Vulkan pipeline cache.
+        ///
+        /// The cache (by default in `$XDG_CACHE_HOME/vkad/pipelines`, else
+        /// `~/.cache/vkad/pipelines`) lets a later process skip compiling pipelines.
+        /// `VKAD_PIPELINE_CACHE=0` also turns it off, `VKAD_PIPELINE_CACHE=DIR` moves it.
+        #[arg(long)]
+        no_pipeline_cache: bool,
     },
     /// Run the `-- ==` test blocks of .fut files (directories are searched recursively).
     Test {
@@ -107,6 +134,13 @@ enum Command {
         /// The Vulkan device to use (an index as `vulkaninfo --summary` lists them).
         #[arg(long)]
         device: Option<usize>,
+        /// Do not read or write the on-disk Vulkan pipeline cache.
+        ///
+        /// The cache (by default in `$XDG_CACHE_HOME/vkad/pipelines`, else
+        /// `~/.cache/vkad/pipelines`) lets a later process skip compiling pipelines.
+        /// `VKAD_PIPELINE_CACHE=0` also turns it off, `VKAD_PIPELINE_CACHE=DIR` moves it.
+        #[arg(long)]
+        no_pipeline_cache: bool,
     },
     /// Parse and type-check a program, reporting errors and warnings.
     Check { file: PathBuf },
@@ -148,6 +182,13 @@ enum Command {
         /// The Vulkan device to use (an index as `vulkaninfo --summary` lists them).
         #[arg(long)]
         device: Option<usize>,
+        /// Do not read or write the on-disk Vulkan pipeline cache.
+        ///
+        /// The cache (by default in `$XDG_CACHE_HOME/vkad/pipelines`, else
+        /// `~/.cache/vkad/pipelines`) lets a later process skip compiling pipelines.
+        /// `VKAD_PIPELINE_CACHE=0` also turns it off, `VKAD_PIPELINE_CACHE=DIR` moves it.
+        #[arg(long)]
+        no_pipeline_cache: bool,
     },
     /// Benchmarks on the Vulkan device: `vkad bench FILE.fut` times a program's entry points
     /// on their datasets; `vkad bench primitives` times vkad's primitives.
@@ -186,6 +227,13 @@ struct BenchProgram {
     /// The Vulkan device to use.
     #[arg(long)]
     device: Option<usize>,
+    /// Do not read or write the on-disk Vulkan pipeline cache.
+    ///
+    /// The cache (by default in `$XDG_CACHE_HOME/vkad/pipelines`, else
+    /// `~/.cache/vkad/pipelines`) lets a later process skip compiling pipelines.
+    /// `VKAD_PIPELINE_CACHE=0` also turns it off, `VKAD_PIPELINE_CACHE=DIR` moves it.
+    #[arg(long)]
+    no_pipeline_cache: bool,
 }
 
 /// What `vkad bench` measures.
@@ -203,6 +251,13 @@ enum BenchKind {
         /// The Vulkan device to use.
         #[arg(long)]
         device: Option<usize>,
+        /// Do not read or write the on-disk Vulkan pipeline cache.
+        ///
+        /// The cache (by default in `$XDG_CACHE_HOME/vkad/pipelines`, else
+        /// `~/.cache/vkad/pipelines`) lets a later process skip compiling pipelines.
+        /// `VKAD_PIPELINE_CACHE=0` also turns it off, `VKAD_PIPELINE_CACHE=DIR` moves it.
+        #[arg(long)]
+        no_pipeline_cache: bool,
         /// Only the primitives whose name contains one of these (comma-separated).
         #[arg(long)]
         only: Option<String>,
@@ -248,7 +303,12 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
             binary_output,
             profile,
             profile_out,
+            no_pipeline_cache,
         } => {
+            let vk = VkFlags {
+                device,
+                no_pipeline_cache,
+            };
             let kernel_stats =
                 profile && matches!(backend, BackendKind::Kernels) && profile_out.is_none();
             if (profile || profile_out.is_some())
@@ -310,13 +370,13 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
                     (&file, &source),
                     &entry,
                     args,
-                    device,
+                    vk,
                     binary_output,
                     (profile, profile_out.as_deref()),
                 );
             }
             let results = backend
-                .backend(device)?
+                .backend(vk)?
                 .run(&compiled, &entry, args)
                 .map_err(|e| Failure(format!("error: {e}")))?;
             print_results(&results, binary_output)
@@ -327,8 +387,12 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
             paths,
             backend,
             device,
+            no_pipeline_cache,
         } => {
-            let backend = backend.backend(device)?;
+            let backend = backend.backend(VkFlags {
+                device,
+                no_pipeline_cache,
+            })?;
             let mut stdout = std::io::stdout();
             let summary = vkad_core::testing::run_paths(&paths, backend.as_ref(), &mut stdout)
                 .map_err(|e| Failure(format!("error: {e}")))?;
@@ -411,17 +475,36 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
             output,
             input,
             device,
-        } => spirv(&file, &entry, &output, input.as_deref(), device),
+            no_pipeline_cache,
+        } => spirv(
+            &file,
+            &entry,
+            &output,
+            input.as_deref(),
+            VkFlags {
+                device,
+                no_pipeline_cache,
+            },
+        ),
         Command::Bench {
             what:
                 Some(BenchKind::Primitives {
                     sizes,
                     reps,
                     device,
+                    no_pipeline_cache,
                     only,
                 }),
             ..
-        } => bench_primitives(&sizes, reps, device, only.as_deref()),
+        } => bench_primitives(
+            &sizes,
+            reps,
+            VkFlags {
+                device,
+                no_pipeline_cache,
+            },
+            only.as_deref(),
+        ),
         Command::Bench {
             what: None,
             program,
@@ -437,13 +520,10 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
     }
 }
 
-fn vulkan_context(device: Option<usize>) -> Result<std::sync::Arc<vkad_spirv::Context>, Failure> {
-    vkad_spirv::VulkanBackend::new(vkad_spirv::ContextOptions {
-        device,
-        validation: std::env::var("VKAD_VALIDATION").is_ok_and(|v| v == "1"),
-    })
-    .context()
-    .map_err(|e| Failure(format!("error: {e}")))
+fn vulkan_context(vk: VkFlags) -> Result<std::sync::Arc<vkad_spirv::Context>, Failure> {
+    vkad_spirv::VulkanBackend::new(vk.options())
+        .context()
+        .map_err(|e| Failure(format!("error: {e}")))
 }
 
 /// `vkad run --profile` / `--profile-out FILE`: the results, then (`--profile`) a table of
@@ -453,12 +533,12 @@ fn run_profiled(
     (file, source): (&Path, &str),
     entry: &str,
     args: Vec<Value>,
-    device: Option<usize>,
+    vk: VkFlags,
     binary_output: bool,
     (table, out): (bool, Option<&Path>),
 ) -> Result<ExitCode, Failure> {
     use vkad_spirv::profile;
-    let ctx = vulkan_context(device)?;
+    let ctx = vulkan_context(vk)?;
     let mut p = profile::new_profile(compiled, &file.display().to_string(), source, ctx.info());
     let start = std::time::Instant::now();
     let (results, timings) = vkad_spirv::run_entry_profiled(&ctx, compiled, entry, args)
@@ -499,7 +579,7 @@ fn write_profile(p: &vkad_profile::Profile, out: &Path) -> Result<(), Failure> {
 fn bench_primitives(
     sizes: &str,
     reps: usize,
-    device: Option<usize>,
+    vk: VkFlags,
     only: Option<&str>,
 ) -> Result<ExitCode, Failure> {
     use vkad_spirv::bench;
@@ -519,7 +599,7 @@ fn bench_primitives(
     if a > b || b > 30 {
         return Err(bad());
     }
-    let ctx = vulkan_context(device)?;
+    let ctx = vulkan_context(vk)?;
     let prims: Vec<bench::Primitive> = bench::primitives()
         .into_iter()
         .filter(|p| {
@@ -580,7 +660,7 @@ fn spirv(
     entry: &str,
     out: &Path,
     input: Option<&Path>,
-    device: Option<usize>,
+    vk: VkFlags,
 ) -> Result<ExitCode, Failure> {
     let compiled = compile(file)?;
     if !compiled.entry_names().iter().any(|n| n == entry) {
@@ -602,10 +682,7 @@ fn spirv(
     };
     let args = vkad_core::values::parse_values(&data)
         .map_err(|e| Failure(format!("error: invalid input value: {e}")))?;
-    let backend = vkad_spirv::VulkanBackend::new(vkad_spirv::ContextOptions {
-        device,
-        validation: std::env::var("VKAD_VALIDATION").is_ok_and(|v| v == "1"),
-    });
+    let backend = vkad_spirv::VulkanBackend::new(vk.options());
     let ctx = backend
         .context()
         .map_err(|e| Failure(format!("error: {e}")))?;

@@ -4,8 +4,17 @@ use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
 fn vkad(args: &[&str], stdin: &[u8]) -> Output {
+    vkad_env(args, stdin, &[])
+}
+
+/// `vkad` with the pipeline cache in a directory of this test process (not the user's cache
+/// directory) and the environment variables `env` set.
+fn vkad_env(args: &[&str], stdin: &[u8], env: &[(&str, &std::path::Path)]) -> Output {
+    let cache = std::env::temp_dir().join(format!("vkad-cli-cache-{}", std::process::id()));
     let mut child = Command::new(env!("CARGO_BIN_EXE_vkad"))
         .args(args)
+        .env("VKAD_PIPELINE_CACHE", cache)
+        .envs(env.iter().copied())
         .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -307,4 +316,66 @@ fn kernel_ir_is_printed_and_run() {
         err.contains("kernels: 3 (1 segmap, 2 segred)"),
         "unexpected profile: {err}"
     );
+}
+
+#[test]
+fn pipeline_cache_is_written_unless_turned_off() {
+    let base = std::env::temp_dir().join(format!("vkad-cli-pcache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let p = tmp_program(
+        "pcache.fut",
+        "entry main (xs: []f32): []f32 = map (* 2f32) xs\n",
+    );
+    let files = |d: &std::path::Path| match std::fs::read_dir(d) {
+        Ok(rd) => rd.map(|e| e.unwrap().file_name()).collect::<Vec<_>>(),
+        Err(_) => Vec::new(),
+    };
+    let run = |extra: &[&str], env: &[(&str, &std::path::Path)]| {
+        let mut args = vec!["run", p.as_str()];
+        args.extend_from_slice(extra);
+        let out = vkad_env(&args, b"[1f32, 2f32]", env);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "[2.0f32, 4.0f32]\n");
+    };
+    // VKAD_PIPELINE_CACHE=DIR: one file, kept by the second run.
+    let dir = base.join("dir");
+    run(&[], &[("VKAD_PIPELINE_CACHE", &dir)]);
+    let first = files(&dir);
+    assert_eq!(first.len(), 1, "{first:?}");
+    run(&[], &[("VKAD_PIPELINE_CACHE", &dir)]);
+    assert_eq!(files(&dir), first);
+    // --no-pipeline-cache writes nothing, on `run` and on `test`.
+    let off = base.join("off");
+    run(&["--no-pipeline-cache"], &[("VKAD_PIPELINE_CACHE", &off)]);
+    let out = vkad_env(
+        &["test", "--no-pipeline-cache", "examples/dot.fut"],
+        b"",
+        &[("VKAD_PIPELINE_CACHE", &off)],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(!off.exists());
+    // VKAD_PIPELINE_CACHE=0 turns it off; otherwise $XDG_CACHE_HOME/vkad/pipelines.
+    let xdg = base.join("xdg");
+    let zero = std::path::Path::new("0");
+    run(
+        &[],
+        &[("VKAD_PIPELINE_CACHE", zero), ("XDG_CACHE_HOME", &xdg)],
+    );
+    // (Mesa may keep its own shader cache in $XDG_CACHE_HOME/mesa_shader_cache.)
+    assert!(!xdg.join("vkad").exists());
+    let one = std::path::Path::new("1");
+    run(
+        &[],
+        &[("VKAD_PIPELINE_CACHE", one), ("XDG_CACHE_HOME", &xdg)],
+    );
+    assert_eq!(files(&xdg.join("vkad/pipelines")).len(), 1);
+    std::fs::remove_dir_all(&base).unwrap();
 }

@@ -240,11 +240,19 @@ impl Backend for VulkanBackend {
         args: Vec<Value>,
     ) -> Result<Vec<Value>, String> {
         let ctx = self.context()?;
-        if self.kernel_ir {
+        let r = if self.kernel_ir {
             let th = vkad_core::seg::Thresholds::all(vkad_core::seg::Thresholds::DEFAULT);
             run_entry_kernels(&ctx, compiled, entry, args, &th, false).map(|(v, _)| v)
         } else {
             run_entry(&ctx, compiled, entry, args)
+        };
+        // A run that timed out (or lost the device) leaves the context unusable: the next run
+        // gets a fresh one instead of failing too.
+        if r.is_err() && ctx.is_stuck() {
+            if let Ok(mut g) = self.ctx.lock() {
+                *g = None;
+            }
         }
+        r
     }
 }

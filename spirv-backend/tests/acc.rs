@@ -74,6 +74,7 @@ fn vk_acc_program_runs_unskipped() {
     let backend = VulkanBackend::new(ContextOptions {
         device: None,
         validation: true,
+        pipeline_cache: vkad_vk::PipelineCacheMode::Off,
     });
     let mut out = Vec::new();
     let s = run_paths_with(&[file], &backend, &RunOptions::default(), &mut out)

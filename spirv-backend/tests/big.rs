@@ -17,6 +17,7 @@ fn ctx() -> Option<Arc<Context>> {
         match Context::new(&ContextOptions {
             device: None,
             validation: true,
+            pipeline_cache: vkad_vk::PipelineCacheMode::Off,
         }) {
             Ok(c) if c.buffer_device_address() => {
                 c.set_validate_spirv(true);

@@ -16,6 +16,7 @@ fn gpu_ctx() -> Arc<Context> {
         let mut c = Context::new(&ContextOptions {
             device: None,
             validation: true,
+            pipeline_cache: vkad_vk::PipelineCacheMode::Off,
         })
         .expect("a Vulkan device (install mesa-vulkan-drivers)");
         c.set_validate_spirv(true);

@@ -12,6 +12,7 @@ fn all_programs_on_vulkan() {
     let backend = VulkanBackend::new(ContextOptions {
         device: None,
         validation: true,
+        pipeline_cache: vkad_vk::PipelineCacheMode::Off,
     });
     let mut out = Vec::new();
     let s = run_paths_with(&[dir], &backend, &RunOptions::default(), &mut out)

@@ -14,6 +14,7 @@ fn ctx() -> Arc<Context> {
         let c = Context::new(&ContextOptions {
             device: None,
             validation: true,
+            pipeline_cache: vkad_vk::PipelineCacheMode::Off,
         })
         .expect("a Vulkan device (install mesa-vulkan-drivers)");
         c.set_validate_spirv(true);

@@ -18,6 +18,7 @@ fn ctx() -> Arc<Context> {
         let c = Context::new(&ContextOptions {
             device: None,
             validation: true,
+            pipeline_cache: vkad_vk::PipelineCacheMode::Off,
         })
         .expect("a Vulkan device (install mesa-vulkan-drivers)");
         c.set_validate_spirv(true);
@@ -33,6 +34,7 @@ fn small_ctx() -> Arc<Context> {
         let mut c = Context::new(&ContextOptions {
             device: None,
             validation: true,
+            pipeline_cache: vkad_vk::PipelineCacheMode::Off,
         })
         .expect("a Vulkan device (install mesa-vulkan-drivers)");
         c.set_validate_spirv(true);

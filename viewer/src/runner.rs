@@ -355,6 +355,8 @@ impl Worker {
             let ctx = vkad_vk::Context::new(&vkad_vk::ContextOptions {
                 device: Some(device),
                 validation: false,
+                // The user's cache directory (or VKAD_PIPELINE_CACHE), as the CLI does.
+                pipeline_cache: vkad_vk::PipelineCacheMode::UserDir,
             })
             .map_err(|e| e.to_string())?;
             slot.insert(ctx);

@@ -4,8 +4,9 @@ use crate::device::{
     create_instance, entry_c_string, env_flag, load_entry, probe, probe_all, select, usable,
     Features, InstanceParts, Messages, Probe,
 };
+use crate::pipeline_cache::{self, CacheId, CacheRejection, PipelineCacheStatus};
 use crate::spirv::{check_module, validate_spirv};
-use crate::{vk_error, DeviceInfo, Result, VkError};
+use crate::{vk_error, DeviceInfo, PipelineCacheMode, Result, VkError};
 use ash::vk;
 use gpu_allocator::vulkan::{
     Allocation, AllocationCreateDesc, AllocationScheme, Allocator, AllocatorCreateDesc,
@@ -311,12 +312,49 @@ struct Exec {
     pending: Vec<InFlight>,
 }
 
+/// The persistent pipeline cache of a context (see `pipeline_cache.rs`).
+struct DiskCache {
+    /// Given to every `vkCreateComputePipelines`; null when the cache is off.
+    handle: vk::PipelineCache,
+    status: PipelineCacheStatus,
+    /// What the file holds as far as this context knows (what it loaded or last wrote), and
+    /// whether the cache may hold more than that. Locked after `Context::kernels`, which also serialises the uses of `handle` that must
+    /// be externally synchronised (merging into it, destroying it).
+    state: Mutex<DiskState>,
+}
+
+struct DiskState {
+    /// Length and FNV-1a checksum of the Vulkan data in the file (`None`: unknown, e.g. no
+    /// file or a rejected one).
+    on_disk: Option<(usize, u64)>,
+    /// Pipelines were made through the cache, or the file must be replaced, since the last
+    /// load or save.
+    dirty: bool,
+}
+
+impl DiskCache {
+    fn off() -> DiskCache {
+        DiskCache {
+            handle: vk::PipelineCache::null(),
+            status: PipelineCacheStatus::default(),
+            state: Mutex::new(DiskState {
+                on_disk: None,
+                dirty: false,
+            }),
+        }
+    }
+}
+
 /// A Vulkan device ready to run kernels. `Send + Sync`.
 pub struct Context {
     shared: Arc<Shared>,
     info: DeviceInfo,
     exec: Mutex<Exec>,
+    /// Also held while a pipeline is made, so that nothing else uses `pcache.handle` then.
     kernels: Mutex<HashMap<KernelKey, Arc<Pipeline>>>,
+    /// What names this device and driver's pipeline cache file.
+    cache_id: CacheId,
+    pcache: DiskCache,
     validate_spirv: AtomicBool,
     timeout_s: AtomicU64,
     timestamp_bits: u32,
@@ -443,13 +481,16 @@ impl Context {
         // SAFETY: the device was created with one queue in `family`.
         let queue = unsafe { device.get_device_queue(family, 0) };
         let InstanceParts { instance, debug } = parts;
-        Self::build(
+        let mut ctx = Self::build(
             entry, instance, p, device, queue, family, true, debug, messages,
-        )
+        )?;
+        ctx.set_pipeline_cache(&opts.pipeline_cache);
+        Ok(ctx)
     }
 
     /// Embedding: build on a host application's own instance/device/queue (the app keeps
-    /// ownership; dropping the Context destroys only what vkad created).
+    /// ownership; dropping the Context destroys only what vkad created). The persistent
+    /// pipeline cache is off: [`Context::set_pipeline_cache`] turns it on.
     ///
     /// # Safety
     /// `instance` must have been created for Vulkan 1.2 or newer from `entry`; `physical` must
@@ -563,6 +604,15 @@ impl Context {
                 return fail(vk_error("vkCreateCommandPool", e));
             }
         };
+        // SAFETY: `p.physical` belongs to `instance` (enumerated from it, or the caller's
+        // promise in `from_raw`).
+        let props = unsafe { instance.get_physical_device_properties(p.physical) };
+        let cache_id = CacheId {
+            vendor_id: props.vendor_id,
+            device_id: props.device_id,
+            driver_version: props.driver_version,
+            uuid: props.pipeline_cache_uuid,
+        };
         let validate = env_flag("VKAD_VALIDATE_SPIRV").unwrap_or(cfg!(debug_assertions));
         let timeout = std::env::var("VKAD_TIMEOUT_S")
             .ok()
@@ -589,6 +639,8 @@ impl Context {
                 pending: Vec::new(),
             }),
             kernels: Mutex::new(HashMap::new()),
+            cache_id,
+            pcache: DiskCache::off(),
             validate_spirv: AtomicBool::new(validate),
             timeout_s: AtomicU64::new(timeout),
             timestamp_bits: p.timestamp_bits,
@@ -639,12 +691,169 @@ impl Context {
         std::mem::take(&mut *m)
     }
 
+    /// Whether a submission that timed out may still be running (the context then refuses new
+    /// work with [`VkError::Timeout`] until it finishes; a caller that wants to go on makes a
+    /// new context) or the device was lost.
+    pub fn is_stuck(&self) -> bool {
+        self.shared.hung.load(Ordering::SeqCst) || self.shared.lost.load(Ordering::SeqCst)
+    }
+
     /// Bytes in live allocations (buffers) on the device, for reports.
     pub fn allocated_bytes(&self) -> u64 {
         self.shared
             .lock_allocator()
             .generate_report()
             .total_allocated_bytes
+    }
+
+    /// Turns the persistent pipeline cache on, off, or to another directory (see
+    /// [`PipelineCacheMode`]; `UserDir` reads `VKAD_PIPELINE_CACHE`) for the pipelines made
+    /// from now on. The current cache, if any, is saved first (a failure to write it is
+    /// ignored, as when the context is dropped). [`Context::new`] calls this with
+    /// [`ContextOptions::pipeline_cache`](crate::ContextOptions::pipeline_cache);
+    /// [`Context::from_raw`] contexts start with the cache off.
+    ///
+    /// A missing, unreadable, corrupt, truncated or foreign file is not an error: the cache
+    /// starts empty, [`Context::pipeline_cache`] says why, and the file is replaced at the next
+    /// save.
+    pub fn set_pipeline_cache(&mut self, mode: &PipelineCacheMode) {
+        self.close_pipeline_cache();
+        self.pcache = self.open_pipeline_cache(mode);
+    }
+
+    /// What the persistent pipeline cache did when it was opened: its file (`None`: off), the
+    /// bytes loaded from it, and why an existing file was ignored.
+    pub fn pipeline_cache(&self) -> &PipelineCacheStatus {
+        &self.pcache.status
+    }
+
+    /// Writes the pipeline cache to its file now (it is also written when the context is
+    /// dropped). Does nothing when the cache is off or no pipeline was made since the last
+    /// save. What another process wrote to the file meanwhile is merged in first, so that
+    /// processes that made different pipelines keep each other's. The file is replaced
+    /// atomically (a temporary file in the same directory, renamed).
+    ///
+    /// A failure to write is [`VkError::PipelineCacheWrite`]; the context is still usable.
+    pub fn save_pipeline_cache(&self) -> Result<()> {
+        self.check_alive()?;
+        // `kernels` is held while pipelines are made: merging into the cache (which must be
+        // externally synchronised) then waits for them.
+        let _kernels = self.kernels.lock().unwrap_or_else(|p| p.into_inner());
+        self.save_locked()
+    }
+
+    /// Makes a pipeline cache with `data` as its initial contents (empty: an empty cache).
+    fn create_pipeline_cache(&self, data: &[u8]) -> Result<vk::PipelineCache> {
+        let info = vk::PipelineCacheCreateInfo::default().initial_data(data);
+        // SAFETY: a valid device and create info; `data` is empty or a blob whose
+        // VkPipelineCacheHeaderVersionOne was checked to name this device
+        // (`pipeline_cache::decode`); the driver checks the rest and starts empty when it
+        // does not recognise the data.
+        unsafe { self.shared.device.create_pipeline_cache(&info, None) }
+            .map_err(|e| self.shared.err("vkCreatePipelineCache", e))
+    }
+
+    /// Opens the cache `mode` names: reads its file and makes the Vulkan pipeline cache.
+    fn open_pipeline_cache(&self, mode: &PipelineCacheMode) -> DiskCache {
+        let Some(dir) = pipeline_cache::dir_from_env(mode) else {
+            return DiskCache::off();
+        };
+        let path = dir.join(self.cache_id.file_name());
+        let (data, mut rejected) = match pipeline_cache::load(&self.cache_id, &path) {
+            Ok(Some(d)) => (d, None),
+            Ok(None) => (Vec::new(), None),
+            Err(r) => (Vec::new(), Some(r)),
+        };
+        let mut loaded = data.len();
+        let handle = match self.create_pipeline_cache(&data) {
+            Ok(h) => h,
+            Err(_) if !data.is_empty() => {
+                rejected = Some(CacheRejection::Driver);
+                loaded = 0;
+                match self.create_pipeline_cache(&[]) {
+                    Ok(h) => h,
+                    Err(_) => return DiskCache::off(),
+                }
+            }
+            Err(_) => return DiskCache::off(),
+        };
+        let on_disk = (loaded > 0).then(|| (data.len(), pipeline_cache::fnv1a64(&data)));
+        DiskCache {
+            handle,
+            status: PipelineCacheStatus {
+                file: Some(path),
+                loaded_bytes: loaded,
+                rejected,
+            },
+            state: Mutex::new(DiskState {
+                on_disk,
+                // A rejected file is replaced even when no pipeline is made.
+                dirty: rejected.is_some(),
+            }),
+        }
+    }
+
+    /// [`Context::save_pipeline_cache`]; the caller holds `kernels` (or `&mut self`).
+    fn save_locked(&self) -> Result<()> {
+        let handle = self.pcache.handle;
+        let Some(path) = &self.pcache.status.file else {
+            return Ok(());
+        };
+        if handle == vk::PipelineCache::null() {
+            return Ok(());
+        }
+        let mut st = self.pcache.state.lock().unwrap_or_else(|p| p.into_inner());
+        if !st.dirty {
+            return Ok(());
+        }
+        let d = &self.shared.device;
+        let theirs = pipeline_cache::load(&self.cache_id, path).ok().flatten();
+        let disk = theirs
+            .as_ref()
+            .map(|t| (t.len(), pipeline_cache::fnv1a64(t)));
+        if let Some(t) = theirs.as_ref().filter(|_| disk != st.on_disk) {
+            // Another process wrote the file since this context read or wrote it.
+            if let Ok(src) = self.create_pipeline_cache(t) {
+                // SAFETY: both caches belong to this device and differ; the caller holds
+                // `kernels` (or `&mut self`), so no other thread uses `handle` meanwhile. A
+                // failed merge leaves `handle` as it was: then this context's pipelines
+                // replace the file's.
+                unsafe {
+                    let _ = d.merge_pipeline_caches(handle, &[src]);
+                    d.destroy_pipeline_cache(src, None);
+                }
+            }
+        }
+        // SAFETY: `handle` is this device's pipeline cache, alive until `close_pipeline_cache`.
+        let data = unsafe { d.get_pipeline_cache_data(handle) }
+            .map_err(|e| self.shared.err("vkGetPipelineCacheData", e))?;
+        let sig = (data.len(), pipeline_cache::fnv1a64(&data));
+        if disk != Some(sig) {
+            pipeline_cache::write_atomic(path, &pipeline_cache::encode(&self.cache_id, &data))
+                .map_err(|source| VkError::PipelineCacheWrite {
+                    path: path.clone(),
+                    source,
+                })?;
+        }
+        st.on_disk = Some(sig);
+        st.dirty = false;
+        Ok(())
+    }
+
+    /// Saves the cache (errors ignored: it is an optimisation) and destroys it.
+    fn close_pipeline_cache(&mut self) {
+        let handle = self.pcache.handle;
+        if handle == vk::PipelineCache::null() {
+            return;
+        }
+        if !self.shared.lost.load(Ordering::SeqCst) {
+            let _ = self.save_locked();
+        }
+        // SAFETY: made on this device by `open_pipeline_cache`; `&mut self`, so no pipeline is
+        // being made with it, and pipelines made with it do not need it any more. No
+        // submission uses a pipeline cache, so a timed-out one does not prevent this.
+        unsafe { self.shared.device.destroy_pipeline_cache(handle, None) };
+        self.pcache = DiskCache::off();
     }
 
     fn check_messages(&self) -> Result<()> {
@@ -1094,6 +1303,13 @@ impl Context {
             validate_spirv(spirv)?;
         }
         let pipe = Arc::new(self.make_pipeline(spirv, entry, bindings, push_bytes)?);
+        if self.pcache.handle != vk::PipelineCache::null() {
+            self.pcache
+                .state
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .dirty = true;
+        }
         self.check_messages()?;
         cache.insert(key, pipe.clone());
         Ok(Kernel {
@@ -1169,9 +1385,12 @@ impl Context {
             .stage(stage)
             .layout(layout);
         // SAFETY: the module, layout and entry name are alive for the call; the module is not
-        // needed after pipeline creation.
+        // needed after pipeline creation. The pipeline cache is null or this device's, alive
+        // until the context is dropped; the caller holds `kernels`, so it is not being merged
+        // into or destroyed meanwhile (creating pipelines needs no external synchronisation
+        // of the cache).
         let created = unsafe {
-            let r = d.create_compute_pipelines(vk::PipelineCache::null(), &[info], None);
+            let r = d.create_compute_pipelines(self.pcache.handle, &[info], None);
             d.destroy_shader_module(module, None);
             r
         };
@@ -1679,6 +1898,7 @@ fn alloc_error(e: AllocationError) -> VkError {
 
 impl Drop for Context {
     fn drop(&mut self) {
+        self.close_pipeline_cache();
         let exec = self.exec.get_mut().unwrap_or_else(|p| p.into_inner());
         let mut exec_taken = Exec {
             pool: exec.pool,

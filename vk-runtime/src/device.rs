@@ -1,6 +1,6 @@
 //! Loading Vulkan, making instances, and describing physical devices.
 
-use crate::{vk_error, Result, VkError, INSTALL_HINT};
+use crate::{vk_error, PipelineCacheMode, Result, VkError, INSTALL_HINT};
 use ash::vk;
 use std::ffi::{c_void, CStr, CString};
 use std::sync::Mutex;
@@ -79,6 +79,12 @@ pub struct ContextOptions {
     /// and returned as VkError::Validation from the next `run`/`download`. Default: on when the
     /// environment variable VKAD_VALIDATION=1.
     pub validation: bool,
+    /// Where the Vulkan pipeline cache is kept between processes, so that a later process
+    /// makes its pipelines from the cache instead of compiling them again. Default: the
+    /// user's cache directory (`$XDG_CACHE_HOME/vkad/pipelines`, else
+    /// `$HOME/.cache/vkad/pipelines`), which the environment variable `VKAD_PIPELINE_CACHE`
+    /// overrides (`0`: off; a path: that directory). See [`PipelineCacheMode`].
+    pub pipeline_cache: PipelineCacheMode,
 }
 
 /// Device features vkad enables when present (plain data, copied into the create-info chain).

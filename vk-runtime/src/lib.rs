@@ -21,6 +21,16 @@
 //!   `maxPerStageDescriptorStorageBuffers` bindings.
 //! - [`Context::kernel`] turns a SPIR-V compute module into a pipeline (one descriptor set of N
 //!   storage buffers plus a push-constant block), cached by module, entry point and layout.
+//! - Pipelines are made through a `VkPipelineCache` kept on disk between processes
+//!   ([`ContextOptions::pipeline_cache`], [`PipelineCacheMode`]): by default in
+//!   `$XDG_CACHE_HOME/vkad/pipelines` (else `$HOME/.cache/vkad/pipelines`), one file per
+//!   vendor, device, driver version and `pipelineCacheUUID`; `VKAD_PIPELINE_CACHE=0` turns it
+//!   off and `VKAD_PIPELINE_CACHE=DIR` moves it. The file is read when the context is made
+//!   (checked before the driver sees it: a corrupt, truncated or foreign file is ignored, see
+//!   [`Context::pipeline_cache`]) and replaced atomically when the context is dropped or
+//!   [`Context::save_pipeline_cache`] is called. Drivers that keep compiled pipelines in the
+//!   cache (GPU drivers do; Mesa 22.3's lavapipe keeps only the header) then skip compiling
+//!   them in a later process.
 //! - [`Context::run`] records a list of [`Dispatch`]es into one command buffer with a
 //!   compute-to-compute memory barrier between consecutive dispatches and a timestamp before and
 //!   after each, submits it, waits on a fence with a timeout and returns one [`KernelTiming`] per
@@ -48,10 +58,15 @@
 //!   reach the driver, by default in debug builds (`VKAD_VALIDATE_SPIRV=0|1` overrides,
 //!   [`Context::set_validate_spirv`] too). A module without the SPIR-V magic number or without a
 //!   `GLCompute` entry point of the requested name is rejected even when that check is off.
+//! - The pipeline cache never fails a run: a file that cannot be read or is not this device's
+//!   is ignored (and replaced at the next save), a failure to write it when the context is
+//!   dropped is ignored, and only an explicit [`Context::save_pipeline_cache`] reports one, as
+//!   [`VkError::PipelineCacheWrite`].
 //!
 //! # Embedding
 //! [`Context::from_raw`] builds a context on an application's own instance, device and queue.
-//! vkad then creates only its allocator, command pool and pipelines, and destroys only those; the
+//! vkad then creates only its allocator, command pool and pipelines (and a pipeline cache, which
+//! is off unless [`Context::set_pipeline_cache`] asks for one), and destroys only those; the
 //! application keeps ownership of the rest and must not use the queue concurrently with vkad.
 //! Since vkad cannot know which features the application enabled, [`Context::info`] reports what
 //! the physical device supports; use [`Context::restrict_info`] to clear what was not enabled.
@@ -62,10 +77,12 @@
 
 mod context;
 mod device;
+mod pipeline_cache;
 mod spirv;
 
 pub use context::{Buffer, Context, Dispatch, Kernel, KernelTiming, MAX_INLINE_WRITE};
 pub use device::{list_devices, ContextOptions, DeviceInfo};
+pub use pipeline_cache::{CacheRejection, PipelineCacheMode, PipelineCacheStatus, MAX_FILE_BYTES};
 pub use spirv::validate_spirv;
 
 /// Re-exported so that embedding applications use the same `ash` version as vkad.
@@ -102,6 +119,17 @@ pub enum VkError {
     /// Messages from the Khronos validation layer (when enabled), collected per submission.
     #[error("validation: {0}")]
     Validation(String),
+    /// Writing the persistent pipeline cache file failed (only [`Context::save_pipeline_cache`]
+    /// returns it: a failed save when a context is dropped is ignored, since the cache is an
+    /// optimisation).
+    #[error("cannot write the pipeline cache {}: {source}", path.display())]
+    PipelineCacheWrite {
+        /// The cache file.
+        path: std::path::PathBuf,
+        /// What the file system said.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// The result of every fallible operation in this crate.

@@ -7,7 +7,7 @@ use ash::vk;
 use common::*;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use vkad_vk::{Context, Dispatch};
+use vkad_vk::{Context, Dispatch, PipelineCacheMode};
 
 static APP_MESSAGES: AtomicUsize = AtomicUsize::new(0);
 
@@ -94,6 +94,14 @@ fn a_context_on_the_applications_device() {
             i.float16 = false;
         });
         assert!(!ctx.info().float64);
+        // No pipeline cache on disk unless the application asks for one.
+        assert_eq!(ctx.pipeline_cache().file, None);
+        let cache_dir =
+            std::env::temp_dir().join(format!("vkad-pcache-embed-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&cache_dir);
+        ctx.set_pipeline_cache(&PipelineCacheMode::Dir(cache_dir.clone()));
+        let cache_file = ctx.pipeline_cache().file.clone().unwrap();
+        assert!(cache_file.starts_with(&cache_dir));
         let k = ctx
             .kernel("triple", &axpb(true, &[]), "main", 1, 12)
             .unwrap();
@@ -113,6 +121,9 @@ fn a_context_on_the_applications_device() {
         let ys = f32s(&ctx.download(&buf, 0, 4 * u64::from(n)).unwrap());
         assert_eq!(ys, xs.iter().map(|x| x * 3.0).collect::<Vec<_>>());
         drop((k, buf, ctx));
+        // Written when the context was dropped.
+        assert!(cache_file.is_file());
+        std::fs::remove_dir_all(&cache_dir).unwrap();
 
         // The application's objects are still alive and usable: the queue works.
         device.queue_wait_idle(queue).unwrap();

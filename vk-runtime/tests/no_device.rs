@@ -1,7 +1,7 @@
 //! Without a driver: every entry point reports NoDevice with the install hint. (Its own test
 //! binary, with one test, because it changes the environment the Vulkan loader reads.)
 
-use vkad_vk::{list_devices, Context, ContextOptions, VkError};
+use vkad_vk::{list_devices, Context, ContextOptions, PipelineCacheMode, VkError};
 
 #[test]
 fn no_driver_is_no_device_with_a_hint() {
@@ -22,6 +22,7 @@ fn no_driver_is_no_device_with_a_hint() {
         match Context::new(&ContextOptions {
             device: None,
             validation,
+            pipeline_cache: PipelineCacheMode::Off,
         }) {
             Err(VkError::NoDevice(m)) => assert!(m.contains("mesa-vulkan-drivers"), "{m}"),
             other => panic!("validation {validation}: {other:?}"),

@@ -322,13 +322,13 @@ fn device_info_matches_the_chosen_device() {
     // Explicit selection by index, and a missing index.
     let again = vkad_vk::Context::new(&vkad_vk::ContextOptions {
         device: Some(info.index),
-        validation: true,
+        ..options()
     })
     .unwrap();
     assert_eq!(again.info().name, info.name);
     let missing = vkad_vk::Context::new(&vkad_vk::ContextOptions {
         device: Some(devices.len()),
-        validation: true,
+        ..options()
     });
     assert!(
         matches!(missing, Err(VkError::NoDevice(_))),

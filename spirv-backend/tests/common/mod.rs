@@ -13,6 +13,7 @@ pub fn ctx() -> Arc<Context> {
         let c = Context::new(&ContextOptions {
             device: None,
             validation: true,
+            pipeline_cache: vkad_vk::PipelineCacheMode::Off,
         })
         .expect("a Vulkan device (install mesa-vulkan-drivers)");
         // Every module goes through spirv-val before pipeline creation.

@@ -9,17 +9,30 @@ use rspirv::spirv::{
     AddressingModel, BuiltIn, Capability, Decoration, ExecutionMode, ExecutionModel,
     FunctionControl, MemoryModel, SelectionControl, StorageClass,
 };
-use vkad_vk::{Context, ContextOptions};
+use vkad_vk::{Context, ContextOptions, PipelineCacheMode};
 
 /// Workgroup size of the test kernels.
 pub const LOCAL: u32 = 64;
 
-/// A context on the default device with the validation layer on, as every test uses.
-pub fn context() -> Context {
-    Context::new(&ContextOptions {
+/// What the tests' contexts are made with: the default device, the validation layer on, and
+/// no pipeline cache on disk (tests do not write to the user's cache directory; the tests of
+/// the cache give it a directory of their own).
+pub fn options() -> ContextOptions {
+    ContextOptions {
         device: None,
         validation: true,
-    })
+        pipeline_cache: PipelineCacheMode::Off,
+    }
+}
+
+/// A context on the default device with the validation layer on, as every test uses.
+pub fn context() -> Context {
+    context_with(&options())
+}
+
+/// A context made with `opts`.
+pub fn context_with(opts: &ContextOptions) -> Context {
+    Context::new(opts)
     .expect("a Vulkan device with the validation layer (apt install mesa-vulkan-drivers libvulkan1 vulkan-validationlayers)")
 }
 
