@@ -99,6 +99,8 @@ struct Timed {
     wall_ns: Vec<u64>,
     kernel_ns: Vec<u64>,
     launches: usize,
+    /// Submissions of a run (each one wait of the host for the device).
+    submissions: usize,
 }
 
 fn mean(v: &[u64]) -> f64 {
@@ -165,10 +167,43 @@ pub(crate) fn bench_program(args: BenchProgram) -> Result<ExitCode, Failure> {
     }
     let mut timed: Vec<Timed> = Vec::new();
     let mut failed = false;
+    // With `--kernel-ir`, the program is prepared for the device once, outside the timings.
+    let prepared = if args.kernel_ir {
+        Some(
+            vkad_spirv::runtime::DeviceProgram::new(&ctx, &compiled.ir)
+                .map_err(|e| Failure(format!("error: {e}")))?,
+        )
+    } else {
+        None
+    };
+    let thresholds = vkad_core::seg::Thresholds::all(vkad_core::seg::Thresholds::DEFAULT);
+    let run_once =
+        |entry: &str, input: Vec<Value>| -> Result<(Vec<Value>, vkad_profile::Run), String> {
+            match &prepared {
+                None => vkad_spirv::profile::profile_run(&ctx, &compiled, &profile, entry, input),
+                Some(p) => {
+                    let start = std::time::Instant::now();
+                    let (values, timings) = p.run(&ctx, entry, input, &thresholds, true)?;
+                    let wall_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+                    let fun = compiled.ir_ad.entry(entry).map(|f| f.name.to_string());
+                    let kind = vkad_spirv::profile::run_kind(&compiled, entry);
+                    let run = vkad_spirv::profile::run_from_timings(
+                        &profile,
+                        entry,
+                        fun.as_deref(),
+                        kind,
+                        wall_ns,
+                        &timings,
+                    );
+                    Ok((values, run))
+                }
+            }
+        };
+    let mut runs = Vec::new();
     for d in chosen {
         let attempt = || -> Result<(Timed, vkad_profile::Run), String> {
             let input = load(&file, d)?;
-            vkad_spirv::run_entry(&ctx, &compiled, &d.entry, input.clone())?;
+            run_once(&d.entry, input.clone())?;
             let mut t = Timed {
                 entry: d.entry.clone(),
                 dataset: d.run.description.clone(),
@@ -176,19 +211,20 @@ pub(crate) fn bench_program(args: BenchProgram) -> Result<ExitCode, Failure> {
                 wall_ns: Vec::new(),
                 kernel_ns: Vec::new(),
                 launches: 0,
+                submissions: 0,
             };
             let mut best: Option<vkad_profile::Run> = None;
             for _ in 0..reps {
-                let (_, run) = vkad_spirv::profile::profile_run(
-                    &ctx,
-                    &compiled,
-                    &profile,
-                    &d.entry,
-                    input.clone(),
-                )?;
+                let (_, run) = run_once(&d.entry, input.clone())?;
                 t.wall_ns.push(run.wall_ns);
                 t.kernel_ns.push(run.kernel_ns());
                 t.launches = run.launches.len();
+                t.submissions = run
+                    .launches
+                    .iter()
+                    .map(|l| l.submission)
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .len();
                 if best
                     .as_ref()
                     .is_none_or(|b| run.kernel_ns() < b.kernel_ns())
@@ -202,7 +238,7 @@ pub(crate) fn bench_program(args: BenchProgram) -> Result<ExitCode, Failure> {
         match attempt() {
             Ok((t, run)) => {
                 timed.push(t);
-                profile.runs.push(run);
+                runs.push(run);
             }
             Err(e) => {
                 if e.starts_with("not supported") {
@@ -214,6 +250,7 @@ pub(crate) fn bench_program(args: BenchProgram) -> Result<ExitCode, Failure> {
             }
         }
     }
+    profile.runs.extend(runs);
     print!("{}", table(&timed));
     if let Some(line) = overhead(&timed) {
         println!("{line}");
@@ -239,8 +276,9 @@ fn table(timed: &[Timed]) -> String {
         "kernels mean",
         "kernels min",
         "launches",
+        "submissions",
     ];
-    let rows: Vec<[String; 8]> = timed
+    let rows: Vec<[String; 9]> = timed
         .iter()
         .map(|t| {
             [
@@ -255,6 +293,7 @@ fn table(timed: &[Timed]) -> String {
                 us(mean(&t.kernel_ns)),
                 us(t.kernel_ns.iter().copied().min().unwrap_or(0) as f64),
                 t.launches.to_string(),
+                t.submissions.to_string(),
             ]
         })
         .collect();
@@ -264,7 +303,7 @@ fn table(timed: &[Timed]) -> String {
             w[k] = w[k].max(c.chars().count());
         }
     }
-    let line = |cells: [&str; 8]| {
+    let line = |cells: [&str; 9]| {
         let mut s = String::new();
         for (k, c) in cells.iter().enumerate() {
             let pad = w[k] - c.chars().count();
@@ -346,6 +385,7 @@ mod tests {
             wall_ns: vec![10 * k],
             kernel_ns: vec![k, k],
             launches: 3,
+            submissions: 1,
         };
         let ts = [
             t("loss", RunKind::Primal, 2000),

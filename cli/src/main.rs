@@ -234,6 +234,10 @@ struct BenchProgram {
     /// `VKAD_PIPELINE_CACHE=0` also turns it off, `VKAD_PIPELINE_CACHE=DIR` moves it.
     #[arg(long)]
     no_pipeline_cache: bool,
+    /// Run through the kernel IR (as `-b vulkan-kernels`): the program is prepared once and
+    /// every timed run reuses its kernels.
+    #[arg(long)]
+    kernel_ir: bool,
 }
 
 /// What `vkad bench` measures.

@@ -359,12 +359,11 @@ impl<'a> Exec<'a> {
         if n > 0 {
             let bufs: Vec<std::sync::Arc<vkad_vk::Buffer>> =
                 outs.iter().map(|o| o.buf.clone()).collect();
-            let refs: Vec<&vkad_vk::Buffer> = bufs.iter().map(|b| &**b).collect();
             if super::map_scratch::uses_scratch(&code) {
                 let key = super::map_scratch::ScratchKey::Stm(stm as *const ir::Stm as usize);
-                self.launch_map_scratch(&code, key, &lam.body.stms, n, &refs, &acc_arrs, loc)?;
+                self.launch_map_scratch(&code, key, &lam.body.stms, n, &bufs, &acc_arrs, loc)?;
             } else {
-                let r = self.launch(&code, &[], &refs, &[], Self::groups_for(n), loc);
+                let r = self.launch(&code, &[], &bufs, &[], Self::groups_for(n), loc);
                 r.map_err(|e| self.device_limit(e))?;
             }
         }

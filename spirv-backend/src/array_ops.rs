@@ -132,13 +132,12 @@ impl<'a> Exec<'a> {
             kernel::map_kernel_on(prog, &wsub, names, lam, loc, ht, lavapipe)
         })?;
         let bufs: Vec<Arc<Buffer>> = outs.iter().map(|o| o.buf.clone()).collect();
-        let refs: Vec<&Buffer> = bufs.iter().map(|b| &**b).collect();
         if uses_scratch(&code) {
             let key =
                 super::map_scratch::ScratchKey::Stm(stm as *const Stm as usize + kind as usize);
-            self.launch_map_scratch(&code, key, &lam.body.stms, rows, &refs, &[], loc)?;
+            self.launch_map_scratch(&code, key, &lam.body.stms, rows, &bufs, &[], loc)?;
         } else {
-            let r = self.launch(&code, &[], &refs, &[], Self::groups_for(rows), loc);
+            let r = self.launch(&code, &[], &bufs, &[], Self::groups_for(rows), loc);
             r.map_err(|e| self.device_limit(e))?;
         }
         Ok(outs)

@@ -4,6 +4,7 @@
 use crate::gen::{word_kind, Addressing, WordKind, WG};
 use crate::kernel::{self, unsupported, ArgSrc, BindSrc, HostTy, KernelCode};
 use crate::prims::{self, Io, Phase};
+use crate::runtime::plan::KernelId;
 use std::collections::HashMap;
 use std::sync::Arc;
 use vkad_core::diag::SrcLoc;
@@ -38,6 +39,63 @@ fn vk(e: vkad_vk::VkError) -> String {
         }
         e => e.to_string(),
     }
+}
+
+/// Kernels made from IR and what launching them taught, kept for later runs of the same
+/// program (the SOAC-level executor makes a new cache per run: its keys are addresses of
+/// statements of a program it rewrites per run; the kernel-IR runtime keeps one per prepared
+/// program).
+#[derive(Default)]
+pub(crate) struct KernelCache {
+    /// How the kernels reach arrays (`None`: not known yet).
+    pub addressing: Option<Addressing>,
+    /// The status buffer (all zero between runs).
+    pub status: Option<Arc<Buffer>>,
+    /// Kernels of SOAC statements, by statement address, kind and the types of the host values
+    /// they read.
+    pub lambda: HashMap<(usize, u32, Vec<HostTy>), Arc<KernelCode>>,
+    /// Built-in kernels (copies, fills, `iota`, sort passes), by name.
+    pub builtin: HashMap<String, Arc<KernelCode>>,
+    /// `segmap` kernels of a plan, by kernel and the types of the host values they read.
+    pub segmaps: HashMap<(KernelId, Vec<Option<HostTy>>), Arc<KernelCode>>,
+    /// Per `map` kernel: the per-thread scratch capacity (32-bit, 64-bit words) that sufficed.
+    pub scratch_caps: HashMap<map_scratch::ScratchKey, [u64; 2]>,
+}
+
+/// Launches a batch may hold before it is submitted.
+const MAX_BATCH: usize = 256;
+
+/// Status slots (of 4 words) in the status buffer: launches that can fail in one batch.
+pub(crate) const STATUS_SLOTS: usize = 256;
+
+/// A kernel launch recorded for the next submission.
+struct Launch {
+    kernel: vkad_vk::Kernel,
+    /// The argument words' bytes.
+    args: Vec<u8>,
+    /// Every array the kernel reaches (kept alive until the launch has run); the first
+    /// `bound` are its descriptor bindings 2.. (none when it uses device addresses).
+    arrays: Vec<Arc<Buffer>>,
+    bound: usize,
+    groups: u32,
+    /// The kernel's error sites (empty: it cannot fail and gets no status slot).
+    errors: Vec<crate::gen::ErrorSite>,
+    loc: Option<SrcLoc>,
+    /// The name profiles show.
+    name: String,
+}
+
+/// The launches recorded since the last submission.
+#[derive(Default)]
+struct Batch {
+    /// Each with its status slot and argument buffer.
+    launches: Vec<(Launch, Option<usize>, Arc<Buffer>)>,
+    /// Status slots given out in this batch.
+    slots: usize,
+    /// Argument buffers free for the next batch.
+    free_args: Vec<Arc<Buffer>>,
+    /// Small uploads into fresh buffers, written at the start of the next submission.
+    writes: Vec<(Arc<Buffer>, Vec<u8>)>,
 }
 
 /// A device array: a contiguous row-major view into a buffer.
@@ -138,11 +196,12 @@ pub struct Exec<'a> {
     env: HashMap<u32, HVal>,
     funs: HashMap<&'a str, &'a FunDef>,
     /// Kernels made from IR, by statement address and kind.
-    cache: HashMap<(usize, u32, Vec<HostTy>), Arc<KernelCode>>,
-    builtin: HashMap<String, Arc<KernelCode>>,
-    status: Buffer,
-    /// The launches' argument buffer (reused; grown when a launch needs more).
-    args: Option<Buffer>,
+    pub(crate) kernels: KernelCache,
+    /// The status buffer: [`STATUS_SLOTS`] slots of 4 words, one per launch of a batch that
+    /// can fail (a kernel writes its errors into the slot its push constant names).
+    pub(crate) status: Arc<Buffer>,
+    /// Launches recorded but not yet submitted, and their argument buffers.
+    batch: std::cell::RefCell<Batch>,
     /// The location of the innermost enclosing host-level `loop`/`if`/`with_acc` (see
     /// [`Exec::stm`]).
     enclosing: Option<SrcLoc>,
@@ -151,13 +210,11 @@ pub struct Exec<'a> {
     /// Launches made so far by that statement.
     pass: u32,
     /// Timings of every launch, when profiling.
-    pub(crate) profile: Option<Vec<KernelTiming>>,
+    pub(crate) timings: std::cell::RefCell<Option<Vec<KernelTiming>>>,
     /// When set, every kernel module made during the run is recorded here (`vkad spirv`).
     pub record: Option<Vec<crate::record::CompiledModule>>,
     /// The statement being run (innermost), for recording.
     cur: Option<&'a Stm>,
-    /// Per `map` kernel: the per-thread scratch capacity (32-bit, 64-bit words) that sufficed.
-    scratch_caps: HashMap<map_scratch::ScratchKey, [u64; 2]>,
     /// How kernels reach arrays (set before the first kernel is made; see `gen::Addressing`).
     pub(crate) addressing: Addressing,
     /// The accumulators of the running `withacc`s, innermost last.
@@ -166,24 +223,38 @@ pub struct Exec<'a> {
 
 impl<'a> Exec<'a> {
     pub fn new(ctx: &'a Context, prog: &'a ir::Program) -> E<Exec<'a>> {
-        let status = ctx.alloc(16).map_err(vk)?;
-        ctx.upload(&status, 0, &[0u8; 16]).map_err(vk)?;
+        Self::with_cache(ctx, prog, KernelCache::default())
+    }
+
+    /// An executor that starts with the kernels (and status buffer) of earlier runs.
+    pub(crate) fn with_cache(
+        ctx: &'a Context,
+        prog: &'a ir::Program,
+        mut kernels: KernelCache,
+    ) -> E<Exec<'a>> {
+        let status = match kernels.status.take() {
+            Some(s) => s,
+            None => {
+                let status = ctx.alloc(STATUS_SLOTS as u64 * 16).map_err(vk)?;
+                ctx.upload(&status, 0, &[0u8; STATUS_SLOTS * 16])
+                    .map_err(vk)?;
+                Arc::new(status)
+            }
+        };
         Ok(Exec {
             ctx,
             prog,
             env: HashMap::new(),
             funs: prog.funs.iter().map(|f| (&*f.name, f)).collect(),
-            cache: HashMap::new(),
-            builtin: HashMap::new(),
+            kernels,
             status,
-            args: None,
+            batch: Default::default(),
             enclosing: None,
             label: "kernel",
             pass: 0,
-            profile: None,
+            timings: Default::default(),
             record: None,
             cur: None,
-            scratch_caps: HashMap::new(),
             addressing: if ctx.buffer_device_address() {
                 Addressing::Addresses
             } else {
@@ -210,8 +281,12 @@ impl<'a> Exec<'a> {
     pub fn upload(&self, a: &ArrayValue) -> E<DArr> {
         let d = self.alloc(a.elem_type(), a.shape.clone())?;
         let bytes = buf_to_bytes(&a.data);
-        if !bytes.is_empty() {
+        if bytes.len() as u64 > vkad_vk::MAX_INLINE_WRITE || !bytes.len().is_multiple_of(4) {
             self.ctx.upload(&d.buf, 0, &bytes).map_err(vk)?;
+        } else if !bytes.is_empty() {
+            // Small arrays are written in the next submission (before its launches): a fresh
+            // buffer, so nothing earlier can be affected.
+            self.batch.borrow_mut().writes.push((d.buf.clone(), bytes));
         }
         Ok(d)
     }
@@ -235,6 +310,7 @@ impl<'a> Exec<'a> {
     }
 
     fn read_elem(&self, a: &DArr, at: usize) -> E<PrimValue> {
+        self.flush()?;
         let ws = wsize(a.elem);
         let bytes = self
             .ctx
@@ -360,8 +436,8 @@ impl<'a> Exec<'a> {
         &mut self,
         code: &KernelCode,
         lits: &[u64],
-        outs: &[&Buffer],
-        tmps: &[&Buffer],
+        outs: &[Arc<Buffer>],
+        tmps: &[Arc<Buffer>],
         groups: u32,
         loc: &Option<SrcLoc>,
     ) -> E<()> {
@@ -381,33 +457,20 @@ impl<'a> Exec<'a> {
             };
             words.push(w);
         }
-        let mut held: Vec<Arc<Buffer>> = Vec::new();
+        let mut arrays: Vec<Arc<Buffer>> = Vec::with_capacity(code.binds.len());
         for b in &code.binds {
-            match b {
-                BindSrc::Var(v) => held.push(self.arr(v, loc)?.buf.clone()),
-                BindSrc::AccArr(v, m) => held.push(self.acc_arr(v, *m, loc)?.buf.clone()),
-                _ => {}
-            }
-        }
-        let mut arrays: Vec<&Buffer> = Vec::with_capacity(code.binds.len());
-        let mut hi = 0;
-        for b in &code.binds {
-            match b {
-                BindSrc::Var(_) | BindSrc::AccArr(..) => {
-                    arrays.push(&held[hi]);
-                    hi += 1;
-                }
-                BindSrc::Out(k) => arrays.push(
-                    outs.get(*k)
-                        .copied()
-                        .ok_or("internal error: missing output buffer")?,
-                ),
-                BindSrc::Tmp(k) => arrays.push(
-                    tmps.get(*k)
-                        .copied()
-                        .ok_or("internal error: missing temporary buffer")?,
-                ),
-            }
+            arrays.push(match b {
+                BindSrc::Var(v) => self.arr(v, loc)?.buf.clone(),
+                BindSrc::AccArr(v, m) => self.acc_arr(v, *m, loc)?.buf.clone(),
+                BindSrc::Out(k) => outs
+                    .get(*k)
+                    .cloned()
+                    .ok_or("internal error: missing output buffer")?,
+                BindSrc::Tmp(k) => tmps
+                    .get(*k)
+                    .cloned()
+                    .ok_or("internal error: missing temporary buffer")?,
+            });
         }
         if self.addressing == Addressing::Addresses {
             // The arrays' device addresses come first (see `gen::Addressing`).
@@ -425,74 +488,150 @@ impl<'a> Exec<'a> {
             words.push(0);
         }
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        // The arguments go into a buffer reused by every launch (each run waits for the
-        // device), written in the launch's own submission when small enough.
-        let inline = bytes.len() as u64 <= vkad_vk::MAX_INLINE_WRITE;
-        if self
-            .args
-            .as_ref()
-            .is_none_or(|b| b.size() < bytes.len() as u64)
-        {
-            self.args = Some(self.ctx.alloc(bytes.len().max(256) as u64).map_err(vk)?);
-        }
-        let argbuf = self
-            .args
-            .as_ref()
-            .ok_or("internal error: no argument buffer")?;
-        if !inline {
-            self.ctx.upload(argbuf, 0, &bytes).map_err(vk)?;
-        }
-        let mut buffers: Vec<&Buffer> = vec![&self.status, argbuf];
-        if self.addressing == Addressing::Descriptors {
-            buffers.extend(arrays);
-        }
+        let bound = if self.addressing == Addressing::Descriptors {
+            arrays.len()
+        } else {
+            0
+        };
         let kern = self
             .ctx
-            .kernel("vkad", &code.words, "main", buffers.len() as u32, 0)
+            .kernel("vkad", &code.words, "main", 2 + bound as u32, 4)
             .map_err(vk)?;
-        let writes: Vec<(&Buffer, u64, &[u8])> = if inline {
-            vec![(argbuf, 0, &bytes[..])]
-        } else {
-            Vec::new()
-        };
-        // Kernels that can fail report through the status buffer: read it back in the same
-        // submission.
-        let read = (!code.errors.is_empty()).then_some((&self.status, 0u64, 12u64));
-        let (timings, st) = self
-            .ctx
-            .run_with(
-                &writes,
-                &[Dispatch {
-                    kernel: &kern,
-                    buffers,
-                    push: vec![],
-                    groups: [groups.max(1), 1, 1],
-                }],
-                read,
-            )
-            .map_err(vk)?;
-        self.pass += 1;
-        if let Some(prof) = &mut self.profile {
-            let name = match loc {
+        let name = {
+            self.pass += 1;
+            match loc {
                 Some(l) => format!("{}.{} @ {l}", self.label, self.pass),
                 None => format!("{}.{}", self.label, self.pass),
-            };
-            prof.extend(timings.into_iter().map(|t| KernelTiming {
-                name: name.clone(),
-                ..t
-            }));
+            }
+        };
+        self.enqueue(Launch {
+            kernel: kern,
+            args: bytes,
+            arrays,
+            bound,
+            groups: groups.max(1),
+            errors: code.errors.clone(),
+            loc: loc.clone(),
+            name,
+        })
+    }
+
+    /// Adds a launch to the batch (submitting the batch first when it is full).
+    fn enqueue(&self, l: Launch) -> E<()> {
+        let full = {
+            let b = self.batch.borrow();
+            b.launches.len() >= MAX_BATCH
+                || (!l.errors.is_empty() && b.slots >= STATUS_SLOTS)
+                || l.args.len() as u64 > vkad_vk::MAX_INLINE_WRITE
+        };
+        if full {
+            self.flush()?;
         }
-        if !code.errors.is_empty() && st.len() >= 12 {
-            let word = |i: usize| {
-                u32::from_le_bytes([st[4 * i], st[4 * i + 1], st[4 * i + 2], st[4 * i + 3]])
-            };
-            if word(0) != 0 {
-                self.ctx.upload(&self.status, 0, &[0u8; 16]).map_err(vk)?;
-                let site = code.errors.get(word(2) as usize);
-                return Err(match site {
+        let mut b = self.batch.borrow_mut();
+        let slot = if l.errors.is_empty() {
+            None
+        } else {
+            b.slots += 1;
+            Some(b.slots - 1)
+        };
+        // An argument buffer of the pool, written in the batch's own submission (or uploaded
+        // now when too large for that: the batch is empty then).
+        let need = l.args.len().max(8) as u64;
+        let argbuf = match b.free_args.iter().position(|a| a.size() >= need) {
+            Some(k) => b.free_args.swap_remove(k),
+            None => Arc::new(self.ctx.alloc(need.max(256)).map_err(vk)?),
+        };
+        if l.args.len() as u64 > vkad_vk::MAX_INLINE_WRITE {
+            self.ctx.upload(&argbuf, 0, &l.args).map_err(vk)?;
+        }
+        b.launches.push((l, slot, argbuf));
+        Ok(())
+    }
+
+    /// Submits the recorded launches (one submission, a barrier between consecutive launches)
+    /// and waits for them; reports the first kernel error in launch order.
+    pub(crate) fn flush(&self) -> E<()> {
+        let mut b = self.batch.borrow_mut();
+        if b.launches.is_empty() {
+            // Uploads with no launch after them: written now.
+            for (buf, bytes) in std::mem::take(&mut b.writes) {
+                self.ctx.upload(&buf, 0, &bytes).map_err(vk)?;
+            }
+            return Ok(());
+        }
+        let launches = std::mem::take(&mut b.launches);
+        let uploads = std::mem::take(&mut b.writes);
+        let slots = std::mem::replace(&mut b.slots, 0);
+        let push: Vec<[u8; 4]> = launches
+            .iter()
+            .map(|(_, s, _)| (s.unwrap_or(0) as u32).to_le_bytes())
+            .collect();
+        let writes: Vec<(&Buffer, u64, &[u8])> = uploads
+            .iter()
+            .map(|(buf, bytes)| (&**buf, 0u64, &bytes[..]))
+            .chain(
+                launches
+                    .iter()
+                    .filter(|(l, _, _)| l.args.len() as u64 <= vkad_vk::MAX_INLINE_WRITE)
+                    .map(|(l, _, a)| {
+                        let bytes: &[u8] = if l.args.is_empty() {
+                            &[0u8; 8]
+                        } else {
+                            &l.args
+                        };
+                        (&**a, 0u64, bytes)
+                    }),
+            )
+            .collect();
+        let dispatches: Vec<Dispatch<'_>> = launches
+            .iter()
+            .zip(&push)
+            .map(|((l, _, a), p)| {
+                let mut buffers: Vec<&Buffer> = vec![&self.status, a];
+                buffers.extend(l.arrays[..l.bound].iter().map(|b| &**b));
+                Dispatch {
+                    kernel: &l.kernel,
+                    buffers,
+                    push: p.to_vec(),
+                    groups: [l.groups, 1, 1],
+                }
+            })
+            .collect();
+        let read = (slots > 0).then_some((&*self.status, 0u64, slots as u64 * 16));
+        let r = self.ctx.run_with(&writes, &dispatches, read);
+        drop(dispatches);
+        for (_, _, a) in &launches {
+            b.free_args.push(a.clone());
+        }
+        drop(b);
+        let (timings, st) = r.map_err(vk)?;
+        if let Some(prof) = &mut *self.timings.borrow_mut() {
+            prof.extend(
+                timings
+                    .into_iter()
+                    .zip(&launches)
+                    .map(|(t, (l, _, _))| KernelTiming {
+                        name: l.name.clone(),
+                        ..t
+                    }),
+            );
+        }
+        let word = |i: usize| {
+            st.get(4 * i..4 * i + 4)
+                .map_or(0, |w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+        };
+        for (l, slot, _) in &launches {
+            let Some(k) = slot else { continue };
+            if word(4 * k) != 0 {
+                self.ctx
+                    .upload(&self.status, 0, &vec![0u8; slots * 16])
+                    .map_err(vk)?;
+                let site = l.errors.get(word(4 * k + 2) as usize);
+                let e = match site {
                     Some(s) => at(&s.loc, &s.msg),
-                    None => at(loc, "kernel error"),
-                });
+                    None => at(&l.loc, "kernel error"),
+                };
+                return Err(self.device_limit(e));
             }
         }
         Ok(())
@@ -531,12 +670,12 @@ impl<'a> Exec<'a> {
         key: String,
         make: impl FnOnce(&ir::Program) -> E<KernelCode>,
     ) -> E<Arc<KernelCode>> {
-        if let Some(k) = self.builtin.get(&key) {
+        if let Some(k) = self.kernels.builtin.get(&key) {
             return Ok(k.clone());
         }
         let k = Arc::new(make(self.prog)?);
         self.note(&key, &k);
-        self.builtin.insert(key, k.clone());
+        self.kernels.builtin.insert(key, k.clone());
         Ok(k)
     }
 
@@ -545,10 +684,10 @@ impl<'a> Exec<'a> {
     /// with `value` when `src` is None.
     pub(crate) fn strided(
         &mut self,
-        src: Option<&Buffer>,
+        src: Option<&Arc<Buffer>>,
         sbase: i64,
         value: u64,
-        dst: &Buffer,
+        dst: &Arc<Buffer>,
         elem: PrimType,
         dbase: i64,
         dims: &[(usize, i64, i64)],
@@ -572,9 +711,9 @@ impl<'a> Exec<'a> {
         for &(s, ss, ds) in dims {
             lits.extend([s as u64, ss as u64, ds as u64]);
         }
-        let tmps: Vec<&Buffer> = match src {
-            Some(s) => vec![s, dst],
-            None => vec![dst, dst],
+        let tmps: Vec<Arc<Buffer>> = match src {
+            Some(s) => vec![s.clone(), dst.clone()],
+            None => vec![dst.clone(), dst.clone()],
         };
         self.launch(&code, &lits, &[], &tmps, Self::groups_for(n), loc)
     }
@@ -785,7 +924,7 @@ impl<'a> Exec<'a> {
                         &code,
                         &[n as u64, s as u64, d as u64],
                         &[],
-                        &[&out.buf],
+                        std::slice::from_ref(&out.buf),
                         Self::groups_for(n),
                         loc,
                     )?;
@@ -1090,22 +1229,14 @@ impl<'a> Exec<'a> {
         let shape: Vec<usize> = dims.iter().map(|d| d.0).collect();
         match x {
             HVal::P(p) => {
-                if dims.is_empty() {
-                    let ws = wsize(a.elem);
-                    let w = encode(p);
-                    let bytes = if ws == 8 {
-                        w.to_le_bytes().to_vec()
-                    } else {
-                        (w as u32).to_le_bytes().to_vec()
-                    };
-                    self.ctx
-                        .upload(&a.buf, (base as usize * ws) as u64, &bytes)
-                        .map_err(vk)?;
+                // A fill kernel (of one element for a single index): it runs in order with the
+                // launches before it, in the same submission.
+                let d: Vec<(usize, i64, i64)> = if dims.is_empty() {
+                    vec![(1, 0, 1)]
                 } else {
-                    let d: Vec<(usize, i64, i64)> =
-                        dims.iter().map(|&(s, st)| (s, 0, st)).collect();
-                    self.strided(None, 0, encode(p), &a.buf.clone(), a.elem, base, &d, loc)?;
-                }
+                    dims.iter().map(|&(s, st)| (s, 0, st)).collect()
+                };
+                self.strided(None, 0, encode(p), &a.buf.clone(), a.elem, base, &d, loc)?;
             }
             HVal::A(src) if src.shape == shape => {
                 let nat = natural(&shape);
@@ -1288,13 +1419,13 @@ impl<'a> Exec<'a> {
             }
         }
         let key = (stm as *const Stm as usize, kind, sig);
-        if let Some(k) = self.cache.get(&key) {
+        if let Some(k) = self.kernels.lambda.get(&key) {
             return Ok(k.clone());
         }
         let ht = |v: &ir::VName| self.host_ty(v);
         let code = Arc::new(make(self, &ht)?);
         self.note(&crate::record::lambda_kernel_name(stm, kind), &code);
-        self.cache.insert(key, code.clone());
+        self.kernels.lambda.insert(key, code.clone());
         Ok(code)
     }
 
@@ -1332,12 +1463,11 @@ impl<'a> Exec<'a> {
                     kernel::map_kernel_on(prog, w, arrs, lam, loc, ht, lavapipe)
                 })?;
                 let bufs: Vec<Arc<Buffer>> = outs.iter().map(|o| o.buf.clone()).collect();
-                let refs: Vec<&Buffer> = bufs.iter().map(|b| &**b).collect();
                 if map_scratch::uses_scratch(&code) {
                     let key = map_scratch::ScratchKey::Stm(stm as *const Stm as usize);
-                    self.launch_map_scratch(&code, key, &lam.body.stms, n, &refs, &[], loc)?;
+                    self.launch_map_scratch(&code, key, &lam.body.stms, n, &bufs, &[], loc)?;
                 } else {
-                    let r = self.launch(&code, &[], &refs, &[], Self::groups_for(n), loc);
+                    let r = self.launch(&code, &[], &bufs, &[], Self::groups_for(n), loc);
                     r.map_err(|e| self.device_limit(e))?;
                 }
                 Ok(outs.into_iter().map(HVal::A).collect())
@@ -1398,11 +1528,10 @@ impl<'a> Exec<'a> {
                     |_, ht| prims::chunked(prog, op, &e2, &ios, &outs_io, &[], phase1, loc, ht),
                 )?;
                 let tbufs: Vec<Arc<Buffer>> = tmp.iter().map(|o| o.buf.clone()).collect();
-                let trefs: Vec<&Buffer> = tbufs.iter().map(|b| &**b).collect();
                 self.launch(
                     &code1,
                     &[n as u64, chunk as u64],
-                    &trefs,
+                    &tbufs,
                     &[],
                     groups as u32,
                     loc,
@@ -1424,12 +1553,11 @@ impl<'a> Exec<'a> {
                     prims::chunked(prog, op, &e3, &ins2, &outs_io, &[], phase2, loc, ht)
                 })?;
                 let rbufs: Vec<Arc<Buffer>> = res.iter().map(|o| o.buf.clone()).collect();
-                let rrefs: Vec<&Buffer> = rbufs.iter().map(|b| &**b).collect();
                 self.launch(
                     &code2,
                     &[threads as u64, chunk2 as u64],
-                    &rrefs,
-                    &trefs,
+                    &rbufs,
+                    &tbufs,
                     1,
                     loc,
                 )?;
@@ -1509,8 +1637,7 @@ impl<'a> Exec<'a> {
                     prims::chunked(prog, op, &e, &ios, &outs_io, &[], phase1, loc, ht)
                 })?;
                 let pb: Vec<Arc<Buffer>> = part.iter().map(|o| o.buf.clone()).collect();
-                let pr: Vec<&Buffer> = pb.iter().map(|b| &**b).collect();
-                self.launch(&c1, &[n as u64, chunk as u64], &pr, &[], groups as u32, loc)?;
+                self.launch(&c1, &[n as u64, chunk as u64], &pb, &[], groups as u32, loc)?;
                 let e = elems.clone();
                 // Pass 2 without shared memory (`big`): thread 0 scans all partials.
                 let (phase2, kind2, chunk2) = if big {
@@ -1526,20 +1653,18 @@ impl<'a> Exec<'a> {
                     prims::chunked(prog, op, &e, &tmp_io, &outs_io, &[], phase2, loc, ht)
                 })?;
                 let sb: Vec<Arc<Buffer>> = pscan.iter().map(|o| o.buf.clone()).collect();
-                let sr: Vec<&Buffer> = sb.iter().map(|b| &**b).collect();
-                self.launch(&c2, &[threads as u64, chunk2], &sr, &pr, 1, loc)?;
+                self.launch(&c2, &[threads as u64, chunk2], &sb, &pb, 1, loc)?;
                 let e = elems.clone();
                 let c3 = self.lambda_kernel(stm, kind3, &arr_refs, |_, ht| {
                     prims::chunked(prog, op, &e, &ios, &outs_io, &pre_io, phase3, loc, ht)
                 })?;
                 let ob: Vec<Arc<Buffer>> = outs.iter().map(|o| o.buf.clone()).collect();
-                let or: Vec<&Buffer> = ob.iter().map(|b| &**b).collect();
-                let mut tmps: Vec<&Buffer> = pr.clone();
-                tmps.extend(sr.iter().copied());
+                let mut tmps: Vec<Arc<Buffer>> = pb.clone();
+                tmps.extend(sb.iter().cloned());
                 self.launch(
                     &c3,
                     &[n as u64, chunk as u64],
-                    &or,
+                    &ob,
                     &tmps,
                     groups as u32,
                     loc,
@@ -1629,11 +1754,25 @@ impl<'a> Exec<'a> {
                     let c1 = self.lambda_kernel(stm, 6, &sigv, |_, ht| {
                         prims::scatter(prog, inds, &vt, dest, true, ht)
                     })?;
-                    self.launch(&c1, &lits, &[], &[&owner.buf], Self::groups_for(n), loc)?;
+                    self.launch(
+                        &c1,
+                        &lits,
+                        &[],
+                        std::slice::from_ref(&owner.buf),
+                        Self::groups_for(n),
+                        loc,
+                    )?;
                     let c2 = self.lambda_kernel(stm, 7, &sigv, |_, ht| {
                         prims::scatter(prog, inds, &vt, dest, false, ht)
                     })?;
-                    self.launch(&c2, &lits, &[], &[&owner.buf], Self::groups_for(n), loc)?;
+                    self.launch(
+                        &c2,
+                        &lits,
+                        &[],
+                        std::slice::from_ref(&owner.buf),
+                        Self::groups_for(n),
+                        loc,
+                    )?;
                 }
                 for dn in dest {
                     self.env.insert(dn.id, HVal::Empty);
@@ -1695,7 +1834,6 @@ impl<'a> Exec<'a> {
                 kernel::column_kernel(prog, op, &vop, arrs, &e, scan, loc, ht)
             })?;
             let bufs: Vec<Arc<Buffer>> = outs.iter().map(|o| o.buf.clone()).collect();
-            let refs: Vec<&Buffer> = bufs.iter().map(|b| &**b).collect();
             // At most 32768 rows per launch: lavapipe stops a thread's loops after 65535
             // iterations in total.
             let mut r0 = 0;
@@ -1704,7 +1842,7 @@ impl<'a> Exec<'a> {
                 self.launch(
                     &code,
                     &[r1 as u64, m as u64, r0 as u64],
-                    &refs,
+                    &bufs,
                     &[],
                     Self::groups_for(m),
                     loc,
@@ -2249,7 +2387,7 @@ fn run_on(
         ex.record = Some(Vec::new());
     }
     if profile {
-        ex.profile = Some(Vec::new());
+        *ex.timings.get_mut() = Some(Vec::new());
     }
     let mut all: Vec<HVal> = sizes.into_iter().map(HVal::P).collect();
     for a in args {
@@ -2265,6 +2403,8 @@ fn run_on(
         });
     }
     let results = ex.apply(&f.name, all, &None)?;
+    // Kernel errors surface when their batch is submitted: before any result is given.
+    ex.flush()?;
     let mut outs = Vec::with_capacity(results.len());
     for v in results.into_iter().skip(f.num_ext_results()) {
         outs.push(match v {
@@ -2284,7 +2424,7 @@ fn run_on(
     Ok((
         outs,
         ex.record.take().unwrap_or_default(),
-        ex.profile.take().unwrap_or_default(),
+        ex.timings.take().unwrap_or_default(),
     ))
 }
 

@@ -3,9 +3,11 @@
 //! function-local variables.
 //!
 //! Conventions of every kernel:
-//! - binding 0: the status buffer (`u32` words): word 0 is a flag set (by compare-exchange, first
-//!   error wins) to 1 when a thread hits a runtime error, word 1 the error code, word 2 the id
-//!   of the failing check (an index into the kernel's [`ErrorSite`] table);
+//! - binding 0: the status buffer (`u32` words), in slots of 4 words; the push-constant block
+//!   (`u32`, 4 bytes) names the launch's slot `s`: word `4s` is a flag set (by
+//!   compare-exchange, first error wins) to 1 when a thread hits a runtime error, word `4s + 1`
+//!   the error code, word `4s + 2` the id of the failing check (an index into the kernel's
+//!   [`ErrorSite`] table). Launches submitted together get different slots;
 //! - binding 1: the argument buffer (`u64` words): scalars and array offsets/shapes;
 //! - arrays (binding indices 2..): element storage: every type of at most 32 bits is one `u32`
 //!   word (bool as 0/1, 8/16-bit integers sign- or zero-extended, `f16` as the bits of the
@@ -152,6 +154,9 @@ pub struct Gen {
     lid_var: Word,
     wg_var: Word,
     nwg_var: Word,
+    /// The push-constant block `{ u32 status_slot }`: which 4-word slot of the status buffer
+    /// this launch reports errors in.
+    push_var: Word,
     pub errors: Vec<ErrorSite>,
     pub uses_f64: bool,
     pub uses_float_atomic: bool,
@@ -210,6 +215,7 @@ impl Gen {
             lid_var: 0,
             wg_var: 0,
             nwg_var: 0,
+            push_var: 0,
             errors: Vec::new(),
             uses_f64: false,
             uses_float_atomic: false,
@@ -244,6 +250,11 @@ impl Gen {
                 _ => g.nwg_var = v,
             }
         }
+        let pst = g.b.type_struct([u32t]);
+        g.b.decorate(pst, Decoration::Block, []);
+        g.b.member_decorate(pst, 0, Decoration::Offset, [Operand::LiteralBit32(0)]);
+        let ppst = g.b.type_pointer(None, StorageClass::PushConstant, pst);
+        g.push_var = g.global_var(ppst, StorageClass::PushConstant);
         g.binding(WordKind::U32);
         g.binding(WordKind::U64);
         let void = g.b.type_void();
@@ -861,11 +872,19 @@ impl Gen {
         (self.errors.len() - 1) as u32
     }
 
-    /// If `bad` is true: record error `code` at site `site` in the status buffer (first wins).
+    /// If `bad` is true: record error `code` at site `site` in the launch's slot of the status
+    /// buffer (first wins).
     pub fn fail_if(&mut self, bad: Word, code: u32, site: u32) -> R<()> {
         self.if_then(bad, |g| {
             let u32t = g.t_u32();
-            let z = g.c_u64(0);
+            let u64t = g.t_u64();
+            let pu = g.b.type_pointer(None, StorageClass::PushConstant, u32t);
+            let c0 = g.c_u32(0);
+            let sp = g.b.access_chain(pu, None, g.push_var, [c0]).ie()?;
+            let slot = g.b.load(u32t, None, sp, None, []).ie()?;
+            let slot = g.b.u_convert(u64t, None, slot).ie()?;
+            let four = g.c_u64(4);
+            let z = g.b.i_mul(u64t, None, slot, four).ie()?;
             let p = g.word_ptr(0, z)?;
             let (dev, sem) = (g.c_u32(spirv::Scope::Device as u32), g.c_u32(0));
             let (zero, one) = (g.c_u32(0), g.c_u32(1));
@@ -875,7 +894,9 @@ impl Gen {
             let bt = g.t_bool();
             let won = g.b.i_equal(bt, None, old, zero).ie()?;
             g.if_then(won, |g| {
-                let (i1, i2) = (g.c_u64(1), g.c_u64(2));
+                let (one, two) = (g.c_u64(1), g.c_u64(2));
+                let i1 = g.b.i_add(u64t, None, z, one).ie()?;
+                let i2 = g.b.i_add(u64t, None, z, two).ie()?;
                 let (c, s) = (g.c_u32(code), g.c_u32(site));
                 g.store_word(0, i1, c)?;
                 g.store_word(0, i2, s)

@@ -6,6 +6,7 @@
 use super::{vk, Exec, HVal, E};
 use crate::gen::WG;
 use crate::kernel::{BindSrc, KernelCode};
+use std::sync::Arc;
 use vkad_core::diag::SrcLoc;
 use vkad_core::ir::{self, Body, Exp, Soac, SubExp, Type};
 use vkad_vk::Buffer;
@@ -44,11 +45,11 @@ impl<'a> Exec<'a> {
         key: ScratchKey,
         stms: &[ir::Stm],
         n: usize,
-        outs: &[&Buffer],
+        outs: &[Arc<Buffer>],
         accs: &[super::DArr],
         loc: &Option<SrcLoc>,
     ) -> E<()> {
-        let mut caps = match self.scratch_caps.get(&key) {
+        let mut caps = match self.kernels.scratch_caps.get(&key) {
             Some(&c) => c,
             None => {
                 let mut c = [0u64; 2];
@@ -98,7 +99,12 @@ impl<'a> Exec<'a> {
                 .iter()
                 .map(|a| self.copy(a, loc))
                 .collect::<E<Vec<_>>>()?;
-            let r = self.launch(code, &lits, outs, &[&need, &s32, &s64], groups, loc);
+            let tmps = [need.clone(), s32, s64];
+            // The need buffer is read right after the launch: its batch is submitted now (a
+            // kernel error of an overflowing thread is meaningless and dropped below).
+            let r = self
+                .launch(code, &lits, outs, &tmps, groups, loc)
+                .and_then(|_| self.flush());
             let bytes = self.ctx.download(&need, 0, 8).map_err(vk)?;
             let word = |i: usize| {
                 u32::from_le_bytes([
@@ -132,7 +138,7 @@ impl<'a> Exec<'a> {
                 continue;
             }
             r.map_err(|e| self.device_limit(e))?;
-            self.scratch_caps.insert(key, caps);
+            self.kernels.scratch_caps.insert(key, caps);
             r0 = r1 as usize;
         }
         Ok(())
@@ -160,9 +166,10 @@ impl<'a> Exec<'a> {
         }
     }
 
-    fn scratch_buffer(&self, bytes: u64, loc: &Option<SrcLoc>) -> E<Buffer> {
+    fn scratch_buffer(&self, bytes: u64, loc: &Option<SrcLoc>) -> E<Arc<Buffer>> {
         self.ctx
             .alloc(bytes.max(8))
+            .map(Arc::new)
             .map_err(|e| super::at(loc, format!("per-thread arrays of a `map`: {}", vk(e))))
     }
 

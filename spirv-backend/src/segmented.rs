@@ -271,9 +271,8 @@ impl<'a> Exec<'a> {
             .collect::<Result<_, _>>()?;
         let bufs: Vec<std::sync::Arc<vkad_vk::Buffer>> =
             outs.iter().map(|o| o.buf.clone()).collect();
-        let refs: Vec<&vkad_vk::Buffer> = bufs.iter().map(|b| &**b).collect();
         let groups = rows.min(65535) as u32;
-        self.launch(&code, &[rows as u64, len as u64], &refs, &[], groups, loc)?;
+        self.launch(&code, &[rows as u64, len as u64], &bufs, &[], groups, loc)?;
         Ok(Some(outs.into_iter().map(HVal::A).collect()))
     }
 }

@@ -395,12 +395,19 @@ impl Exec<'_> {
                 (&out[2], &out[3])
             };
             let lits = [n as u64, koff as u64, shift, mask, tiles as u64];
-            self.launch(&c_count, &lits, &[], &[&src_k, &counts.buf], groups, loc)?;
+            self.launch(
+                &c_count,
+                &lits,
+                &[],
+                &[src_k.clone(), counts.buf.clone()],
+                groups,
+                loc,
+            )?;
             self.launch(
                 &c_scan,
                 &[BUCKETS as u64 * tiles as u64],
                 &[],
-                &[&counts.buf],
+                std::slice::from_ref(&counts.buf),
                 1,
                 loc,
             )?;
@@ -416,7 +423,13 @@ impl Exec<'_> {
                 &c_scatter,
                 &lits,
                 &[],
-                &[&src_k, &src_p, &counts.buf, &dk.buf, &dp.buf],
+                &[
+                    src_k.clone(),
+                    src_p.clone(),
+                    counts.buf.clone(),
+                    dk.buf.clone(),
+                    dp.buf.clone(),
+                ],
                 groups,
                 loc,
             )?;

@@ -15,10 +15,9 @@
 
 pub mod plan;
 
-use crate::exec::{at, check_arg_descs, describe_args, map_scratch, Exec, HVal, E};
-use crate::kernel::{HostTy, KernelCode};
-use plan::{KernelId, MapStep, Plan, PlanBody, Step};
-use std::collections::HashMap;
+use crate::exec::{at, check_arg_descs, describe_args, map_scratch, Exec, HVal, KernelCache, E};
+use crate::kernel::HostTy;
+use plan::{MapStep, Plan, PlanBody, Step};
 use std::sync::Arc;
 use vkad_core::diag::SrcLoc;
 use vkad_core::ir::{self, LoopForm, SubExp};
@@ -33,6 +32,9 @@ pub struct DeviceProgram {
     pub ir: ir::Program,
     pub kernels: vkad_core::seg::Program,
     pub plan: Plan,
+    /// The kernels generated so far (kept across runs: a kernel is generated once per
+    /// program, kernel and types of the host values it reads).
+    made: std::sync::Mutex<KernelCache>,
 }
 
 impl DeviceProgram {
@@ -41,7 +43,12 @@ impl DeviceProgram {
         let ir = crate::passes::vulkan_passes(prog, ctx.info()).unwrap_or_else(|| prog.clone());
         let kernels = vkad_core::flatten::extract_kernels(&ir);
         let plan = plan::plan(&kernels)?;
-        Ok(DeviceProgram { ir, kernels, plan })
+        Ok(DeviceProgram {
+            ir,
+            kernels,
+            plan,
+            made: Default::default(),
+        })
     }
 
     /// Runs entry point `entry` on host values (one per IR parameter); with `profile`, also
@@ -65,18 +72,33 @@ impl DeviceProgram {
         let args: Vec<crate::device::Arg> =
             args.into_iter().map(crate::device::Arg::Host).collect();
         let sizes = check_arg_descs(f, entry, &describe_args(&args)?)?;
-        let mut ex = Exec::new(ctx, &self.ir)?;
+        let mut made = self
+            .made
+            .lock()
+            .map_err(|_| "internal error: poisoned lock")?;
+        // Kernels made for another way of reaching arrays do not fit this run.
+        let addressing = if ctx.buffer_device_address() {
+            crate::gen::Addressing::Addresses
+        } else {
+            crate::gen::Addressing::Descriptors
+        };
+        if made.addressing != Some(addressing) {
+            *made = KernelCache {
+                addressing: Some(addressing),
+                ..Default::default()
+            };
+        }
+        let mut ex = Exec::with_cache(ctx, &self.ir, std::mem::take(&mut *made))?;
         if profile {
-            ex.profile = Some(Vec::new());
+            *ex.timings.get_mut() = Some(Vec::new());
         }
         let addressing = ex.addressing;
         let mut rt = Runtime {
             ex,
             plan: &self.plan,
             thresholds,
-            kernels: HashMap::new(),
         };
-        crate::gen::with_addressing(addressing, || {
+        let r = crate::gen::with_addressing(addressing, || {
             let mut all: Vec<HVal> = sizes.into_iter().map(HVal::P).collect();
             for a in args {
                 if let crate::device::Arg::Host(v) = a {
@@ -87,6 +109,7 @@ impl DeviceProgram {
                 }
             }
             let results = rt.call(&pf.name, all, &None)?;
+            rt.ex.flush()?;
             let mut outs = Vec::with_capacity(results.len());
             for v in results.into_iter().skip(f.num_ext_results()) {
                 outs.push(match v {
@@ -97,8 +120,11 @@ impl DeviceProgram {
                     }
                 });
             }
-            Ok((outs, rt.ex.profile.take().unwrap_or_default()))
-        })
+            Ok((outs, rt.ex.timings.take().unwrap_or_default()))
+        });
+        *made = std::mem::take(&mut rt.ex.kernels);
+        made.status = Some(rt.ex.status.clone());
+        r
     }
 }
 
@@ -107,8 +133,6 @@ struct Runtime<'a> {
     ex: Exec<'a>,
     plan: &'a Plan,
     thresholds: &'a Thresholds,
-    /// `segmap` kernels made so far, by kernel and the types of the host values they read.
-    kernels: HashMap<(KernelId, Vec<Option<HostTy>>), Arc<KernelCode>>,
 }
 
 impl<'a> crate::exec::acc::HasExec<'a> for Runtime<'a> {
@@ -302,7 +326,7 @@ impl<'a> Runtime<'a> {
             let (ak, acc_arrs) = self.ex.acc_kernel(&m.free);
             let sig: Vec<Option<HostTy>> = m.free.iter().map(|v| self.ex.host_ty(v)).collect();
             let key = (m.id, sig);
-            let code = match self.kernels.get(&key) {
+            let code = match self.ex.kernels.segmaps.get(&key) {
                 Some(c) => c.clone(),
                 None => {
                     let ex = &self.ex;
@@ -322,20 +346,19 @@ impl<'a> Runtime<'a> {
                         accs,
                     )?;
                     let code = Arc::new(code);
-                    self.kernels.insert(key, code.clone());
+                    self.ex.kernels.segmaps.insert(key, code.clone());
                     code
                 }
             };
             let bufs: Vec<Arc<Buffer>> = outs.iter().map(|o| o.buf.clone()).collect();
-            let refs: Vec<&Buffer> = bufs.iter().map(|b| &**b).collect();
             if map_scratch::uses_scratch(&code) {
                 let key = map_scratch::ScratchKey::Kernel(m.id);
                 self.ex
-                    .launch_map_scratch(&code, key, &m.stms, n, &refs, &acc_arrs, loc)?;
+                    .launch_map_scratch(&code, key, &m.stms, n, &bufs, &acc_arrs, loc)?;
             } else {
                 let r = self
                     .ex
-                    .launch(&code, &[], &refs, &[], Exec::groups_for(n), loc);
+                    .launch(&code, &[], &bufs, &[], Exec::groups_for(n), loc);
                 r.map_err(|e| self.ex.device_limit(e))?;
             }
         }
