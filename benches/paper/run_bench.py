@@ -11,6 +11,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -58,10 +59,10 @@ def run_vkad_bench(vkad, bench, entry, data, reps, timeout):
     """`vkad bench -e ENTRY` (Vulkan, in process) on a copy of the program whose only test block
     is DATA: (wall mean s, kernel mean s), or a string saying why not."""
     src = strip_tests(open(os.path.join(here, f"{bench}.fut")).read())
-    name = os.path.basename(data)
-    wrapper = os.path.join(os.path.dirname(data), f"{bench}__{name[:-3]}.fut")
+    # Outside benches/paper, so that `vkad test benches/paper` never meets it.
+    wrapper = os.path.join(tempfile.mkdtemp(prefix="vkad-paper-"), f"{bench}.fut")
     with open(wrapper, "w") as f:
-        f.write(src + "\n-- ==\n-- entry: " + " ".join(ENTRIES[bench]) + f"\n-- input @ {name}\n")
+        f.write(src + "\n-- ==\n-- entry: " + " ".join(ENTRIES[bench]) + f"\n-- input @ {os.path.abspath(data)}\n")
     try:
         r = subprocess.run([vkad, "bench", wrapper, "-e", entry, "--reps", str(reps)], capture_output=True,
                            timeout=timeout)
@@ -69,9 +70,15 @@ def run_vkad_bench(vkad, bench, entry, data, reps, timeout):
         return f"over {timeout:.0f} s"
     out = r.stdout.decode(errors="replace")
     err = r.stderr.decode(errors="replace")
-    m = re.search(rf"^{entry}\s+(primal|gradient)\s+.*?\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\d+)\s*$", out, re.M)
-    if m:
-        return (float(m.group(2)) / 1e6, float(m.group(4)) / 1e6)
+    # The table's columns are found by its header (`wall mean`, `kernels mean`, ...).
+    lines = out.splitlines()
+    head = next((ln for ln in lines if ln.startswith("entry") and "wall mean" in ln), None)
+    row = next((ln for ln in lines if ln.split()[:1] == [entry]), None)
+    if head and row:
+        cols = re.split(r"\s{2,}", head.strip())
+        cells = re.split(r"\s{2,}", row.strip())
+        if len(cells) == len(cols):
+            return (float(cells[cols.index("wall mean")]) / 1e6, float(cells[cols.index("kernels mean")]) / 1e6)
     if f"`{entry}`: skipped" in err:
         return "not supported"
     return "error: " + (err.strip().splitlines() or ["?"])[-1]
