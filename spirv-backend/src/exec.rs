@@ -60,6 +60,8 @@ pub(crate) struct KernelCache {
     pub segmaps: HashMap<(KernelId, Vec<Option<HostTy>>), Arc<KernelCode>>,
     /// Per `map` kernel: the per-thread scratch capacity (32-bit, 64-bit words) that sufficed.
     pub scratch_caps: HashMap<map_scratch::ScratchKey, [u64; 2]>,
+    /// Kernels generated into this cache (every miss of the three maps above).
+    pub generated: usize,
 }
 
 /// Launches a batch may hold before it is submitted.
@@ -676,6 +678,7 @@ impl<'a> Exec<'a> {
         let k = Arc::new(make(self.prog)?);
         self.note(&key, &k);
         self.kernels.builtin.insert(key, k.clone());
+        self.kernels.generated += 1;
         Ok(k)
     }
 
@@ -1426,6 +1429,7 @@ impl<'a> Exec<'a> {
         let code = Arc::new(make(self, &ht)?);
         self.note(&crate::record::lambda_kernel_name(stm, kind), &code);
         self.kernels.lambda.insert(key, code.clone());
+        self.kernels.generated += 1;
         Ok(code)
     }
 
