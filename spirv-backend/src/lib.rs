@@ -53,6 +53,16 @@
 //! - Runtime errors in kernels (index out of bounds, division by zero, failed assertions,
 //!   negative integer exponents) set a status word with the failing check's id; the host reports
 //!   `file:line:col: message`.
+//! - Launches are batched: the executor records them (arguments written inline in the
+//!   submission, buffers kept alive by the batch) and submits once where the host must read
+//!   device data (downloads, single elements, the scratch-relaunch check, the end of a run),
+//!   with a barrier between consecutive launches. Each launch that can fail reports into its own
+//!   4-word slot of the status buffer, named by the kernel's push constant; after a submission
+//!   the first failing launch in order is reported.
+//! - The kernel-IR path (module [`runtime`], `-b vulkan-kernels`): a program is prepared once
+//!   for a device ([`runtime::DeviceProgram`]: the Vulkan passes, flattening, a plan of host
+//!   steps and kernels) and keeps its generated kernels for every later run; `segmap` kernels
+//!   come from module `codegen`.
 //!
 //! Storage: every element of at most 32 bits is one 32-bit word (bool as 0/1, 8/16-bit integers
 //! sign/zero-extended, f16 as the f32 of the same value), 64-bit types one 64-bit word. Kernels
