@@ -390,7 +390,8 @@ impl<'a> Exec<'a> {
                 let st = self.accs.get(*k)?;
                 Some(HostTy::Acc {
                     elems: st.arrs.iter().map(|a| a.elem).collect(),
-                    rank: st.arrs.first().map_or(0, |a| a.shape.len()),
+                    ranks: st.arrs.iter().map(|a| a.shape.len()).collect(),
+                    rank: st.shape.len(),
                     op: st.op.map_or(0, |o| o as *const ir::Operator as usize),
                 })
             }
@@ -1946,25 +1947,12 @@ impl<'a> Exec<'a> {
 pub(crate) fn split_operator(op: &ir::Operator) -> Option<Vec<ir::Operator>> {
     let lam = &op.lam;
     let k = lam.body.result.len();
-    if lam.params.len() != 2 * k || op.neutral.len() != k {
+    if op.neutral.len() != k {
         return None;
     }
+    let slices = operator_slices(lam)?;
     let mut out = Vec::with_capacity(k);
-    for i in 0..k {
-        let mut needed: Vec<ir::VName> = Vec::new();
-        se_vars(&lam.body.result[i], &mut needed);
-        let mut keep = vec![false; lam.body.stms.len()];
-        for (j, s) in lam.body.stms.iter().enumerate().rev() {
-            if s.pat.elems.iter().any(|p| needed.contains(&p.name)) {
-                keep[j] = true;
-                free_vars_stm(s, &mut needed);
-            }
-        }
-        for (j, p) in lam.params.iter().enumerate() {
-            if j != i && j != k + i && needed.contains(&p.name) {
-                return None;
-            }
-        }
+    for (i, keep) in slices.into_iter().enumerate() {
         let stms: Vec<Stm> = lam
             .body
             .stms
@@ -1985,6 +1973,35 @@ pub(crate) fn split_operator(op: &ir::Operator) -> Option<Vec<ir::Operator>> {
             neutral: vec![op.neutral[i].clone()],
             commutative: op.commutative,
         });
+    }
+    Some(out)
+}
+
+/// For an operator on `k`-tuples (`2k` parameters, `k` results) whose result `i` depends only
+/// on parameters `i` and `k + i` (and free variables): for each result, which statements of
+/// the body it needs. `None` where a result depends on other parameters.
+pub(crate) fn operator_slices(lam: &ir::Lambda) -> Option<Vec<Vec<bool>>> {
+    let k = lam.body.result.len();
+    if lam.params.len() != 2 * k {
+        return None;
+    }
+    let mut out = Vec::with_capacity(k);
+    for i in 0..k {
+        let mut needed: Vec<ir::VName> = Vec::new();
+        se_vars(&lam.body.result[i], &mut needed);
+        let mut keep = vec![false; lam.body.stms.len()];
+        for (j, s) in lam.body.stms.iter().enumerate().rev() {
+            if s.pat.elems.iter().any(|p| needed.contains(&p.name)) {
+                keep[j] = true;
+                free_vars_stm(s, &mut needed);
+            }
+        }
+        for (j, p) in lam.params.iter().enumerate() {
+            if j != i && j != k + i && needed.contains(&p.name) {
+                return None;
+            }
+        }
+        out.push(keep);
     }
     Some(out)
 }

@@ -1,9 +1,10 @@
 //! Compiling IR lambdas to SPIR-V code run by one thread: scalar statements, indexing of arrays
 //! in buffers (views with bounds checks), `if`, `loop`, function calls (inlined), assertions, and
 //! inner `reduce`s (sequential loops). Per-thread arrays (in-place updates, `scan`, `scatter`,
-//! `reduce_by_index`, concatenation, array literals, `if`/`loop` with array results) live in a
-//! scratch buffer (module `scratch`) where the kernel has one (top-level `map` kernels);
-//! elsewhere they are reported as "not supported on the Vulkan backend".
+//! `reduce_by_index`, concatenation, array literals, `if`/`loop` with array results, the arrays
+//! of a `withacc`) live in a scratch buffer (module `scratch`) where the kernel has one
+//! (top-level `map` kernels); elsewhere they are reported as "not supported on the Vulkan
+//! backend". Accumulators: module `kernel_acc`.
 
 #[path = "scratch.rs"]
 mod scratch;
@@ -38,8 +39,9 @@ pub enum KVal {
     /// A lazily computed array: the result of an inner `map` (an index into [`KCtx`]'s table);
     /// its rows are computed where they are used.
     L(usize),
-    /// An accumulator of the host's running `withacc`: an index into [`KCtx`]'s accumulators
-    /// (updated with atomics, see module `kernel_acc`).
+    /// An accumulator: an index into [`KCtx`]'s accumulators, those of the host's running
+    /// `withacc` (updated with atomics) and those of a `withacc` of the thread (arrays in
+    /// scratch memory), see module `kernel_acc`.
     Acc(usize),
 }
 
@@ -100,10 +102,11 @@ pub enum BindSrc {
 pub enum HostTy {
     Prim(PrimType),
     Arr(PrimType, usize),
-    /// An accumulator: its arrays' element types and rank, and (only to tell kernels apart)
-    /// the address of its operator (0 without one).
+    /// An accumulator: its arrays' element types and ranks, its index rank, and (only to tell
+    /// kernels apart) the address of its operator (0 without one).
     Acc {
         elems: Vec<PrimType>,
+        ranks: Vec<usize>,
         rank: usize,
         op: usize,
     },
@@ -214,7 +217,9 @@ impl<'p> KCtx<'p> {
                 KVal::S(self.arg(g, ArgSrc::Sub(SubExp::Var(v.clone())), t)?, t)
             }
             Some(HostTy::Arr(t, r)) => KVal::V(self.host_array(g, v, t, r)?),
-            Some(HostTy::Acc { elems, rank, .. }) => self.host_acc(g, v, &elems, rank, loc)?,
+            Some(HostTy::Acc {
+                elems, ranks, rank, ..
+            }) => self.host_acc(g, v, &elems, &ranks, rank, loc)?,
             None => {
                 return Err(format!(
                     "internal error: variable `{v}` is not bound in kernel code{}",
@@ -566,7 +571,9 @@ impl<'p> KCtx<'p> {
                 for a in arrs {
                     inputs.push(self.var(g, a, loc)?);
                 }
-                if inputs.iter().any(|x| matches!(x, KVal::Acc(_))) {
+                if inputs.iter().any(|x| matches!(x, KVal::Acc(_)))
+                    || lam.ret.iter().any(|t| matches!(t, Type::Acc { .. }))
+                {
                     return self.acc_inner_map(g, stm, n, &inputs, lam);
                 }
                 if self.reads_scratch(&inputs, &lam.body) {
@@ -992,9 +999,10 @@ impl<'p> KCtx<'p> {
                 self.bind(stm, out)
             }
             Exp::UpdAcc { acc, idx, vals } => {
-                let r = self.upd_acc(g, acc, idx, vals, loc)?;
+                let r = self.upd_acc(g, stm, acc, idx, vals)?;
                 self.bind(stm, vec![r])
             }
+            Exp::WithAcc { inputs, lam } => self.with_acc(g, stm, inputs, lam),
             other => Err(unsupported(construct_name(other), loc)),
         }
     }

@@ -1,25 +1,38 @@
-//! Accumulators inside kernels: a `map` at host level whose lambda updates accumulators of a
-//! running `withacc` (what reverse-mode AD makes of free arrays read inside loops in a `map`)
-//! runs as one kernel in which `upd_acc acc [i…] v` is an atomic update of the accumulator's
-//! array: the device's atomic for the operator where it has one (`+` on integers and `f32`
-//! with `shaderBufferFloat32AtomicAdd`, integer min/max), a compare-exchange loop running the
-//! operator otherwise (f64 `+` on lavapipe, `*`, …). Out-of-range indices are ignored, as in the
-//! interpreter. Accumulators pass through the lambda's loops and `if`s as compile-time handles.
+//! Accumulators inside kernels.
 //!
-//! An inner `map` that takes accumulators (AD's update of a row: a `map` over the row's
-//! elements, each an `upd_acc`) runs eagerly, its iterations in order in the thread.
+//! **Host accumulators.** A `map` at host level whose lambda updates accumulators of a running
+//! `withacc` (what reverse-mode AD makes of free arrays read inside loops in a `map`) runs as
+//! one kernel in which `upd_acc acc [i…] v` is an atomic update of the accumulator's array: the
+//! device's atomic for the operator where it has one (`+` on integers and `f32` with
+//! `shaderBufferFloat32AtomicAdd`, integer min/max), a compare-exchange loop running the
+//! operator otherwise (f64 `+` on lavapipe, `*`, …). Out-of-range indices are ignored, as in
+//! the interpreter. An accumulator of several arrays is supported where its operator combines
+//! each component on its own (result `j` depends only on parameters `j` and `k + j`, checked
+//! on the operator's IR): one atomic update per component, each running its slice of the
+//! operator. Still "not supported" here (the SOAC-level executor then runs the `map`
+//! iteration by iteration, module `acc`): operators that mix components, row updates, no
+//! operator (plain writes, whose order would matter).
 //!
-//! Supported: accumulators of one array of scalars (an element per index) with an operator.
-//! Anything else (several arrays, row updates, no operator (plain writes, whose order would
-//! matter), inner maps returning other values besides accumulators) is "not supported" here,
-//! and the host then runs the `map` iteration by iteration (module `acc` of the executor).
+//! **Accumulators of the thread** (a `withacc` in per-thread code: the flattener keeps one
+//! nested in a `map` as sequential code of the thread): the arrays are per-thread arrays in
+//! scratch memory (the inputs are copied there unless they already are per-thread arrays,
+//! which the `withacc` consumes, as in-place updates do), and `upd_acc` is a plain
+//! read-modify-write in the thread: the operator applied to the old and the new value (whole
+//! rows where the accumulator's index is shorter than its arrays), or an overwrite without
+//! operator; out-of-range indices are ignored. The `withacc` gives the arrays, then the
+//! function's other results.
+//!
+//! Accumulators of both kinds pass through the thread's loops and `if`s as compile-time
+//! handles. An inner `map` that takes or returns accumulators (AD's update of a row: a `map`
+//! over the row's elements, each an `upd_acc`) runs eagerly, its iterations in order in the
+//! thread; its other results are per-thread arrays.
 
-use super::{unsupported, KCtx, KVal, View};
-use crate::gen::{word_kind, Gen, Ie, WordKind, R};
+use super::{natural, unsupported, ArgSrc, BindSrc, KCtx, KVal, View};
+use crate::gen::{word_kind, Gen, Ie, WordKind, ERR_ASSERT, R};
 use rspirv::spirv;
 use std::collections::HashMap;
 use vkad_core::diag::SrcLoc;
-use vkad_core::ir::{BinOp, Operator, SubExp, VName};
+use vkad_core::ir::{AccInput, BinOp, Operator, SubExp, VName};
 use vkad_core::ir::{Lambda, Stm, Type};
 use vkad_core::prim::{FloatType, PrimType};
 
@@ -36,21 +49,42 @@ pub struct AccKernel<'p> {
 
 /// An accumulator bound in a kernel.
 #[derive(Clone)]
-pub(super) struct KAcc<'p> {
-    view: View,
-    op: &'p Operator,
-    /// The device atomic for the operator (`None`: compare-exchange).
+pub(super) enum KAcc<'p> {
+    /// A host accumulator (variable `var`, index rank `rank`): one atomic update per array.
+    /// `keep[j]`: the statements of the operator that component `j`'s result needs.
+    Host {
+        var: VName,
+        rank: usize,
+        op: &'p Operator,
+        comps: Vec<HostComp>,
+        keep: Vec<Vec<bool>>,
+    },
+    /// An accumulator of the thread: its arrays in scratch memory and its index shape.
+    Local {
+        arrs: Vec<View>,
+        shape: Vec<rspirv::spirv::Word>,
+        op: Option<&'p Operator>,
+    },
+}
+
+/// One array of a host accumulator.
+#[derive(Clone)]
+pub(super) struct HostComp {
+    bi: u32,
+    elem: PrimType,
+    /// The device atomic for the operator's component (`None`: compare-exchange).
     fast: Option<(BinOp, bool)>,
     wk: WordKind,
 }
 
 impl<'p> KCtx<'p> {
-    /// Binds host accumulator `v` (arrays of `elems`, of rank `rank`).
+    /// Binds host accumulator `v` (arrays of `elems`, of ranks `ranks`; index rank `rank`).
     pub(super) fn host_acc(
         &mut self,
         g: &mut Gen,
         v: &VName,
         elems: &[PrimType],
+        ranks: &[usize],
         rank: usize,
         loc: &Option<SrcLoc>,
     ) -> R<KVal> {
@@ -68,99 +102,190 @@ impl<'p> KCtx<'p> {
             }
             None => return Err(format!("internal error: accumulator `{v}` unknown")),
         };
-        let [t] = elems else {
-            return Err(unsupported(
-                "an accumulator of several arrays inside a kernel",
-                loc,
-            ));
-        };
-        let t = *t;
-        if t.byte_size() == 8 && !info.i64_atomics {
-            return Err(unsupported(
-                "a 64-bit accumulator on a device without 64-bit atomics",
-                loc,
-            ));
-        }
-        if t.byte_size() < 4 {
-            return Err(unsupported(
-                "an accumulator of 8- or 16-bit elements inside a kernel",
-                loc,
-            ));
-        }
-        let fast = crate::prims::atomic_op(op, t, info.f32_add, info.i64_atomics);
-        let wk = if fast.is_some() && t == PrimType::Float(FloatType::F32) {
-            WordKind::F32
-        } else {
-            word_kind(t)
-        };
-        let bi = g.binding(wk);
-        self.binds.push(super::BindSrc::AccArr(v.clone(), 0));
-        let off = self.arg(g, super::ArgSrc::AccOff(v.clone(), 0), PrimType::I64)?;
-        let mut sizes = Vec::with_capacity(rank);
-        for d in 0..rank {
-            sizes.push(self.arg(g, super::ArgSrc::AccDim(v.clone(), 0, d), PrimType::I64)?);
-        }
-        let dims = super::natural(g, &sizes)?;
-        self.accs.push(KAcc {
-            view: View {
-                bi,
-                elem: t,
-                off,
-                dims,
-            },
-            op,
-            fast,
-            wk,
-        });
-        let k = KVal::Acc(self.accs.len() - 1);
-        self.env.insert(v.id, k.clone());
-        Ok(k)
-    }
-
-    /// `upd_acc acc [idx…] vals`: an atomic update of the element, when in range.
-    pub(super) fn upd_acc(
-        &mut self,
-        g: &mut Gen,
-        acc: &VName,
-        idx: &[SubExp],
-        vals: &[SubExp],
-        loc: &Option<SrcLoc>,
-    ) -> R<KVal> {
-        let a = match self.var(g, acc, loc)? {
-            KVal::Acc(a) => a,
-            _ => return Err(format!("internal error: `{acc}` is not an accumulator")),
-        };
-        let ka = self.accs[a].clone();
-        if idx.len() != ka.view.dims.len() || vals.len() != 1 {
+        if ranks.iter().any(|&r| r != rank) {
             return Err(unsupported(
                 "an accumulator update of a whole row inside a kernel",
                 loc,
             ));
         }
+        let k = elems.len();
+        if op.lam.params.len() != 2 * k || op.lam.body.result.len() != k {
+            return Err("internal error: accumulator operator arity".into());
+        }
+        // Each component's slice of the operator (one component: all of it).
+        let (keep, split) = if k == 1 {
+            (
+                vec![vec![true; op.lam.body.stms.len()]],
+                Some(vec![op.clone()]),
+            )
+        } else {
+            let mixes = || {
+                unsupported(
+                    "an accumulator of several arrays whose operator mixes their components inside a kernel",
+                    loc,
+                )
+            };
+            let keep = crate::exec::operator_slices(&op.lam).ok_or_else(mixes)?;
+            // Statements no component needs would not run: refused rather than dropped.
+            let all = (0..op.lam.body.stms.len()).all(|s| keep.iter().any(|kp| kp[s]));
+            if !all {
+                return Err(mixes());
+            }
+            (keep, crate::exec::split_operator(op))
+        };
+        let mut comps = Vec::with_capacity(k);
+        for (j, &t) in elems.iter().enumerate() {
+            if t.byte_size() == 8 && !info.i64_atomics {
+                return Err(unsupported(
+                    "a 64-bit accumulator on a device without 64-bit atomics",
+                    loc,
+                ));
+            }
+            if t.byte_size() < 4 {
+                return Err(unsupported(
+                    "an accumulator of 8- or 16-bit elements inside a kernel",
+                    loc,
+                ));
+            }
+            let fast = split
+                .as_ref()
+                .and_then(|s| s.get(j))
+                .and_then(|o| crate::prims::atomic_op(o, t, info.f32_add, info.i64_atomics));
+            let wk = if fast.is_some() && t == PrimType::Float(FloatType::F32) {
+                WordKind::F32
+            } else {
+                word_kind(t)
+            };
+            let bi = g.binding(wk);
+            self.binds.push(BindSrc::AccArr(v.clone(), j));
+            comps.push(HostComp {
+                bi,
+                elem: t,
+                fast,
+                wk,
+            });
+        }
+        self.accs.push(KAcc::Host {
+            var: v.clone(),
+            rank,
+            op,
+            comps,
+            keep,
+        });
+        let a = KVal::Acc(self.accs.len() - 1);
+        self.env.insert(v.id, a.clone());
+        Ok(a)
+    }
+
+    /// Array `m` of host accumulator `var` (its offset and sizes loaded here, where they are
+    /// used).
+    fn host_acc_view(
+        &mut self,
+        g: &mut Gen,
+        var: &VName,
+        m: usize,
+        c: &HostComp,
+        rank: usize,
+    ) -> R<View> {
+        let off = self.arg(g, ArgSrc::AccOff(var.clone(), m), PrimType::I64)?;
+        let mut sizes = Vec::with_capacity(rank);
+        for d in 0..rank {
+            sizes.push(self.arg(g, ArgSrc::AccDim(var.clone(), m, d), PrimType::I64)?);
+        }
+        Ok(View {
+            bi: c.bi,
+            elem: c.elem,
+            off,
+            dims: natural(g, &sizes)?,
+        })
+    }
+
+    /// `upd_acc acc [idx…] vals`.
+    pub(super) fn upd_acc(
+        &mut self,
+        g: &mut Gen,
+        stm: &'p Stm,
+        acc: &VName,
+        idx: &[SubExp],
+        vals: &[SubExp],
+    ) -> R<KVal> {
+        let loc = &stm.loc;
+        let a = match self.var(g, acc, loc)? {
+            KVal::Acc(a) => a,
+            _ => return Err(format!("internal error: `{acc}` is not an accumulator")),
+        };
+        match self.accs[a].clone() {
+            KAcc::Host {
+                var,
+                rank,
+                op,
+                comps,
+                keep,
+            } => {
+                if idx.len() != rank {
+                    return Err(unsupported(
+                        "an accumulator update of a whole row inside a kernel",
+                        loc,
+                    ));
+                }
+                if vals.len() != comps.len() {
+                    return Err("internal error: accumulator update of the wrong arity".into());
+                }
+                let mut is = Vec::with_capacity(rank);
+                for ix in idx {
+                    is.push(self.index(g, ix, loc)?);
+                }
+                for (m, c) in comps.iter().enumerate() {
+                    let view = self.host_acc_view(g, &var, m, c, rank)?;
+                    let x = self.scalar(g, &vals[m], loc)?;
+                    self.host_update(g, &view, &is, c, op, &keep[m], m, x, loc)?;
+                }
+            }
+            KAcc::Local { arrs, shape, op } => {
+                self.local_update(g, stm, &arrs, &shape, op, idx, vals)?;
+            }
+        }
+        Ok(KVal::Acc(a))
+    }
+
+    /// One component's atomic update of a host accumulator: element `is` of `view` combined
+    /// with `x` by component `m` of `op` (the statements `keep` selects), when in range.
+    #[allow(clippy::too_many_arguments)]
+    fn host_update(
+        &mut self,
+        g: &mut Gen,
+        view: &View,
+        is: &[rspirv::spirv::Word],
+        c: &HostComp,
+        op: &'p Operator,
+        keep: &[bool],
+        m: usize,
+        x: rspirv::spirv::Word,
+        loc: &Option<SrcLoc>,
+    ) -> R<()> {
         let (u64t, bt) = (g.t_u64(), g.t_bool());
         let mut ok = g.c_bool(true);
-        let mut at = ka.view.off;
-        for (ix, &(size, stride)) in idx.iter().zip(&ka.view.dims) {
+        let mut at = view.off;
+        for (&i, &(size, stride)) in is.iter().zip(&view.dims) {
             // Negative indices are huge as u64: one unsigned comparison checks both ends.
-            let i = self.index(g, ix, loc)?;
             let inb = g.b.u_less_than(bt, None, i, size).ie()?;
             ok = g.b.logical_and(bt, None, ok, inb).ie()?;
-            let m = g.b.i_mul(u64t, None, i, stride).ie()?;
-            at = g.b.i_add(u64t, None, at, m).ie()?;
+            let mi = g.b.i_mul(u64t, None, i, stride).ie()?;
+            at = g.b.i_add(u64t, None, at, mi).ie()?;
         }
-        let x = self.scalar(g, &vals[0], loc)?;
-        let t = ka.view.elem;
+        let t = c.elem;
+        let k = op.lam.params.len() / 2;
         g.if_then(ok, |g| {
-            let p = g.word_ptr(ka.view.bi, at)?;
-            let wt = g.word_ty(ka.wk);
+            let p = g.word_ptr(c.bi, at)?;
+            let wt = g.word_ty(c.wk);
             let dev = g.c_u32(spirv::Scope::Device as u32);
             let sem = g.c_u32(0);
             if t.byte_size() == 8 {
                 g.b.capability(spirv::Capability::Int64Atomics);
             }
-            match ka.fast {
+            match c.fast {
                 Some((bop, signed)) => {
-                    let _ = match (bop, ka.wk) {
+                    let _ = match (bop, c.wk) {
                         (BinOp::Add(_), WordKind::F32) => {
                             g.uses_float_atomic = true;
                             g.b.capability(spirv::Capability::AtomicFloat32AddEXT);
@@ -190,11 +315,7 @@ impl<'p> KCtx<'p> {
                     g.loop_cond(ls, nd)?;
                     let old = g.b.atomic_load(wt, None, p, dev, sem).ie()?;
                     let oldr = g.word_to_reg(t, old)?;
-                    let r =
-                        self.lambda(g, &ka.op.lam, vec![KVal::S(oldr, t), KVal::S(x, t)], loc)?;
-                    let Some(KVal::S(newr, _)) = r.into_iter().next() else {
-                        return Err(unsupported("an operator returning arrays", loc));
-                    };
+                    let newr = self.op_component(g, &op.lam, keep, m, k, oldr, x, t, loc)?;
                     let neww = g.reg_to_word(t, newr)?;
                     let prev =
                         g.b.atomic_compare_exchange(wt, None, p, dev, sem, sem, neww, old)
@@ -204,12 +325,210 @@ impl<'p> KCtx<'p> {
                     g.end_loop(ls)
                 }
             }
-        })?;
-        Ok(KVal::Acc(a))
+        })
     }
 
-    /// An inner `map` over accumulators (and rows of `inputs`) whose results are all
-    /// accumulators: its iterations run now, in order; its results are the accumulators.
+    /// Component `m` of an operator on `k`-tuples applied to `(old, new)`: the statements
+    /// `keep` selects (which read only parameters `m` and `k + m`), then result `m`.
+    #[allow(clippy::too_many_arguments)]
+    fn op_component(
+        &mut self,
+        g: &mut Gen,
+        lam: &'p Lambda,
+        keep: &[bool],
+        m: usize,
+        k: usize,
+        old: rspirv::spirv::Word,
+        new: rspirv::spirv::Word,
+        t: PrimType,
+        loc: &Option<SrcLoc>,
+    ) -> R<rspirv::spirv::Word> {
+        let (pa, pb) = (&lam.params[m], &lam.params[k + m]);
+        self.env.insert(pa.name.id, KVal::S(old, t));
+        self.env.insert(pb.name.id, KVal::S(new, t));
+        for (s, &kp) in lam.body.stms.iter().zip(keep) {
+            if kp {
+                self.stm(g, s)?;
+            }
+        }
+        match self.sub(g, &lam.body.result[m], loc)? {
+            KVal::S(w, _) => Ok(w),
+            _ => Err(unsupported("an operator returning arrays", loc)),
+        }
+    }
+
+    /// `upd_acc` of an accumulator of the thread: a read-modify-write of the row at `idx` of
+    /// each array, when every index is in range.
+    #[allow(clippy::too_many_arguments)]
+    fn local_update(
+        &mut self,
+        g: &mut Gen,
+        stm: &'p Stm,
+        arrs: &[View],
+        shape: &[rspirv::spirv::Word],
+        op: Option<&'p Operator>,
+        idx: &[SubExp],
+        vals: &[SubExp],
+    ) -> R<()> {
+        let loc = &stm.loc;
+        if idx.len() != shape.len() || vals.len() != arrs.len() {
+            return Err("internal error: accumulator update of the wrong arity".into());
+        }
+        let (u64t, bt) = (g.t_u64(), g.t_bool());
+        let mut ok = g.c_bool(true);
+        let mut is = Vec::with_capacity(idx.len());
+        for (ix, &n) in idx.iter().zip(shape) {
+            let i = self.index(g, ix, loc)?;
+            let inb = g.b.u_less_than(bt, None, i, n).ie()?;
+            ok = g.b.logical_and(bt, None, ok, inb).ie()?;
+            is.push(i);
+        }
+        let mut news = Vec::with_capacity(vals.len());
+        for v in vals {
+            news.push(self.sub(g, v, loc)?);
+        }
+        let st = g.begin_if(ok)?;
+        let mark = self.mark(g)?;
+        // The rows updated.
+        let mut rows = Vec::with_capacity(arrs.len());
+        for a in arrs {
+            let mut off = a.off;
+            for (&i, &(_, stride)) in is.iter().zip(&a.dims) {
+                let m = g.b.i_mul(u64t, None, i, stride).ie()?;
+                off = g.b.i_add(u64t, None, off, m).ie()?;
+            }
+            rows.push(View {
+                bi: a.bi,
+                elem: a.elem,
+                off,
+                dims: a.dims[is.len()..].to_vec(),
+            });
+        }
+        let new = match op {
+            None => news,
+            Some(op) => {
+                let mut args = Vec::with_capacity(2 * rows.len());
+                for row in &rows {
+                    args.push(if row.dims.is_empty() {
+                        KVal::S(self.ld(g, row.bi, row.elem, row.off)?, row.elem)
+                    } else {
+                        KVal::V(row.clone())
+                    });
+                }
+                args.extend(news);
+                let r = self.lambda(g, &op.lam, args, loc)?;
+                // Array results may read the rows they replace: computed first, then copied.
+                let mut res = Vec::with_capacity(r.len());
+                for x in r {
+                    res.push(match x {
+                        x @ KVal::S(..) => x,
+                        x => {
+                            let e = self.elem_of(&x)?;
+                            KVal::V(self.materialize(g, &x, e, stm)?)
+                        }
+                    });
+                }
+                res
+            }
+        };
+        if new.len() != rows.len() {
+            return Err("internal error: accumulator operator result count".into());
+        }
+        for (row, x) in rows.iter().zip(&new) {
+            self.write_into(g, row, x, loc)?;
+        }
+        self.reset(g, mark)?;
+        g.else_(st)?;
+        g.end_if(st)
+    }
+
+    /// `withacc` in per-thread code: the accumulators' arrays become per-thread arrays (the
+    /// inputs consumed), the function runs with them, and the statement gives the arrays and
+    /// then the function's other results.
+    pub(super) fn with_acc(
+        &mut self,
+        g: &mut Gen,
+        stm: &'p Stm,
+        inputs: &'p [AccInput],
+        lam: &'p Lambda,
+    ) -> R<()> {
+        let loc = &stm.loc;
+        if self.scratch.is_none() {
+            return Err(unsupported(
+                "accumulators (`withacc`) outside a `map` kernel",
+                loc,
+            ));
+        }
+        if lam.params.len() != inputs.len() {
+            return Err(
+                "internal error: withacc lambda must take one accumulator per input".into(),
+            );
+        }
+        let bt = g.t_bool();
+        let mut handles = Vec::with_capacity(inputs.len());
+        for inp in inputs {
+            let mut shape = Vec::with_capacity(inp.shape.len());
+            for d in &inp.shape {
+                shape.push(self.index(g, d, loc)?);
+            }
+            let mut ok = g.c_bool(true);
+            let mut arrs = Vec::with_capacity(inp.arrs.len());
+            for a in &inp.arrs {
+                let x = self.var(g, a, loc)?;
+                let v = self.own(g, x, stm)?;
+                if v.dims.len() < shape.len() {
+                    return Err("internal error: accumulator array of a lower rank".into());
+                }
+                for (&(n, _), &s) in v.dims.iter().zip(&shape) {
+                    let e = g.b.i_equal(bt, None, n, s).ie()?;
+                    ok = g.b.logical_and(bt, None, ok, e).ie()?;
+                }
+                arrs.push(v);
+            }
+            let bad = g.b.logical_not(bt, None, ok).ie()?;
+            let site = g.site(
+                loc,
+                "accumulator array does not start with the accumulator's shape",
+            );
+            g.fail_if(bad, ERR_ASSERT, site)?;
+            if let Some(op) = &inp.op {
+                if op.lam.params.len() != 2 * arrs.len() {
+                    return Err(
+                        "internal error: accumulator operator arity does not match its arrays"
+                            .into(),
+                    );
+                }
+            }
+            self.accs.push(KAcc::Local {
+                arrs,
+                shape,
+                op: inp.op.as_ref(),
+            });
+            handles.push(self.accs.len() - 1);
+        }
+        let args = handles.iter().map(|&h| KVal::Acc(h)).collect();
+        let r = self.lambda(g, lam, args, loc)?;
+        if r.len() < handles.len() {
+            return Err("internal error: withacc results".into());
+        }
+        let mut out = Vec::with_capacity(stm.pat.elems.len());
+        for (x, &h) in r.iter().zip(&handles) {
+            if !matches!(x, KVal::Acc(a) if *a == h) {
+                return Err(unsupported(
+                    "a `withacc` whose function returns other accumulators than its own",
+                    loc,
+                ));
+            }
+            if let KAcc::Local { arrs, .. } = &self.accs[h] {
+                out.extend(arrs.iter().cloned().map(KVal::V));
+            }
+        }
+        out.extend(r.into_iter().skip(handles.len()));
+        self.bind(stm, out)
+    }
+
+    /// An inner `map` that takes or returns accumulators: its iterations run now, in order;
+    /// its accumulator results are the accumulators, its other results per-thread arrays.
     pub(super) fn acc_inner_map(
         &mut self,
         g: &mut Gen,
@@ -219,35 +538,54 @@ impl<'p> KCtx<'p> {
         lam: &'p Lambda,
     ) -> R<()> {
         let loc = &stm.loc;
-        if lam.ret.iter().any(|t| !matches!(t, Type::Acc { .. })) {
-            return Err(unsupported(
-                "an inner `map` taking accumulators and returning other values",
-                loc,
-            ));
+        let mut outs: Vec<Option<View>> = Vec::with_capacity(lam.ret.len());
+        for (res, t) in lam.ret.iter().enumerate() {
+            outs.push(match t {
+                Type::Acc { .. } => None,
+                t => {
+                    let e = t.elem().ok_or("internal error: inner map result type")?;
+                    let shape = self.row_shape(g, stm, res, 0)?;
+                    let what = "an inner `map` taking accumulators and returning other values";
+                    Some(self.alloc(g, e, &shape, what, loc)?)
+                }
+            });
         }
-        let (u64t, bt) = (g.t_u64(), g.t_bool());
-        let iv = g.var(u64t);
-        let z = g.c_u64(0);
-        g.store(iv, z)?;
-        let st = g.begin_loop()?;
-        let i = g.load(u64t, iv)?;
-        let c = g.b.u_less_than(bt, None, i, n).ie()?;
-        let c = self.live(g, c)?;
-        g.loop_cond(st, c)?;
-        let i = g.load(u64t, iv)?;
-        let mark = self.mark(g)?;
-        let args = self.rows_of(g, inputs, i, loc)?;
-        let r = self.lambda(g, lam, args, loc)?;
-        self.reset(g, mark)?;
-        let one = g.c_u64(1);
-        let i1 = g.b.i_add(u64t, None, i, one).ie()?;
-        g.store(iv, i1)?;
-        self.backedge_lt(g, i1, n, loc)?;
-        g.end_loop(st)?;
+        let inputs = inputs.to_vec();
+        let outs2 = outs.clone();
+        let mut accs: Option<Vec<Option<usize>>> = None;
+        self.kloop(g, n, loc, &mut |k, g, i| {
+            let args = k.rows_of(g, &inputs, i, loc)?;
+            let r = k.lambda(g, lam, args, loc)?;
+            if r.len() != outs2.len() {
+                return Err("internal error: inner map result count".into());
+            }
+            let mut got = Vec::with_capacity(r.len());
+            for (x, o) in r.iter().zip(&outs2) {
+                match (o, x) {
+                    (None, KVal::Acc(a)) => got.push(Some(*a)),
+                    (Some(o), x) => {
+                        let dst = k.row_view(g, o, i)?;
+                        k.write_into(g, &dst, x, loc)?;
+                        got.push(None);
+                    }
+                    (None, _) => {
+                        return Err("internal error: an inner map's accumulator results".into())
+                    }
+                }
+            }
+            accs = Some(got);
+            Ok(())
+        })?;
         // Accumulators are compile-time handles: the same whatever the iteration.
-        if r.iter().any(|x| !matches!(x, KVal::Acc(_))) {
-            return Err("internal error: an inner map's accumulator results".into());
+        let accs = accs.ok_or("internal error: inner map body")?;
+        let mut out = Vec::with_capacity(outs.len());
+        for (a, o) in accs.into_iter().zip(outs) {
+            out.push(match (a, o) {
+                (Some(a), _) => KVal::Acc(a),
+                (None, Some(o)) => KVal::V(o),
+                (None, None) => return Err("internal error: inner map results".into()),
+            });
         }
-        self.bind(stm, r)
+        self.bind(stm, out)
     }
 }

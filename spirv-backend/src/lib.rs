@@ -48,8 +48,14 @@
 //!   matching the interpreter.
 //! - Accumulators (`with_acc`/`upd_acc`): a program with accumulators is first rewritten by
 //!   `vkad_core::passes::acc_to_hist` (maps that update accumulators return the updates'
-//!   indices and values, and one `reduce_by_index` per update applies them); accumulators
-//!   updated in other ways (in loops, at host level) are not supported yet.
+//!   indices and values, and one `reduce_by_index` per update applies them). A `map` that
+//!   updates the accumulators of a running `with_acc` in other ways (in loops, branches, inner
+//!   maps) is one kernel with atomic updates (module `kernel::kernel_acc`; an accumulator of
+//!   several arrays where its operator combines each component on its own: one atomic per
+//!   component); other host accumulators (rows, no operator, operators mixing components) run
+//!   their `map` iteration by iteration at host level. A `with_acc` inside a `map`'s function
+//!   (sequential code of each thread) keeps its arrays in the thread's scratch memory and
+//!   updates them with plain read-modify-writes.
 //! - Runtime errors in kernels (index out of bounds, division by zero, failed assertions,
 //!   negative integer exponents) set a status word with the failing check's id; the host reports
 //!   `file:line:col: message`.
@@ -91,7 +97,8 @@
 //! loops inside a `map` whose array parameters change size from one iteration to the next,
 //! a single thread's arrays larger than the device's largest storage buffer, reductions over
 //! arrays of arrays with non-vectorised operators at the top level, `reduce_by_index` on
-//! tuples whose operator mixes components or with array-valued bins, accumulators (`withacc`).
+//! tuples whose operator mixes components or with array-valued bins, `with_acc` outside `map`
+//! kernels (in the operators of top-level `reduce`/`scan`/`reduce_by_index`).
 //!
 //! Known device limitation: lavapipe (Mesa 22.3) stops the loops of an invocation once it has
 //! decremented its loop limiter 65535 times (one per loop iteration and one per loop exit, over

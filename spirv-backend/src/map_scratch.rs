@@ -218,6 +218,7 @@ impl<'a> Exec<'a> {
                     | Exp::ArrayLit { .. }
                     | Exp::Copy(_)
                     | Exp::If { .. }
+                    | Exp::WithAcc { .. }
                     | Exp::Soac(Soac::Scan { .. } | Soac::Scatter { .. } | Soac::Hist { .. })
             );
             if creates {
@@ -236,7 +237,9 @@ impl<'a> Exec<'a> {
                     self.estimate_body(then_b, c, depth + 1);
                     self.estimate_body(else_b, c, depth + 1);
                 }
-                Exp::Soac(Soac::Map { lam, .. }) => self.estimate_body(&lam.body, c, depth + 1),
+                Exp::Soac(Soac::Map { lam, .. }) | Exp::WithAcc { lam, .. } => {
+                    self.estimate_body(&lam.body, c, depth + 1)
+                }
                 Exp::Soac(Soac::Reduce { op, .. } | Soac::Scan { op, .. }) => {
                     for p in &s.pat.elems {
                         self.add_type(&p.ty, 2, c);

@@ -257,6 +257,8 @@ fn exp_vars(e: &Exp, out: &mut Vec<u32>) {
 /// One loop parameter while its loop is compiled.
 enum LoopVar {
     Scalar(Word, Word, PrimType),
+    /// An accumulator: a compile-time handle, the same in every iteration.
+    Acc(usize),
     /// An array in two slots: `cur` holds the offset of the current one, `sum` the sum of both
     /// offsets (the other is `sum - cur`).
     Array {
@@ -618,7 +620,7 @@ impl<'p> KCtx<'p> {
     }
 
     /// Row `i` of a view, as a view (no load).
-    fn row_view(&mut self, g: &mut Gen, v: &View, i: Word) -> R<View> {
+    pub(super) fn row_view(&mut self, g: &mut Gen, v: &View, i: Word) -> R<View> {
         let u64t = g.t_u64();
         let (_, s) = *v.dims.first().ok_or("internal error: row of an element")?;
         let m = g.b.i_mul(u64t, None, i, s).ie()?;
@@ -632,7 +634,7 @@ impl<'p> KCtx<'p> {
     }
 
     /// A per-thread array that may be updated in place: `x` itself when it already is one.
-    fn own(&mut self, g: &mut Gen, x: KVal, stm: &Stm) -> R<View> {
+    pub(super) fn own(&mut self, g: &mut Gen, x: KVal, stm: &Stm) -> R<View> {
         match x {
             KVal::V(v) if self.is_scratch_bi(v.bi).is_some() => Ok(v),
             KVal::S(..) => Err("internal error: in-place update of a scalar".into()),
@@ -664,7 +666,7 @@ impl<'p> KCtx<'p> {
 
     /// `for i in 0..n` (u64) with the scratch freed after every iteration and the loop stopped
     /// for an overflowing thread.
-    fn kloop(
+    pub(super) fn kloop(
         &mut self,
         g: &mut Gen,
         n: Word,
@@ -1076,9 +1078,11 @@ impl<'p> KCtx<'p> {
         }
         let u64t = g.t_u64();
         // Per result: scalar (var, rt, t) or array (bi, elem, off var, [(size var, stride var)]).
+        // Accumulators are compile-time handles (the same in both branches).
         enum Res {
             S(Word, Word, PrimType),
             A(u32, PrimType, Word, Vec<(Word, Word)>),
+            Acc,
         }
         let mut res = Vec::with_capacity(stm.pat.elems.len());
         for p in &stm.pat.elems {
@@ -1095,14 +1099,10 @@ impl<'p> KCtx<'p> {
                         .collect();
                     res.push(Res::A(bi, *elem, off, dims));
                 }
-                Type::Acc { .. } => {
-                    return Err(unsupported(
-                        "an `if` returning accumulators inside a parallel operator",
-                        loc,
-                    ))
-                }
+                Type::Acc { .. } => res.push(Res::Acc),
             }
         }
+        let mut branch_accs: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
         let st = g.begin_if(c)?;
         for (k, b) in [then_b, else_b].into_iter().enumerate() {
             if k == 1 {
@@ -1115,6 +1115,7 @@ impl<'p> KCtx<'p> {
             for (x, slot) in r.into_iter().zip(&res) {
                 match (slot, x) {
                     (Res::S(var, _, _), KVal::S(w, _)) => g.store(*var, w)?,
+                    (Res::Acc, KVal::Acc(a)) => branch_accs[k].push(a),
                     (Res::A(bi, elem, off, dims), x) => {
                         let v = match x {
                             KVal::V(v) if v.bi == *bi => v,
@@ -1135,9 +1136,17 @@ impl<'p> KCtx<'p> {
             }
         }
         g.end_if(st)?;
+        if branch_accs[0] != branch_accs[1] {
+            return Err(unsupported(
+                "an `if` choosing between accumulators inside a kernel",
+                loc,
+            ));
+        }
+        let mut accs = branch_accs[0].iter();
         let mut out = Vec::with_capacity(res.len());
         for r in &res {
             out.push(match r {
+                Res::Acc => KVal::Acc(*accs.next().ok_or("internal error: if results")?),
                 Res::S(var, rt, t) => KVal::S(g.load(*rt, *var)?, *t),
                 Res::A(bi, elem, off, dims) => {
                     let mut ds = Vec::with_capacity(dims.len());
@@ -1215,12 +1224,10 @@ impl<'p> KCtx<'p> {
                         dims: a.dims,
                     });
                 }
-                Type::Acc { .. } => {
-                    return Err(unsupported(
-                        "a loop over accumulators inside a parallel operator",
-                        loc,
-                    ))
-                }
+                Type::Acc { .. } => match self.sub(g, init, loc)? {
+                    KVal::Acc(a) => vars.push(LoopVar::Acc(a)),
+                    _ => return Err("internal error: accumulator loop parameter".into()),
+                },
             }
         }
         let counter = match form {
@@ -1264,6 +1271,7 @@ impl<'p> KCtx<'p> {
         for ((p, _), v) in params.iter().zip(&vars) {
             let x = match v {
                 LoopVar::Scalar(var, rt, t) => KVal::S(g.load(*rt, *var)?, *t),
+                LoopVar::Acc(a) => KVal::Acc(*a),
                 LoopVar::Array {
                     bi,
                     elem,
@@ -1302,6 +1310,13 @@ impl<'p> KCtx<'p> {
         for ((x, v), off) in r.iter().zip(&vars).zip(&cur_offs) {
             match (v, x) {
                 (LoopVar::Scalar(var, _, _), KVal::S(w, _)) => g.store(*var, *w)?,
+                (LoopVar::Acc(a), KVal::Acc(b)) if a == b => {}
+                (LoopVar::Acc(_), _) => {
+                    return Err(unsupported(
+                        "a loop changing which accumulator it carries inside a kernel",
+                        loc,
+                    ))
+                }
                 (
                     LoopVar::Array {
                         bi,
@@ -1352,6 +1367,7 @@ impl<'p> KCtx<'p> {
         for v in &vars {
             out.push(match v {
                 LoopVar::Scalar(var, rt, t) => KVal::S(g.load(*rt, *var)?, *t),
+                LoopVar::Acc(a) => KVal::Acc(*a),
                 LoopVar::Array {
                     bi,
                     elem,

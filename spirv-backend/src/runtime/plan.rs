@@ -439,11 +439,20 @@ impl Planner {
                 let mut acc_results = Vec::with_capacity(ret.len());
                 for t in &ret {
                     acc_results.push(match t {
+                        // The accumulator is the `with_acc` parameter named by the cert (whose
+                        // own type may still carry the cert it had before AD renamed it), else
+                        // a variable of the same accumulator type.
                         Type::Acc { cert, .. } => Some(
                             free.iter()
                                 .find(|v| {
-                                    matches!(self.types.get(&v.id),
-                                        Some(Type::Acc { cert: c, .. }) if c == cert)
+                                    *v == cert
+                                        && matches!(self.types.get(&v.id), Some(Type::Acc { .. }))
+                                })
+                                .or_else(|| {
+                                    free.iter().find(|v| {
+                                        matches!(self.types.get(&v.id),
+                                            Some(Type::Acc { cert: c, .. }) if c == cert)
+                                    })
                                 })
                                 .cloned()
                                 .ok_or_else(|| {
