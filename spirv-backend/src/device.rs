@@ -121,11 +121,7 @@ pub fn run_entry_device(
     entry: &str,
     args: Vec<Arg>,
 ) -> Result<Vec<Out>, String> {
-    if let Some(d) = compiled.entry_errors.get(entry) {
-        let text = d.render(&compiled.sources);
-        let text = text.strip_prefix("error: ").unwrap_or(&text);
-        return Err(text.to_string());
-    }
+    crate::entry_error(compiled, entry)?;
     let (outs, _) = crate::exec::run_args(ctx, &compiled.ir, entry, args, true, false)?;
     Ok(outs)
 }

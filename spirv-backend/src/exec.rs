@@ -41,6 +41,16 @@ fn vk(e: vkad_vk::VkError) -> String {
     }
 }
 
+/// How kernels reach arrays on the device of `ctx`: device addresses where it has
+/// `bufferDeviceAddress`, descriptors otherwise.
+pub(crate) fn device_addressing(ctx: &Context) -> Addressing {
+    if ctx.buffer_device_address() {
+        Addressing::Addresses
+    } else {
+        Addressing::Descriptors
+    }
+}
+
 /// Kernels made from IR and what launching them taught, kept for later runs of the same
 /// program (the SOAC-level executor makes a new cache per run: its keys are addresses of
 /// statements of a program it rewrites per run; the kernel-IR runtime keeps one per prepared
@@ -257,11 +267,7 @@ impl<'a> Exec<'a> {
             timings: Default::default(),
             record: None,
             cur: None,
-            addressing: if ctx.buffer_device_address() {
-                Addressing::Addresses
-            } else {
-                Addressing::Descriptors
-            },
+            addressing: device_addressing(ctx),
             accs: Vec::new(),
         })
     }
@@ -1088,47 +1094,61 @@ impl<'a> Exec<'a> {
         body: &'a Body,
         loc: &Option<SrcLoc>,
     ) -> E<Vec<HVal>> {
+        Self::loop_then(self, params, form, loc, |ex| ex.body(body, loc))
+    }
+
+    /// Runs a host-level `loop` on `state` (the executor, or a runtime around it): `body` runs
+    /// once per iteration with the parameters (and the `for` index) bound and returns their new
+    /// values; the results are the parameters' final values.
+    pub(crate) fn loop_then<S: acc::HasExec<'a>>(
+        state: &mut S,
+        params: &[(ir::Param, SubExp)],
+        form: &LoopForm,
+        loc: &Option<SrcLoc>,
+        mut body: impl FnMut(&mut S) -> E<Vec<HVal>>,
+    ) -> E<Vec<HVal>> {
+        let ex = state.exec();
         let inits = params
             .iter()
-            .map(|(_, se)| self.val(se, loc))
+            .map(|(_, se)| ex.val(se, loc))
             .collect::<E<Vec<_>>>()?;
         for ((p, _), v) in params.iter().zip(inits) {
-            self.set(&p.name, v);
+            ex.set(&p.name, v);
         }
-        let step = |ex: &mut Self| -> E<()> {
-            let r = ex.body(body, loc)?;
+        let mut step = |st: &mut S| -> E<()> {
+            let r = body(st)?;
             for ((p, _), v) in params.iter().zip(r) {
-                ex.set(&p.name, v);
+                st.exec().set(&p.name, v);
             }
             Ok(())
         };
         match form {
             LoopForm::For { i, it, bound } => {
-                let n = self.prim(bound, loc)?.as_i128().unwrap_or(0).max(0);
+                let n = state.exec().prim(bound, loc)?.as_i128().unwrap_or(0).max(0);
                 let mut k: i128 = 0;
                 while k < n {
-                    self.set(i, HVal::P(PrimValue::int(*it, k)));
-                    step(self)?;
+                    state.exec().set(i, HVal::P(PrimValue::int(*it, k)));
+                    step(state)?;
                     k += 1;
                 }
-                self.env.remove(&i.id);
+                state.exec().env.remove(&i.id);
             }
             LoopForm::While(c) => loop {
-                let go = match self.get(c, loc)? {
+                let go = match state.exec().get(c, loc)? {
                     HVal::P(PrimValue::Bool(b)) => *b,
                     _ => return Err(at(loc, "internal error: while condition")),
                 };
                 if !go {
                     break;
                 }
-                step(self)?;
+                step(state)?;
             },
         }
-        let mut out = Vec::with_capacity(params.len());
-        for (p, _) in params {
-            out.push(self.env.remove(&p.name.id).unwrap_or(HVal::Empty));
-        }
-        Ok(out)
+        let ex = state.exec();
+        Ok(params
+            .iter()
+            .map(|(p, _)| ex.env.remove(&p.name.id).unwrap_or(HVal::Empty))
+            .collect())
     }
 
     // ----- indexing ------------------------------------------------------------------------------

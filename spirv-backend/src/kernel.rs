@@ -1343,14 +1343,5 @@ pub fn column_kernel<'p>(
     let j1 = g.b.i_add(u64t, None, j, total).ie()?;
     g.store(jv, j1)?;
     g.end_loop(st)?;
-    let uses_f64 = g.uses_f64;
-    let errors = g.errors.clone();
-    let words = g.finish()?;
-    Ok(KernelCode {
-        words,
-        args: k.args,
-        binds: k.binds,
-        errors,
-        uses_f64,
-    })
+    crate::prims::finish(g, k)
 }

@@ -134,6 +134,18 @@ use vkad_core::value::Value;
 use vkad_core::Compiled;
 pub use vkad_vk::{Context, ContextOptions, KernelTiming};
 
+/// The compile-time error that makes entry point `entry` of `compiled` unrunnable (a
+/// diagnostic of its own, e.g. an AD rule that does not apply), as run errors give it.
+pub(crate) fn entry_error(compiled: &Compiled, entry: &str) -> Result<(), String> {
+    match compiled.entry_errors.get(entry) {
+        Some(d) => {
+            let text = d.render(&compiled.sources);
+            Err(text.strip_prefix("error: ").unwrap_or(&text).to_string())
+        }
+        None => Ok(()),
+    }
+}
+
 /// Runs entry point `entry` of `compiled` on `args` (one value per IR parameter, as
 /// [`Compiled::run_interp`]) on the device of `ctx`.
 pub fn run_entry(
@@ -142,11 +154,7 @@ pub fn run_entry(
     entry: &str,
     args: Vec<Value>,
 ) -> Result<Vec<Value>, String> {
-    if let Some(d) = compiled.entry_errors.get(entry) {
-        let text = d.render(&compiled.sources);
-        let text = text.strip_prefix("error: ").unwrap_or(&text);
-        return Err(text.to_string());
-    }
+    entry_error(compiled, entry)?;
     exec::run(ctx, &compiled.ir, entry, args)
 }
 
@@ -169,11 +177,7 @@ pub fn run_entry_profiled(
     entry: &str,
     args: Vec<Value>,
 ) -> Result<(Vec<Value>, Vec<KernelTiming>), String> {
-    if let Some(d) = compiled.entry_errors.get(entry) {
-        let text = d.render(&compiled.sources);
-        let text = text.strip_prefix("error: ").unwrap_or(&text);
-        return Err(text.to_string());
-    }
+    entry_error(compiled, entry)?;
     exec::run_profiled(ctx, &compiled.ir, entry, args, true)
 }
 
@@ -187,11 +191,7 @@ pub fn run_entry_kernels(
     thresholds: &vkad_core::seg::Thresholds,
     profile: bool,
 ) -> Result<(Vec<Value>, Vec<KernelTiming>), String> {
-    if let Some(d) = compiled.entry_errors.get(entry) {
-        let text = d.render(&compiled.sources);
-        let text = text.strip_prefix("error: ").unwrap_or(&text);
-        return Err(text.to_string());
-    }
+    entry_error(compiled, entry)?;
     let prog = runtime::DeviceProgram::new(ctx, &compiled.ir)?;
     prog.run(ctx, entry, args, thresholds, profile)
 }

@@ -95,11 +95,7 @@ pub fn compile_entry(
     entry: &str,
     args: Vec<Value>,
 ) -> Result<(Vec<Value>, Vec<CompiledModule>), String> {
-    if let Some(d) = compiled.entry_errors.get(entry) {
-        let text = d.render(&compiled.sources);
-        let text = text.strip_prefix("error: ").unwrap_or(&text);
-        return Err(text.to_string());
-    }
+    crate::entry_error(compiled, entry)?;
     let args = args.into_iter().map(crate::device::Arg::Host).collect();
     let (outs, modules) = crate::exec::run_args(ctx, &compiled.ir, entry, args, false, true)?;
     let values = outs

@@ -181,14 +181,5 @@ pub(crate) fn grid<'p>(
     // Loops that check no limit of their own (copies, fills, inner folds) may have been cut
     // short by lavapipe: a thread reports at the end if any loop left while its condition held.
     k.exhausted(&mut g, loc)?;
-    let uses_f64 = g.uses_f64;
-    let errors = g.errors.clone();
-    let words = g.finish()?;
-    Ok(KernelCode {
-        words,
-        args: k.args,
-        binds: k.binds,
-        errors,
-        uses_f64,
-    })
+    crate::prims::finish(g, k)
 }

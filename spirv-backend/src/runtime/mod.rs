@@ -20,7 +20,7 @@ use crate::kernel::HostTy;
 use plan::{MapStep, Plan, PlanBody, Step};
 use std::sync::Arc;
 use vkad_core::diag::SrcLoc;
-use vkad_core::ir::{self, LoopForm, SubExp};
+use vkad_core::ir;
 use vkad_core::prim::PrimValue;
 use vkad_core::seg::Thresholds;
 use vkad_core::value::Value;
@@ -86,11 +86,7 @@ impl DeviceProgram {
             .lock()
             .map_err(|_| "internal error: poisoned lock")?;
         // Kernels made for another way of reaching arrays do not fit this run.
-        let addressing = if ctx.buffer_device_address() {
-            crate::gen::Addressing::Addresses
-        } else {
-            crate::gen::Addressing::Descriptors
-        };
+        let addressing = crate::exec::device_addressing(ctx);
         if made.addressing != Some(addressing) {
             *made = KernelCache {
                 addressing: Some(addressing),
@@ -101,7 +97,6 @@ impl DeviceProgram {
         if profile {
             *ex.timings.get_mut() = Some(Vec::new());
         }
-        let addressing = ex.addressing;
         let mut rt = Runtime {
             ex,
             plan: &self.plan,
@@ -238,7 +233,7 @@ impl<'a> Runtime<'a> {
                 body,
                 loc,
             } => {
-                let r = self.run_loop(params, form, body, loc)?;
+                let r = Exec::loop_then(self, params, form, loc, |rt| rt.body(body, loc))?;
                 self.bind(pat, r, loc)
             }
             Step::WithAcc {
@@ -258,53 +253,6 @@ impl<'a> Runtime<'a> {
             }
             Step::Map(m) => self.map(m),
         }
-    }
-
-    fn run_loop(
-        &mut self,
-        params: &'a [(ir::Param, SubExp)],
-        form: &'a LoopForm,
-        body: &'a PlanBody,
-        loc: &Option<SrcLoc>,
-    ) -> E<Vec<HVal>> {
-        let inits = params
-            .iter()
-            .map(|(_, se)| self.ex.val(se, loc))
-            .collect::<E<Vec<_>>>()?;
-        for ((p, _), v) in params.iter().zip(inits) {
-            self.ex.set(&p.name, v);
-        }
-        let step = |rt: &mut Self| -> E<()> {
-            let r = rt.body(body, loc)?;
-            for ((p, _), v) in params.iter().zip(r) {
-                rt.ex.set(&p.name, v);
-            }
-            Ok(())
-        };
-        match form {
-            LoopForm::For { i, it, bound } => {
-                let n = self.ex.prim(bound, loc)?.as_i128().unwrap_or(0).max(0);
-                let mut k: i128 = 0;
-                while k < n {
-                    self.ex.set(i, HVal::P(PrimValue::int(*it, k)));
-                    step(self)?;
-                    k += 1;
-                }
-                self.ex.unset(i);
-            }
-            LoopForm::While(c) => loop {
-                match self.ex.get(c, loc)? {
-                    HVal::P(PrimValue::Bool(true)) => {}
-                    HVal::P(PrimValue::Bool(false)) => break,
-                    _ => return Err(at(loc, "internal error: while condition")),
-                }
-                step(self)?;
-            },
-        }
-        Ok(params
-            .iter()
-            .map(|(p, _)| self.ex.unset(&p.name).unwrap_or(HVal::Empty))
-            .collect())
     }
 
     /// Runs a `segmap` kernel and binds its outputs.

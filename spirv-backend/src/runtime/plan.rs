@@ -307,6 +307,22 @@ impl Planner {
         r
     }
 
+    /// `v`, an array of the space's shape whose elements are of type `t`, reshaped to `[n]t`
+    /// (`n` the number of points of the space).
+    fn flatten(
+        &mut self,
+        v: &VName,
+        t: &Type,
+        n: &SubExp,
+        loc: &Option<SrcLoc>,
+        out: &mut Vec<Step>,
+    ) -> VName {
+        let mut shape = vec![n.clone()];
+        shape.extend(t.shape().iter().cloned());
+        let elem = t.elem().unwrap_or(PrimType::I64);
+        self.reshape(v, shape, elem, loc, out)
+    }
+
     fn seg_op(
         &mut self,
         pat: &Pat,
@@ -488,13 +504,10 @@ impl Planner {
             } in writes
             {
                 let flat = |me: &mut Self, a: &VName, t: &Type, out: &mut Vec<Step>| {
-                    let mut shape = vec![n.clone()];
-                    shape.extend(t.shape().iter().cloned());
-                    let elem = t.elem().unwrap_or(PrimType::I64);
                     if dims.len() == 1 {
                         a.clone()
                     } else {
-                        me.reshape(a, shape, elem, loc, out)
+                        me.flatten(a, t, &n, loc, out)
                     }
                 };
                 let inds: Vec<VName> = ivs
@@ -576,14 +589,9 @@ impl Planner {
         out: &mut Vec<Step>,
     ) {
         let n = self.product(dims, loc, out);
-        let flat = |me: &mut Self, v: &VName, t: &Type, out: &mut Vec<Step>| {
-            let mut shape = vec![n.clone()];
-            shape.extend(t.shape().iter().cloned());
-            me.reshape(v, shape, t.elem().unwrap_or(PrimType::Bool), loc, out)
-        };
-        let mut inputs = vec![flat(self, flag, &Type::Prim(PrimType::Bool), out)];
+        let mut inputs = vec![self.flatten(flag, &Type::Prim(PrimType::Bool), &n, loc, out)];
         for (v, t) in arrs {
-            inputs.push(flat(self, v, t, out));
+            inputs.push(self.flatten(v, t, &n, loc, out));
         }
         let k = op.neutral.len();
         let bool_param = |me: &mut Self| Param {
