@@ -21,6 +21,15 @@ use std::sync::{Arc, Mutex, MutexGuard};
 const DEFAULT_TIMEOUT_S: u64 = 60;
 /// Uploads and downloads go through staging buffers of at most this many bytes at a time.
 const STAGING_CHUNK: u64 = 64 << 20;
+/// Staging buffers up to this size are kept for later transfers; larger ones (made for a large
+/// transfer, whose copy then costs far more than making the buffer) are dropped after it.
+const STAGING_KEEP: u64 = 4 << 20;
+/// The smallest staging buffer made.
+const STAGING_MIN: u64 = 4096;
+/// The smallest descriptor pool made: sets, storage-buffer descriptors.
+const DESCRIPTOR_ROOM_MIN: (u32, u32) = (64, 256);
+/// The smallest timestamp query pool made.
+const QUERIES_MIN: u32 = 64;
 
 /// The largest write [`Context::run_with`] records inline (`vkCmdUpdateBuffer`'s limit).
 pub const MAX_INLINE_WRITE: u64 = 65536;
@@ -296,20 +305,73 @@ struct KernelKey {
     push_bytes: u32,
 }
 
-/// Objects of one submission, destroyed once its fence has signalled.
-struct InFlight {
+/// The objects a submission uses, kept by the context and reused by the next submission once
+/// the fence has signalled: made on first use, grown when a submission needs more room, and
+/// destroyed with the context (or once a timed-out submission that still holds them has
+/// finished, see `Exec::pending`).
+#[derive(Default)]
+struct Objects {
+    /// Re-recorded by every submission (its pool is reset first).
     cmd: vk::CommandBuffer,
+    /// Reset before every submission.
     fence: vk::Fence,
+    /// Reset (`vkResetDescriptorPool`) before every run; replaced by a larger one when a run
+    /// needs more sets or descriptors than `descriptor_room`.
     descriptor_pool: vk::DescriptorPool,
+    /// The sets and storage-buffer descriptors `descriptor_pool` has room for.
+    descriptor_room: (u32, u32),
+    /// Reset in the command buffer before its timestamps are written; replaced by a larger one
+    /// when a run needs more than `queries`.
     query_pool: vk::QueryPool,
-    staging: Option<Buffer>,
+    /// The queries `query_pool` has.
+    queries: u32,
+    /// Host-visible staging buffers of uploads (`CpuToGpu`) and of read-backs (`GpuToCpu`),
+    /// grown to the next power of two when too small (up to [`STAGING_CHUNK`]); one larger
+    /// than [`STAGING_KEEP`] is dropped at the end of the call that needed it.
+    upload: Option<Buffer>,
+    readback: Option<Buffer>,
+}
+
+/// How many of each object that submissions use a context has made, and how many submissions
+/// it has made ([`Context::object_counts`]). The objects are reused, so after the first few
+/// submissions the counts of objects stop growing; they grow again only when a submission
+/// needs a larger descriptor pool, query pool or staging buffer (or after a timeout, whose
+/// objects stay with the submission that timed out).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ObjectCounts {
+    /// Command buffers allocated.
+    pub command_buffers: u64,
+    /// Fences created.
+    pub fences: u64,
+    /// Descriptor pools created.
+    pub descriptor_pools: u64,
+    /// Timestamp query pools created.
+    pub query_pools: u64,
+    /// Host-visible staging buffers created (uploads, downloads and read-backs).
+    pub staging_buffers: u64,
+    /// Queue submissions: one per [`Context::run_with`] with dispatches and one per staging
+    /// chunk of an upload or download.
+    pub submissions: u64,
 }
 
 /// Submission state; its lock also serialises every use of the queue.
 struct Exec {
     pool: vk::CommandPool,
-    /// Submissions that timed out, kept until their fence signals.
-    pending: Vec<InFlight>,
+    /// The objects of the next submission; not in use by the device (every submission that
+    /// used them has finished, or they moved to `pending`).
+    objects: Objects,
+    /// The objects of submissions that timed out, kept until their fence signals.
+    pending: Vec<Objects>,
+    counts: ObjectCounts,
+}
+
+/// Which staging buffer of [`Objects`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Staging {
+    /// Host to device (`upload`).
+    Upload,
+    /// Device to host (`download` and the read-back of `run_with`).
+    Readback,
 }
 
 /// The persistent pipeline cache of a context (see `pipeline_cache.rs`).
@@ -593,9 +655,8 @@ impl Context {
             Ok(a) => a,
             Err(e) => return fail(alloc_error(e)),
         };
-        let pool_info = vk::CommandPoolCreateInfo::default()
-            .queue_family_index(family)
-            .flags(vk::CommandPoolCreateFlags::TRANSIENT);
+        // Not TRANSIENT: its one command buffer is reset and re-recorded by every submission.
+        let pool_info = vk::CommandPoolCreateInfo::default().queue_family_index(family);
         // SAFETY: a valid device and create info.
         let pool = match unsafe { device.create_command_pool(&pool_info, None) } {
             Ok(pool) => pool,
@@ -636,7 +697,9 @@ impl Context {
             info: p.info,
             exec: Mutex::new(Exec {
                 pool,
+                objects: Objects::default(),
                 pending: Vec::new(),
+                counts: ObjectCounts::default(),
             }),
             kernels: Mutex::new(HashMap::new()),
             cache_id,
@@ -883,18 +946,18 @@ impl Context {
         Ok(exec)
     }
 
-    /// Frees timed-out submissions that have finished since.
+    /// Frees the objects of timed-out submissions that have finished since.
     fn reap(&self, exec: &mut Exec) {
         let d = &self.shared.device;
         let pending = std::mem::take(&mut exec.pending);
-        for f in pending {
+        for o in pending {
             // SAFETY: the fence belongs to this device.
-            match unsafe { d.get_fence_status(f.fence) } {
-                Ok(true) => self.destroy(exec.pool, f),
-                Ok(false) => exec.pending.push(f),
+            match unsafe { d.get_fence_status(o.fence) } {
+                Ok(true) => self.destroy(exec.pool, o),
+                Ok(false) => exec.pending.push(o),
                 Err(e) => {
                     let _ = self.shared.err("vkGetFenceStatus", e);
-                    exec.pending.push(f);
+                    exec.pending.push(o);
                 }
             }
         }
@@ -903,109 +966,184 @@ impl Context {
         }
     }
 
-    /// Destroys a finished submission's objects.
-    fn destroy(&self, pool: vk::CommandPool, f: InFlight) {
+    /// Destroys objects that no submission uses any more.
+    fn destroy(&self, pool: vk::CommandPool, o: Objects) {
         let d = &self.shared.device;
-        // SAFETY: all made on this device from `pool`; the submission has finished (its fence
-        // signalled, or it was never submitted).
+        // SAFETY: all made on this device, the command buffer from `pool`; every submission
+        // that used them has finished (its fence signalled, or it was never submitted, or the
+        // device was lost and executes nothing any more).
         unsafe {
-            if f.cmd != vk::CommandBuffer::null() {
-                d.free_command_buffers(pool, &[f.cmd]);
+            if o.cmd != vk::CommandBuffer::null() {
+                d.free_command_buffers(pool, &[o.cmd]);
             }
-            if f.fence != vk::Fence::null() {
-                d.destroy_fence(f.fence, None);
+            if o.fence != vk::Fence::null() {
+                d.destroy_fence(o.fence, None);
             }
-            if f.descriptor_pool != vk::DescriptorPool::null() {
-                d.destroy_descriptor_pool(f.descriptor_pool, None);
+            if o.descriptor_pool != vk::DescriptorPool::null() {
+                d.destroy_descriptor_pool(o.descriptor_pool, None);
             }
-            if f.query_pool != vk::QueryPool::null() {
-                d.destroy_query_pool(f.query_pool, None);
+            if o.query_pool != vk::QueryPool::null() {
+                d.destroy_query_pool(o.query_pool, None);
             }
         }
-        drop(f.staging);
+        drop(o.upload);
+        drop(o.readback);
     }
 
-    /// Allocates a command buffer into `f`, lets `record` fill it, submits it with a fence and
-    /// waits. On success hands the objects back (for reading queries); on a timeout keeps them
-    /// in `exec.pending`; on other errors destroys them.
+    /// Readies `exec.objects`' command buffer (allocated, or its pool reset) and fence (created,
+    /// or reset) for a submission.
+    fn ready_cmd(&self, exec: &mut Exec) -> Result<()> {
+        let d = &self.shared.device;
+        let o = &mut exec.objects;
+        if o.cmd == vk::CommandBuffer::null() {
+            let alloc = vk::CommandBufferAllocateInfo::default()
+                .command_pool(exec.pool)
+                .level(vk::CommandBufferLevel::PRIMARY)
+                .command_buffer_count(1);
+            // SAFETY: the pool belongs to this device and is used only with `exec` locked.
+            o.cmd = match unsafe { d.allocate_command_buffers(&alloc) } {
+                Ok(cmds) if !cmds.is_empty() => cmds[0],
+                Ok(_) => {
+                    return Err(VkError::Vk(
+                        "vkAllocateCommandBuffers returned nothing".into(),
+                    ))
+                }
+                Err(e) => return Err(self.shared.err("vkAllocateCommandBuffers", e)),
+            };
+            exec.counts.command_buffers += 1;
+        } else {
+            // SAFETY: the pool belongs to this device and is used only with `exec` locked; none
+            // of its command buffers is pending: `lock_exec` refuses work while a timed-out
+            // submission is (`exec.pending` is empty), and every other submission was waited
+            // for. The reset keeps the pool's memory for the re-recording.
+            unsafe { d.reset_command_pool(exec.pool, vk::CommandPoolResetFlags::empty()) }
+                .map_err(|e| self.shared.err("vkResetCommandPool", e))?;
+        }
+        if o.fence == vk::Fence::null() {
+            // SAFETY: a valid device and create info.
+            o.fence = unsafe { d.create_fence(&vk::FenceCreateInfo::default(), None) }
+                .map_err(|e| self.shared.err("vkCreateFence", e))?;
+            exec.counts.fences += 1;
+        } else {
+            // SAFETY: the fence belongs to this device and no queue operation that signals it
+            // is pending (the submission that used it last was waited for, or not submitted).
+            unsafe { d.reset_fences(&[o.fence]) }
+                .map_err(|e| self.shared.err("vkResetFences", e))?;
+        }
+        Ok(())
+    }
+
+    /// Records `exec.objects`' command buffer with `record`, submits it with the fence and
+    /// waits. On a timeout (or another failure of the wait, device loss aside) the objects
+    /// stay with the submission in `exec.pending` and `exec.objects` starts over empty; after
+    /// device loss they are destroyed.
     fn submit(
         &self,
         exec: &mut Exec,
-        mut f: InFlight,
         record: impl FnOnce(&ash::Device, vk::CommandBuffer),
-    ) -> Result<InFlight> {
+    ) -> Result<()> {
+        if !exec.pending.is_empty() {
+            // `lock_exec` refused this already; the command pool may not be reset now.
+            return Err(VkError::Timeout(self.timeout_s.load(Ordering::Relaxed)));
+        }
+        self.ready_cmd(exec)?;
         let d = &self.shared.device;
-        let alloc = vk::CommandBufferAllocateInfo::default()
-            .command_pool(exec.pool)
-            .level(vk::CommandBufferLevel::PRIMARY)
-            .command_buffer_count(1);
-        // SAFETY: the pool belongs to this device and is used only with `exec` locked.
-        match unsafe { d.allocate_command_buffers(&alloc) } {
-            Ok(cmds) if !cmds.is_empty() => f.cmd = cmds[0],
-            Ok(_) => {
-                self.destroy(exec.pool, f);
-                return Err(VkError::Vk(
-                    "vkAllocateCommandBuffers returned nothing".into(),
-                ));
-            }
-            Err(e) => {
-                self.destroy(exec.pool, f);
-                return Err(self.shared.err("vkAllocateCommandBuffers", e));
-            }
-        }
-        // SAFETY: a valid device and create info.
-        match unsafe { d.create_fence(&vk::FenceCreateInfo::default(), None) } {
-            Ok(fence) => f.fence = fence,
-            Err(e) => {
-                self.destroy(exec.pool, f);
-                return Err(self.shared.err("vkCreateFence", e));
-            }
-        }
+        let (cmd, fence) = (exec.objects.cmd, exec.objects.fence);
         let begin = vk::CommandBufferBeginInfo::default()
             .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
-        // SAFETY: a fresh command buffer in the initial state; `record` only records commands
-        // on objects of this device.
-        if let Err(e) = unsafe { d.begin_command_buffer(f.cmd, &begin) } {
-            self.destroy(exec.pool, f);
-            return Err(self.shared.err("vkBeginCommandBuffer", e));
-        }
-        record(d, f.cmd);
+        // SAFETY: a command buffer in the initial state (just allocated, or its pool reset);
+        // `record` only records commands on objects of this device.
+        unsafe { d.begin_command_buffer(cmd, &begin) }
+            .map_err(|e| self.shared.err("vkBeginCommandBuffer", e))?;
+        record(d, cmd);
         // SAFETY: as above.
-        if let Err(e) = unsafe { d.end_command_buffer(f.cmd) } {
-            self.destroy(exec.pool, f);
-            return Err(self.shared.err("vkEndCommandBuffer", e));
-        }
-        let cmds = [f.cmd];
+        unsafe { d.end_command_buffer(cmd) }
+            .map_err(|e| self.shared.err("vkEndCommandBuffer", e))?;
+        let cmds = [cmd];
         let submit = vk::SubmitInfo::default().command_buffers(&cmds);
         // SAFETY: the queue is used only with `exec` locked (the caller holds it); the command
-        // buffer is recorded and its resources are alive until the fence signals.
-        if let Err(e) = unsafe { d.queue_submit(self.shared.queue, &[submit], f.fence) } {
-            self.destroy(exec.pool, f);
-            return Err(self.shared.err("vkQueueSubmit", e));
-        }
+        // buffer is recorded, the fence unsignalled, and the resources the commands use are
+        // alive until the fence signals.
+        unsafe { d.queue_submit(self.shared.queue, &[submit], fence) }
+            .map_err(|e| self.shared.err("vkQueueSubmit", e))?;
+        exec.counts.submissions += 1;
         let secs = self.timeout_s.load(Ordering::Relaxed);
         let ns = secs.saturating_mul(1_000_000_000);
         // SAFETY: the fence belongs to this device.
-        match unsafe { d.wait_for_fences(&[f.fence], true, ns) } {
-            Ok(()) => Ok(f),
+        match unsafe { d.wait_for_fences(&[fence], true, ns) } {
+            Ok(()) => Ok(()),
             Err(vk::Result::TIMEOUT) => {
                 self.shared.hung.store(true, Ordering::SeqCst);
-                exec.pending.push(f);
+                exec.pending.push(std::mem::take(&mut exec.objects));
                 Err(VkError::Timeout(secs))
             }
             Err(e) => {
                 let err = self.shared.err("vkWaitForFences", e);
+                let o = std::mem::take(&mut exec.objects);
                 if matches!(err, VkError::DeviceLost) {
                     // After device loss, objects may be destroyed (the device does not
                     // execute anything any more).
-                    self.destroy(exec.pool, f);
+                    self.destroy(exec.pool, o);
                 } else {
                     self.shared.hung.store(true, Ordering::SeqCst);
-                    exec.pending.push(f);
+                    exec.pending.push(o);
                 }
                 Err(err)
             }
         }
+    }
+
+    /// The staging buffer `which` of `exec.objects`, made or grown to hold `bytes` (at most
+    /// [`STAGING_CHUNK`]). The buffer it replaces is not in use: the submissions that used it
+    /// have finished.
+    fn staging(&self, exec: &mut Exec, which: Staging, bytes: u64) -> Result<vk::Buffer> {
+        let slot = match which {
+            Staging::Upload => &mut exec.objects.upload,
+            Staging::Readback => &mut exec.objects.readback,
+        };
+        if let Some(b) = slot.as_ref().filter(|b| b.size >= bytes) {
+            return Ok(b.buffer);
+        }
+        let size = bytes
+            .checked_next_power_of_two()
+            .unwrap_or(bytes)
+            .clamp(STAGING_MIN, STAGING_CHUNK.max(bytes));
+        *slot = None;
+        let b = match which {
+            Staging::Upload => self.make_buffer(
+                size,
+                vk::BufferUsageFlags::TRANSFER_SRC,
+                MemoryLocation::CpuToGpu,
+                "vkad upload",
+            )?,
+            Staging::Readback => self.make_buffer(
+                size,
+                vk::BufferUsageFlags::TRANSFER_DST,
+                MemoryLocation::GpuToCpu,
+                "vkad read-back",
+            )?,
+        };
+        exec.counts.staging_buffers += 1;
+        let handle = b.buffer;
+        *slot = Some(b);
+        Ok(handle)
+    }
+
+    /// Drops staging buffers larger than [`STAGING_KEEP`] (see [`Objects::upload`]).
+    fn trim_staging(exec: &mut Exec) {
+        let o = &mut exec.objects;
+        for slot in [&mut o.upload, &mut o.readback] {
+            if slot.as_ref().is_some_and(|b| b.size > STAGING_KEEP) {
+                *slot = None;
+            }
+        }
+    }
+
+    /// How many command buffers, fences, descriptor pools, query pools and staging buffers this
+    /// context has made for its submissions, and how many submissions it has made: the objects
+    /// are reused, so their counts stay small however many submissions there are.
+    pub fn object_counts(&self) -> ObjectCounts {
+        self.exec.lock().unwrap_or_else(|p| p.into_inner()).counts
     }
 
     /// Makes a buffer with memory from `location`.
@@ -1111,37 +1249,40 @@ impl Context {
         }
     }
 
-    /// Copies `data` into `buf` at byte `offset`, through a host-visible staging buffer.
+    /// Copies `data` into `buf` at byte `offset`, through a host-visible staging buffer (the
+    /// context's, reused by later transfers).
     pub fn upload(&self, buf: &Buffer, offset: u64, data: &[u8]) -> Result<()> {
         self.check_own_buffer(buf)?;
         Self::check_range(buf, offset, data.len() as u64)?;
         let mut exec = self.lock_exec()?;
+        let r = self.upload_locked(&mut exec, buf, offset, data);
+        Self::trim_staging(&mut exec);
+        r
+    }
+
+    /// [`Context::upload`] with `exec` locked and the arguments checked.
+    fn upload_locked(&self, exec: &mut Exec, buf: &Buffer, offset: u64, data: &[u8]) -> Result<()> {
         for (i, chunk) in data.chunks(STAGING_CHUNK as usize).enumerate() {
             let at = offset + i as u64 * STAGING_CHUNK;
-            let mut staging = self.make_buffer(
-                chunk.len() as u64,
-                vk::BufferUsageFlags::TRANSFER_SRC,
-                MemoryLocation::CpuToGpu,
-                "vkad upload",
-            )?;
-            let Some(mapped) = staging
-                .allocation
+            let len = chunk.len() as u64;
+            let src = self.staging(exec, Staging::Upload, len)?;
+            let Some(mapped) = exec
+                .objects
+                .upload
                 .as_mut()
+                .and_then(|b| b.allocation.as_mut())
                 .and_then(|a| a.mapped_slice_mut())
             else {
                 return Err(VkError::Vk("staging memory is not host-visible".into()));
             };
+            // The staging buffer is not in use: the submission that last read it has finished.
             mapped[..chunk.len()].copy_from_slice(chunk);
-            let (src, dst) = (staging.buffer, buf.buffer);
-            let len = chunk.len() as u64;
-            let f = InFlight {
-                staging: Some(staging),
-                ..no_objects()
-            };
-            let f = self.submit(&mut exec, f, |d, cmd| {
+            let dst = buf.buffer;
+            self.submit(exec, |d, cmd| {
                 // SAFETY: recording into a command buffer in the recording state; both
-                // buffers are alive until the fence signals (the staging buffer is owned by
-                // the submission, `buf` is borrowed for this call, which waits).
+                // buffers are alive until the fence signals (the staging buffer is the
+                // context's, `buf` is borrowed for this call, which waits). The host write
+                // above is made visible by the submission itself.
                 unsafe {
                     // Earlier kernels and copies (other submissions) finish their accesses to
                     // `buf` before the copy writes it.
@@ -1169,14 +1310,13 @@ impl Context {
                     d.cmd_copy_buffer(cmd, src, dst, &[region]);
                 }
             })?;
-            self.destroy(exec.pool, f);
         }
         Ok(())
     }
 
-    /// Reads `len` bytes of `buf` from byte `offset`, through a host-visible staging buffer.
-    /// Returns [`VkError::Validation`] when validation messages were collected since the last
-    /// check.
+    /// Reads `len` bytes of `buf` from byte `offset`, through a host-visible staging buffer
+    /// (the context's, reused by later transfers). Returns [`VkError::Validation`] when
+    /// validation messages were collected since the last check.
     pub fn download(&self, buf: &Buffer, offset: u64, len: u64) -> Result<Vec<u8>> {
         self.check_own_buffer(buf)?;
         Self::check_range(buf, offset, len)?;
@@ -1185,22 +1325,29 @@ impl Context {
             VkError::OutOfMemory(format!("cannot allocate {len} bytes on the host"))
         })?;
         let mut exec = self.lock_exec()?;
+        let r = self.download_locked(&mut exec, buf, offset, len, &mut out);
+        Self::trim_staging(&mut exec);
+        drop(exec);
+        r?;
+        self.check_messages()?;
+        Ok(out)
+    }
+
+    /// [`Context::download`] with `exec` locked and the arguments checked: appends to `out`.
+    fn download_locked(
+        &self,
+        exec: &mut Exec,
+        buf: &Buffer,
+        offset: u64,
+        len: u64,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
         let mut done = 0u64;
         while done < len {
             let n = (len - done).min(STAGING_CHUNK);
-            let staging = self.make_buffer(
-                n,
-                vk::BufferUsageFlags::TRANSFER_DST,
-                MemoryLocation::GpuToCpu,
-                "vkad download",
-            )?;
-            let (src, dst) = (buf.buffer, staging.buffer);
+            let (src, dst) = (buf.buffer, self.staging(exec, Staging::Readback, n)?);
             let at = offset + done;
-            let f = InFlight {
-                staging: Some(staging),
-                ..no_objects()
-            };
-            let mut f = self.submit(&mut exec, f, |d, cmd| {
+            self.submit(exec, |d, cmd| {
                 // SAFETY: as in `upload`.
                 unsafe {
                     let before = vk::MemoryBarrier::default()
@@ -1236,24 +1383,19 @@ impl Context {
                     );
                 }
             })?;
-            let mapped = f
-                .staging
-                .as_mut()
+            let mapped = exec
+                .objects
+                .readback
+                .as_ref()
                 .and_then(|s| s.allocation.as_ref())
                 .and_then(|a| a.mapped_slice());
             match mapped {
                 Some(m) => out.extend_from_slice(&m[..n as usize]),
-                None => {
-                    self.destroy(exec.pool, f);
-                    return Err(VkError::Vk("staging memory is not host-visible".into()));
-                }
+                None => return Err(VkError::Vk("staging memory is not host-visible".into())),
             }
-            self.destroy(exec.pool, f);
             done += n;
         }
-        drop(exec);
-        self.check_messages()?;
-        Ok(out)
+        Ok(())
     }
 
     /// Makes (or returns the cached) compute pipeline. `bindings`: number of storage buffers at
@@ -1549,45 +1691,44 @@ impl Context {
         let total = total as u32;
         let submission = self.submissions.fetch_add(1, Ordering::Relaxed);
         let mut exec = self.lock_exec()?;
-        let d = &self.shared.device;
-        let mut f = no_objects();
-        let read_len = read.map_or(0, |(_, _, len)| len);
-        if read_len > 0 {
-            f.staging = Some(self.make_buffer(
-                read_len,
-                vk::BufferUsageFlags::TRANSFER_DST,
-                MemoryLocation::GpuToCpu,
-                "vkad read-back",
-            )?);
-        }
-        let staging = f.staging.as_ref().map(|b| b.buffer);
+        let r = self.run_locked(&mut exec, updates, dispatches, read, n, total);
+        Self::trim_staging(&mut exec);
+        drop(exec);
+        let (ticks, readback) = r?;
+        self.check_messages()?;
+        let t = timings(
+            dispatches,
+            &ticks,
+            self.timestamp_bits,
+            self.info.timestamp_period_ns,
+            submission,
+        );
+        Ok((t, readback))
+    }
 
-        let sizes = [vk::DescriptorPoolSize::default()
-            .ty(vk::DescriptorType::STORAGE_BUFFER)
-            .descriptor_count(total.max(1))];
-        let pool_info = vk::DescriptorPoolCreateInfo::default()
-            .max_sets(n.max(1))
-            .pool_sizes(&sizes);
-        // SAFETY: valid device and create info; the pool is destroyed with the submission.
-        f.descriptor_pool = match unsafe { d.create_descriptor_pool(&pool_info, None) } {
-            Ok(p) => p,
-            Err(e) => return Err(self.shared.err("vkCreateDescriptorPool", e)),
+    /// [`Context::run_with`] with `exec` locked and the arguments checked (`n` dispatches with
+    /// `total` bindings): returns the raw timestamps and the bytes read back.
+    fn run_locked(
+        &self,
+        exec: &mut Exec,
+        updates: &[(&Buffer, u64, &[u8])],
+        dispatches: &[Dispatch<'_>],
+        read: Option<(&Buffer, u64, u64)>,
+        n: u32,
+        total: u32,
+    ) -> Result<(Vec<u64>, Vec<u8>)> {
+        let d = &self.shared.device;
+        let read_len = read.map_or(0, |(_, _, len)| len);
+        let staging = if read_len > 0 {
+            Some(self.staging(exec, Staging::Readback, read_len)?)
+        } else {
+            None
         };
         let layouts: Vec<_> = dispatches
             .iter()
             .map(|x| x.kernel.pipe.set_layout)
             .collect();
-        let set_alloc = vk::DescriptorSetAllocateInfo::default()
-            .descriptor_pool(f.descriptor_pool)
-            .set_layouts(&layouts);
-        // SAFETY: the pool has room for exactly these sets.
-        let sets = match unsafe { d.allocate_descriptor_sets(&set_alloc) } {
-            Ok(s) => s,
-            Err(e) => {
-                self.destroy(exec.pool, f);
-                return Err(self.shared.err("vkAllocateDescriptorSets", e));
-            }
-        };
+        let sets = self.descriptor_sets(exec, &layouts, total)?;
         let buffer_infos: Vec<Vec<vk::DescriptorBufferInfo>> = dispatches
             .iter()
             .map(|x| {
@@ -1614,29 +1755,21 @@ impl Context {
                     .buffer_info(infos)
             })
             .collect();
-        // SAFETY: the sets are fresh and not in use; every buffer is alive and was checked to
-        // belong to this device and to fit maxStorageBufferRange.
+        // SAFETY: the sets were just allocated and are not in use; every buffer is alive and
+        // was checked to belong to this device and to fit maxStorageBufferRange.
         unsafe { d.update_descriptor_sets(&writes, &[]) };
 
         let timestamps = self.timestamp_bits > 0;
-        if timestamps {
-            let qinfo = vk::QueryPoolCreateInfo::default()
-                .query_type(vk::QueryType::TIMESTAMP)
-                .query_count(2 * n);
-            // SAFETY: valid device and create info.
-            f.query_pool = match unsafe { d.create_query_pool(&qinfo, None) } {
-                Ok(q) => q,
-                Err(e) => {
-                    self.destroy(exec.pool, f);
-                    return Err(self.shared.err("vkCreateQueryPool", e));
-                }
-            };
-        }
-        let query_pool = f.query_pool;
-        let f = self.submit(&mut exec, f, |d, cmd| {
+        let query_pool = if timestamps {
+            self.query_pool(exec, 2 * n)?
+        } else {
+            vk::QueryPool::null()
+        };
+        self.submit(exec, |d, cmd| {
             // SAFETY: recording into a command buffer in the recording state; every object
             // used (pipelines, layouts, sets, buffers, query pool) is alive until the fence
-            // signals: the kernels and buffers are borrowed for this call, which waits.
+            // signals: the kernels and buffers are borrowed for this call, which waits, and the
+            // sets, query pool and staging buffer are the context's.
             unsafe {
                 if timestamps {
                     d.cmd_reset_query_pool(cmd, query_pool, 0, 2 * n);
@@ -1778,47 +1911,115 @@ impl Context {
         })?;
         let mut readback = Vec::new();
         if read_len > 0 {
-            match f
-                .staging
+            match exec
+                .objects
+                .readback
                 .as_ref()
                 .and_then(|b| b.allocation.as_ref())
                 .and_then(|a| a.mapped_slice())
             {
                 Some(m) => readback.extend_from_slice(&m[..read_len as usize]),
-                None => {
-                    self.destroy(exec.pool, f);
-                    return Err(VkError::Vk("staging memory is not host-visible".into()));
-                }
+                None => return Err(VkError::Vk("staging memory is not host-visible".into())),
             }
         }
         let mut ticks = vec![0u64; 2 * n as usize];
         if timestamps {
             // SAFETY: the submission that wrote every query has finished; `ticks` has room for
-            // 2n 64-bit results.
-            let r = unsafe {
+            // 2n 64-bit results, and the pool has at least 2n queries.
+            unsafe {
                 d.get_query_pool_results(
                     query_pool,
                     0,
                     &mut ticks,
                     vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
                 )
-            };
-            if let Err(e) = r {
-                self.destroy(exec.pool, f);
-                return Err(self.shared.err("vkGetQueryPoolResults", e));
             }
+            .map_err(|e| self.shared.err("vkGetQueryPoolResults", e))?;
         }
-        self.destroy(exec.pool, f);
-        drop(exec);
-        self.check_messages()?;
-        let t = timings(
-            dispatches,
-            &ticks,
-            self.timestamp_bits,
-            self.info.timestamp_period_ns,
-            submission,
-        );
-        Ok((t, readback))
+        Ok((ticks, readback))
+    }
+
+    /// `exec.objects`' descriptor pool, reset (or replaced by a larger one), with one set
+    /// allocated per layout; `descriptors` is the number of storage-buffer bindings of them all.
+    fn descriptor_sets(
+        &self,
+        exec: &mut Exec,
+        layouts: &[vk::DescriptorSetLayout],
+        descriptors: u32,
+    ) -> Result<Vec<vk::DescriptorSet>> {
+        let d = &self.shared.device;
+        let o = &mut exec.objects;
+        let sets = u32::try_from(layouts.len())
+            .map_err(|_| VkError::Vk(format!("{} descriptor sets: too many", layouts.len())))?;
+        let (room_sets, room_descriptors) = o.descriptor_room;
+        if o.descriptor_pool != vk::DescriptorPool::null()
+            && sets <= room_sets
+            && descriptors <= room_descriptors
+        {
+            // SAFETY: the pool belongs to this device; no pending submission uses its sets
+            // (the last one that did was waited for) and none of them is used after the reset
+            // (every run allocates its own).
+            unsafe {
+                d.reset_descriptor_pool(o.descriptor_pool, vk::DescriptorPoolResetFlags::empty())
+            }
+            .map_err(|e| self.shared.err("vkResetDescriptorPool", e))?;
+        } else {
+            let room = (
+                sets.max(room_sets.saturating_mul(2))
+                    .max(DESCRIPTOR_ROOM_MIN.0),
+                descriptors
+                    .max(room_descriptors.saturating_mul(2))
+                    .max(DESCRIPTOR_ROOM_MIN.1),
+            );
+            let sizes = [vk::DescriptorPoolSize::default()
+                .ty(vk::DescriptorType::STORAGE_BUFFER)
+                .descriptor_count(room.1)];
+            let info = vk::DescriptorPoolCreateInfo::default()
+                .max_sets(room.0)
+                .pool_sizes(&sizes);
+            // SAFETY: a valid device and create info.
+            let pool = unsafe { d.create_descriptor_pool(&info, None) }
+                .map_err(|e| self.shared.err("vkCreateDescriptorPool", e))?;
+            exec.counts.descriptor_pools += 1;
+            if o.descriptor_pool != vk::DescriptorPool::null() {
+                // SAFETY: made on this device; no pending submission uses its sets (see above).
+                unsafe { d.destroy_descriptor_pool(o.descriptor_pool, None) };
+            }
+            o.descriptor_pool = pool;
+            o.descriptor_room = room;
+        }
+        let alloc = vk::DescriptorSetAllocateInfo::default()
+            .descriptor_pool(o.descriptor_pool)
+            .set_layouts(layouts);
+        // SAFETY: the pool is empty (reset or new) and has room for these sets: `sets` sets of
+        // `descriptors` storage-buffer bindings in all.
+        unsafe { d.allocate_descriptor_sets(&alloc) }
+            .map_err(|e| self.shared.err("vkAllocateDescriptorSets", e))
+    }
+
+    /// `exec.objects`' timestamp query pool, made or replaced by a larger one to have at least
+    /// `queries` queries. (The command buffer resets the queries it writes.)
+    fn query_pool(&self, exec: &mut Exec, queries: u32) -> Result<vk::QueryPool> {
+        let d = &self.shared.device;
+        let o = &mut exec.objects;
+        if o.query_pool != vk::QueryPool::null() && o.queries >= queries {
+            return Ok(o.query_pool);
+        }
+        let count = queries.max(o.queries.saturating_mul(2)).max(QUERIES_MIN);
+        let info = vk::QueryPoolCreateInfo::default()
+            .query_type(vk::QueryType::TIMESTAMP)
+            .query_count(count);
+        // SAFETY: a valid device and create info.
+        let pool = unsafe { d.create_query_pool(&info, None) }
+            .map_err(|e| self.shared.err("vkCreateQueryPool", e))?;
+        exec.counts.query_pools += 1;
+        if o.query_pool != vk::QueryPool::null() {
+            // SAFETY: made on this device; the submissions that used it have finished.
+            unsafe { d.destroy_query_pool(o.query_pool, None) };
+        }
+        o.query_pool = pool;
+        o.queries = count;
+        Ok(pool)
     }
 }
 
@@ -1878,17 +2079,6 @@ fn timing_ns(start: u64, end: u64, mask: u64, period: f64) -> (u64, u64) {
     (start_ns, start_ns.saturating_add(dur_ns as u64))
 }
 
-/// An empty submission record.
-fn no_objects() -> InFlight {
-    InFlight {
-        cmd: vk::CommandBuffer::null(),
-        fence: vk::Fence::null(),
-        descriptor_pool: vk::DescriptorPool::null(),
-        query_pool: vk::QueryPool::null(),
-        staging: None,
-    }
-}
-
 fn alloc_error(e: AllocationError) -> VkError {
     match e {
         AllocationError::OutOfMemory => VkError::OutOfMemory("gpu-allocator: out of memory".into()),
@@ -1900,27 +2090,29 @@ impl Drop for Context {
     fn drop(&mut self) {
         self.close_pipeline_cache();
         let exec = self.exec.get_mut().unwrap_or_else(|p| p.into_inner());
-        let mut exec_taken = Exec {
+        let mut exec = Exec {
             pool: exec.pool,
+            objects: std::mem::take(&mut exec.objects),
             pending: std::mem::take(&mut exec.pending),
+            counts: exec.counts,
         };
-        self.reap(&mut exec_taken);
-        if !exec_taken.pending.is_empty() {
-            // Still running: leak the submission, the pool and (through `hung`) the device.
+        self.reap(&mut exec);
+        if !exec.pending.is_empty() {
+            // Still running: leak the submission, the pool, the reusable objects (their staging
+            // buffers see `hung` and are not freed) and, through `hung`, the device.
             self.shared.hung.store(true, Ordering::SeqCst);
-            std::mem::forget(exec_taken.pending);
+            std::mem::forget(exec.pending);
             return;
         }
+        // The reusable objects are idle: every submission that used them was waited for (a
+        // submission whose wait failed took its objects into `pending`, reaped above).
+        self.destroy(exec.pool, exec.objects);
         self.kernels
             .get_mut()
             .unwrap_or_else(|p| p.into_inner())
             .clear();
         // SAFETY: every command buffer from the pool has finished and been freed.
-        unsafe {
-            self.shared
-                .device
-                .destroy_command_pool(exec_taken.pool, None)
-        };
+        unsafe { self.shared.device.destroy_command_pool(exec.pool, None) };
     }
 }
 
