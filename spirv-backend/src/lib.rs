@@ -116,6 +116,7 @@ mod codegen;
 pub mod device;
 mod exec;
 mod gen;
+mod ieee;
 mod kernel;
 mod passes;
 mod prims;

@@ -116,6 +116,8 @@ impl Gen {
                 );
                 let gt = self.b.f_ord_greater_than(bt, None, x, z).ie()?;
                 let lt = self.b.f_ord_less_than(bt, None, x, z).ie()?;
+                // lavapipe turns `select(c, -1.0, 0.0)` into `-b2f(c)`, -0.0 when c is false.
+                let z = self.opaque_zero(ft);
                 let s1 = self.b.select(ty, None, lt, m1, z).ie()?;
                 let s2 = self.b.select(ty, None, gt, one, s1).ie()?;
                 let nan = self.b.is_nan(bt, None, x).ie()?;
@@ -244,6 +246,7 @@ impl Gen {
                 self.canon(it, r)
             }
             PrimType::Float(ft) => {
+                let (x, y) = self.ieee_operands(ft, x, y);
                 let r = match op {
                     Add(_) => {
                         let r = self.b.f_add(ty, None, x, y).ie()?;
@@ -436,7 +439,7 @@ impl Gen {
     /// infinities come back unchanged.
     fn round_even(&mut self, ty: Word, x: Word) -> R<Word> {
         let bt = self.t_bool();
-        let t = self.glsl(ty, GLOp::Trunc, &[x])?;
+        let t = self.trunc_signed(FloatType::F64, x)?;
         let d = self.b.f_sub(ty, None, x, t).ie()?;
         let ad = self.glsl(ty, GLOp::FAbs, &[d])?;
         let half = self.c_f64(0.5);
@@ -823,7 +826,7 @@ impl Gen {
             // lavapipe's f64 RoundEven rounds halves toward zero (Mesa 22.3): f64 rounds by hand.
             Round(FloatType::F64) => self.round_even(ty, x)?,
             Round(_) => self.glsl(ty, GLOp::RoundEven, &[x])?,
-            Trunc(_) => self.glsl(ty, GLOp::Trunc, &[x])?,
+            Trunc(_) => self.trunc_signed(ft, x)?,
             IsNan(_) => return self.b.is_nan(bt, None, x).ie(),
             IsInf(_) => return self.b.is_inf(bt, None, x).ie(),
             ToBits(t) => {
