@@ -115,6 +115,7 @@ pub mod bench;
 mod codegen;
 pub mod device;
 mod exec;
+mod f64math;
 mod gen;
 mod ieee;
 mod kernel;

@@ -1,11 +1,13 @@
 //! Scalar operations in SPIR-V with exactly the semantics of `vkad_core::primops` (see the module
 //! documentation there), on the register representation described in [`crate::gen`].
 //!
-//! Known differences (documented, within the test tolerance): transcendental functions use
-//! GLSL.std.450, whose precision is implementation-defined, and those that GLSL.std.450 offers only
-//! for 16/32-bit floats (`exp`, `log`, trigonometric and hyperbolic functions, `pow`) are computed
-//! in `f32` for `f64` arguments; `erf`, `erfc`, `gamma` and `lgamma` use series/approximations
-//! accurate to about `1e-7` relative. Conversions to `f16` from `f64` round twice (via `f32`).
+//! Known differences (documented, within the test tolerance): `f32` and `f16` transcendental
+//! functions use GLSL.std.450, whose precision is implementation-defined. On `f64` arguments,
+//! `exp`, `log`, `log2`, `log10`, `log1p`, `pow`, the trigonometric and hyperbolic functions, their
+//! inverses and `cbrt` are computed in `f64` by [`crate::f64math`] (within 2 ulp of the
+//! interpreter), but `erf`, `erfc`, `gamma` and `lgamma` are still computed in `f32`, with
+//! series/approximations accurate to about `1e-7` relative. Conversions to `f16` from `f64` round
+//! twice (via `f32`).
 
 use crate::gen::{Gen, Ie, ERR_DIVZERO, ERR_NEGEXP, R};
 use rspirv::dr::Operand;
@@ -392,6 +394,9 @@ impl Gen {
     }
 
     fn fpow(&mut self, ft: FloatType, x: Word, y: Word) -> R<Word> {
+        if ft == FloatType::F64 {
+            return self.f64_pow(x, y);
+        }
         // C `pow` semantics on top of GLSL `Pow` (defined only for x > 0).
         let ty = self.reg_ty(PrimType::Float(ft));
         let bt = self.t_bool();
@@ -703,6 +708,9 @@ impl Gen {
                 "internal error: {f:?} applied to {} arguments",
                 a.len()
             ));
+        }
+        if let Some(r) = self.f64_math(f, a)? {
+            return Ok(r);
         }
         let bt = self.t_bool();
         let u32t = self.t_u32();
