@@ -16,6 +16,8 @@
 //!   The same goes for values: NIR rewrites `select(c, -1.0, 0.0)` as `-b2f(c)`, which is
 //!   `-0.0` where `c` is false; constants of the program reach kernel code through
 //!   [`Gen::ieee_float`].
+//! - GLSL's `Pow` is defined for `x > 0` only: [`Gen::pow_special_cases`] gives `f32` and
+//!   `f16` powers the special cases of C99 Annex F (`f64` has its own `pow`, `crate::f64math`).
 //! - lavapipe's f64 `Trunc` loses the sign of zero (`trunc(-0.5)` is `+0.0`):
 //!   [`Gen::trunc_signed`] puts it back.
 
@@ -98,5 +100,108 @@ impl Gen {
         let s = self.b.bitwise_and(u64t, None, xb, sign).ie()?;
         let r = self.b.bitwise_or(u64t, None, mag, s).ie()?;
         self.b.bitcast(ty, None, r).ie()
+    }
+
+    /// `x^y` from `p = |x|^y` (right for finite nonzero `x` and finite `y` only) with the
+    /// special cases of C99 Annex F, as the interpreter's `powf`: a negative `x` gives `±p` for
+    /// integral `y` by its parity and NaN otherwise; `±0` and `±inf` give `±0` or `±inf` (the
+    /// sign kept for odd integral `y`); `y = ±inf` gives 1 for `|x| = 1`, else 0 or inf; NaN
+    /// gives NaN, except `pow(x, ±0) = 1` and `pow(1, y) = 1`.
+    pub(crate) fn pow_special_cases(
+        &mut self,
+        ft: FloatType,
+        x: Word,
+        y: Word,
+        p: Word,
+    ) -> R<Word> {
+        let ty = self.reg_ty(PrimType::Float(ft));
+        let bt = self.t_bool();
+        let (z, one, two) = (
+            self.opaque_zero(ft),
+            self.c_float(ft, 1.0),
+            self.c_float(ft, 2.0),
+        );
+        let (inf, nan) = (self.c_float(ft, f64::INFINITY), self.c_float(ft, f64::NAN));
+        let ax = self.glsl(ty, GLOp::FAbs, &[x])?;
+        let ay = self.glsl(ty, GLOp::FAbs, &[y])?;
+        let b = &mut self.b;
+        // Integral and odd y.
+        let fy = b
+            .ext_inst(ty, None, self.glsl, GLOp::Floor as u32, [Operand::IdRef(y)])
+            .ie()?;
+        let integral = b.f_ord_equal(bt, None, fy, y).ie()?;
+        let half = b.f_div(ty, None, y, two).ie()?;
+        let fh = b
+            .ext_inst(
+                ty,
+                None,
+                self.glsl,
+                GLOp::Floor as u32,
+                [Operand::IdRef(half)],
+            )
+            .ie()?;
+        let even = b.f_ord_equal(bt, None, fh, half).ie()?;
+        let not_even = b.logical_not(bt, None, even).ie()?;
+        let odd = b.logical_and(bt, None, integral, not_even).ie()?;
+        // Negative x: ±p for integral y, NaN otherwise.
+        let xneg = b.f_ord_less_than(bt, None, x, z).ie()?;
+        let negp = b.f_negate(ty, None, p).ie()?;
+        let flip = b.logical_and(bt, None, xneg, odd).ie()?;
+        let r = b.select(ty, None, flip, negp, p).ie()?;
+        let not_int = b.logical_not(bt, None, integral).ie()?;
+        let bad = b.logical_and(bt, None, xneg, not_int).ie()?;
+        let r = b.select(ty, None, bad, nan, r).ie()?;
+        // ±0: inf for y < 0, 0 for y > 0, the sign of x kept for odd y (-x is -0 or +0,
+        // -inf / inf as 1 / x).
+        let yneg = b.f_ord_less_than(bt, None, y, z).ie()?;
+        let x0 = b.f_ord_equal(bt, None, ax, z).ie()?;
+        let zr = b.select(ty, None, yneg, inf, z).ie()?;
+        let recip = b.f_div(ty, None, one, x).ie()?; // ±inf for ±0
+        let zr_odd = b.select(ty, None, yneg, recip, x).ie()?;
+        let zr = b.select(ty, None, odd, zr_odd, zr).ie()?;
+        let r = b.select(ty, None, x0, zr, r).ie()?;
+        // ±inf: inf for y > 0, 0 for y < 0, -inf (-0) for odd y and x = -inf.
+        let xi = b.is_inf(bt, None, x).ie()?;
+        let ir = b.select(ty, None, yneg, z, inf).ie()?;
+        let irecip = b.f_div(ty, None, one, x).ie()?; // ±0 for ±inf
+        let ir_odd = b.select(ty, None, yneg, irecip, x).ie()?;
+        let ir = b.select(ty, None, odd, ir_odd, ir).ie()?;
+        let r = b.select(ty, None, xi, ir, r).ie()?;
+        // y = ±inf: 1 for |x| = 1; inf when (|x| < 1) == (y < 0), else 0.
+        let yi = b.is_inf(bt, None, y).ie()?;
+        let small = b.f_ord_less_than(bt, None, ax, one).ie()?;
+        let grow = b.logical_equal(bt, None, small, yneg).ie()?;
+        let yr = b.select(ty, None, grow, inf, z).ie()?;
+        let ax1 = b.f_ord_equal(bt, None, ax, one).ie()?;
+        let yr = b.select(ty, None, ax1, one, yr).ie()?;
+        let r = b.select(ty, None, yi, yr, r).ie()?;
+        // NaN, then the cases that are 1 even for NaN.
+        let xn = b.is_nan(bt, None, x).ie()?;
+        let yn = b.is_nan(bt, None, y).ie()?;
+        let n = b.logical_or(bt, None, xn, yn).ie()?;
+        let r = b.select(ty, None, n, nan, r).ie()?;
+        let y0 = b.f_ord_equal(bt, None, ay, z).ie()?;
+        let x1 = b.f_ord_equal(bt, None, x, one).ie()?;
+        let unit = b.logical_or(bt, None, y0, x1).ie()?;
+        b.select(ty, None, unit, one, r).ie()
+    }
+
+    /// GLSL `Pow(ax, y)` on `f32` registers for `ax >= 0`, with a subnormal `ax` (which
+    /// lavapipe's `Pow` flushes: `pow(1e-45, 0.5)` came out as `7.7e-20`) scaled into the normal
+    /// range first: `pow(ax 2^24, y) 2^(-24 y)`.
+    pub(crate) fn pow_subnormal(&mut self, ax: Word, y: Word) -> R<Word> {
+        let f = self.t_f32();
+        let bt = self.t_bool();
+        let min = self.c_f32(f32::MIN_POSITIVE);
+        let tiny = self.b.f_ord_less_than(bt, None, ax, min).ie()?;
+        let up = self.c_f32(16_777_216.0); // 2^24
+        let scaled = self.b.f_mul(f, None, ax, up).ie()?;
+        let base = self.b.select(f, None, tiny, scaled, ax).ie()?;
+        let p = self.glsl(f, GLOp::Pow, &[base, y])?;
+        let m24 = self.c_f32(-24.0);
+        let e = self.b.f_mul(f, None, y, m24).ie()?;
+        let s = self.glsl(f, GLOp::Exp2, &[e])?;
+        let ps = self.b.f_mul(f, None, p, s).ie()?;
+        self.b.select(f, None, tiny, ps, p).ie()
     }
 }

@@ -397,46 +397,11 @@ impl Gen {
         if ft == FloatType::F64 {
             return self.f64_pow(x, y);
         }
-        // C `pow` semantics on top of GLSL `Pow` (defined only for x > 0).
+        // GLSL `Pow` (defined only for x > 0) on |x|, then C's special cases.
         let ty = self.reg_ty(PrimType::Float(ft));
-        let bt = self.t_bool();
         let ax = self.glsl(ty, GLOp::FAbs, &[x])?;
-        let p = if ft == FloatType::F64 {
-            // exp(y * log |x|) with the f64 range of exp64/log64.
-            let l = self.log64(ax)?;
-            let m = self.b.f_mul(ty, None, y, l).ie()?;
-            self.exp64(m)?
-        } else {
-            self.via_f32(ft, &[ax, y], |g, a| {
-                let f = g.t_f32();
-                g.glsl(f, GLOp::Pow, a)
-            })?
-        };
-        let (z, one) = (self.c_float(ft, 0.0), self.c_float(ft, 1.0));
-        let two = self.c_float(ft, 2.0);
-        let inf = self.c_float(ft, f64::INFINITY);
-        let nan = self.c_float(ft, f64::NAN);
-        // Negative base: integral exponent gives ±|x|^y, otherwise NaN.
-        let fy = self.glsl(ty, GLOp::Floor, &[y])?;
-        let integral = self.b.f_ord_equal(bt, None, fy, y).ie()?;
-        let half = self.b.f_div(ty, None, y, two).ie()?;
-        let fh = self.glsl(ty, GLOp::Floor, &[half])?;
-        let even = self.b.f_ord_equal(bt, None, fh, half).ie()?;
-        let negp = self.b.f_negate(ty, None, p).ie()?;
-        let signed = self.b.select(ty, None, even, p, negp).ie()?;
-        let negres = self.b.select(ty, None, integral, signed, nan).ie()?;
-        let xneg = self.b.f_ord_less_than(bt, None, x, z).ie()?;
-        let r = self.b.select(ty, None, xneg, negres, p).ie()?;
-        // Zero base: 0 for y > 0, inf for y < 0 (sign of zero ignored).
-        let xz = self.b.f_ord_equal(bt, None, x, z).ie()?;
-        let ypos = self.b.f_ord_greater_than(bt, None, y, z).ie()?;
-        let zr = self.b.select(ty, None, ypos, z, inf).ie()?;
-        let r = self.b.select(ty, None, xz, zr, r).ie()?;
-        // pow(x, 0) = 1 and pow(1, y) = 1, even for NaN.
-        let y0 = self.b.f_ord_equal(bt, None, y, z).ie()?;
-        let x1 = self.b.f_ord_equal(bt, None, x, one).ie()?;
-        let one_case = self.b.logical_or(bt, None, y0, x1).ie()?;
-        self.b.select(ty, None, one_case, one, r).ie()
+        let p = self.pow_subnormal(ax, y)?;
+        self.pow_special_cases(ft, x, y, p)
     }
 
     /// Rounds to the nearest integer, halves to even, from `Trunc` alone: `t = trunc x`, then

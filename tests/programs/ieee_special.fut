@@ -36,7 +36,7 @@ def diff_int [n] (got: [n]i32) (want: []i32) : []i64 =
 def pairs [n] 't (vs: [n]t) : ([]t, []t) =
   (flatten (map (\x -> replicate n x) vs), flatten (replicate n vs))
 
--- + - * / % on all pairs of 0, -0, 1, -1.5, inf, -inf, nan and the smallest denormal.
+-- + - * / % ** on all pairs of 0, -0, 1, -1.5, inf, -inf, nan and the smallest denormal.
 -- ==
 -- entry: arith_f64
 -- input { [0.0, -0.0, 1.0, -1.5, f64.inf, -f64.inf, f64.nan, 5e-324]
@@ -69,14 +69,22 @@ def pairs [n] 't (vs: [n]t) : ([]t, []t) =
 --     -f64.inf, f64.nan, f64.nan, 0.5, 0.0, f64.nan, f64.nan, f64.nan, f64.inf, f64.nan, f64.nan,
 --     f64.nan, f64.nan, f64.nan, f64.nan, f64.nan, f64.nan, f64.nan, f64.nan, f64.nan, f64.nan,
 --     f64.nan, f64.nan, f64.nan, f64.nan, f64.nan, f64.nan, f64.nan, f64.nan, f64.nan, f64.nan,
---     f64.nan, f64.nan, f64.nan, f64.nan, 5.0e-324, -1.5, f64.nan, f64.nan, f64.nan, 0.0] }
--- output { empty([0]i64) empty([0]i64) empty([0]i64) empty([0]i64) empty([0]i64) }
-entry arith_f64 (vs: []f64) (add: []f64) (sub: []f64) (mul: []f64) (div: []f64) (rem: []f64) =
+--     f64.nan, f64.nan, f64.nan, f64.nan, 5.0e-324, -1.5, f64.nan, f64.nan, f64.nan, 0.0]
+--   [1.0, 1.0, 0.0, f64.inf, 0.0, f64.inf, f64.nan, 0.0, 1.0, 1.0, -0.0, f64.inf, 0.0, f64.inf,
+--     f64.nan, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, -1.5, f64.nan, f64.inf, 0.0,
+--     f64.nan, f64.nan, 1.0, 1.0, f64.inf, 0.0, f64.inf, 0.0, f64.nan, f64.inf, 1.0, 1.0,
+--     -f64.inf, 0.0, f64.inf, 0.0, f64.nan, f64.inf, 1.0, 1.0, f64.nan, f64.nan, f64.nan, f64.nan,
+--     f64.nan, f64.nan, 1.0, 1.0, 5.0e-324, f64.inf, 0.0, f64.inf, f64.nan, 1.0] }
+-- output { empty([0]i64) empty([0]i64) empty([0]i64) empty([0]i64) empty([0]i64) empty([0]i64) }
+entry arith_f64 (vs: []f64) (add: []f64) (sub: []f64) (mul: []f64) (div: []f64) (rem: []f64)
+                (pow: []f64) =
   let (xs, ys) = pairs vs
   in ( diff (map2 (+) xs ys) add, diff (map2 (-) xs ys) sub, diff (map2 (*) xs ys) mul
-     , diff (map2 (/) xs ys) div, diff (map2 (%) xs ys) rem )
+     , diff (map2 (/) xs ys) div, diff (map2 (%) xs ys) rem, diff (map2 (**) xs ys) pow )
 
--- + * / in f32, the smallest f32 denormal included.
+-- + * / ** in f32, the smallest f32 denormal included. `**` is checked where C99 defines the
+-- result exactly (a zero, infinite or NaN operand, or a base of 1): elsewhere f32 powers come from
+-- the device's `pow`, whose precision Vulkan leaves to the implementation.
 -- ==
 -- entry: arith_f32
 -- input { [0.0f32, -0.0f32, 1.0f32, -1.5f32, f32.inf, -f32.inf, f32.nan, 1e-45f32]
@@ -100,11 +108,22 @@ entry arith_f64 (vs: []f64) (add: []f64) (sub: []f64) (mul: []f64) (div: []f64) 
 --     -0.0f32, 0.0f32, f32.nan, -f32.inf, f32.inf, -f32.inf, f32.inf, -f32.inf, f32.nan, f32.nan,
 --     f32.nan, f32.inf, -f32.inf, f32.inf, -f32.inf, f32.inf, f32.nan, f32.nan, f32.nan, -f32.inf,
 --     f32.nan, f32.nan, f32.nan, f32.nan, f32.nan, f32.nan, f32.nan, f32.nan, f32.inf, -f32.inf,
---     1.0e-45f32, -1.0e-45f32, 0.0f32, -0.0f32, f32.nan, 1.0f32] }
--- output { empty([0]i64) empty([0]i64) empty([0]i64) }
-entry arith_f32 (vs: []f32) (add: []f32) (mul: []f32) (div: []f32) =
+--     1.0e-45f32, -1.0e-45f32, 0.0f32, -0.0f32, f32.nan, 1.0f32]
+--   [1.0f32, 1.0f32, 0.0f32, f32.inf, 0.0f32, f32.inf, f32.nan, 0.0f32, 1.0f32, 1.0f32, -0.0f32,
+--     f32.inf, 0.0f32, f32.inf, f32.nan, 0.0f32, 1.0f32, 1.0f32, 1.0f32, 1.0f32, 1.0f32, 1.0f32,
+--     1.0f32, 1.0f32, 1.0f32, 1.0f32, -1.5f32, f32.nan, f32.inf, 0.0f32, f32.nan, f32.nan, 1.0f32,
+--     1.0f32, f32.inf, 0.0f32, f32.inf, 0.0f32, f32.nan, f32.inf, 1.0f32, 1.0f32, -f32.inf,
+--     0.0f32, f32.inf, 0.0f32, f32.nan, f32.inf, 1.0f32, 1.0f32, f32.nan, f32.nan, f32.nan,
+--     f32.nan, f32.nan, f32.nan, 1.0f32, 1.0f32, 1.0e-45f32, f32.inf, 0.0f32, f32.inf, f32.nan,
+--     1.0f32] }
+-- output { empty([0]i64) empty([0]i64) empty([0]i64) empty([0]i64) }
+entry arith_f32 (vs: []f32) (add: []f32) (mul: []f32) (div: []f32) (pow: []f32) =
   let (xs, ys) = pairs vs
-  in (diff32 (map2 (+) xs ys) add, diff32 (map2 (*) xs ys) mul, diff32 (map2 (/) xs ys) div)
+  let exact = map2 (\x y -> !(f32.isfinite x && x != 0 && x != 1 && f32.isfinite y && y != 0)) xs ys
+  let pows = map3 (\e x y -> if e then x ** y else 0) exact xs ys
+  let want = map2 (\e w -> if e then w else 0) exact pow
+  in ( diff32 (map2 (+) xs ys) add, diff32 (map2 (*) xs ys) mul, diff32 (map2 (/) xs ys) div
+     , diff32 pows want )
 
 -- Comparisons as bit masks: < 1, <= 2, == 4, != 8, > 16, >= 32 (NaN is unordered: only !=).
 -- ==
