@@ -425,66 +425,6 @@ impl Gen {
         self.b.select(ty, None, up, away, t).ie()
     }
 
-    /// `exp` on f64 with the full f64 range: `2^k * exp(r)`, `r = x - k ln 2` (exp(r) in f32).
-    fn exp64(&mut self, x: Word) -> R<Word> {
-        let f64t = self.t_f64();
-        let f32t = self.t_f32();
-        let u32t = self.t_u32();
-        let bt = self.t_bool();
-        let inv = self.c_f64(std::f64::consts::LOG2_E);
-        let ln2 = self.c_f64(std::f64::consts::LN_2);
-        let lim = self.c_f64(1100.0);
-        let nlim = self.c_f64(-1100.0);
-        let xc = self.glsl(f64t, GLOp::FClamp, &[x, nlim, lim])?;
-        let q = self.b.f_mul(f64t, None, xc, inv).ie()?;
-        let kf = self.glsl(f64t, GLOp::RoundEven, &[q])?;
-        let kl = self.b.f_mul(f64t, None, kf, ln2).ie()?;
-        let kl = self.nocontract(kl);
-        let r = self.b.f_sub(f64t, None, xc, kl).ie()?;
-        let r = self.nocontract(r);
-        let r32 = self.b.f_convert(f32t, None, r).ie()?;
-        let e32 = self.glsl(f32t, GLOp::Exp, &[r32])?;
-        let e64 = self.b.f_convert(f64t, None, e32).ie()?;
-        let k = self.b.convert_f_to_s(u32t, None, kf).ie()?;
-        let res = self.glsl(f64t, GLOp::Ldexp, &[e64, k])?;
-        // Keep NaN.
-        let nan = self.b.is_nan(bt, None, x).ie()?;
-        self.b.select(f64t, None, nan, x, res).ie()
-    }
-
-    /// `log` on f64 with the full f64 range: `log(m) + e ln 2` with `x = m 2^e` (log(m) in f32).
-    fn log64(&mut self, x: Word) -> R<Word> {
-        let f64t = self.t_f64();
-        let f32t = self.t_f32();
-        let u32t = self.t_u32();
-        let bt = self.t_bool();
-        let st = self.b.type_struct([f64t, u32t]);
-        let fr = self.glsl(st, GLOp::FrexpStruct, &[x])?;
-        let m = self.b.composite_extract(f64t, None, fr, [0]).ie()?;
-        let e = self.b.composite_extract(u32t, None, fr, [1]).ie()?;
-        let m32 = self.b.f_convert(f32t, None, m).ie()?;
-        let lm = self.glsl(f32t, GLOp::Log, &[m32])?;
-        let lm = self.b.f_convert(f64t, None, lm).ie()?;
-        let ef = self.b.convert_s_to_f(f64t, None, e).ie()?;
-        let ln2 = self.c_f64(std::f64::consts::LN_2);
-        let el = self.b.f_mul(f64t, None, ef, ln2).ie()?;
-        let r = self.b.f_add(f64t, None, lm, el).ie()?;
-        // Special cases: 0 → -inf, negative → NaN, inf → inf, NaN → NaN.
-        let z = self.c_f64(0.0);
-        let ninf = self.c_f64(f64::NEG_INFINITY);
-        let nan = self.c_f64(f64::NAN);
-        let isz = self.b.f_ord_equal(bt, None, x, z).ie()?;
-        let r = self.b.select(f64t, None, isz, ninf, r).ie()?;
-        let neg = self.b.f_ord_less_than(bt, None, x, z).ie()?;
-        let r = self.b.select(f64t, None, neg, nan, r).ie()?;
-        let inf = self.b.is_inf(bt, None, x).ie()?;
-        let pos = self.b.logical_not(bt, None, neg).ie()?;
-        let pinf = self.b.logical_and(bt, None, inf, pos).ie()?;
-        let r = self.b.select(f64t, None, pinf, x, r).ie()?;
-        let isnan = self.b.is_nan(bt, None, x).ie()?;
-        self.b.select(f64t, None, isnan, x, r).ie()
-    }
-
     /// A comparison.
     pub fn cmpop(&mut self, op: CmpOp, x: Word, y: Word) -> R<Word> {
         let bt = self.t_bool();
@@ -716,18 +656,6 @@ impl Gen {
                 let inf = g.b.is_inf(bt, None, a[0]).ie()?;
                 g.b.select(t, None, inf, a[0], r).ie()
             })?,
-            Exp(FloatType::F64) => self.exp64(x)?,
-            Log(FloatType::F64) => self.log64(x)?,
-            Log2(FloatType::F64) => {
-                let l = self.log64(x)?;
-                let c = self.c_f64(std::f64::consts::LOG2_E);
-                self.b.f_mul(ty, None, l, c).ie()?
-            }
-            Log10(FloatType::F64) => {
-                let l = self.log64(x)?;
-                let c = self.c_f64(std::f64::consts::LOG10_E);
-                self.b.f_mul(ty, None, l, c).ie()?
-            }
             Exp(_) => self.via_f32(ft, &[x], g32(GLOp::Exp))?,
             Log(_) => self.via_f32(ft, &[x], g32(GLOp::Log))?,
             Log2(_) => self.via_f32(ft, &[x], g32(GLOp::Log2))?,
