@@ -173,7 +173,7 @@ fn measure(src: &str, entry: &str, args: &[Vec<f64>]) -> (f64, Vec<f64>, f64, f6
 
 const UNARY: &[&str] = &[
     "exp", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
-    "cosh", "tanh", "asinh", "acosh", "atanh", "cbrt",
+    "cosh", "tanh", "asinh", "acosh", "atanh", "cbrt", "erf", "erfc",
 ];
 
 #[test]

@@ -25,11 +25,13 @@
 //! [`log::log1p`], [`trig::sin`], [`trig::cos`], [`trig::tan`], [`atan::atan`],
 //! [`atan::atan2`], [`atan::asin`], [`atan::acos`], [`hyperbolic::sinh`],
 //! [`hyperbolic::cosh`], [`hyperbolic::tanh`], [`hyperbolic::asinh`], [`hyperbolic::acosh`],
-//! [`hyperbolic::atanh`], [`pow::pow`], [`cbrt::cbrt`]. `erf`, `erfc`, `gamma` and `lgamma`
-//! are not here: they are still computed in `f32` (see `scalar.rs`).
+//! [`hyperbolic::atanh`], [`pow::pow`], [`cbrt::cbrt`], [`erf::erf`], [`erf::erfc`] (and
+//! `exp::expm1`, which the language lacks, for the tests of the core `tanh` uses). `gamma` and
+//! `lgamma` are not here: they are still computed in `f32` (see `scalar.rs`).
 
 pub(crate) mod atan;
 pub(crate) mod cbrt;
+pub(crate) mod erf;
 pub(crate) mod exp;
 pub(crate) mod hyperbolic;
 pub(crate) mod log;
@@ -357,13 +359,12 @@ pub(crate) fn dd_sqrt<A: F64Ops>(a: &mut A, x: DD<A::F>) -> R<DD<A::F>> {
     fast_two_sum(a, s, c)
 }
 
-// ----- the CPU implementation (tests) ---------------------------------------------------------
+// ----- the CPU implementation -----------------------------------------------------------------
 
-/// [`F64Ops`] on the CPU, with Rust's `f64` (IEEE, correctly rounded, never contracted).
-#[cfg(test)]
+/// [`F64Ops`] on the CPU, with Rust's `f64` (IEEE, correctly rounded, never contracted): for
+/// the tests, and for coefficients computed in double-double when a kernel is made.
 pub(crate) struct Cpu;
 
-#[cfg(test)]
 impl F64Ops for Cpu {
     type F = f64;
     type B = bool;
@@ -684,7 +685,7 @@ impl Gen {
         let ft = match f {
             Exp(t) | Log(t) | Log2(t) | Log10(t) | Log1p(t) | Sin(t) | Cos(t) | Tan(t)
             | Asin(t) | Acos(t) | Atan(t) | Atan2(t) | Sinh(t) | Cosh(t) | Tanh(t) | Asinh(t)
-            | Acosh(t) | Atanh(t) | Cbrt(t) => t,
+            | Acosh(t) | Atanh(t) | Cbrt(t) | Erf(t) | Erfc(t) => t,
             _ => return Ok(None),
         };
         if PrimType::Float(ft) != f64t {
@@ -712,6 +713,8 @@ impl Gen {
             Acosh(_) => hyperbolic::acosh(d, x)?,
             Atanh(_) => hyperbolic::atanh(d, x)?,
             Cbrt(_) => cbrt::cbrt(d, x)?,
+            Erf(_) => erf::erf(d, x)?,
+            Erfc(_) => erf::erfc(d, x)?,
             _ => return Ok(None),
         }))
     }

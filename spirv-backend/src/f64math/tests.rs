@@ -344,3 +344,14 @@ fn cbrt_accuracy() {
     xs.extend((1..100).map(|k| (k * k * k) as f64));
     check("cbrt", &xs, cbrt::cbrt, interp(MathFn::Cbrt));
 }
+
+#[test]
+fn erf_accuracy() {
+    let mut xs = arguments(N, 10, &[(-20.0, 0.0), (-1.0, 1.0), (1.0, 1.5)]);
+    let mut r = Rng(1010);
+    xs.extend((0..4 * N).map(|_| r.uniform(-7.0, 7.0)));
+    xs.extend((0..N).map(|_| r.uniform(-28.0, 28.0)));
+    xs.extend([2.5, -2.5, 2.499_999_999_999_999_6, 6.0, 27.2, 27.3, 26.55]);
+    check("erf", &xs, erf::erf, interp(MathFn::Erf));
+    check("erfc", &xs, erf::erfc, interp(MathFn::Erfc));
+}
