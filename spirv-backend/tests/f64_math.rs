@@ -238,3 +238,28 @@ entry pow (xs: []f64) (ys: []f64) : []f64 = map2 (**) xs ys\n";
         );
     }
 }
+
+/// On a device without float controls (`shaderSignedZeroInfNanPreserveFloat32/64`), the
+/// modules lose their `SignedZeroInfNanPreserve` modes (with the capability and extension) and
+/// still validate and run; here lavapipe pretends not to have them.
+#[test]
+fn runs_without_float_controls() {
+    let mut c = vkad_spirv::Context::new(&vkad_spirv::ContextOptions {
+        device: None,
+        validation: true,
+        pipeline_cache: vkad_vk::PipelineCacheMode::Off,
+    })
+    .expect("a Vulkan device (install mesa-vulkan-drivers)");
+    c.set_validate_spirv(true);
+    c.restrict_info(|i| i.signed_zero_inf_nan_preserve = [false; 3]);
+    let src =
+        "entry main (xs: []f64) (ys: []f32) = (map (\\x -> f64.sin x + x * 2) xs, map (* 3) ys)";
+    let prog = vkad_core::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
+    let args = vec![
+        f64s(&[0.5, 1e10]),
+        Value::Array(ArrayValue::new(vec![1], Buffer::F32(vec![1.5]))),
+    ];
+    let got = vkad_spirv::run_entry(&c, &prog, "main", args.clone()).unwrap();
+    let want = prog.run_interp("main", args).unwrap();
+    assert_eq!(got, want);
+}
