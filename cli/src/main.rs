@@ -719,6 +719,9 @@ fn devices() -> Result<ExitCode, Failure> {
             ("f64-atomic-add", d.float64_atomic_add),
             ("vulkan-memory-model", d.vulkan_memory_model),
             ("buffer-device-address", d.buffer_device_address),
+            ("ieee-f16", d.signed_zero_inf_nan_preserve[0]),
+            ("ieee-f32", d.signed_zero_inf_nan_preserve[1]),
+            ("ieee-f64", d.signed_zero_inf_nan_preserve[2]),
         ];
         let subgroup_ops = [
             ("arithmetic", d.subgroup_arithmetic),

@@ -87,6 +87,54 @@ fn float_un(
     })
 }
 
+// Rust's `atanh` is `log1p(2x / (1 - x)) / 2`, ill-conditioned for negative `x` near -1
+// (`atanh(-1 + 2^-53)` off by 2%): these take `|x|` and put the sign back. Rust's `asinh` and
+// `acosh` compute `2|x|`, and so overflow to infinity beyond `|x| = 8.9e307`
+// (`1.7e38` for f32), and Rust's `acosh` is `ln(x + sqrt(x - 1) sqrt(x + 1))`, which loses
+// most digits near 1 (`acosh(1 + 2^-52)` off by 25 million ulp). These follow fdlibm's forms
+// instead: `ln |x| + ln 2` beyond `2^28` (`2^12` for f32), where `sqrt(x² ± 1)` is `|x|` to the
+// last bit, and `acosh x = log1p(t + sqrt(2t + t²))` with `t = x - 1` in `[1, 2)`.
+fn asinh64(x: f64) -> f64 {
+    if x.abs() > 268_435_456.0 {
+        (x.abs().ln() + std::f64::consts::LN_2).copysign(x)
+    } else {
+        x.asinh()
+    }
+}
+fn acosh64(x: f64) -> f64 {
+    if x > 268_435_456.0 {
+        x.ln() + std::f64::consts::LN_2
+    } else if (1.0..2.0).contains(&x) {
+        let t = x - 1.0;
+        (t + (2.0 * t + t * t).sqrt()).ln_1p()
+    } else {
+        x.acosh()
+    }
+}
+fn atanh64(x: f64) -> f64 {
+    (0.5 * ((2.0 * x.abs()) / (1.0 - x.abs())).ln_1p()).copysign(x)
+}
+fn atanh32(x: f32) -> f32 {
+    (0.5 * ((2.0 * x.abs()) / (1.0 - x.abs())).ln_1p()).copysign(x)
+}
+fn asinh32(x: f32) -> f32 {
+    if x.abs() > 4096.0 {
+        (x.abs().ln() + std::f32::consts::LN_2).copysign(x)
+    } else {
+        x.asinh()
+    }
+}
+fn acosh32(x: f32) -> f32 {
+    if x > 4096.0 {
+        x.ln() + std::f32::consts::LN_2
+    } else if (1.0..2.0).contains(&x) {
+        let t = x - 1.0;
+        (t + (2.0 * t + t * t).sqrt()).ln_1p()
+    } else {
+        x.acosh()
+    }
+}
+
 /// Apply a binary float function: f16 is computed in f32. Both operands must have the same type.
 fn float_bin(
     x: PrimValue,
@@ -558,9 +606,9 @@ pub fn eval_math(f: MathFn, args: &[PrimValue]) -> Result<PrimValue, String> {
         Sinh(_) => float_un(x, f32::sinh, f64::sinh),
         Cosh(_) => float_un(x, f32::cosh, f64::cosh),
         Tanh(_) => float_un(x, f32::tanh, f64::tanh),
-        Asinh(_) => float_un(x, f32::asinh, f64::asinh),
-        Acosh(_) => float_un(x, f32::acosh, f64::acosh),
-        Atanh(_) => float_un(x, f32::atanh, f64::atanh),
+        Asinh(_) => float_un(x, asinh32, asinh64),
+        Acosh(_) => float_un(x, acosh32, acosh64),
+        Atanh(_) => float_un(x, atanh32, atanh64),
         Erf(_) => float_un(x, libm::erff, libm::erf),
         Erfc(_) => float_un(x, libm::erfcf, libm::erfc),
         Gamma(_) => float_un(x, libm::tgammaf, libm::tgamma),
@@ -1086,5 +1134,42 @@ mod tests {
         assert!(eval_binop(BinOp::Sub(PrimType::Bool), P::Bool(true), P::Bool(true)).is_err());
         assert!(eval_unop(UnOp::Neg(PrimType::Bool), P::Bool(true)).is_err());
         assert!(eval_cmpop(CmpOp::Eq(pi(I32)), P::I32(1), P::U32(1)).is_err());
+    }
+
+    /// Inverse hyperbolic functions where Rust's are wrong: `asinh` and `acosh` of huge
+    /// arguments (they overflowed to infinity), `acosh` near 1 and `atanh` near -1 (they lost
+    /// most digits). The expected values are correctly rounded (computed in high precision).
+    #[test]
+    fn inverse_hyperbolic_edges() {
+        let f =
+            |mf: fn(FloatType) -> MathFn, x: f64| match eval_math(mf(FloatType::F64), &[P::F64(x)])
+            {
+                Ok(P::F64(r)) => r,
+                r => panic!("{r:?}"),
+            };
+        let close = |got: f64, want: f64| (got - want).abs() <= 2.0 * f64::EPSILON * want.abs();
+        // log(1e308) + ln 2 = 709.889355...
+        assert!(close(f(MathFn::Asinh, 1e308), 709.889_355_822_726));
+        assert!(close(f(MathFn::Asinh, -1e308), -709.889_355_822_726));
+        assert!(close(f(MathFn::Acosh, 1e308), 709.889_355_822_726));
+        // sqrt(2^-51) (1 - ...) = 2.1073424255447017e-8
+        assert!(close(
+            f(MathFn::Acosh, 1.0 + f64::EPSILON),
+            2.107_342_425_544_701_7e-8
+        ));
+        assert!(f(MathFn::Acosh, 0.5).is_nan() && f(MathFn::Acosh, -1e10).is_nan());
+        assert_eq!(f(MathFn::Acosh, 1.0), 0.0);
+        // atanh(-1 + 2^-53) = -ln(2^54 - 1) / 2 = -18.714973875118524
+        assert!(close(
+            f(MathFn::Atanh, -1.0 + f64::EPSILON / 2.0),
+            -18.714_973_875_118_524
+        ));
+        assert_eq!(f(MathFn::Atanh, -1.0), f64::NEG_INFINITY);
+        assert!(f(MathFn::Atanh, -0.0).is_sign_negative());
+        let f32r = match eval_math(MathFn::Asinh(FloatType::F32), &[P::F32(1e38)]) {
+            Ok(P::F32(r)) => r,
+            r => panic!("{r:?}"),
+        };
+        assert!((f32r - 88.191_3).abs() < 1e-3, "{f32r}");
     }
 }

@@ -175,6 +175,9 @@ pub struct Gen {
     fn_vars: Vec<Instruction>,
     /// Instructions placed at the top of `main` after the variables (array address loads).
     prologue: Vec<Instruction>,
+    /// Per float register type, the `+0.0` that drivers cannot fold (see [`crate::ieee`]),
+    /// computed in the prologue.
+    pub(crate) opaque_zeros: HashMap<Word, Word>,
     /// Per binding: where its words are, and its word kind.
     pub bindings: Vec<(BindingLoc, WordKind)>,
     /// The addressing mode of this kernel.
@@ -240,6 +243,7 @@ impl Gen {
             block_types: HashMap::new(),
             fn_vars: Vec::new(),
             prologue: Vec::new(),
+            opaque_zeros: HashMap::new(),
             bindings: Vec::new(),
             addressing,
             arg_base,
@@ -650,6 +654,18 @@ impl Gen {
     pub fn global_id(&mut self) -> R<Word> {
         self.builtin_x(self.gid_var, 0)
     }
+    /// Appends `(result type, opcode, operands)` to the prologue (the top of `main`, which
+    /// dominates every block); returns its result id.
+    pub(crate) fn prologue_value(&mut self, ty: Word, op: Op, operands: Vec<Operand>) -> Word {
+        let id = self.b.id();
+        self.prologue
+            .push(Instruction::new(op, Some(ty), Some(id), operands));
+        id
+    }
+    /// The `NumWorkgroups` variable.
+    pub(crate) fn num_groups_var(&self) -> Word {
+        self.nwg_var
+    }
 
     // ----- variables and control flow -------------------------------------------------------
 
@@ -958,6 +974,32 @@ impl Gen {
     }
 
     /// Closes `main` and returns the assembled module.
+    /// Declares IEEE semantics for every float width the module uses: the
+    /// `SignedZeroInfNanPreserve` execution mode (SPV_KHR_float_controls, core in Vulkan 1.2).
+    /// Without it drivers may assume that no operand or result is NaN, an infinity or `-0.0`
+    /// (lavapipe folds `x * 0.0` to `0.0`, `x + 0.0` to `x`). `vkad_vk::Context::kernel` drops
+    /// the modes a device does not support.
+    fn float_controls(&mut self, fun: Word) {
+        let mut widths: Vec<u32> = (self.b.module_ref().types_global_values.iter())
+            .filter(|i| i.class.opcode == Op::TypeFloat)
+            .filter_map(|i| match i.operands.first() {
+                Some(Operand::LiteralBit32(w)) => Some(*w),
+                _ => None,
+            })
+            .collect();
+        widths.sort_unstable();
+        widths.dedup();
+        if widths.is_empty() {
+            return;
+        }
+        self.b.extension("SPV_KHR_float_controls");
+        self.b.capability(Capability::SignedZeroInfNanPreserve);
+        for w in widths {
+            self.b
+                .execution_mode(fun, ExecutionMode::SignedZeroInfNanPreserve, [w]);
+        }
+    }
+
     pub fn finish(mut self) -> R<Vec<u32>> {
         self.b.ret().ie()?;
         self.b.end_function().ie()?;
@@ -970,6 +1012,7 @@ impl Gen {
         );
         self.b
             .execution_mode(fun, ExecutionMode::LocalSize, [WG, 1, 1]);
+        self.float_controls(fun);
         // The number of array bindings (where the scalar arguments start, in `Addresses`
         // mode): defined now that every binding is known.
         let arrays = self.bindings.len().saturating_sub(2) as u64;

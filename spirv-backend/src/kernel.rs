@@ -21,7 +21,7 @@ use vkad_core::diag::SrcLoc;
 use vkad_core::ir::{
     Body, DimIndex, Exp, Lambda, LoopForm, Program, Soac, Stm, SubExp, Type, VName,
 };
-use vkad_core::prim::{PrimType, PrimValue};
+use vkad_core::prim::{FloatType, PrimType, PrimValue};
 
 /// An array in a buffer as seen by a thread: element `off + sum(i_k * stride_k)` (u64 ids).
 #[derive(Clone, Debug)]
@@ -1044,9 +1044,10 @@ pub fn natural(g: &mut Gen, sizes: &[Word]) -> R<Vec<(Word, Word)>> {
 pub fn constant(g: &mut Gen, c: PrimValue) -> Word {
     match c {
         PrimValue::Bool(b) => g.c_bool(b),
-        PrimValue::F16(x) => g.c_f32(x.to_f32()),
-        PrimValue::F32(x) => g.c_f32(x),
-        PrimValue::F64(x) => g.c_f64(x),
+        // +0.0 as a value the driver cannot fold (see `crate::ieee`).
+        PrimValue::F16(x) => g.ieee_float(FloatType::F16, x.to_f64()),
+        PrimValue::F32(x) => g.ieee_float(FloatType::F32, x as f64),
+        PrimValue::F64(x) => g.ieee_float(FloatType::F64, x),
         _ => match (c.prim_type(), c.as_i128()) {
             (PrimType::Int(t), Some(v)) => g.c_int(t, v),
             _ => g.c_u32(0),

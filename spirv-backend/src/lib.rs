@@ -70,6 +70,15 @@
 //!   steps and kernels) and keeps its generated kernels for every later run; `segmap` kernels
 //!   come from module `codegen`.
 //!
+//! Floats (modules `ieee` and `f64math`): kernels keep IEEE semantics. Every module declares the
+//! `SignedZeroInfNanPreserve` execution mode for the float widths it uses (dropped by
+//! `vkad_vk::Context::kernel` on devices without it, where results on NaN, infinities and -0.0
+//! are then the driver's), and the code avoids what lavapipe simplifies regardless of it (its
+//! LLVM code generator folds arithmetic on the constant `+0.0`, NIR turns `select(c, -1.0, 0.0)`
+//! into `-b2f(c)`, its f64 `trunc` drops the sign of zero). `f64` transcendental functions,
+//! which GLSL.std.450 has only for 16/32-bit floats, are computed in `f64` by vkad's own code
+//! (within 2 ulp of the interpreter; `gamma` and `lgamma` still in `f32`).
+//!
 //! Storage: every element of at most 32 bits is one 32-bit word (bool as 0/1, 8/16-bit integers
 //! sign/zero-extended, f16 as the f32 of the same value), 64-bit types one 64-bit word. Kernels
 //! use 64-bit integers for indices: the device needs `shaderInt64` (and `shaderFloat64` for f64).
@@ -124,7 +133,9 @@ mod codegen;
 pub mod device;
 pub mod error;
 mod exec;
+mod f64math;
 mod gen;
+mod ieee;
 mod kernel;
 mod passes;
 mod prims;

@@ -1,11 +1,13 @@
 //! Scalar operations in SPIR-V with exactly the semantics of `vkad_core::primops` (see the module
 //! documentation there), on the register representation described in [`crate::gen`].
 //!
-//! Known differences (documented, within the test tolerance): transcendental functions use
-//! GLSL.std.450, whose precision is implementation-defined, and those that GLSL.std.450 offers only
-//! for 16/32-bit floats (`exp`, `log`, trigonometric and hyperbolic functions, `pow`) are computed
-//! in `f32` for `f64` arguments; `erf`, `erfc`, `gamma` and `lgamma` use series/approximations
-//! accurate to about `1e-7` relative. Conversions to `f16` from `f64` round twice (via `f32`).
+//! Known differences (documented, within the test tolerance): `f32` and `f16` transcendental
+//! functions use GLSL.std.450, whose precision is implementation-defined. On `f64` arguments,
+//! `exp`, `log`, `log2`, `log10`, `log1p`, `pow`, the trigonometric and hyperbolic functions, their
+//! inverses, `cbrt`, `erf` and `erfc` are computed in `f64` by [`crate::f64math`] (within 2 ulp of
+//! the interpreter), but `gamma` and `lgamma` are still computed in `f32`, with a Lanczos
+//! approximation accurate to about `1e-7` relative. Conversions to `f16` from `f64` round
+//! twice (via `f32`).
 
 use crate::error::Error;
 use crate::gen::{Gen, Ie, ERR_DIVZERO, ERR_NEGEXP, R};
@@ -117,6 +119,8 @@ impl Gen {
                 );
                 let gt = self.b.f_ord_greater_than(bt, None, x, z).ie()?;
                 let lt = self.b.f_ord_less_than(bt, None, x, z).ie()?;
+                // lavapipe turns `select(c, -1.0, 0.0)` into `-b2f(c)`, -0.0 when c is false.
+                let z = self.opaque_zero(ft);
                 let s1 = self.b.select(ty, None, lt, m1, z).ie()?;
                 let s2 = self.b.select(ty, None, gt, one, s1).ie()?;
                 let nan = self.b.is_nan(bt, None, x).ie()?;
@@ -245,6 +249,7 @@ impl Gen {
                 self.canon(it, r)
             }
             PrimType::Float(ft) => {
+                let (x, y) = self.ieee_operands(ft, x, y);
                 let r = match op {
                     Add(_) => {
                         let r = self.b.f_add(ty, None, x, y).ie()?;
@@ -390,46 +395,14 @@ impl Gen {
     }
 
     fn fpow(&mut self, ft: FloatType, x: Word, y: Word) -> R<Word> {
-        // C `pow` semantics on top of GLSL `Pow` (defined only for x > 0).
+        if ft == FloatType::F64 {
+            return self.f64_pow(x, y);
+        }
+        // GLSL `Pow` (defined only for x > 0) on |x|, then C's special cases.
         let ty = self.reg_ty(PrimType::Float(ft));
-        let bt = self.t_bool();
         let ax = self.glsl(ty, GLOp::FAbs, &[x])?;
-        let p = if ft == FloatType::F64 {
-            // exp(y * log |x|) with the f64 range of exp64/log64.
-            let l = self.log64(ax)?;
-            let m = self.b.f_mul(ty, None, y, l).ie()?;
-            self.exp64(m)?
-        } else {
-            self.via_f32(ft, &[ax, y], |g, a| {
-                let f = g.t_f32();
-                g.glsl(f, GLOp::Pow, a)
-            })?
-        };
-        let (z, one) = (self.c_float(ft, 0.0), self.c_float(ft, 1.0));
-        let two = self.c_float(ft, 2.0);
-        let inf = self.c_float(ft, f64::INFINITY);
-        let nan = self.c_float(ft, f64::NAN);
-        // Negative base: integral exponent gives ±|x|^y, otherwise NaN.
-        let fy = self.glsl(ty, GLOp::Floor, &[y])?;
-        let integral = self.b.f_ord_equal(bt, None, fy, y).ie()?;
-        let half = self.b.f_div(ty, None, y, two).ie()?;
-        let fh = self.glsl(ty, GLOp::Floor, &[half])?;
-        let even = self.b.f_ord_equal(bt, None, fh, half).ie()?;
-        let negp = self.b.f_negate(ty, None, p).ie()?;
-        let signed = self.b.select(ty, None, even, p, negp).ie()?;
-        let negres = self.b.select(ty, None, integral, signed, nan).ie()?;
-        let xneg = self.b.f_ord_less_than(bt, None, x, z).ie()?;
-        let r = self.b.select(ty, None, xneg, negres, p).ie()?;
-        // Zero base: 0 for y > 0, inf for y < 0 (sign of zero ignored).
-        let xz = self.b.f_ord_equal(bt, None, x, z).ie()?;
-        let ypos = self.b.f_ord_greater_than(bt, None, y, z).ie()?;
-        let zr = self.b.select(ty, None, ypos, z, inf).ie()?;
-        let r = self.b.select(ty, None, xz, zr, r).ie()?;
-        // pow(x, 0) = 1 and pow(1, y) = 1, even for NaN.
-        let y0 = self.b.f_ord_equal(bt, None, y, z).ie()?;
-        let x1 = self.b.f_ord_equal(bt, None, x, one).ie()?;
-        let one_case = self.b.logical_or(bt, None, y0, x1).ie()?;
-        self.b.select(ty, None, one_case, one, r).ie()
+        let p = self.pow_subnormal(ax, y)?;
+        self.pow_special_cases(ft, x, y, p)
     }
 
     /// Rounds to the nearest integer, halves to even, from `Trunc` alone: `t = trunc x`, then
@@ -437,7 +410,7 @@ impl Gen {
     /// infinities come back unchanged.
     fn round_even(&mut self, ty: Word, x: Word) -> R<Word> {
         let bt = self.t_bool();
-        let t = self.glsl(ty, GLOp::Trunc, &[x])?;
+        let t = self.trunc_signed(FloatType::F64, x)?;
         let d = self.b.f_sub(ty, None, x, t).ie()?;
         let ad = self.glsl(ty, GLOp::FAbs, &[d])?;
         let half = self.c_f64(0.5);
@@ -451,66 +424,6 @@ impl Gen {
         let sign = self.glsl(ty, GLOp::FSign, &[x])?;
         let away = self.b.f_add(ty, None, t, sign).ie()?;
         self.b.select(ty, None, up, away, t).ie()
-    }
-
-    /// `exp` on f64 with the full f64 range: `2^k * exp(r)`, `r = x - k ln 2` (exp(r) in f32).
-    fn exp64(&mut self, x: Word) -> R<Word> {
-        let f64t = self.t_f64();
-        let f32t = self.t_f32();
-        let u32t = self.t_u32();
-        let bt = self.t_bool();
-        let inv = self.c_f64(std::f64::consts::LOG2_E);
-        let ln2 = self.c_f64(std::f64::consts::LN_2);
-        let lim = self.c_f64(1100.0);
-        let nlim = self.c_f64(-1100.0);
-        let xc = self.glsl(f64t, GLOp::FClamp, &[x, nlim, lim])?;
-        let q = self.b.f_mul(f64t, None, xc, inv).ie()?;
-        let kf = self.glsl(f64t, GLOp::RoundEven, &[q])?;
-        let kl = self.b.f_mul(f64t, None, kf, ln2).ie()?;
-        let kl = self.nocontract(kl);
-        let r = self.b.f_sub(f64t, None, xc, kl).ie()?;
-        let r = self.nocontract(r);
-        let r32 = self.b.f_convert(f32t, None, r).ie()?;
-        let e32 = self.glsl(f32t, GLOp::Exp, &[r32])?;
-        let e64 = self.b.f_convert(f64t, None, e32).ie()?;
-        let k = self.b.convert_f_to_s(u32t, None, kf).ie()?;
-        let res = self.glsl(f64t, GLOp::Ldexp, &[e64, k])?;
-        // Keep NaN.
-        let nan = self.b.is_nan(bt, None, x).ie()?;
-        self.b.select(f64t, None, nan, x, res).ie()
-    }
-
-    /// `log` on f64 with the full f64 range: `log(m) + e ln 2` with `x = m 2^e` (log(m) in f32).
-    fn log64(&mut self, x: Word) -> R<Word> {
-        let f64t = self.t_f64();
-        let f32t = self.t_f32();
-        let u32t = self.t_u32();
-        let bt = self.t_bool();
-        let st = self.b.type_struct([f64t, u32t]);
-        let fr = self.glsl(st, GLOp::FrexpStruct, &[x])?;
-        let m = self.b.composite_extract(f64t, None, fr, [0]).ie()?;
-        let e = self.b.composite_extract(u32t, None, fr, [1]).ie()?;
-        let m32 = self.b.f_convert(f32t, None, m).ie()?;
-        let lm = self.glsl(f32t, GLOp::Log, &[m32])?;
-        let lm = self.b.f_convert(f64t, None, lm).ie()?;
-        let ef = self.b.convert_s_to_f(f64t, None, e).ie()?;
-        let ln2 = self.c_f64(std::f64::consts::LN_2);
-        let el = self.b.f_mul(f64t, None, ef, ln2).ie()?;
-        let r = self.b.f_add(f64t, None, lm, el).ie()?;
-        // Special cases: 0 → -inf, negative → NaN, inf → inf, NaN → NaN.
-        let z = self.c_f64(0.0);
-        let ninf = self.c_f64(f64::NEG_INFINITY);
-        let nan = self.c_f64(f64::NAN);
-        let isz = self.b.f_ord_equal(bt, None, x, z).ie()?;
-        let r = self.b.select(f64t, None, isz, ninf, r).ie()?;
-        let neg = self.b.f_ord_less_than(bt, None, x, z).ie()?;
-        let r = self.b.select(f64t, None, neg, nan, r).ie()?;
-        let inf = self.b.is_inf(bt, None, x).ie()?;
-        let pos = self.b.logical_not(bt, None, neg).ie()?;
-        let pinf = self.b.logical_and(bt, None, inf, pos).ie()?;
-        let r = self.b.select(f64t, None, pinf, x, r).ie()?;
-        let isnan = self.b.is_nan(bt, None, x).ie()?;
-        self.b.select(f64t, None, isnan, x, r).ie()
     }
 
     /// A comparison.
@@ -702,6 +615,9 @@ impl Gen {
                 a.len()
             )));
         }
+        if let Some(r) = self.f64_math(f, a)? {
+            return Ok(r);
+        }
         let bt = self.t_bool();
         let u32t = self.t_u32();
         match f {
@@ -741,18 +657,6 @@ impl Gen {
                 let inf = g.b.is_inf(bt, None, a[0]).ie()?;
                 g.b.select(t, None, inf, a[0], r).ie()
             })?,
-            Exp(FloatType::F64) => self.exp64(x)?,
-            Log(FloatType::F64) => self.log64(x)?,
-            Log2(FloatType::F64) => {
-                let l = self.log64(x)?;
-                let c = self.c_f64(std::f64::consts::LOG2_E);
-                self.b.f_mul(ty, None, l, c).ie()?
-            }
-            Log10(FloatType::F64) => {
-                let l = self.log64(x)?;
-                let c = self.c_f64(std::f64::consts::LOG10_E);
-                self.b.f_mul(ty, None, l, c).ie()?
-            }
             Exp(_) => self.via_f32(ft, &[x], g32(GLOp::Exp))?,
             Log(_) => self.via_f32(ft, &[x], g32(GLOp::Log))?,
             Log2(_) => self.via_f32(ft, &[x], g32(GLOp::Log2))?,
@@ -824,7 +728,7 @@ impl Gen {
             // lavapipe's f64 RoundEven rounds halves toward zero (Mesa 22.3): f64 rounds by hand.
             Round(FloatType::F64) => self.round_even(ty, x)?,
             Round(_) => self.glsl(ty, GLOp::RoundEven, &[x])?,
-            Trunc(_) => self.glsl(ty, GLOp::Trunc, &[x])?,
+            Trunc(_) => self.trunc_signed(ft, x)?,
             IsNan(_) => return self.b.is_nan(bt, None, x).ie(),
             IsInf(_) => return self.b.is_inf(bt, None, x).ie(),
             ToBits(t) => {

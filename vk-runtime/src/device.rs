@@ -48,6 +48,12 @@ pub struct DeviceInfo {
     pub storage_buffer16: bool,
     /// `vulkanMemoryModel` (and its device scope), for modules using the Vulkan memory model.
     pub vulkan_memory_model: bool,
+    /// `shaderSignedZeroInfNanPreserveFloat16/32/64` (Vulkan 1.2 float controls), indexed by
+    /// width as `[16, 32, 64]`: modules may declare the `SignedZeroInfNanPreserve` execution
+    /// mode for floats of that width, which forbids the driver transformations that assume no
+    /// NaN, infinity or signed zero (such as `x * 0.0 → 0.0`). [`crate::Context::kernel`]
+    /// drops the modes a device does not support.
+    pub signed_zero_inf_nan_preserve: [bool; 3],
     /// `bufferDeviceAddress`: kernels can reach buffers through 64-bit addresses
     /// (`PhysicalStorageBuffer64`), with no descriptor binding and no `maxStorageBufferRange`
     /// limit; [`crate::Buffer::device_address`] gives them.
@@ -508,6 +514,16 @@ pub(crate) fn probe(
             storage_buffer16: features.storage16,
             vulkan_memory_model: features.memory_model && features.memory_model_device_scope,
             buffer_device_address: features.buffer_device_address,
+            // Queried only where the Vulkan 1.2 properties are (float controls are core in 1.2).
+            signed_zero_inf_nan_preserve: if at_least_1_2 {
+                [
+                    on(p12.shader_signed_zero_inf_nan_preserve_float16),
+                    on(p12.shader_signed_zero_inf_nan_preserve_float32),
+                    on(p12.shader_signed_zero_inf_nan_preserve_float64),
+                ]
+            } else {
+                [false; 3]
+            },
             max_storage_buffer_range: u64::from(limits.max_storage_buffer_range),
             max_allocation: max_alloc.min(max_buffer).min(largest_local_heap),
             max_workgroup_size: limits.max_compute_work_group_size[0]

@@ -20,7 +20,9 @@
 //!   instead of descriptor bindings, which are limited to `maxStorageBufferRange` bytes and
 //!   `maxPerStageDescriptorStorageBuffers` bindings.
 //! - [`Context::kernel`] turns a SPIR-V compute module into a pipeline (one descriptor set of N
-//!   storage buffers plus a push-constant block), cached by module, entry point and layout.
+//!   storage buffers plus a push-constant block), cached by module, entry point and layout. The
+//!   module's `SignedZeroInfNanPreserve` execution modes (float controls) for widths the device
+//!   does not support ([`DeviceInfo::signed_zero_inf_nan_preserve`]) are dropped first.
 //! - Pipelines are made through a `VkPipelineCache` kept on disk between processes
 //!   ([`ContextOptions::pipeline_cache`], [`PipelineCacheMode`]): by default in
 //!   `$XDG_CACHE_HOME/vkad/pipelines` (else `$HOME/.cache/vkad/pipelines`), one file per

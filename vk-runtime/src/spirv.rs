@@ -7,7 +7,15 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 const MAGIC: u32 = 0x0723_0203;
+const OP_EXTENSION: u32 = 10;
 const OP_ENTRY_POINT: u32 = 15;
+const OP_EXECUTION_MODE: u32 = 16;
+const OP_CAPABILITY: u32 = 17;
+/// `ExecutionMode SignedZeroInfNanPreserve` and its capability (SPV_KHR_float_controls).
+const MODE_SIGNED_ZERO_INF_NAN_PRESERVE: u32 = 4461;
+const CAP_SIGNED_ZERO_INF_NAN_PRESERVE: u32 = 4466;
+/// The float-controls capabilities: `DenormPreserve` ..= `RoundingModeRTZ`.
+const CAPS_FLOAT_CONTROLS: std::ops::RangeInclusive<u32> = 4464..=4468;
 const EXECUTION_MODEL_GLCOMPUTE: u32 = 5;
 
 /// Validates a SPIR-V module for vulkan1.2 (calls `spirv-val --target-env vulkan1.2`, from the
@@ -106,6 +114,57 @@ pub(crate) fn check_module(words: &[u32], entry: &str) -> Result<()> {
     }
 }
 
+/// `words` without the `SignedZeroInfNanPreserve` execution modes whose float width `supported`
+/// rejects (a device without `shaderSignedZeroInfNanPreserveFloatN` must not be given them);
+/// the capability, and the `SPV_KHR_float_controls` extension, go too when nothing uses them
+/// any more. Borrowed when nothing is dropped; a malformed module comes back unchanged (for
+/// [`check_module`] to reject).
+pub(crate) fn fit_float_controls(
+    words: &[u32],
+    supported: impl Fn(u32) -> bool,
+) -> std::borrow::Cow<'_, [u32]> {
+    use std::borrow::Cow;
+    // Instructions as (start, word count, opcode); None when malformed.
+    let mut insts = Vec::new();
+    let mut i = 5;
+    while i < words.len() {
+        let count = (words[i] >> 16) as usize;
+        if count == 0 || i + count > words.len() {
+            return Cow::Borrowed(words);
+        }
+        insts.push((i, count, words[i] & 0xffff));
+        i += count;
+    }
+    let is_mode = |&(at, count, op): &(usize, usize, u32)| {
+        op == OP_EXECUTION_MODE && count >= 4 && words[at + 2] == MODE_SIGNED_ZERO_INF_NAN_PRESERVE
+    };
+    let dropped = |inst: &(usize, usize, u32)| is_mode(inst) && !supported(words[inst.0 + 3]);
+    if !insts.iter().any(dropped) {
+        return Cow::Borrowed(words);
+    }
+    let modes_left = insts.iter().any(|m| is_mode(m) && !dropped(m));
+    let cap = |&(at, count, op): &(usize, usize, u32)| {
+        (op == OP_CAPABILITY && count == 2).then(|| words[at + 1])
+    };
+    let drop_cap = |inst: &(usize, usize, u32)| {
+        !modes_left && cap(inst) == Some(CAP_SIGNED_ZERO_INF_NAN_PRESERVE)
+    };
+    let caps_left = insts
+        .iter()
+        .any(|c| cap(c).is_some_and(|c| CAPS_FLOAT_CONTROLS.contains(&c)) && !drop_cap(c));
+    let mut out = words[..5].to_vec();
+    for inst in &insts {
+        let (at, count, op) = *inst;
+        let ext = op == OP_EXTENSION
+            && literal_string(&words[at + 1..at + count]) == "SPV_KHR_float_controls";
+        if dropped(inst) || drop_cap(inst) || (ext && !caps_left) {
+            continue;
+        }
+        out.extend_from_slice(&words[at..at + count]);
+    }
+    Cow::Owned(out)
+}
+
 /// Decodes a nul-terminated SPIR-V literal string (UTF-8, little-endian words).
 fn literal_string(words: &[u32]) -> String {
     let bytes: Vec<u8> = words
@@ -157,6 +216,51 @@ mod tests {
         assert!(check_module(&m, "main").is_err());
         m[5] = 0; // zero word count
         assert!(check_module(&m, "main").is_err());
+    }
+
+    /// A module with the float-controls extension, capability and modes for 32 and 64 bits.
+    fn module_with_float_controls() -> Vec<u32> {
+        let mut w = vec![MAGIC, 0x0001_0300, 0, 10, 0];
+        w.extend([(2 << 16) | OP_CAPABILITY, 1]); // Shader
+        w.extend([(2 << 16) | OP_CAPABILITY, CAP_SIGNED_ZERO_INF_NAN_PRESERVE]);
+        let n = name_words("SPV_KHR_float_controls");
+        w.push(((1 + n.len() as u32) << 16) | OP_EXTENSION);
+        w.extend(n);
+        let entry = module_with_entry("main");
+        w.extend(&entry[5..]);
+        for width in [32, 64] {
+            w.extend([
+                (4 << 16) | OP_EXECUTION_MODE,
+                1,
+                MODE_SIGNED_ZERO_INF_NAN_PRESERVE,
+                width,
+            ]);
+        }
+        w
+    }
+
+    #[test]
+    fn float_controls_fit_the_device() {
+        let m = module_with_float_controls();
+        // Everything supported: the module itself.
+        assert!(matches!(
+            fit_float_controls(&m, |_| true),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        // Only 32 bits: the 64-bit mode goes, the capability and extension stay.
+        let only32 = fit_float_controls(&m, |w| w == 32);
+        assert_eq!(only32.len(), m.len() - 4);
+        assert!(check_module(&only32, "main").is_ok());
+        let has = |w: &[u32], x: &[u32]| w.windows(x.len()).any(|y| y == x);
+        assert!(has(&only32, &[1, MODE_SIGNED_ZERO_INF_NAN_PRESERVE, 32]));
+        assert!(!has(&only32, &[1, MODE_SIGNED_ZERO_INF_NAN_PRESERVE, 64]));
+        // Nothing supported: modes, capability and extension all go.
+        let none = fit_float_controls(&m, |_| false);
+        let mut want = vec![MAGIC, 0x0001_0300, 0, 10, 0, (2 << 16) | OP_CAPABILITY, 1];
+        want.extend(&module_with_entry("main")[5..]);
+        assert_eq!(&*none, &want[..]);
+        // Garbage comes back as it is.
+        assert_eq!(&*fit_float_controls(&[1, 2, 3], |_| false), &[1, 2, 3]);
     }
 
     #[test]
