@@ -79,6 +79,7 @@ pub fn flatten_program(p: &ir::Program) -> seg::Program {
                 types,
                 thresholds: &mut thresholds,
                 host_loc: None,
+                loop_versions: MAX_VERSIONED_DEPTH,
             };
             let body = fl.host_body(&f.body);
             seg::FunDef {
