@@ -1,7 +1,7 @@
 //! The flattening rules (see the module docs of [`super`]) applied to host bodies and map
 //! nests.
 
-use super::nest::{self, invariant, rename_se, rename_stms, Entry, Level, Nest, Types};
+use super::nest::{invariant, rename_se, rename_stms, Entry, Level, Nest, Types};
 use super::MAX_VERSIONED_DEPTH;
 use crate::diag::SrcLoc;
 use crate::ir::{self, Attrs, BinOp, Body, Exp, ExtType, LoopForm, NameSource};
@@ -465,17 +465,20 @@ impl Flattener<'_> {
         let i64_ = PrimType::Int(IntType::I64);
         let mut size: Option<SubExp> = None;
         for dims in spaces {
-            let mut work = nest::Nest::default();
-            work.levels = dims
-                .into_iter()
-                .map(|width| Level {
-                    gtid: VName {
-                        id: 0,
-                        base: "unused".into(),
-                    },
-                    width,
-                })
-                .collect();
+            // Only the widths of this nest are used.
+            let work = Nest {
+                levels: dims
+                    .into_iter()
+                    .map(|width| Level {
+                        gtid: VName {
+                            id: 0,
+                            base: "unused".into(),
+                        },
+                        width,
+                    })
+                    .collect(),
+                entries: Vec::new(),
+            };
             let w = self.nest_size(&work, out);
             size = Some(match size {
                 None => w,

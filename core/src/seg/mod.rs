@@ -248,8 +248,9 @@ impl Thresholds {
     /// `threshold` is 2^15).
     pub const DEFAULT: i64 = 1 << 15;
 
-    /// Every threshold at `v` (0: always take the sequentialised version; `i64::MAX`: always
-    /// the fully flattened one).
+    /// Every threshold at `v` (0: always take the sequentialised version of a map nest and the
+    /// flattened version of a host loop; `i64::MAX`: the fully flattened nest and the
+    /// one-thread loop).
     pub fn all(v: i64) -> Thresholds {
         Thresholds {
             values: Default::default(),
