@@ -20,6 +20,17 @@ use vkad_core::testing::spec::{
 use vkad_core::value::Value;
 use vkad_profile::RunKind;
 
+/// Why an entry point could not be timed.
+#[derive(Debug, thiserror::Error)]
+enum AttemptError {
+    /// Its dataset could not be read.
+    #[error("{0}")]
+    Input(String),
+    /// The backend failed (an entry the backend does not support is skipped, not failed).
+    #[error(transparent)]
+    Run(#[from] vkad_spirv::error::Error),
+}
+
 /// The largest random input generated, in elements (as `vkad test`).
 const MAX_RANDOM_ELEMS: usize = 1 << 26;
 
@@ -177,32 +188,33 @@ pub(crate) fn bench_program(args: BenchProgram) -> Result<ExitCode, Failure> {
         None
     };
     let thresholds = vkad_core::seg::Thresholds::all(vkad_core::seg::Thresholds::DEFAULT);
-    let run_once =
-        |entry: &str, input: Vec<Value>| -> Result<(Vec<Value>, vkad_profile::Run), String> {
-            match &prepared {
-                None => vkad_spirv::profile::profile_run(&ctx, &compiled, &profile, entry, input),
-                Some(p) => {
-                    let start = std::time::Instant::now();
-                    let (values, timings) = p.run(&ctx, entry, input, &thresholds, true)?;
-                    let wall_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-                    let fun = compiled.ir_ad.entry(entry).map(|f| f.name.to_string());
-                    let kind = vkad_spirv::profile::run_kind(&compiled, entry);
-                    let run = vkad_spirv::profile::run_from_timings(
-                        &profile,
-                        entry,
-                        fun.as_deref(),
-                        kind,
-                        wall_ns,
-                        &timings,
-                    );
-                    Ok((values, run))
-                }
+    let run_once = |entry: &str,
+                    input: Vec<Value>|
+     -> Result<(Vec<Value>, vkad_profile::Run), vkad_spirv::error::Error> {
+        match &prepared {
+            None => vkad_spirv::profile::profile_run(&ctx, &compiled, &profile, entry, input),
+            Some(p) => {
+                let start = std::time::Instant::now();
+                let (values, timings) = p.run(&ctx, entry, input, &thresholds, true)?;
+                let wall_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+                let fun = compiled.ir_ad.entry(entry).map(|f| f.name.to_string());
+                let kind = vkad_spirv::profile::run_kind(&compiled, entry);
+                let run = vkad_spirv::profile::run_from_timings(
+                    &profile,
+                    entry,
+                    fun.as_deref(),
+                    kind,
+                    wall_ns,
+                    &timings,
+                );
+                Ok((values, run))
             }
-        };
+        }
+    };
     let mut runs = Vec::new();
     for d in chosen {
-        let attempt = || -> Result<(Timed, vkad_profile::Run), String> {
-            let input = load(&file, d)?;
+        let attempt = || -> Result<(Timed, vkad_profile::Run), AttemptError> {
+            let input = load(&file, d).map_err(AttemptError::Input)?;
             run_once(&d.entry, input.clone())?;
             let mut t = Timed {
                 entry: d.entry.clone(),
@@ -232,7 +244,7 @@ pub(crate) fn bench_program(args: BenchProgram) -> Result<ExitCode, Failure> {
                     best = Some(run);
                 }
             }
-            let run = best.ok_or("no timed run")?;
+            let run = best.ok_or_else(|| AttemptError::Input("no timed run".into()))?;
             Ok((t, run))
         };
         match attempt() {
@@ -240,13 +252,12 @@ pub(crate) fn bench_program(args: BenchProgram) -> Result<ExitCode, Failure> {
                 timed.push(t);
                 runs.push(run);
             }
+            Err(AttemptError::Run(e)) if e.is_not_supported() => {
+                eprintln!("{path}: entry `{}`: skipped: {e}", d.entry);
+            }
             Err(e) => {
-                if e.starts_with("not supported") {
-                    eprintln!("{path}: entry `{}`: skipped: {e}", d.entry);
-                } else {
-                    eprintln!("{path}: entry `{}`: {e}", d.entry);
-                    failed = true;
-                }
+                eprintln!("{path}: entry `{}`: {e}", d.entry);
+                failed = true;
             }
         }
     }

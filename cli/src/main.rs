@@ -630,7 +630,7 @@ fn bench_primitives(
     let mut results = Vec::new();
     let mut notes = Vec::new();
     for p in &prims {
-        let compiled = bench::compile(p).map_err(Failure)?;
+        let compiled = bench::compile(p).map_err(|e| Failure(format!("error: {e}")))?;
         for k in a..=b {
             let n = 1usize << k;
             let start = std::time::Instant::now();

@@ -142,6 +142,9 @@ pub struct Diagnostic {
     pub secondary: Vec<(Span, String)>,
     /// Free-text notes printed after the snippet.
     pub notes: Vec<String>,
+    /// The error is a construct outside what vkad supports (the message starts with
+    /// "not supported"), not a mistake in the program: test runners skip such entries.
+    pub not_supported: bool,
 }
 
 impl Diagnostic {
@@ -153,6 +156,7 @@ impl Diagnostic {
             label: None,
             secondary: vec![],
             notes: vec![],
+            not_supported: false,
         }
     }
     pub fn warning(span: Span, message: impl Into<String>) -> Diagnostic {
@@ -163,7 +167,13 @@ impl Diagnostic {
     }
     /// "not supported: CONSTRUCT" — the standard error for a construct outside the subset.
     pub fn not_supported(span: Span, construct: impl fmt::Display) -> Diagnostic {
-        Diagnostic::error(span, format!("not supported: {construct}"))
+        Diagnostic::error(span, format!("not supported: {construct}")).marked_not_supported()
+    }
+    /// Marks the error as a construct outside what vkad supports (see
+    /// [`Diagnostic::not_supported`], for messages that already say so).
+    pub fn marked_not_supported(mut self) -> Diagnostic {
+        self.not_supported = true;
+        self
     }
     pub fn with_label(mut self, label: impl Into<String>) -> Diagnostic {
         self.label = Some(label.into());

@@ -125,10 +125,8 @@ impl Compiled {
     ) -> Result<Vec<value::Value>, interp::RuntimeError> {
         if let Some(d) = self.entry_errors.get(entry) {
             // Like every runtime error, the message carries no `error:` prefix (callers add
-            // their own); the rendered diagnostic starts with one.
-            let text = d.render(&self.sources);
-            let text = text.strip_prefix("error: ").unwrap_or(&text);
-            return Err(interp::RuntimeError::new(text, None));
+            // their own).
+            return Err(interp::RuntimeError::of_entry(d, &self.sources));
         }
         interp::run_entry(&self.ir, entry, args)
     }
@@ -147,9 +145,7 @@ impl Compiled {
         thresholds: &seg::Thresholds,
     ) -> Result<(Vec<value::Value>, seg::eval::Stats), interp::RuntimeError> {
         if let Some(d) = self.entry_errors.get(entry) {
-            let text = d.render(&self.sources);
-            let text = text.strip_prefix("error: ").unwrap_or(&text);
-            return Err(interp::RuntimeError::new(text, None));
+            return Err(interp::RuntimeError::of_entry(d, &self.sources));
         }
         seg::eval::run_entry(self.kernels(), entry, args, thresholds)
     }
@@ -162,9 +158,7 @@ impl Compiled {
     ) -> Result<Vec<value::Value>, interp::RuntimeError> {
         if !self.ad_errors.contains_key(entry) {
             if let Some(d) = self.entry_errors.get(entry) {
-                let text = d.render(&self.sources);
-                let text = text.strip_prefix("error: ").unwrap_or(&text);
-                return Err(interp::RuntimeError::new(text, None));
+                return Err(interp::RuntimeError::of_entry(d, &self.sources));
             }
         }
         interp::run_entry_oracle(&self.ir_ad, entry, args)
@@ -219,7 +213,8 @@ pub fn compile(name: &str, text: &str) -> Result<Compiled, CompileError> {
             .map(|ep| ep.name.to_string());
         if let Some(entry) = entry {
             let span = span_of(&checked.sources, e.loc.as_ref());
-            let d = Diagnostic::error(span, e.message);
+            let mut d = Diagnostic::error(span, e.message);
+            d.not_supported = e.not_supported;
             ad_errors.insert(entry.clone(), d.clone());
             entry_errors.insert(entry, d);
         }

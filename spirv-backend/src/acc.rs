@@ -19,7 +19,8 @@
 //! iteration order exactly as in the interpreter: correct for every operator but slow (a device
 //! round trip per element access).
 
-use super::{at, Exec, HVal, E};
+use super::{Exec, HVal, E};
+use crate::error::{Error, RuntimeKind};
 use vkad_core::diag::SrcLoc;
 use vkad_core::ir::{self, AccInput, Body, DimIndex, Exp, Lambda, Soac, SubExp, Type, VName};
 use vkad_core::prim::PrimValue;
@@ -101,9 +102,9 @@ impl<'a> Exec<'a> {
         body: impl FnOnce(&mut S) -> E<Vec<HVal>>,
     ) -> E<Vec<HVal>> {
         if params.len() != inputs.len() {
-            return Err(at(
+            return Err(Error::internal(
                 loc,
-                "internal error: withacc lambda must take one accumulator per input",
+                "withacc lambda must take one accumulator per input",
             ));
         }
         let ex = state.exec();
@@ -144,7 +145,8 @@ impl<'a> Exec<'a> {
             for v in &inp.arrs {
                 let a = self.take(v, loc)?;
                 if a.shape.len() < shape.len() || a.shape[..shape.len()] != shape[..] {
-                    return Err(at(
+                    return Err(Error::runtime(
+                        RuntimeKind::Shape,
                         loc,
                         format!(
                             "accumulator array of shape {} does not start with {}",
@@ -157,9 +159,9 @@ impl<'a> Exec<'a> {
             }
             if let Some(op) = &inp.op {
                 if op.lam.params.len() != 2 * arrs.len() {
-                    return Err(at(
+                    return Err(Error::internal(
                         loc,
-                        "internal error: accumulator operator arity does not match its arrays",
+                        "accumulator operator arity does not match its arrays",
                     ));
                 }
             }
@@ -186,9 +188,9 @@ impl<'a> Exec<'a> {
         let k = match self.get(acc, loc)? {
             HVal::Acc(k) => *k,
             _ => {
-                return Err(at(
+                return Err(Error::internal(
                     loc,
-                    format!("internal error: `{acc}` is not an accumulator"),
+                    format!("`{acc}` is not an accumulator"),
                 ))
             }
         };
@@ -203,9 +205,9 @@ impl<'a> Exec<'a> {
         let (op, nd) = match self.accs.get(k) {
             Some(st) => {
                 if vs.len() != st.arrs.len() || ix.len() != st.shape.len() {
-                    return Err(at(
+                    return Err(Error::internal(
                         loc,
-                        "internal error: accumulator update of the wrong arity",
+                        "accumulator update of the wrong arity",
                     ));
                 }
                 // Out-of-bounds updates are ignored.
@@ -218,12 +220,7 @@ impl<'a> Exec<'a> {
                 }
                 (st.op, st.arrs.len())
             }
-            None => {
-                return Err(at(
-                    loc,
-                    "internal error: accumulator used outside its withacc",
-                ))
-            }
+            None => return Err(Error::internal(loc, "accumulator used outside its withacc")),
         };
         let didx: Vec<DimIndex> = ix.iter().map(|&i| fix(i as usize)).collect();
         let new = match op {
@@ -258,7 +255,7 @@ impl<'a> Exec<'a> {
     /// Applies a lambda at host level.
     fn call_lam(&mut self, lam: &'a Lambda, args: Vec<HVal>, loc: &Option<SrcLoc>) -> E<Vec<HVal>> {
         if lam.params.len() != args.len() {
-            return Err(at(loc, "internal error: lambda arity"));
+            return Err(Error::internal(loc, "lambda arity"));
         }
         for (p, a) in lam.params.iter().zip(args) {
             self.set(&p.name, a);
@@ -306,7 +303,7 @@ impl<'a> Exec<'a> {
     ) -> E<Option<Vec<HVal>>> {
         let n = self.size(w, loc)?;
         if lam.params.len() != arrs.len() || lam.ret.len() != lam.body.result.len() {
-            return Err(at(loc, "internal error: map lambda arity"));
+            return Err(Error::internal(loc, "map lambda arity"));
         }
         // The accumulators the kernel can reach: inputs and free variables.
         let mut names: Vec<VName> = arrs.to_vec();
@@ -319,7 +316,7 @@ impl<'a> Exec<'a> {
         });
         let code = match made {
             Ok(c) => c,
-            Err(e) if e.starts_with("not supported") => return Ok(None),
+            Err(e) if e.is_not_supported() => return Ok(None),
             Err(e) => return Err(e),
         };
         let inputs = arrs
@@ -337,16 +334,13 @@ impl<'a> Exec<'a> {
                         .find(|(p, _)| matches!(&p.ty, Type::Acc { cert: c, .. } if c == cert))
                         .map(|(_, v)| v.clone())
                         .ok_or_else(|| {
-                            at(
-                                loc,
-                                "internal error: map returns an accumulator it was not given",
-                            )
+                            Error::internal(loc, "map returns an accumulator it was not given")
                         })?,
                 )),
                 t => {
                     let e = t
                         .elem()
-                        .ok_or_else(|| at(loc, "internal error: map result type"))?;
+                        .ok_or_else(|| Error::internal(loc, "map result type"))?;
                     let mut shape = vec![n];
                     for d in t.shape() {
                         shape.push(self.size(d, loc)?);
@@ -364,7 +358,7 @@ impl<'a> Exec<'a> {
                 self.launch_map_scratch(&code, key, &lam.body.stms, n, &bufs, &acc_arrs, loc)?;
             } else {
                 let r = self.launch(&code, &[], &bufs, &[], Self::groups_for(n), loc);
-                r.map_err(|e| self.device_limit(e))?;
+                r?;
             }
         }
         let mut outs = outs.into_iter();
@@ -374,7 +368,7 @@ impl<'a> Exec<'a> {
                 None => outs
                     .next()
                     .map(HVal::A)
-                    .ok_or_else(|| at(loc, "internal error: map outputs")),
+                    .ok_or_else(|| Error::internal(loc, "map outputs")),
             })
             .collect::<E<Vec<_>>>()
             .map(Some)
@@ -390,7 +384,7 @@ impl<'a> Exec<'a> {
     ) -> E<Vec<HVal>> {
         let n = self.size(w, loc)?;
         if lam.params.len() != arrs.len() || lam.ret.len() != lam.body.result.len() {
-            return Err(at(loc, "internal error: map lambda arity"));
+            return Err(Error::internal(loc, "map lambda arity"));
         }
         let inputs = arrs
             .iter()
@@ -414,7 +408,7 @@ impl<'a> Exec<'a> {
                 t => {
                     let e = t
                         .elem()
-                        .ok_or_else(|| at(loc, "internal error: map result type"))?;
+                        .ok_or_else(|| Error::internal(loc, "map result type"))?;
                     let mut shape = vec![n];
                     for d in t.shape() {
                         shape.push(self.size(d, loc)?);
@@ -448,9 +442,9 @@ impl<'a> Exec<'a> {
             .map(|(o, a)| match (o, a) {
                 (Some(o), _) => Ok(HVal::A(o)),
                 (None, Some(a)) => Ok(a),
-                (None, None) => Err(at(
+                (None, None) => Err(Error::internal(
                     loc,
-                    "internal error: map returns an accumulator it was not given",
+                    "map returns an accumulator it was not given",
                 )),
             })
             .collect()

@@ -138,7 +138,7 @@ impl<'a> Exec<'a> {
             self.launch_map_scratch(&code, key, &lam.body.stms, rows, &bufs, &[], loc)?;
         } else {
             let r = self.launch(&code, &[], &bufs, &[], Self::groups_for(rows), loc);
-            r.map_err(|e| self.device_limit(e))?;
+            r?;
         }
         Ok(outs)
     }

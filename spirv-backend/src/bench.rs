@@ -343,11 +343,12 @@ impl Measurement {
 }
 
 /// Compiles a primitive's program.
-pub fn compile(p: &Primitive) -> Result<Compiled, String> {
+pub fn compile(p: &Primitive) -> crate::error::Result<Compiled> {
+    use crate::error::Error;
     match p.ir {
         Some(build) => {
             let ir = build();
-            vkad_core::ir::check::check_program(&ir).map_err(|e| format!("{e:?}"))?;
+            vkad_core::ir::check::check_program(&ir).map_err(|e| Error::bug(format!("{e:?}")))?;
             Ok(Compiled {
                 sources: Default::default(),
                 ir_ad: ir.clone(),
@@ -358,7 +359,7 @@ pub fn compile(p: &Primitive) -> Result<Compiled, String> {
                 ad_errors: Default::default(),
             })
         }
-        None => vkad_core::compile(p.name, p.source).map_err(|e| e.render()),
+        None => vkad_core::compile(p.name, p.source).map_err(|e| Error::bug(e.render())),
     }
 }
 
@@ -372,7 +373,7 @@ pub fn measure(
     compiled: &Compiled,
     n: usize,
     reps: usize,
-) -> Result<Measurement, String> {
+) -> crate::error::Result<Measurement> {
     let inputs = (p.inputs)(n);
     run_entry_profiled(ctx, compiled, "main", inputs.clone())?;
     let copy = primitives()
@@ -411,7 +412,11 @@ pub fn measure(
     times.sort_unstable();
     let median_ns = times[times.len() / 2];
     if median_ns == 0 {
-        return Err("the device's queue has no timestamps".to_string());
+        return Err(crate::error::Error::NotSupported {
+            what: "timestamps on its compute queue".into(),
+            loc: None,
+            device: Some(ctx.info().name.clone()),
+        });
     }
     ratios.sort_by(f64::total_cmp);
     Ok(Measurement {

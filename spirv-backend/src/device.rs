@@ -45,13 +45,11 @@ impl DeviceArray {
     }
 
     /// Uploads a host array into a new buffer of `ctx`.
-    pub fn from_host(ctx: &Context, a: &ArrayValue) -> Result<DeviceArray, String> {
+    pub fn from_host(ctx: &Context, a: &ArrayValue) -> crate::error::Result<DeviceArray> {
         let bytes = crate::exec::array_to_bytes(a);
-        let buf = ctx
-            .alloc((bytes.len() as u64).max(8))
-            .map_err(|e| e.to_string())?;
+        let buf = ctx.alloc((bytes.len() as u64).max(8))?;
         if !bytes.is_empty() {
-            ctx.upload(&buf, 0, &bytes).map_err(|e| e.to_string())?;
+            ctx.upload(&buf, 0, &bytes)?;
         }
         Ok(DeviceArray {
             buffer: Arc::new(buf),
@@ -61,13 +59,12 @@ impl DeviceArray {
     }
 
     /// Copies the array to the host.
-    pub fn download(&self, ctx: &Context) -> Result<ArrayValue, String> {
+    pub fn download(&self, ctx: &Context) -> crate::error::Result<ArrayValue> {
         let n = (self.len() * storage_bytes(self.elem)) as u64;
         let bytes = if n == 0 {
             Vec::new()
         } else {
-            ctx.download(&self.buffer, 0, n)
-                .map_err(|e| e.to_string())?
+            ctx.download(&self.buffer, 0, n)?
         };
         Ok(crate::exec::array_from_bytes(
             self.elem,
@@ -102,7 +99,7 @@ pub enum Out {
 
 impl Out {
     /// The result as a host value (downloading a device array).
-    pub fn to_host(&self, ctx: &Context) -> Result<Value, String> {
+    pub fn to_host(&self, ctx: &Context) -> crate::error::Result<Value> {
         match self {
             Out::Host(v) => Ok(v.clone()),
             Out::Device(d) => Ok(Value::Array(d.download(ctx)?)),
@@ -120,7 +117,7 @@ pub fn run_entry_device(
     compiled: &Compiled,
     entry: &str,
     args: Vec<Arg>,
-) -> Result<Vec<Out>, String> {
+) -> crate::error::Result<Vec<Out>> {
     crate::entry_error(compiled, entry)?;
     let (outs, _) = crate::exec::run_args(ctx, &compiled.ir, entry, args, true, false)?;
     Ok(outs)

@@ -1,6 +1,7 @@
 //! The host executor: walks an entry function's body like the interpreter, keeping scalars on
 //! the host and arrays on the device, and launches a kernel for every array statement.
 
+use crate::error::{Error, RuntimeKind};
 use crate::gen::{word_kind, Addressing, WordKind, WG};
 use crate::kernel::{self, unsupported, ArgSrc, BindSrc, HostTy, KernelCode};
 use crate::prims::{self, Io, Phase};
@@ -15,7 +16,7 @@ use vkad_core::primops;
 use vkad_core::value::{ArrayValue, Buffer as HBuf, Value};
 use vkad_vk::{Buffer, Context, Dispatch, KernelTiming};
 
-pub type E<T> = Result<T, String>;
+pub type E<T> = crate::error::Result<T>;
 
 #[path = "map_scratch.rs"]
 pub(crate) mod map_scratch;
@@ -24,22 +25,6 @@ pub(crate) mod map_scratch;
 pub(crate) mod acc;
 #[path = "array_ops.rs"]
 mod array_ops;
-
-pub(crate) fn at(loc: &Option<SrcLoc>, msg: impl std::fmt::Display) -> String {
-    match loc {
-        Some(l) => format!("{l}: {msg}"),
-        None => msg.to_string(),
-    }
-}
-
-fn vk(e: vkad_vk::VkError) -> String {
-    match e {
-        vkad_vk::VkError::Unsupported { device, feature } => {
-            format!("not supported by the Vulkan device {device}: {feature}")
-        }
-        e => e.to_string(),
-    }
-}
 
 /// How kernels reach arrays on the device of `ctx`: device addresses where it has
 /// `bufferDeviceAddress`, descriptors otherwise.
@@ -247,9 +232,8 @@ impl<'a> Exec<'a> {
         let status = match kernels.status.take() {
             Some(s) => s,
             None => {
-                let status = ctx.alloc(STATUS_SLOTS as u64 * 16).map_err(vk)?;
-                ctx.upload(&status, 0, &[0u8; STATUS_SLOTS * 16])
-                    .map_err(vk)?;
+                let status = ctx.alloc(STATUS_SLOTS as u64 * 16)?;
+                ctx.upload(&status, 0, &[0u8; STATUS_SLOTS * 16])?;
                 Arc::new(status)
             }
         };
@@ -277,7 +261,7 @@ impl<'a> Exec<'a> {
     pub fn alloc(&self, elem: PrimType, shape: Vec<usize>) -> E<DArr> {
         let n: usize = shape.iter().product();
         let bytes = (n * wsize(elem)).max(8) as u64;
-        let buf = self.ctx.alloc(bytes).map_err(vk)?;
+        let buf = self.ctx.alloc(bytes)?;
         Ok(DArr {
             buf: Arc::new(buf),
             elem,
@@ -290,7 +274,7 @@ impl<'a> Exec<'a> {
         let d = self.alloc(a.elem_type(), a.shape.clone())?;
         let bytes = buf_to_bytes(&a.data);
         if bytes.len() as u64 > vkad_vk::MAX_INLINE_WRITE || !bytes.len().is_multiple_of(4) {
-            self.ctx.upload(&d.buf, 0, &bytes).map_err(vk)?;
+            self.ctx.upload(&d.buf, 0, &bytes)?;
         } else if !bytes.is_empty() {
             // Small arrays are written in the next submission (before its launches): a fresh
             // buffer, so nothing earlier can be affected.
@@ -307,8 +291,7 @@ impl<'a> Exec<'a> {
         } else {
             let bytes = self
                 .ctx
-                .download(&a.buf, (a.off * ws) as u64, (n * ws) as u64)
-                .map_err(vk)?;
+                .download(&a.buf, (a.off * ws) as u64, (n * ws) as u64)?;
             bytes_to_buf(a.elem, &bytes)
         };
         Ok(ArrayValue {
@@ -320,23 +303,18 @@ impl<'a> Exec<'a> {
     fn read_elem(&self, a: &DArr, at: usize) -> E<PrimValue> {
         self.flush()?;
         let ws = wsize(a.elem);
-        let bytes = self
-            .ctx
-            .download(&a.buf, (at * ws) as u64, ws as u64)
-            .map_err(vk)?;
+        let bytes = self.ctx.download(&a.buf, (at * ws) as u64, ws as u64)?;
         let b = bytes_to_buf(a.elem, &bytes);
-        b.get(0)
-            .ok_or_else(|| "internal error: short download".to_string())
+        b.get(0).ok_or_else(|| Error::bug("short download"))
     }
 
     // ----- environment -------------------------------------------------------------------------
 
     pub(crate) fn get(&self, v: &ir::VName, loc: &Option<SrcLoc>) -> E<&HVal> {
         match self.env.get(&v.id) {
-            Some(HVal::Empty) | None => Err(at(
-                loc,
-                format!("internal error: variable `{v}` is not bound"),
-            )),
+            Some(HVal::Empty) | None => {
+                Err(Error::internal(loc, format!("variable `{v}` is not bound")))
+            }
             Some(x) => Ok(x),
         }
     }
@@ -349,23 +327,27 @@ impl<'a> Exec<'a> {
     pub(crate) fn prim(&self, se: &SubExp, loc: &Option<SrcLoc>) -> E<PrimValue> {
         match self.val(se, loc)? {
             HVal::P(p) => Ok(p),
-            _ => Err(at(loc, "internal error: expected a scalar")),
+            _ => Err(Error::internal(loc, "expected a scalar")),
         }
     }
     pub(crate) fn arr(&self, v: &ir::VName, loc: &Option<SrcLoc>) -> E<DArr> {
         match self.get(v, loc)? {
             HVal::A(a) => Ok(a.clone()),
-            _ => Err(at(loc, format!("internal error: `{v}` is not an array"))),
+            _ => Err(Error::internal(loc, format!("`{v}` is not an array"))),
         }
     }
     pub(crate) fn size(&self, se: &SubExp, loc: &Option<SrcLoc>) -> E<usize> {
         let p = self.prim(se, loc)?;
         match p.as_i128() {
-            Some(n) if n >= 0 => {
-                usize::try_from(n).map_err(|_| at(loc, format!("size {n} is too large")))
-            }
-            Some(n) => Err(at(loc, format!("negative size {n}"))),
-            None => Err(at(loc, "internal error: size of a non-integer")),
+            Some(n) if n >= 0 => usize::try_from(n).map_err(|_| {
+                Error::runtime(RuntimeKind::Size, loc, format!("size {n} is too large"))
+            }),
+            Some(n) => Err(Error::runtime(
+                RuntimeKind::Size,
+                loc,
+                format!("negative size {n}"),
+            )),
+            None => Err(Error::internal(loc, "size of a non-integer")),
         }
     }
     pub(crate) fn set(&mut self, v: &ir::VName, x: HVal) {
@@ -412,11 +394,8 @@ impl<'a> Exec<'a> {
                 .accs
                 .get(*k)
                 .and_then(|s| s.arrs.get(m))
-                .ok_or_else(|| at(loc, "internal error: accumulator outside its withacc")),
-            _ => Err(at(
-                loc,
-                format!("internal error: `{v}` is not an accumulator"),
-            )),
+                .ok_or_else(|| Error::internal(loc, "accumulator outside its withacc")),
+            _ => Err(Error::internal(loc, format!("`{v}` is not an accumulator"))),
         }
     }
 
@@ -425,16 +404,18 @@ impl<'a> Exec<'a> {
     fn check_device(&self, code: &KernelCode) -> E<()> {
         let info = self.ctx.info();
         if code.uses_f64 && !info.float64 {
-            return Err(format!(
-                "not supported by the Vulkan device {}: float64",
-                info.name
-            ));
+            return Err(Error::NotSupported {
+                what: "float64".into(),
+                loc: None,
+                device: Some(info.name.clone()),
+            });
         }
         if !info.int64 {
-            return Err(format!(
-                "not supported by the Vulkan device {}: int64 (vkad's kernels index with 64-bit integers)",
-                info.name
-            ));
+            return Err(Error::NotSupported {
+                what: "int64 (vkad's kernels index with 64-bit integers)".into(),
+                loc: None,
+                device: Some(info.name.clone()),
+            });
         }
         Ok(())
     }
@@ -474,21 +455,23 @@ impl<'a> Exec<'a> {
                 BindSrc::Out(k) => outs
                     .get(*k)
                     .cloned()
-                    .ok_or("internal error: missing output buffer")?,
+                    .ok_or_else(|| Error::bug("missing output buffer"))?,
                 BindSrc::Tmp(k) => tmps
                     .get(*k)
                     .cloned()
-                    .ok_or("internal error: missing temporary buffer")?,
+                    .ok_or_else(|| Error::bug("missing temporary buffer"))?,
             });
         }
         if self.addressing == Addressing::Addresses {
             // The arrays' device addresses come first (see `gen::Addressing`).
             let mut addrs = Vec::with_capacity(arrays.len() + words.len());
             for b in &arrays {
-                addrs.push(b.device_address().ok_or(
-                    "internal error: a device array without a device address (buffer device \
+                addrs.push(b.device_address().ok_or_else(|| {
+                    Error::bug(
+                        "a device array without a device address (buffer device \
                      address mode)",
-                )?);
+                    )
+                })?);
             }
             addrs.append(&mut words);
             words = addrs;
@@ -504,8 +487,7 @@ impl<'a> Exec<'a> {
         };
         let kern = self
             .ctx
-            .kernel("vkad", &code.words, "main", 2 + bound as u32, 4)
-            .map_err(vk)?;
+            .kernel("vkad", &code.words, "main", 2 + bound as u32, 4)?;
         let name = {
             self.pass += 1;
             match loc {
@@ -548,10 +530,10 @@ impl<'a> Exec<'a> {
         let need = l.args.len().max(8) as u64;
         let argbuf = match b.free_args.iter().position(|a| a.size() >= need) {
             Some(k) => b.free_args.swap_remove(k),
-            None => Arc::new(self.ctx.alloc(need.max(256)).map_err(vk)?),
+            None => Arc::new(self.ctx.alloc(need.max(256))?),
         };
         if l.args.len() as u64 > vkad_vk::MAX_INLINE_WRITE {
-            self.ctx.upload(&argbuf, 0, &l.args).map_err(vk)?;
+            self.ctx.upload(&argbuf, 0, &l.args)?;
         }
         b.launches.push((l, slot, argbuf));
         Ok(())
@@ -564,7 +546,7 @@ impl<'a> Exec<'a> {
         if b.launches.is_empty() {
             // Uploads with no launch after them: written now.
             for (buf, bytes) in std::mem::take(&mut b.writes) {
-                self.ctx.upload(&buf, 0, &bytes).map_err(vk)?;
+                self.ctx.upload(&buf, 0, &bytes)?;
             }
             return Ok(());
         }
@@ -613,7 +595,7 @@ impl<'a> Exec<'a> {
             b.free_args.push(a.clone());
         }
         drop(b);
-        let (timings, st) = r.map_err(vk)?;
+        let (timings, st) = r?;
         if let Some(prof) = &mut *self.timings.borrow_mut() {
             prof.extend(
                 timings
@@ -632,15 +614,14 @@ impl<'a> Exec<'a> {
         for (l, slot, _) in &launches {
             let Some(k) = slot else { continue };
             if word(4 * k) != 0 {
-                self.ctx
-                    .upload(&self.status, 0, &vec![0u8; slots * 16])
-                    .map_err(vk)?;
+                self.ctx.upload(&self.status, 0, &vec![0u8; slots * 16])?;
                 let site = l.errors.get(word(4 * k + 2) as usize);
-                let e = match site {
-                    Some(s) => at(&s.loc, &s.msg),
-                    None => at(&l.loc, "kernel error"),
-                };
-                return Err(self.device_limit(e));
+                return Err(crate::gen::kernel_error(
+                    word(4 * k + 1),
+                    site,
+                    &l.loc,
+                    &self.ctx.info().name,
+                ));
             }
         }
         Ok(())
@@ -760,14 +741,14 @@ impl<'a> Exec<'a> {
         let f = *self
             .funs
             .get(fun)
-            .ok_or_else(|| at(loc, format!("internal error: unknown function `{fun}`")))?;
+            .ok_or_else(|| Error::internal(loc, format!("unknown function `{fun}`")))?;
         let names: Vec<&ir::VName> = f
             .size_params
             .iter()
             .chain(f.params.iter().map(|p| &p.name))
             .collect();
         if names.len() != args.len() {
-            return Err(at(loc, format!("internal error: `{fun}` arity")));
+            return Err(Error::internal(loc, format!("`{fun}` arity")));
         }
         for (n, a) in names.iter().zip(args) {
             self.set(n, a);
@@ -794,7 +775,7 @@ impl<'a> Exec<'a> {
 
     fn bind(&mut self, stm: &Stm, vals: Vec<HVal>) -> E<()> {
         if vals.len() != stm.pat.elems.len() {
-            return Err(at(&stm.loc, "internal error: pattern arity"));
+            return Err(Error::internal(&stm.loc, "pattern arity"));
         }
         for (p, v) in stm.pat.elems.iter().zip(vals) {
             self.set(&p.name, v);
@@ -842,7 +823,7 @@ impl<'a> Exec<'a> {
         self.cur = Some(stm);
         self.label = crate::profile::label(&stm.exp);
         self.pass = 0;
-        let lift = |m: String| at(loc, m);
+        let lift = |m: String| Error::runtime(RuntimeKind::Arithmetic, loc, m);
         match &stm.exp {
             Exp::SubExp(se) => {
                 let v = self.val(se, loc)?;
@@ -876,7 +857,7 @@ impl<'a> Exec<'a> {
             }
             Exp::Assert { cond, msg } => {
                 if self.prim(cond, loc)? != PrimValue::Bool(true) {
-                    return Err(at(loc, msg));
+                    return Err(Error::runtime(RuntimeKind::Assert, loc, msg));
                 }
                 self.bind(stm, vec![])
             }
@@ -988,7 +969,7 @@ impl<'a> Exec<'a> {
                         out
                     }
                     HVal::Acc(_) | HVal::Empty => {
-                        return Err(at(loc, "internal error: replicate of nothing"))
+                        return Err(Error::internal(loc, "replicate of nothing"))
                     }
                 };
                 self.bind(stm, vec![HVal::A(r)])
@@ -1014,7 +995,7 @@ impl<'a> Exec<'a> {
                 let k = self.arr(keys, loc)?;
                 let bits = match self.prim(bits, loc)? {
                     PrimValue::I64(b) => b,
-                    _ => return Err(at(loc, "internal error: sort_by_key bits not i64")),
+                    _ => return Err(Error::internal(loc, "sort_by_key bits not i64")),
                 };
                 let (s, p) = self.sort_by_key(&k, bits, loc)?;
                 self.bind(stm, vec![HVal::A(s), HVal::A(p)])
@@ -1027,7 +1008,8 @@ impl<'a> Exec<'a> {
                     .collect::<E<Vec<_>>>()?;
                 let n = dims.iter().try_fold(1usize, |a, &b| a.checked_mul(b));
                 if n != Some(a.len()) {
-                    return Err(at(
+                    return Err(Error::runtime(
+                        RuntimeKind::Shape,
                         loc,
                         format!(
                             "cannot reshape array of shape {} to shape {}",
@@ -1046,7 +1028,11 @@ impl<'a> Exec<'a> {
                         .iter()
                         .any(|&p| p >= seen.len() || std::mem::replace(&mut seen[p], true))
                 {
-                    return Err(at(loc, format!("invalid permutation {perm:?}")));
+                    return Err(Error::runtime(
+                        RuntimeKind::Shape,
+                        loc,
+                        format!("invalid permutation {perm:?}"),
+                    ));
                 }
                 let nat = natural(&a.shape);
                 let shape: Vec<usize> = perm.iter().map(|&p| a.shape[p]).collect();
@@ -1136,7 +1122,7 @@ impl<'a> Exec<'a> {
             LoopForm::While(c) => loop {
                 let go = match state.exec().get(c, loc)? {
                     HVal::P(PrimValue::Bool(b)) => *b,
-                    _ => return Err(at(loc, "internal error: while condition")),
+                    _ => return Err(Error::internal(loc, "while condition")),
                 };
                 if !go {
                     break;
@@ -1162,7 +1148,7 @@ impl<'a> Exec<'a> {
         loc: &Option<SrcLoc>,
     ) -> E<(i64, Vec<(usize, i64)>)> {
         if idx.len() > a.shape.len() {
-            return Err(at(loc, "internal error: too many indices"));
+            return Err(Error::internal(loc, "too many indices"));
         }
         let nat = natural(&a.shape);
         let mut base = a.off as i64;
@@ -1206,7 +1192,8 @@ impl<'a> Exec<'a> {
             }
         }
         if !ok {
-            return Err(at(
+            return Err(Error::runtime(
+                RuntimeKind::Bounds,
                 loc,
                 format!(
                     "index [{}] out of bounds for array of shape {}",
@@ -1281,7 +1268,8 @@ impl<'a> Exec<'a> {
                 )?;
             }
             HVal::A(src) => {
-                return Err(at(
+                return Err(Error::runtime(
+                    RuntimeKind::Shape,
                     loc,
                     format!(
                         "cannot write a value of type {}{} into a slice of shape {}",
@@ -1291,9 +1279,7 @@ impl<'a> Exec<'a> {
                     ),
                 ))
             }
-            HVal::Acc(_) | HVal::Empty => {
-                return Err(at(loc, "internal error: update with nothing"))
-            }
+            HVal::Acc(_) | HVal::Empty => return Err(Error::internal(loc, "update with nothing")),
         }
         Ok(a)
     }
@@ -1301,7 +1287,7 @@ impl<'a> Exec<'a> {
     fn array_lit(&mut self, elems: &[SubExp], row: &Type, loc: &Option<SrcLoc>) -> E<DArr> {
         let elem = row
             .elem()
-            .ok_or_else(|| at(loc, "internal error: array literal of accumulators"))?;
+            .ok_or_else(|| Error::internal(loc, "array literal of accumulators"))?;
         let vals = elems
             .iter()
             .map(|e| self.val(e, loc))
@@ -1324,7 +1310,8 @@ impl<'a> Exec<'a> {
                 match &row_shape {
                     None => row_shape = Some(a.shape.clone()),
                     Some(s) if *s != a.shape => {
-                        return Err(at(
+                        return Err(Error::runtime(
+                            RuntimeKind::Shape,
                             loc,
                             format!(
                                 "irregular array: a row of shape {} after rows of shape {}",
@@ -1369,9 +1356,9 @@ impl<'a> Exec<'a> {
     fn concat(&mut self, dim: usize, arrs: &[DArr], w: usize, loc: &Option<SrcLoc>) -> E<DArr> {
         let first = arrs
             .first()
-            .ok_or_else(|| at(loc, "internal error: concat of no arrays"))?;
+            .ok_or_else(|| Error::internal(loc, "concat of no arrays"))?;
         if dim >= first.shape.len() {
-            return Err(at(loc, "internal error: concat beyond the rank"));
+            return Err(Error::internal(loc, "concat beyond the rank"));
         }
         let mut total = 0;
         for a in arrs {
@@ -1382,7 +1369,8 @@ impl<'a> Exec<'a> {
                     .enumerate()
                     .all(|(k, (x, y))| k == dim || x == y);
             if !same {
-                return Err(at(
+                return Err(Error::runtime(
+                    RuntimeKind::Shape,
                     loc,
                     format!(
                         "cannot concatenate arrays of shapes {} and {}",
@@ -1394,7 +1382,8 @@ impl<'a> Exec<'a> {
             total += a.shape[dim];
         }
         if total != w {
-            return Err(at(
+            return Err(Error::runtime(
+                RuntimeKind::Shape,
                 loc,
                 format!("concatenation has size {total}, expected {w}"),
             ));
@@ -1493,7 +1482,7 @@ impl<'a> Exec<'a> {
                     self.launch_map_scratch(&code, key, &lam.body.stms, n, &bufs, &[], loc)?;
                 } else {
                     let r = self.launch(&code, &[], &bufs, &[], Self::groups_for(n), loc);
-                    r.map_err(|e| self.device_limit(e))?;
+                    r?;
                 }
                 Ok(outs.into_iter().map(HVal::A).collect())
             }
@@ -1705,7 +1694,7 @@ impl<'a> Exec<'a> {
             } => {
                 let n = self.size(w, loc)?;
                 if dest.len() != vals.len() {
-                    return Err(at(loc, "internal error: hist arity"));
+                    return Err(Error::internal(loc, "hist arity"));
                 }
                 // Tuples: operators that combine each component on its own (as `jvp` makes)
                 // run as one histogram per component.
@@ -1741,11 +1730,11 @@ impl<'a> Exec<'a> {
                 }
                 let first = ds
                     .first()
-                    .ok_or_else(|| at(loc, "internal error: scatter"))?
+                    .ok_or_else(|| Error::internal(loc, "scatter"))?
                     .clone();
                 let r = inds.len();
                 if r > first.shape.len() {
-                    return Err(at(loc, "internal error: scatter rank"));
+                    return Err(Error::internal(loc, "scatter rank"));
                 }
                 let nat = natural(&first.shape);
                 let rowlen: usize = first.shape[r..].iter().product();
@@ -1904,10 +1893,11 @@ impl<'a> Exec<'a> {
         if n > 0 && len > 0 {
             let info = self.ctx.info().clone();
             if d.elem.byte_size() == 8 && !info.int64_atomics {
-                return Err(format!(
-                    "not supported by the Vulkan device {}: 64-bit atomics (reduce_by_index on {})",
-                    info.name, d.elem
-                ));
+                return Err(Error::NotSupported {
+                    what: format!("64-bit atomics (reduce_by_index on {})", d.elem),
+                    loc: loc.clone(),
+                    device: Some(info.name.clone()),
+                });
             }
             let prog = self.prog;
             let t = d.elem;
@@ -2206,11 +2196,15 @@ pub(crate) fn describe_args(args: &[crate::device::Arg]) -> E<Vec<ArgDesc>> {
         descs.push(match a {
             Arg::Host(Value::Array(arr)) => {
                 if arr.shape.iter().product::<usize>() != arr.data.len() {
-                    return Err(format!(
-                        "argument {}: array of shape {:?} has {} elements",
-                        k + 1,
-                        arr.shape,
-                        arr.data.len()
+                    return Err(Error::runtime(
+                        RuntimeKind::Arguments,
+                        &None,
+                        format!(
+                            "argument {}: array of shape {:?} has {} elements",
+                            k + 1,
+                            arr.shape,
+                            arr.data.len()
+                        ),
                     ));
                 }
                 ArgDesc {
@@ -2227,12 +2221,16 @@ pub(crate) fn describe_args(args: &[crate::device::Arg]) -> E<Vec<ArgDesc>> {
             Arg::Device(d) => {
                 let need = (d.shape.iter().product::<usize>() * wsize(d.elem)) as u64;
                 if d.buffer.size() < need {
-                    return Err(format!(
+                    return Err(Error::runtime(
+                        RuntimeKind::Arguments,
+                        &None,
+                        format!(
                         "argument {}: a device array {}{} needs {need} bytes, the buffer has {}",
                         k + 1,
                         shape_str(&d.shape),
                         d.elem.name(),
                         d.buffer.size()
+                    ),
                     ));
                 }
                 ArgDesc {
@@ -2249,10 +2247,14 @@ pub(crate) fn describe_args(args: &[crate::device::Arg]) -> E<Vec<ArgDesc>> {
 /// The sizes of an entry's parameters inferred from the arguments, checked like the interpreter.
 pub fn check_arg_descs(f: &FunDef, entry: &str, args: &[ArgDesc]) -> E<Vec<PrimValue>> {
     if args.len() != f.params.len() {
-        return Err(format!(
-            "entry `{entry}` expects {} arguments, got {}",
-            f.params.len(),
-            args.len()
+        return Err(Error::runtime(
+            RuntimeKind::Arguments,
+            &None,
+            format!(
+                "entry `{entry}` expects {} arguments, got {}",
+                f.params.len(),
+                args.len()
+            ),
         ));
     }
     let mut sizes: HashMap<&ir::VName, (usize, usize)> = HashMap::new();
@@ -2273,21 +2275,21 @@ pub fn check_arg_descs(f: &FunDef, entry: &str, args: &[ArgDesc]) -> E<Vec<PrimV
             )
         };
         if p.ty.elem() != Some(a.elem) || p.ty.rank() != a.shape.len() {
-            return Err(bad());
+            return Err(Error::runtime(RuntimeKind::Arguments, &None, bad()));
         }
         for (d, (dim, &n)) in p.ty.shape().iter().zip(&a.shape).enumerate() {
             match dim {
                 SubExp::Const(c) => {
                     if c.as_i128() != Some(n as i128) {
-                        return Err(bad());
+                        return Err(Error::runtime(RuntimeKind::Arguments, &None, bad()));
                     }
                 }
                 SubExp::Var(v) => match sizes.get(v) {
                     Some(&(m, k0)) if m != n => {
-                        return Err(format!(
+                        return Err(Error::runtime(RuntimeKind::Arguments, &None, format!(
                             "shape mismatch: argument {} has size {n} in dimension {} where argument {} has size {m} for the same size `{}`",
                             k + 1, d + 1, k0 + 1, v.base
-                        ))
+                        )))
                     }
                     Some(_) => {}
                     None => {
@@ -2301,9 +2303,13 @@ pub fn check_arg_descs(f: &FunDef, entry: &str, args: &[ArgDesc]) -> E<Vec<PrimV
         .iter()
         .map(|s| match sizes.get(s) {
             Some(&(n, _)) => Ok(PrimValue::I64(n as i64)),
-            None => Err(format!(
-                "entry `{entry}`: size `{}` cannot be inferred from the arguments",
-                s.base
+            None => Err(Error::runtime(
+                RuntimeKind::Arguments,
+                &None,
+                format!(
+                    "entry `{entry}`: size `{}` cannot be inferred from the arguments",
+                    s.base
+                ),
             )),
         })
         .collect()
@@ -2328,7 +2334,7 @@ pub fn run(ctx: &Context, prog: &ir::Program, entry: &str, args: Vec<Value>) -> 
     outs.into_iter()
         .map(|o| match o {
             crate::device::Out::Host(v) => Ok(v),
-            crate::device::Out::Device(_) => Err("internal error: device result".to_string()),
+            crate::device::Out::Device(_) => Err(Error::bug("device result")),
         })
         .collect()
 }
@@ -2362,7 +2368,7 @@ pub fn run_profiled(
         .into_iter()
         .map(|o| match o {
             crate::device::Out::Host(v) => Ok(v),
-            crate::device::Out::Device(_) => Err("internal error: device result".to_string()),
+            crate::device::Out::Device(_) => Err(Error::bug("device result")),
         })
         .collect::<E<Vec<Value>>>()?;
     Ok((values, timings))
@@ -2384,9 +2390,7 @@ fn run_args_timed(
     Vec<KernelTiming>,
 )> {
     use crate::device::Arg;
-    let f = prog
-        .entry(entry)
-        .ok_or_else(|| format!("no entry point named `{entry}`"))?;
+    let f = prog.entry(entry).ok_or_else(|| Error::no_entry(entry))?;
     let descs = describe_args(&args)?;
     let sizes = check_arg_descs(f, entry, &descs)?;
     let rewritten = crate::passes::vulkan_passes(prog, ctx.info());
@@ -2459,7 +2463,9 @@ fn run_on(
                 })
             }
             HVal::A(a) => Out::Host(Value::Array(ex.download(&a)?)),
-            HVal::Acc(_) | HVal::Empty => return Err(format!("entry `{entry}` returned nothing")),
+            HVal::Acc(_) | HVal::Empty => {
+                return Err(Error::bug(format!("entry `{entry}` returned nothing")))
+            }
         });
     }
     Ok((

@@ -48,8 +48,9 @@ use vkad_core::prim::{FloatType, IntType, PrimType};
 /// Workgroup size of every kernel.
 pub const WG: u32 = 256;
 
-/// A build error (an internal error: the builder was misused).
-pub type R<T> = Result<T, String>;
+/// The result of building a kernel: its errors are [`crate::error::Error`]s (constructs the
+/// backend cannot compile, or internal errors where the builder was misused).
+pub type R<T> = crate::error::Result<T>;
 
 pub(crate) trait Ie<T> {
     fn ie(self) -> R<T>;
@@ -57,7 +58,7 @@ pub(crate) trait Ie<T> {
 
 impl<T> Ie<T> for Result<T, rspirv::dr::Error> {
     fn ie(self) -> R<T> {
-        self.map_err(|e| format!("internal error: SPIR-V builder: {e:?}"))
+        self.map_err(crate::error::Error::from)
     }
 }
 
@@ -116,6 +117,37 @@ pub const LAVAPIPE_LOOP_LIMIT: u32 = 65535;
 pub struct ErrorSite {
     pub loc: Option<SrcLoc>,
     pub msg: String,
+}
+
+/// The error a kernel reported in its status slot: `code` (one of the `ERR_` constants) at
+/// `site` of its error table (`loc`: the launch's location, for a site the table lacks), on
+/// the device named `device`. lavapipe's loop limit is a limit of the device, not a failure
+/// of the program.
+pub fn kernel_error(
+    code: u32,
+    site: Option<&ErrorSite>,
+    loc: &Option<SrcLoc>,
+    device: &str,
+) -> crate::error::Error {
+    use crate::error::{Error, RuntimeKind};
+    let (loc, msg) = match site {
+        Some(s) => (&s.loc, s.msg.as_str()),
+        None => (loc, "kernel error"),
+    };
+    let kind = match code {
+        ERR_LOOP_LIMIT => {
+            return Error::LoopLimit {
+                device: device.to_string(),
+                loc: loc.clone(),
+            }
+        }
+        ERR_BOUNDS => RuntimeKind::Bounds,
+        ERR_DIVZERO => RuntimeKind::Division,
+        ERR_ASSERT => RuntimeKind::Assert,
+        ERR_NEGEXP => RuntimeKind::NegativeExponent,
+        _ => return Error::internal(loc, format!("kernel error code {code}: {msg}")),
+    };
+    Error::runtime(kind, loc, msg)
 }
 
 /// The storage word of a buffer binding.

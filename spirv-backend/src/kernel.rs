@@ -8,11 +8,12 @@
 
 #[path = "scratch.rs"]
 mod scratch;
-pub use scratch::{Scratch, LOOP_LIMIT_MSG};
+pub use scratch::Scratch;
 #[path = "kernel_acc.rs"]
 mod kernel_acc;
 pub use kernel_acc::AccKernel;
 
+use crate::error::Error;
 use crate::gen::{ErrorSite, Gen, Ie, ERR_ASSERT, ERR_BOUNDS, R};
 use rspirv::spirv::Word;
 use std::collections::{HashMap, HashSet};
@@ -123,11 +124,8 @@ pub struct KernelCode {
 }
 
 /// "not supported on the Vulkan backend: what at file:line:col".
-pub fn unsupported(what: &str, loc: &Option<SrcLoc>) -> String {
-    match loc {
-        Some(l) => format!("not supported on the Vulkan backend: {what} at {l}"),
-        None => format!("not supported on the Vulkan backend: {what}"),
-    }
+pub fn unsupported(what: &str, loc: &Option<SrcLoc>) -> crate::error::Error {
+    crate::error::Error::unsupported(what, loc)
 }
 
 /// Compiles IR code inside one kernel.
@@ -221,10 +219,10 @@ impl<'p> KCtx<'p> {
                 elems, ranks, rank, ..
             }) => self.host_acc(g, v, &elems, &ranks, rank, loc)?,
             None => {
-                return Err(format!(
-                    "internal error: variable `{v}` is not bound in kernel code{}",
+                return Err(Error::bug(format!(
+                    "variable `{v}` is not bound in kernel code{}",
                     loc.as_ref().map(|l| format!(" at {l}")).unwrap_or_default()
-                ))
+                )))
             }
         };
         Ok(x)
@@ -240,9 +238,9 @@ impl<'p> KCtx<'p> {
     pub fn scalar(&mut self, g: &mut Gen, se: &SubExp, loc: &Option<SrcLoc>) -> R<Word> {
         match self.sub(g, se, loc)? {
             KVal::S(w, _) => Ok(w),
-            _ => Err(format!(
-                "internal error: `{se:?}` is an array, expected a scalar"
-            )),
+            _ => Err(Error::bug(format!(
+                "`{se:?}` is an array, expected a scalar"
+            ))),
         }
     }
 
@@ -261,17 +259,17 @@ impl<'p> KCtx<'p> {
                     }
                 }
             }
-            _ => Err("internal error: index of a non-integer type".into()),
+            _ => Err(Error::bug("index of a non-integer type")),
         }
     }
 
     fn bind(&mut self, stm: &Stm, vals: Vec<KVal>) -> R<()> {
         if vals.len() != stm.pat.elems.len() {
-            return Err(format!(
-                "internal error: {} values bound to {} names",
+            return Err(Error::bug(format!(
+                "{} values bound to {} names",
                 vals.len(),
                 stm.pat.elems.len()
-            ));
+            )));
         }
         for (p, v) in stm.pat.elems.iter().zip(vals) {
             self.env.insert(p.name.id, v);
@@ -296,7 +294,7 @@ impl<'p> KCtx<'p> {
         loc: &Option<SrcLoc>,
     ) -> R<Vec<KVal>> {
         if args.len() != lam.params.len() {
-            return Err("internal error: lambda arity".into());
+            return Err(Error::bug("lambda arity"));
         }
         for (p, a) in lam.params.iter().zip(args) {
             self.env.insert(p.name.id, a);
@@ -339,7 +337,7 @@ impl<'p> KCtx<'p> {
                     let r = self.lambda(g, lam, args, loc)?;
                     r.into_iter()
                         .nth(res)
-                        .ok_or_else(|| "internal error: lazy result".to_string())
+                        .ok_or_else(|| Error::bug("lazy result"))
                 }
                 Lazy::Iota {
                     start, stride, it, ..
@@ -358,7 +356,7 @@ impl<'p> KCtx<'p> {
                 }
                 Lazy::Rep { row, .. } => Ok(row),
             },
-            KVal::S(..) => Err("internal error: row of a scalar".into()),
+            KVal::S(..) => Err(Error::bug("row of a scalar")),
             // A `map` over accumulators gives each iteration the accumulator itself.
             KVal::Acc(a) => Ok(KVal::Acc(*a)),
         }
@@ -371,7 +369,7 @@ impl<'p> KCtx<'p> {
             KVal::L(k) => Ok(match &self.lazies[*k] {
                 Lazy::Map { n, .. } | Lazy::Iota { n, .. } | Lazy::Rep { n, .. } => *n,
             }),
-            KVal::S(..) | KVal::Acc(_) => Err("internal error: length of a scalar".into()),
+            KVal::S(..) | KVal::Acc(_) => Err(Error::bug("length of a scalar")),
         }
     }
 
@@ -380,7 +378,7 @@ impl<'p> KCtx<'p> {
         if dst.dims.is_empty() {
             return match x {
                 KVal::S(w, _) => self.st(g, dst.bi, dst.elem, dst.off, *w),
-                _ => Err("internal error: array written into an element".into()),
+                _ => Err(Error::bug("array written into an element")),
             };
         }
         let u64t = g.t_u64();
@@ -434,7 +432,7 @@ impl<'p> KCtx<'p> {
         let mut off = v.off;
         let mut dims = Vec::new();
         if idx.len() > v.dims.len() {
-            return Err("internal error: too many indices".into());
+            return Err(Error::bug("too many indices"));
         }
         for (d, &(n, s)) in idx.iter().zip(&v.dims) {
             match d {
@@ -561,7 +559,7 @@ impl<'p> KCtx<'p> {
                 let r = match x {
                     KVal::V(view) if !idx.is_empty() => self.index_view(g, &view, idx, stm)?,
                     other if idx.is_empty() => other,
-                    _ => return Err("internal error: index of a scalar".into()),
+                    _ => return Err(Error::bug("index of a scalar")),
                 };
                 self.bind(stm, vec![r])
             }
@@ -669,7 +667,7 @@ impl<'p> KCtx<'p> {
                         let dims = natural(g, &sizes)?;
                         self.bind(stm, vec![KVal::V(View { dims, ..c })])
                     }
-                    KVal::S(..) | KVal::Acc(_) => Err("internal error: reshape of a scalar".into()),
+                    KVal::S(..) | KVal::Acc(_) => Err(Error::bug("reshape of a scalar")),
                 }
             }
             Exp::Rearrange(perm, v) => match self.var(g, v, loc)? {
@@ -678,14 +676,14 @@ impl<'p> KCtx<'p> {
                     let view = self.materialize(g, &x, e, stm)?;
                     let mut dims = Vec::with_capacity(perm.len());
                     for &p in perm {
-                        dims.push(*view.dims.get(p).ok_or("internal error: permutation")?);
+                        dims.push(*view.dims.get(p).ok_or_else(|| Error::bug("permutation"))?);
                     }
                     self.bind(stm, vec![KVal::V(View { dims, ..view })])
                 }
                 KVal::V(view) if perm.len() == view.dims.len() => {
                     let mut dims = Vec::with_capacity(perm.len());
                     for &p in perm {
-                        dims.push(*view.dims.get(p).ok_or("internal error: permutation")?);
+                        dims.push(*view.dims.get(p).ok_or_else(|| Error::bug("permutation"))?);
                     }
                     self.bind(stm, vec![KVal::V(View { dims, ..view })])
                 }
@@ -761,9 +759,9 @@ impl<'p> KCtx<'p> {
                 let (mut accs, mut vs) = (then_accs.into_iter(), vars.iter());
                 for &a in &is_acc {
                     out.push(if a {
-                        accs.next().ok_or("internal error: if results")?
+                        accs.next().ok_or_else(|| Error::bug("if results"))?
                     } else {
-                        let &(var, rt, t) = vs.next().ok_or("internal error: if results")?;
+                        let &(var, rt, t) = vs.next().ok_or_else(|| Error::bug("if results"))?;
                         KVal::S(g.load(rt, var)?, t)
                     });
                 }
@@ -782,7 +780,7 @@ impl<'p> KCtx<'p> {
                     if matches!(p.ty, Type::Acc { .. }) {
                         match self.sub(g, init, loc)? {
                             x @ KVal::Acc(_) => accs.push(Some(x)),
-                            _ => return Err("internal error: accumulator loop parameter".into()),
+                            _ => return Err(Error::bug("accumulator loop parameter")),
                         }
                         slot.push(None);
                         continue;
@@ -832,10 +830,10 @@ impl<'p> KCtx<'p> {
                             .iter()
                             .position(|(p, _)| p.name == *c)
                             .and_then(|k| slot[k])
-                            .ok_or("internal error: while condition is not a loop parameter")?;
+                            .ok_or_else(|| Error::bug("while condition is not a loop parameter"))?;
                         g.load(vars[k].1, vars[k].0)?
                     }
-                    _ => return Err("internal error: loop form".into()),
+                    _ => return Err(Error::bug("loop form")),
                 };
                 let c = self.live(g, c)?;
                 g.loop_cond(st, c)?;
@@ -844,7 +842,7 @@ impl<'p> KCtx<'p> {
                     let x = match (&accs[k], slot[k]) {
                         (Some(a), _) => a.clone(),
                         (None, Some(j)) => KVal::S(g.load(vars[j].1, vars[j].0)?, vars[j].2),
-                        (None, None) => return Err("internal error: loop parameter".into()),
+                        (None, None) => return Err(Error::bug("loop parameter")),
                     };
                     self.env.insert(p.name.id, x);
                 }
@@ -883,7 +881,7 @@ impl<'p> KCtx<'p> {
                     out.push(match (a, k) {
                         (Some(a), _) => a,
                         (None, Some(j)) => KVal::S(g.load(vars[j].1, vars[j].0)?, vars[j].2),
-                        (None, None) => return Err("internal error: loop parameter".into()),
+                        (None, None) => return Err(Error::bug("loop parameter")),
                     });
                 }
                 self.bind(stm, out)
@@ -892,9 +890,9 @@ impl<'p> KCtx<'p> {
                 let f = self
                     .prog
                     .fun(fun)
-                    .ok_or_else(|| format!("internal error: unknown function `{fun}`"))?;
+                    .ok_or_else(|| Error::bug(format!("unknown function `{fun}`")))?;
                 if !self.active.insert(fun.to_string()) {
-                    return Err(format!("recursive call of `{fun}` is not supported"));
+                    return Err(Error::internal(loc, format!("recursive call of `{fun}`")));
                 }
                 let names: Vec<&VName> = f
                     .size_params
@@ -902,7 +900,7 @@ impl<'p> KCtx<'p> {
                     .chain(f.params.iter().map(|p| &p.name))
                     .collect();
                 if names.len() != args.len() {
-                    return Err(format!("internal error: `{fun}` arity"));
+                    return Err(Error::bug(format!("`{fun}` arity")));
                 }
                 for (n, a) in names.into_iter().zip(args) {
                     let x = self.sub(g, a, loc)?;
@@ -950,9 +948,7 @@ impl<'p> KCtx<'p> {
                             ))
                         }
                         x @ (KVal::V(_) | KVal::L(_)) => views.push(x),
-                        KVal::S(..) | KVal::Acc(_) => {
-                            return Err("internal error: reduce of a scalar".into())
-                        }
+                        KVal::S(..) | KVal::Acc(_) => return Err(Error::bug("reduce of a scalar")),
                     }
                 }
                 let tys = pat_prims(
@@ -1015,7 +1011,7 @@ impl<'p> KCtx<'p> {
         stm: &Stm,
     ) -> R<()> {
         if r.len() != vars.len() {
-            return Err("internal error: result count".into());
+            return Err(Error::bug("result count"));
         }
         for (&(var, _, _), x) in vars.iter().zip(r) {
             match x {
@@ -1061,7 +1057,7 @@ pub fn constant(g: &mut Gen, c: PrimValue) -> Word {
 fn pat_prim(stm: &Stm, k: usize) -> R<PrimType> {
     match stm.pat.elems.get(k).map(|p| &p.ty) {
         Some(Type::Prim(t)) => Ok(*t),
-        _ => Err("internal error: scalar statement with a non-scalar pattern".into()),
+        _ => Err(Error::bug("scalar statement with a non-scalar pattern")),
     }
 }
 
@@ -1159,7 +1155,7 @@ pub fn map_kernel_accs<'p>(
     let mut views = Vec::with_capacity(arrs.len());
     for a in arrs {
         match k.var(&mut g, a, loc)? {
-            KVal::S(..) => return Err("internal error: map over a scalar".into()),
+            KVal::S(..) => return Err(Error::bug("map over a scalar")),
             x => views.push(x),
         }
     }
@@ -1319,7 +1315,7 @@ pub fn column_kernel<'p>(
     for (&(v, _, _), &ri) in accs.iter().zip(&vop.results) {
         match r.get(ri) {
             Some(KVal::S(x, _)) => g.store(v, *x)?,
-            _ => return Err("internal error: vectorised operator result".into()),
+            _ => return Err(Error::bug("vectorised operator result")),
         }
     }
     if scan {

@@ -28,6 +28,7 @@
 //! thread; its other results are per-thread arrays.
 
 use super::{natural, unsupported, ArgSrc, BindSrc, KCtx, KVal, View};
+use crate::error::Error;
 use crate::gen::{word_kind, Gen, Ie, WordKind, ERR_ASSERT, R};
 use rspirv::spirv;
 use std::collections::HashMap;
@@ -100,7 +101,7 @@ impl<'p> KCtx<'p> {
                     loc,
                 ))
             }
-            None => return Err(format!("internal error: accumulator `{v}` unknown")),
+            None => return Err(Error::bug(format!("accumulator `{v}` unknown"))),
         };
         if ranks.iter().any(|&r| r != rank) {
             return Err(unsupported(
@@ -110,7 +111,7 @@ impl<'p> KCtx<'p> {
         }
         let k = elems.len();
         if op.lam.params.len() != 2 * k || op.lam.body.result.len() != k {
-            return Err("internal error: accumulator operator arity".into());
+            return Err(Error::bug("accumulator operator arity"));
         }
         // Each component's slice of the operator (one component: all of it).
         let (keep, split) = if k == 1 {
@@ -212,7 +213,7 @@ impl<'p> KCtx<'p> {
         let loc = &stm.loc;
         let a = match self.var(g, acc, loc)? {
             KVal::Acc(a) => a,
-            _ => return Err(format!("internal error: `{acc}` is not an accumulator")),
+            _ => return Err(Error::bug(format!("`{acc}` is not an accumulator"))),
         };
         match self.accs[a].clone() {
             KAcc::Host {
@@ -229,7 +230,7 @@ impl<'p> KCtx<'p> {
                     ));
                 }
                 if vals.len() != comps.len() {
-                    return Err("internal error: accumulator update of the wrong arity".into());
+                    return Err(Error::bug("accumulator update of the wrong arity"));
                 }
                 let mut is = Vec::with_capacity(rank);
                 for ix in idx {
@@ -372,7 +373,7 @@ impl<'p> KCtx<'p> {
     ) -> R<()> {
         let loc = &stm.loc;
         if idx.len() != shape.len() || vals.len() != arrs.len() {
-            return Err("internal error: accumulator update of the wrong arity".into());
+            return Err(Error::bug("accumulator update of the wrong arity"));
         }
         let (u64t, bt) = (g.t_u64(), g.t_bool());
         let mut ok = g.c_bool(true);
@@ -432,7 +433,7 @@ impl<'p> KCtx<'p> {
             }
         };
         if new.len() != rows.len() {
-            return Err("internal error: accumulator operator result count".into());
+            return Err(Error::bug("accumulator operator result count"));
         }
         for (row, x) in rows.iter().zip(&new) {
             self.write_into(g, row, x, loc)?;
@@ -460,9 +461,9 @@ impl<'p> KCtx<'p> {
             ));
         }
         if lam.params.len() != inputs.len() {
-            return Err(
-                "internal error: withacc lambda must take one accumulator per input".into(),
-            );
+            return Err(Error::bug(
+                "withacc lambda must take one accumulator per input",
+            ));
         }
         let bt = g.t_bool();
         let mut handles = Vec::with_capacity(inputs.len());
@@ -477,7 +478,7 @@ impl<'p> KCtx<'p> {
                 let x = self.var(g, a, loc)?;
                 let v = self.own(g, x, stm)?;
                 if v.dims.len() < shape.len() {
-                    return Err("internal error: accumulator array of a lower rank".into());
+                    return Err(Error::bug("accumulator array of a lower rank"));
                 }
                 for (&(n, _), &s) in v.dims.iter().zip(&shape) {
                     let e = g.b.i_equal(bt, None, n, s).ie()?;
@@ -493,10 +494,9 @@ impl<'p> KCtx<'p> {
             g.fail_if(bad, ERR_ASSERT, site)?;
             if let Some(op) = &inp.op {
                 if op.lam.params.len() != 2 * arrs.len() {
-                    return Err(
-                        "internal error: accumulator operator arity does not match its arrays"
-                            .into(),
-                    );
+                    return Err(Error::bug(
+                        "accumulator operator arity does not match its arrays",
+                    ));
                 }
             }
             self.accs.push(KAcc::Local {
@@ -509,7 +509,7 @@ impl<'p> KCtx<'p> {
         let args = handles.iter().map(|&h| KVal::Acc(h)).collect();
         let r = self.lambda(g, lam, args, loc)?;
         if r.len() < handles.len() {
-            return Err("internal error: withacc results".into());
+            return Err(Error::bug("withacc results"));
         }
         let mut out = Vec::with_capacity(stm.pat.elems.len());
         for (x, &h) in r.iter().zip(&handles) {
@@ -543,7 +543,9 @@ impl<'p> KCtx<'p> {
             outs.push(match t {
                 Type::Acc { .. } => None,
                 t => {
-                    let e = t.elem().ok_or("internal error: inner map result type")?;
+                    let e = t
+                        .elem()
+                        .ok_or_else(|| Error::bug("inner map result type"))?;
                     let shape = self.row_shape(g, stm, res, 0)?;
                     let what = "an inner `map` taking accumulators and returning other values";
                     Some(self.alloc(g, e, &shape, what, loc)?)
@@ -557,7 +559,7 @@ impl<'p> KCtx<'p> {
             let args = k.rows_of(g, &inputs, i, loc)?;
             let r = k.lambda(g, lam, args, loc)?;
             if r.len() != outs2.len() {
-                return Err("internal error: inner map result count".into());
+                return Err(Error::bug("inner map result count"));
             }
             let mut got = Vec::with_capacity(r.len());
             for (x, o) in r.iter().zip(&outs2) {
@@ -568,22 +570,20 @@ impl<'p> KCtx<'p> {
                         k.write_into(g, &dst, x, loc)?;
                         got.push(None);
                     }
-                    (None, _) => {
-                        return Err("internal error: an inner map's accumulator results".into())
-                    }
+                    (None, _) => return Err(Error::bug("an inner map's accumulator results")),
                 }
             }
             accs = Some(got);
             Ok(())
         })?;
         // Accumulators are compile-time handles: the same whatever the iteration.
-        let accs = accs.ok_or("internal error: inner map body")?;
+        let accs = accs.ok_or_else(|| Error::bug("inner map body"))?;
         let mut out = Vec::with_capacity(outs.len());
         for (a, o) in accs.into_iter().zip(outs) {
             out.push(match (a, o) {
                 (Some(a), _) => KVal::Acc(a),
                 (None, Some(o)) => KVal::V(o),
-                (None, None) => return Err("internal error: inner map results".into()),
+                (None, None) => return Err(Error::bug("inner map results")),
             });
         }
         self.bind(stm, out)

@@ -91,8 +91,15 @@
 //! recording on and returns every module the executor made; [`write_modules`] validates and
 //! writes them with an index.
 //!
-//! Not supported yet (errors starting with "not supported", which the test runner counts as
-//! skipped): per-thread arrays outside `map` kernels (in the operators of top-level
+//! Errors (module [`error`]): one enum, [`error::Error`]: `NotSupported` (by the backend, or
+//! by the device: a missing feature), `LoopLimit` (lavapipe's loop limit, below), `Runtime`
+//! with a [`error::RuntimeKind`] (bounds, division, assertion, shapes, sizes, arguments; the
+//! message is the interpreter's, with the location), `Device` (a `vkad_vk::VkError`: out of
+//! memory, device lost, timeout, validation), `Entry` (the entry point's own compile error),
+//! `Io` and `Internal`. It converts into the test runner's `RunError`, which counts the
+//! not-supported kinds as skipped; the CLI and `vkad bench` decide by variant too.
+//!
+//! Not supported yet (`Error::NotSupported`, which the test runner counts as skipped): per-thread arrays outside `map` kernels (in the operators of top-level
 //! `reduce`/`scan`/`reduce_by_index` and in the column kernels of vectorised operators),
 //! loops inside a `map` whose array parameters change size from one iteration to the next,
 //! a single thread's arrays larger than the device's largest storage buffer, reductions over
@@ -105,8 +112,9 @@
 //! all loops of the invocation). The host keeps its own kernels below that (grid loops, chunked
 //! passes, column passes of at most 32768 rows per launch, one row per thread for `map`s with
 //! per-thread arrays). On lavapipe, `map` kernels count iterations the same way and a loop
-//! that would be cut is reported as "not supported by the Vulkan device ...: loop exceeded
-//! lavapipe's 65535-iteration limit at FILE:LINE:COL" instead of giving wrong results. The
+//! that would be cut is reported as `Error::LoopLimit` ("not supported by the Vulkan device
+//! ...: loop exceeded lavapipe's 65535-iteration limit at FILE:LINE:COL") instead of giving
+//! wrong results. The
 //! emulation matches lavapipe exactly on nests of loops, but lavapipe has been seen to stop
 //! earlier than counted in some large kernels (Futhark's `tests/ad/reduce-vec-minmax0.fut` and
 //! `scanvecbenchtests.fut` (`vecmul`), whose results are then wrong without an error).
@@ -114,6 +122,7 @@
 pub mod bench;
 mod codegen;
 pub mod device;
+pub mod error;
 mod exec;
 mod gen;
 mod kernel;
@@ -126,21 +135,25 @@ mod scalar;
 mod segmented;
 mod sort;
 
+use crate::error::Error;
 pub use device::{run_entry_device, storage_bytes, Arg, DeviceArray, Out};
 pub use record::{compile_entry, write_modules, CompiledModule};
 use std::sync::Mutex;
-use vkad_core::testing::Backend;
+use vkad_core::testing::{Backend, RunError};
 use vkad_core::value::Value;
 use vkad_core::Compiled;
-pub use vkad_vk::{Context, ContextOptions, KernelTiming};
+pub use vkad_vk::{Context, ContextOptions, KernelTiming, VkError};
 
 /// The compile-time error that makes entry point `entry` of `compiled` unrunnable (a
 /// diagnostic of its own, e.g. an AD rule that does not apply), as run errors give it.
-pub(crate) fn entry_error(compiled: &Compiled, entry: &str) -> Result<(), String> {
+pub(crate) fn entry_error(compiled: &Compiled, entry: &str) -> error::Result<()> {
     match compiled.entry_errors.get(entry) {
         Some(d) => {
             let text = d.render(&compiled.sources);
-            Err(text.strip_prefix("error: ").unwrap_or(&text).to_string())
+            Err(Error::Entry {
+                message: text.strip_prefix("error: ").unwrap_or(&text).to_string(),
+                not_supported: d.not_supported,
+            })
         }
         None => Ok(()),
     }
@@ -153,7 +166,7 @@ pub fn run_entry(
     compiled: &Compiled,
     entry: &str,
     args: Vec<Value>,
-) -> Result<Vec<Value>, String> {
+) -> error::Result<Vec<Value>> {
     entry_error(compiled, entry)?;
     exec::run(ctx, &compiled.ir, entry, args)
 }
@@ -165,7 +178,7 @@ pub fn run_ir(
     prog: &vkad_core::ir::Program,
     entry: &str,
     args: Vec<Value>,
-) -> Result<Vec<Value>, String> {
+) -> error::Result<Vec<Value>> {
     exec::run(ctx, prog, entry, args)
 }
 
@@ -176,7 +189,7 @@ pub fn run_entry_profiled(
     compiled: &Compiled,
     entry: &str,
     args: Vec<Value>,
-) -> Result<(Vec<Value>, Vec<KernelTiming>), String> {
+) -> error::Result<(Vec<Value>, Vec<KernelTiming>)> {
     entry_error(compiled, entry)?;
     exec::run_profiled(ctx, &compiled.ir, entry, args, true)
 }
@@ -190,7 +203,7 @@ pub fn run_entry_kernels(
     args: Vec<Value>,
     thresholds: &vkad_core::seg::Thresholds,
     profile: bool,
-) -> Result<(Vec<Value>, Vec<KernelTiming>), String> {
+) -> error::Result<(Vec<Value>, Vec<KernelTiming>)> {
     entry_error(compiled, entry)?;
     let prog = runtime::DeviceProgram::new(ctx, &compiled.ir)?;
     prog.run(ctx, entry, args, thresholds, profile)
@@ -223,20 +236,13 @@ impl VulkanBackend {
     }
 
     /// The device context (created on the first call).
-    pub fn context(&self) -> Result<std::sync::Arc<Context>, String> {
-        let mut g = self
-            .ctx
-            .lock()
-            .map_err(|_| "internal error: poisoned lock".to_string())?;
+    pub fn context(&self) -> error::Result<std::sync::Arc<Context>> {
+        let mut g = self.ctx.lock().map_err(|_| Error::bug("poisoned lock"))?;
         if let Some(c) = &*g {
             return Ok(c.clone());
         }
-        let c = std::sync::Arc::new(Context::new(&self.opts).map_err(|e| match e {
-            vkad_vk::VkError::NoDevice(m) => format!(
-                "no Vulkan device: {m} (install mesa-vulkan-drivers for a CPU device, or pass `-b interp`)"
-            ),
-            e => e.to_string(),
-        })?);
+        // `VkError::NoDevice` says how to install a driver, or to use `-b interp`.
+        let c = std::sync::Arc::new(Context::new(&self.opts)?);
         *g = Some(c.clone());
         Ok(c)
     }
@@ -255,7 +261,7 @@ impl Backend for VulkanBackend {
         compiled: &Compiled,
         entry: &str,
         args: Vec<Value>,
-    ) -> Result<Vec<Value>, String> {
+    ) -> Result<Vec<Value>, RunError> {
         let ctx = self.context()?;
         let r = if self.kernel_ir {
             let th = vkad_core::seg::Thresholds::all(vkad_core::seg::Thresholds::DEFAULT);
@@ -270,6 +276,6 @@ impl Backend for VulkanBackend {
                 *g = None;
             }
         }
-        r
+        Ok(r?)
     }
 }

@@ -3,7 +3,8 @@
 //! from the sizes it knows), limits the number of threads so the buffers stay within
 //! [`SCRATCH_BUDGET`], and launches again with more when a thread reports that it overflowed.
 
-use super::{vk, Exec, HVal, E};
+use super::{Exec, HVal, E};
+use crate::error::Error;
 use crate::gen::WG;
 use crate::kernel::{BindSrc, KernelCode};
 use std::sync::Arc;
@@ -77,22 +78,22 @@ impl<'a> Exec<'a> {
             let widest = (caps[0] * 4).max(caps[1] * 8).max(1);
             let max_threads = (alloc_max / per_thread.max(1)).min(range / widest);
             if max_threads == 0 {
-                return Err(super::at(
-                    loc,
-                    format!(
-                        "not supported by the Vulkan device {}: {} bytes of per-thread arrays in a `map` (the limit per buffer is {} bytes)",
-                        info.name, per_thread, range
+                return Err(Error::NotSupported {
+                    what: format!(
+                        "{per_thread} bytes of per-thread arrays in a `map` (the limit per buffer is {range} bytes)"
                     ),
-                ));
+                    loc: loc.clone(),
+                    device: Some(info.name.clone()),
+                });
             }
             // Threads beyond `threads` (in the last workgroup) have no rows and no scratch.
             let threads = ((n - r0) as u64).min(max_threads).min(65535 * wg);
             let groups = threads.div_ceil(wg) as u32;
             let r1 = r0 as u64 + threads;
-            let s32 = self.scratch_buffer(threads * caps[0] * 4, loc)?;
-            let s64 = self.scratch_buffer(threads * caps[1] * 8, loc)?;
-            let need = self.scratch_buffer(8, loc)?;
-            self.ctx.upload(&need, 0, &[0u8; 8]).map_err(vk)?;
+            let s32 = self.scratch_buffer(threads * caps[0] * 4)?;
+            let s64 = self.scratch_buffer(threads * caps[1] * 8)?;
+            let need = self.scratch_buffer(8)?;
+            self.ctx.upload(&need, 0, &[0u8; 8])?;
             let lits = [caps[0], caps[1], r0 as u64, r1, threads];
             // Accumulators the kernel updates: kept, to undo a run that must be repeated.
             let backups = accs
@@ -105,7 +106,7 @@ impl<'a> Exec<'a> {
             let r = self
                 .launch(code, &lits, outs, &tmps, groups, loc)
                 .and_then(|_| self.flush());
-            let bytes = self.ctx.download(&need, 0, 8).map_err(vk)?;
+            let bytes = self.ctx.download(&need, 0, 8)?;
             let word = |i: usize| {
                 u32::from_le_bytes([
                     bytes[4 * i],
@@ -125,9 +126,9 @@ impl<'a> Exec<'a> {
                 }
                 tries += 1;
                 if tries > MAX_TRIES {
-                    return Err(super::at(
+                    return Err(super::Error::internal(
                         loc,
-                        "internal error: per-thread memory of a `map` kept growing",
+                        "per-thread memory of a `map` kept growing",
                     ));
                 }
                 for k in 0..2 {
@@ -137,40 +138,18 @@ impl<'a> Exec<'a> {
                 }
                 continue;
             }
-            r.map_err(|e| self.device_limit(e))?;
+            r?;
             self.kernels.scratch_caps.insert(key, caps);
             r0 = r1 as usize;
         }
         Ok(())
     }
 
-    /// Runtime errors of lavapipe's loop limit are a limitation of the device: reported as
-    /// "not supported by the Vulkan device ..." (which the test runner counts as skipped) with
-    /// the location of the loop at the end.
-    pub(crate) fn device_limit(&self, e: String) -> String {
-        let msg = crate::kernel::LOOP_LIMIT_MSG;
-        match e.strip_suffix(msg) {
-            Some(head) => {
-                let at = head.trim_end().trim_end_matches(':');
-                let at = if at.is_empty() {
-                    String::new()
-                } else {
-                    format!(" at {at}")
-                };
-                format!(
-                    "not supported by the Vulkan device {}: {msg}{at}",
-                    self.ctx.info().name
-                )
-            }
-            None => e,
-        }
-    }
-
-    fn scratch_buffer(&self, bytes: u64, loc: &Option<SrcLoc>) -> E<Arc<Buffer>> {
+    fn scratch_buffer(&self, bytes: u64) -> E<Arc<Buffer>> {
         self.ctx
             .alloc(bytes.max(8))
             .map(Arc::new)
-            .map_err(|e| super::at(loc, format!("per-thread arrays of a `map`: {}", vk(e))))
+            .map_err(Error::from)
     }
 
     /// A host-side size if it is known here (a constant or a host scalar).

@@ -2,6 +2,7 @@
 //! transposition, replication), `iota`, chunked reduction and scan phases, histograms and scatter.
 //! Every kernel reads its sizes from launch-time literals (`ArgSrc::Lit`).
 
+use crate::error::Error;
 use crate::gen::{word_kind, Gen, Ie, WordKind, R, WG};
 use crate::kernel::{unsupported, ArgSrc, BindSrc, HostTy, KCtx, KVal, KernelCode, View};
 use rspirv::spirv::{self, Word};
@@ -326,7 +327,7 @@ pub fn chunked<'p>(
                                 g.store_elem(outs[m].bi, t, at, x)?;
                             } else {
                                 let KVal::S(x, _) = k.row(g, &ins[m], idx)? else {
-                                    return Err("internal error: scan of arrays".into());
+                                    return Err(Error::bug("scan of arrays"));
                                 };
                                 let w = g.reg_to_word(t, x)?;
                                 g.store(p, w)?;
@@ -921,10 +922,10 @@ pub fn hist<'p>(
     let sem = g.c_u32(0);
     g.grid_loop(w, |g, j| {
         let KVal::S(ix, _) = k.row(g, &iv, j)? else {
-            return Err("internal error: hist index".into());
+            return Err(Error::bug("hist index"));
         };
         let KVal::S(x, _) = k.row(g, &vv, j)? else {
-            return Err("internal error: hist value".into());
+            return Err(Error::bug("hist value"));
         };
         let inb = g.b.u_less_than(bt, None, ix, len).ie()?;
         let st = g.begin_if(inb)?;
@@ -1046,7 +1047,7 @@ pub fn scatter<'p>(
         let mut flat = g.c_u64(0);
         for (v, &(s, st)) in iviews.iter().zip(&dims) {
             let KVal::S(ix, _) = k.row(g, v, j)? else {
-                return Err("internal error: scatter index".into());
+                return Err(Error::bug("scatter index"));
             };
             let inb = g.b.u_less_than(bt, None, ix, s).ie()?;
             ok = g.b.logical_and(bt, None, ok, inb).ie()?;
@@ -1070,9 +1071,7 @@ pub fn scatter<'p>(
                 let base = g.b.i_add(u64t, None, off, flat).ie()?;
                 match k.row(g, vv, j)? {
                     KVal::S(x, _) => g.store_elem(bi, t, base, x)?,
-                    KVal::L(_) | KVal::Acc(_) => {
-                        return Err("internal error: lazy scatter value".into())
-                    }
+                    KVal::L(_) | KVal::Acc(_) => return Err(Error::bug("lazy scatter value")),
                     KVal::V(row) => {
                         // Copy the row (contiguous in both).
                         let z = g.c_u64(0);

@@ -370,7 +370,7 @@ pub fn profile_run(
     profile: &Profile,
     entry: &str,
     args: Vec<Value>,
-) -> Result<(Vec<Value>, Run), String> {
+) -> crate::error::Result<(Vec<Value>, Run)> {
     let start = std::time::Instant::now();
     let (values, timings) = crate::run_entry_profiled(ctx, compiled, entry, args)?;
     let wall_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);

@@ -12,6 +12,7 @@
 //! arrays through device addresses; so the recording run is subject to
 //! `maxStorageBufferRange` and `maxPerStageDescriptorStorageBuffers`.
 
+use crate::error::Error;
 use crate::kernel::KernelCode;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -94,7 +95,7 @@ pub fn compile_entry(
     compiled: &Compiled,
     entry: &str,
     args: Vec<Value>,
-) -> Result<(Vec<Value>, Vec<CompiledModule>), String> {
+) -> crate::error::Result<(Vec<Value>, Vec<CompiledModule>)> {
     crate::entry_error(compiled, entry)?;
     let args = args.into_iter().map(crate::device::Arg::Host).collect();
     let (outs, modules) = crate::exec::run_args(ctx, &compiled.ir, entry, args, false, true)?;
@@ -102,9 +103,9 @@ pub fn compile_entry(
         .into_iter()
         .map(|o| match o {
             crate::device::Out::Host(v) => Ok(v),
-            crate::device::Out::Device(_) => Err("internal error: device result".to_string()),
+            crate::device::Out::Device(_) => Err(Error::bug("device result")),
         })
-        .collect::<Result<Vec<_>, String>>()?;
+        .collect::<crate::error::Result<Vec<_>>>()?;
     Ok((values, modules))
 }
 
@@ -116,8 +117,11 @@ pub fn write_modules(
     dir: &Path,
     entry: &str,
     modules: &[CompiledModule],
-) -> Result<Vec<std::path::PathBuf>, String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+) -> crate::error::Result<Vec<std::path::PathBuf>> {
+    std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     let mut index = format!(
         "# SPIR-V modules of entry `{entry}` ({} modules), in the order the executor made them.\n\
          # Each: descriptor set 0 of `bindings` storage buffers (0: status words, 1: 64-bit \
@@ -126,11 +130,15 @@ pub fn write_modules(
     );
     let mut written = Vec::new();
     for (n, m) in modules.iter().enumerate() {
-        vkad_vk::validate_spirv(&m.words).map_err(|e| format!("module {n} ({}): {e}", m.name))?;
+        vkad_vk::validate_spirv(&m.words)
+            .map_err(|e| Error::bug(format!("module {n} ({}): {e}", m.name)))?;
         let file = format!("{n}_{}.spv", m.file_stem());
         let path = dir.join(&file);
         let bytes: Vec<u8> = m.words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        std::fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        std::fs::write(&path, bytes).map_err(|source| Error::Io {
+            path: path.clone(),
+            source,
+        })?;
         written.push(path);
         let _ = writeln!(index, "\n[{file}]");
         let _ = writeln!(index, "name = {}", m.name);
@@ -149,7 +157,10 @@ pub fn write_modules(
         );
     }
     let path = dir.join("index.txt");
-    std::fs::write(&path, index).map_err(|e| format!("{}: {e}", path.display()))?;
+    std::fs::write(&path, index).map_err(|source| Error::Io {
+        path: path.clone(),
+        source,
+    })?;
     written.push(path);
     Ok(written)
 }

@@ -7,6 +7,7 @@
 //! in `f32` for `f64` arguments; `erf`, `erfc`, `gamma` and `lgamma` use series/approximations
 //! accurate to about `1e-7` relative. Conversions to `f16` from `f64` round twice (via `f32`).
 
+use crate::error::Error;
 use crate::gen::{Gen, Ie, ERR_DIVZERO, ERR_NEGEXP, R};
 use rspirv::dr::Operand;
 use rspirv::spirv::{Decoration, GlslStd450Op as GLOp, Word};
@@ -121,7 +122,7 @@ impl Gen {
                 let nan = self.b.is_nan(bt, None, x).ie()?;
                 self.b.select(ty, None, nan, x, s2).ie()?
             }
-            _ => return Err(format!("internal error: {op:?} on {}", t.name())),
+            _ => return Err(Error::bug(format!("{op:?} on {}", t.name()))),
         })
     }
 
@@ -190,7 +191,7 @@ impl Gen {
             PrimType::Bool => Ok(match op {
                 And(_) | Min(_) => self.b.logical_and(bt, None, x, y).ie()?,
                 Or(_) | Max(_) => self.b.logical_or(bt, None, x, y).ie()?,
-                _ => return Err(format!("internal error: {op:?} on bool")),
+                _ => return Err(Error::bug(format!("{op:?} on bool"))),
             }),
             PrimType::Int(it) => {
                 let r = match op {
@@ -269,7 +270,7 @@ impl Gen {
                     Pow(_) => self.fpow(ft, x, y)?,
                     Min(_) => self.glsl(ty, GLOp::NMin, &[x, y])?,
                     Max(_) => self.glsl(ty, GLOp::NMax, &[x, y])?,
-                    _ => return Err(format!("internal error: {op:?} on floats")),
+                    _ => return Err(Error::bug(format!("{op:?} on floats"))),
                 };
                 self.fround(ft, r)
             }
@@ -696,10 +697,10 @@ impl Gen {
         use MathFn::*;
         let need = vkad_core::primops::math_arity(f);
         if a.len() != need {
-            return Err(format!(
-                "internal error: {f:?} applied to {} arguments",
+            return Err(Error::bug(format!(
+                "{f:?} applied to {} arguments",
                 a.len()
-            ));
+            )));
         }
         let bt = self.t_bool();
         let u32t = self.t_u32();
@@ -881,7 +882,7 @@ impl Gen {
                 let r = self.b.bitwise_or(ut, None, xm, ys).ie()?;
                 return self.b.bitcast(ty, None, r).ie();
             }
-            Clz(_) | Popc(_) | Ctz(_) | MulHi(_) => return Err(format!("internal error: {f:?}")),
+            Clz(_) | Popc(_) | Ctz(_) | MulHi(_) => return Err(Error::bug(format!("{f:?}"))),
         };
         self.fround(ft, r)
     }
@@ -1086,9 +1087,9 @@ impl Gen {
 }
 
 fn unreachable_op(op: BinOp) -> R<Word> {
-    Err(format!("internal error: unexpected {op:?}"))
+    Err(Error::bug(format!("unexpected {op:?}")))
 }
 
 fn unreachable_fn(f: MathFn) -> R<FloatType> {
-    Err(format!("internal error: unexpected {f:?}"))
+    Err(Error::bug(format!("unexpected {f:?}")))
 }

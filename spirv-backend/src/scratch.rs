@@ -24,6 +24,7 @@
 //! literal 4 the number of threads that have scratch (threads beyond it get no rows).
 
 use super::{construct_name, natural, unsupported, BindSrc, KCtx, KVal, Lazy, View};
+use crate::error::Error;
 use crate::gen::{word_kind, Gen, Ie, WordKind, ERR_LOOP_LIMIT, LAVAPIPE_LOOP_LIMIT, R};
 use rspirv::spirv::Word;
 use vkad_core::diag::SrcLoc;
@@ -31,9 +32,6 @@ use vkad_core::ir::{
     Body, DimIndex, Exp, Lambda, LoopForm, Operator, Param, Soac, Stm, SubExp, Type, VName,
 };
 use vkad_core::prim::PrimType;
-
-/// The message of the lavapipe loop-limit error.
-pub const LOOP_LIMIT_MSG: &str = "loop exceeded lavapipe's 65535-iteration limit";
 
 /// A kernel's scratch memory (see the module doc). Index 0: 32-bit words, 1: 64-bit words.
 pub struct Scratch {
@@ -308,7 +306,7 @@ impl<'p> KCtx<'p> {
         let s = self
             .scratch
             .as_ref()
-            .ok_or("internal error: no scratch memory")?;
+            .ok_or_else(|| Error::bug("no scratch memory"))?;
         if let Some(bi) = s.bi[k] {
             return Ok(bi);
         }
@@ -344,9 +342,9 @@ impl<'p> KCtx<'p> {
         let bi = self.scratch_bi(g, k)?;
         let (cap, base, top, ovf, need) = match &self.scratch {
             Some(s) => (s.cap[k], s.base[k], s.top[k], s.ovf, s.need),
-            None => return Err("internal error: no scratch memory".into()),
+            None => return Err(Error::bug("no scratch memory")),
         };
-        let need = need.ok_or("internal error: no need buffer")?;
+        let need = need.ok_or_else(|| Error::bug("no need buffer"))?;
         let u64t = g.t_u64();
         let u32t = g.t_u32();
         let bt = g.t_bool();
@@ -472,7 +470,7 @@ impl<'p> KCtx<'p> {
         let lim = g.c_u32(LAVAPIPE_LOOP_LIMIT - 1);
         let out = g.b.u_greater_than_equal(bt, None, x, lim).ie()?;
         let bad = g.b.logical_and(bt, None, out, more).ie()?;
-        let site = g.site(loc, LOOP_LIMIT_MSG);
+        let site = g.site(loc, "lavapipe's loop limit");
         g.fail_if(bad, ERR_LOOP_LIMIT, site)
     }
 
@@ -488,7 +486,7 @@ impl<'p> KCtx<'p> {
         };
         let bt = g.t_bool();
         let bad = g.load(bt, cut)?;
-        let site = g.site(loc, LOOP_LIMIT_MSG);
+        let site = g.site(loc, "lavapipe's loop limit");
         g.fail_if(bad, ERR_LOOP_LIMIT, site)
     }
 
@@ -533,7 +531,7 @@ impl<'p> KCtx<'p> {
                 }
             }
             (LoopForm::While(_), _, Some((var, rt))) => g.load(rt, var)?,
-            _ => return Err("internal error: loop form".into()),
+            _ => return Err(Error::bug("loop form")),
         };
         self.backedge(g, more, loc)
     }
@@ -550,11 +548,11 @@ impl<'p> KCtx<'p> {
                     .ret
                     .get(*res)
                     .and_then(|t| t.elem())
-                    .ok_or_else(|| "internal error: lazy element type".to_string()),
+                    .ok_or_else(|| Error::bug("lazy element type")),
                 Lazy::Iota { it, .. } => Ok(PrimType::Int(*it)),
                 Lazy::Rep { row, .. } => self.elem_of(row),
             },
-            KVal::Acc(_) => Err("internal error: element type of an accumulator".into()),
+            KVal::Acc(_) => Err(Error::bug("element type of an accumulator")),
         }
     }
 
@@ -563,14 +561,14 @@ impl<'p> KCtx<'p> {
         match x {
             KVal::V(v) => Ok(v.dims.iter().map(|d| d.0).collect()),
             KVal::S(..) => Ok(Vec::new()),
-            KVal::Acc(_) => Err("internal error: shape of an accumulator".into()),
+            KVal::Acc(_) => Err(Error::bug("shape of an accumulator")),
             KVal::L(k) => match &self.lazies[*k] {
                 Lazy::Map { n, shape, .. } => {
                     let mut s = vec![*n];
                     s.extend(
                         shape
                             .as_ref()
-                            .ok_or("internal error: unknown shape of an inner `map`")?,
+                            .ok_or_else(|| Error::bug("unknown shape of an inner `map`"))?,
                     );
                     Ok(s)
                 }
@@ -596,7 +594,7 @@ impl<'p> KCtx<'p> {
             .pat
             .elems
             .get(k)
-            .ok_or("internal error: pattern element")?
+            .ok_or_else(|| Error::bug("pattern element"))?
             .ty;
         let mut out = Vec::new();
         for d in t.shape().iter().skip(skip) {
@@ -622,7 +620,10 @@ impl<'p> KCtx<'p> {
     /// Row `i` of a view, as a view (no load).
     pub(super) fn row_view(&mut self, g: &mut Gen, v: &View, i: Word) -> R<View> {
         let u64t = g.t_u64();
-        let (_, s) = *v.dims.first().ok_or("internal error: row of an element")?;
+        let (_, s) = *v
+            .dims
+            .first()
+            .ok_or_else(|| Error::bug("row of an element"))?;
         let m = g.b.i_mul(u64t, None, i, s).ie()?;
         let off = g.b.i_add(u64t, None, v.off, m).ie()?;
         Ok(View {
@@ -637,7 +638,7 @@ impl<'p> KCtx<'p> {
     pub(super) fn own(&mut self, g: &mut Gen, x: KVal, stm: &Stm) -> R<View> {
         match x {
             KVal::V(v) if self.is_scratch_bi(v.bi).is_some() => Ok(v),
-            KVal::S(..) => Err("internal error: in-place update of a scalar".into()),
+            KVal::S(..) => Err(Error::bug("in-place update of a scalar")),
             x => {
                 let e = self.elem_of(&x)?;
                 self.materialize(g, &x, e, stm)
@@ -660,7 +661,7 @@ impl<'p> KCtx<'p> {
                     }
                 }
             }
-            _ => Err("internal error: index of a non-integer type".into()),
+            _ => Err(Error::bug("index of a non-integer type")),
         }
     }
 
@@ -720,7 +721,7 @@ impl<'p> KCtx<'p> {
         let loc = &stm.loc;
         let mut outs = Vec::with_capacity(lam.ret.len());
         for (res, t) in lam.ret.iter().enumerate() {
-            let e = t.elem().ok_or("internal error: map of accumulators")?;
+            let e = t.elem().ok_or_else(|| Error::bug("map of accumulators"))?;
             let shape = self.row_shape(g, stm, res, 0)?;
             outs.push(self.alloc(g, e, &shape, "a `map` inside a parallel operator", loc)?);
         }
@@ -776,7 +777,7 @@ impl<'p> KCtx<'p> {
                         Lazy::Map {
                             lam, inputs, res, ..
                         } => (*lam, inputs.clone(), *res),
-                        _ => return Err("internal error: lazy map".into()),
+                        _ => return Err(Error::bug("lazy map")),
                     };
                     let pos = match done.iter().position(|(d, _)| *d == key) {
                         Some(p) => p,
@@ -795,7 +796,7 @@ impl<'p> KCtx<'p> {
                             .1
                             .get(res)
                             .cloned()
-                            .ok_or("internal error: lazy result")?,
+                            .ok_or_else(|| Error::bug("lazy result"))?,
                     );
                 }
                 _ => out.push(self.row_of(g, x, i, loc)?),
@@ -881,14 +882,14 @@ impl<'p> KCtx<'p> {
         let (_, stride) = *out
             .dims
             .get(dim)
-            .ok_or("internal error: concat dimension")?;
+            .ok_or_else(|| Error::bug("concat dimension"))?;
         let mut start = g.c_u64(0);
         for a in arrs {
             let x = self.var(g, a, loc)?;
             let len = *self
                 .shape_of(&x)?
                 .get(dim)
-                .ok_or("internal error: concat dimension")?;
+                .ok_or_else(|| Error::bug("concat dimension"))?;
             let m = g.b.i_mul(u64t, None, start, stride).ie()?;
             let off = g.b.i_add(u64t, None, out.off, m).ie()?;
             let mut dims = out.dims.clone();
@@ -949,7 +950,7 @@ impl<'p> KCtx<'p> {
             vs.push(self.var(g, v, loc)?);
         }
         if vs.len() != dsts.len() || dsts.iter().any(|d| d.dims.len() < is.len()) {
-            return Err("internal error: scatter shapes".into());
+            return Err(Error::bug("scatter shapes"));
         }
         let r = is.len();
         let dsts2 = dsts.clone();
@@ -1018,7 +1019,7 @@ impl<'p> KCtx<'p> {
             .first()
             .and_then(|d| d.dims.first())
             .map(|d| d.0)
-            .ok_or("internal error: reduce_by_index without destination")?;
+            .ok_or_else(|| Error::bug("reduce_by_index without destination"))?;
         let dsts2 = dsts.clone();
         self.kloop(g, n, loc, &mut |k, g, j| {
             let x = k.row_of(g, &is, j, loc)?;
@@ -1110,7 +1111,7 @@ impl<'p> KCtx<'p> {
             }
             let r = self.body(g, b, loc)?;
             if r.len() != res.len() {
-                return Err("internal error: if result count".into());
+                return Err(Error::bug("if result count"));
             }
             for (x, slot) in r.into_iter().zip(&res) {
                 match (slot, x) {
@@ -1119,11 +1120,11 @@ impl<'p> KCtx<'p> {
                     (Res::A(bi, elem, off, dims), x) => {
                         let v = match x {
                             KVal::V(v) if v.bi == *bi => v,
-                            KVal::S(..) => return Err("internal error: if result".into()),
+                            KVal::S(..) => return Err(Error::bug("if result")),
                             x => self.materialize(g, &x, *elem, stm)?,
                         };
                         if v.dims.len() != dims.len() {
-                            return Err("internal error: if result rank".into());
+                            return Err(Error::bug("if result rank"));
                         }
                         g.store(*off, v.off)?;
                         for (&(sv, tv), &(s, t)) in dims.iter().zip(&v.dims) {
@@ -1131,7 +1132,7 @@ impl<'p> KCtx<'p> {
                             g.store(tv, t)?;
                         }
                     }
-                    _ => return Err("internal error: if result".into()),
+                    _ => return Err(Error::bug("if result")),
                 }
             }
         }
@@ -1146,7 +1147,7 @@ impl<'p> KCtx<'p> {
         let mut out = Vec::with_capacity(res.len());
         for r in &res {
             out.push(match r {
-                Res::Acc => KVal::Acc(*accs.next().ok_or("internal error: if results")?),
+                Res::Acc => KVal::Acc(*accs.next().ok_or_else(|| Error::bug("if results"))?),
                 Res::S(var, rt, t) => KVal::S(g.load(*rt, *var)?, *t),
                 Res::A(bi, elem, off, dims) => {
                     let mut ds = Vec::with_capacity(dims.len());
@@ -1226,7 +1227,7 @@ impl<'p> KCtx<'p> {
                 }
                 Type::Acc { .. } => match self.sub(g, init, loc)? {
                     KVal::Acc(a) => vars.push(LoopVar::Acc(a)),
-                    _ => return Err("internal error: accumulator loop parameter".into()),
+                    _ => return Err(Error::bug("accumulator loop parameter")),
                 },
             }
         }
@@ -1256,13 +1257,13 @@ impl<'p> KCtx<'p> {
                 let k = names
                     .iter()
                     .position(|&id| id == c.id)
-                    .ok_or("internal error: while condition is not a loop parameter")?;
+                    .ok_or_else(|| Error::bug("while condition is not a loop parameter"))?;
                 match &vars[k] {
                     LoopVar::Scalar(var, rt, _) => g.load(*rt, *var)?,
-                    _ => return Err("internal error: array loop condition".into()),
+                    _ => return Err(Error::bug("array loop condition")),
                 }
             }
-            _ => return Err("internal error: loop form".into()),
+            _ => return Err(Error::bug("loop form")),
         };
         let c = self.live(g, c)?;
         g.loop_cond(st, c)?;
@@ -1297,7 +1298,7 @@ impl<'p> KCtx<'p> {
         }
         let r = self.body(g, body, loc)?;
         if r.len() != vars.len() {
-            return Err("internal error: loop result count".into());
+            return Err(Error::bug("loop result count"));
         }
         if let Some((cv, rt, it)) = counter {
             let x = g.load(rt, cv)?;
@@ -1333,7 +1334,7 @@ impl<'p> KCtx<'p> {
                             continue;
                         }
                     }
-                    let c = off.ok_or("internal error: loop slot")?;
+                    let c = off.ok_or_else(|| Error::bug("loop slot"))?;
                     let other = g.b.i_sub(u64t, None, *sum, c).ie()?;
                     let dst = View {
                         bi: *bi,
@@ -1344,7 +1345,7 @@ impl<'p> KCtx<'p> {
                     self.write_into(g, &dst, x, loc)?;
                     toggles.push((*cur, other));
                 }
-                _ => return Err("internal error: loop result".into()),
+                _ => return Err(Error::bug("loop result")),
             }
         }
         for (cur, other) in toggles {
@@ -1407,7 +1408,7 @@ impl<'p> KCtx<'p> {
         }
         let k = op.neutral.len();
         if stm.pat.elems.len() != k || arrs.len() != k {
-            return Err("internal error: operator arity".into());
+            return Err(Error::bug("operator arity"));
         }
         let skip = usize::from(scan);
         let mut vars = Vec::with_capacity(k);
@@ -1426,7 +1427,7 @@ impl<'p> KCtx<'p> {
                 let var = g.var(rt);
                 match ne {
                     KVal::S(w, _) => g.store(var, w)?,
-                    _ => return Err("internal error: neutral element".into()),
+                    _ => return Err(Error::bug("neutral element")),
                 }
                 vars.push(FoldVar::Scalar(var, rt, elem));
             } else {
@@ -1481,7 +1482,7 @@ impl<'p> KCtx<'p> {
             args.extend(kc.rows_of(g, &inputs, i, loc)?);
             let r = kc.lambda(g, &op.lam, args, loc)?;
             if r.len() != k {
-                return Err("internal error: operator result count".into());
+                return Err(Error::bug("operator result count"));
             }
             let mut toggles = Vec::new();
             for (j, (x, v)) in r.iter().zip(vars_ref).enumerate() {
@@ -1507,7 +1508,7 @@ impl<'p> KCtx<'p> {
                         let dst = if scan {
                             kc.row_view(g, &outs2[j], i)?
                         } else {
-                            let c = accs[j].ok_or("internal error: accumulator")?;
+                            let c = accs[j].ok_or_else(|| Error::bug("accumulator"))?;
                             let other = g.b.i_sub(u64t, None, *sum, c).ie()?;
                             View {
                                 bi: *bi,
@@ -1519,7 +1520,7 @@ impl<'p> KCtx<'p> {
                         kc.write_into(g, &dst, x, loc)?;
                         toggles.push((*cur, dst.off));
                     }
-                    _ => return Err("internal error: operator result".into()),
+                    _ => return Err(Error::bug("operator result")),
                 }
             }
             for (cur, off) in toggles {
@@ -1559,5 +1560,5 @@ fn pat_elem(stm: &Stm, k: usize) -> R<PrimType> {
         .elems
         .get(k)
         .and_then(|p| p.ty.elem())
-        .ok_or_else(|| "internal error: pattern element type".to_string())
+        .ok_or_else(|| Error::bug("pattern element type"))
 }

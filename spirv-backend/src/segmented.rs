@@ -227,7 +227,7 @@ impl<'a> Exec<'a> {
         arrs: &'a [VName],
         lam: &'a Lambda,
         loc: &Option<SrcLoc>,
-    ) -> Result<Option<Vec<HVal>>, String> {
+    ) -> crate::error::Result<Option<Vec<HVal>>> {
         let Some((scan, op, inputs)) = segmented_of(arrs, lam) else {
             return Ok(None);
         };

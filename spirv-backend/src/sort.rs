@@ -17,6 +17,7 @@
 //! Nothing here needs forward progress between workgroups. Shared memory: [`SHARED_BYTES`]
 //! (the host falls back to the loop of SOACs, `passes::sort_lower`, where a device has less).
 
+use crate::error::Error;
 use crate::exec::{DArr, Exec};
 use crate::gen::{Gen, Ie, WordKind, R, WG};
 use crate::kernel::{BindSrc, KCtx, KernelCode};
@@ -358,7 +359,7 @@ impl Exec<'_> {
         keys: &DArr,
         bits: i64,
         loc: &Option<SrcLoc>,
-    ) -> Result<(DArr, DArr), String> {
+    ) -> crate::error::Result<(DArr, DArr)> {
         let n = keys.shape.iter().product::<usize>();
         let out = [
             self.alloc(PrimType::I64, vec![n])?,
@@ -372,10 +373,10 @@ impl Exec<'_> {
         }
         let need = SHARED_BYTES as u32;
         if self.ctx.info().max_shared_memory < need {
-            return Err(format!(
-                "internal error: sort_by_key needs {need} bytes of shared memory (the backend \
+            return Err(Error::bug(format!(
+                "sort_by_key needs {need} bytes of shared memory (the backend \
                  should have lowered it to SOACs)"
-            ));
+            )));
         }
         let tiles = n.div_ceil(TILE as usize);
         let groups = tiles.min(65535) as u32;

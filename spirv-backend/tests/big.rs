@@ -39,7 +39,7 @@ fn ctx() -> Option<Arc<Context>> {
     .clone()
 }
 
-fn run(c: &Context, src: &str, args: Vec<Value>) -> Result<Vec<Value>, String> {
+fn run(c: &Context, src: &str, args: Vec<Value>) -> Result<Vec<Value>, vkad_spirv::error::Error> {
     let p = vkad_core::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
     run_entry(c, &p, "main", args)
 }
@@ -115,6 +115,15 @@ fn an_array_larger_than_one_allocation_is_a_clear_error() {
     let n = (c.info().max_allocation / 4 + 1) as i64;
     let src = "entry main (n: i64) : f32 = let xs = replicate n 1f32 in xs[n - 1]\n";
     let e = run(&c, src, vec![Value::Scalar(PrimValue::I64(n))]).expect_err("too large");
-    assert!(e.contains("out of memory"), "{e}");
-    assert!(e.contains("larger than the device allows"), "{e}");
+    assert!(
+        matches!(
+            e,
+            vkad_spirv::error::Error::Device(vkad_spirv::VkError::OutOfMemory(_))
+        ),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("larger than the device allows"),
+        "{e}"
+    );
 }

@@ -6,6 +6,7 @@ mod common;
 use std::sync::Arc;
 use vkad_core::prim::{IntType, PrimType, PrimValue};
 use vkad_core::value::{ArrayValue, Buffer as HBuf, Value};
+use vkad_spirv::error::{Error, RuntimeKind};
 use vkad_spirv::{compile_entry, run_entry_device, Arg, DeviceArray, Out};
 
 const SRC: &str = "
@@ -64,14 +65,32 @@ fn device_arguments_are_checked() {
         ..small.clone()
     };
     let e = run_entry_device(&ctx, &c, "twice", vec![Arg::Device(too_long)]).unwrap_err();
-    assert!(e.contains("needs 4000 bytes"), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::Runtime {
+                kind: RuntimeKind::Arguments,
+                ..
+            }
+        ) && e.to_string().contains("needs 4000 bytes"),
+        "{e}"
+    );
     let wrong_type = DeviceArray {
         elem: PrimType::Int(IntType::I64),
         shape: vec![1],
         ..small
     };
     let e = run_entry_device(&ctx, &c, "twice", vec![Arg::Device(wrong_type)]).unwrap_err();
-    assert!(e.contains("expected []i32"), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::Runtime {
+                kind: RuntimeKind::Arguments,
+                ..
+            }
+        ) && e.to_string().contains("expected []i32"),
+        "{e}"
+    );
 }
 
 #[test]

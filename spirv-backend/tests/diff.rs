@@ -267,9 +267,20 @@ entry unsafe_ok (xs: []i32) = map (\i -> #[unsafe] xs[i]) (iota (length xs))
     let xs = Value::Array(ArrayValue::new(vec![3], Buffer::I32(vec![1, 2, 3])));
     let bad = Value::Array(ArrayValue::new(vec![2], Buffer::I64(vec![0, 3])));
     let zs = Value::Array(ArrayValue::new(vec![3], Buffer::I32(vec![1, 0, 1])));
-    for (entry, args, what) in [
-        ("oob", vec![xs.clone(), bad], "out of bounds"),
-        ("div", vec![xs.clone(), zs], "division by zero"),
+    use vkad_spirv::error::{Error, RuntimeKind};
+    for (entry, args, what, kind) in [
+        (
+            "oob",
+            vec![xs.clone(), bad],
+            "out of bounds",
+            RuntimeKind::Bounds,
+        ),
+        (
+            "div",
+            vec![xs.clone(), zs],
+            "division by zero",
+            RuntimeKind::Division,
+        ),
     ] {
         let c = vkad_core::compile("t.fut", src).unwrap();
         let want = c
@@ -278,7 +289,11 @@ entry unsafe_ok (xs: []i32) = map (\i -> #[unsafe] xs[i]) (iota (length xs))
             .to_string();
         let e = common::run(src, entry, args).expect_err("must fail");
         // Same location, same kind of error.
-        let loc = want.split(": ").next().unwrap_or("");
+        assert!(
+            matches!(&e, Error::Runtime { kind: k, .. } if *k == kind),
+            "{e:?}"
+        );
+        let (e, loc) = (e.to_string(), want.split(": ").next().unwrap_or(""));
         assert!(e.starts_with(loc) && e.contains(what), "{e} vs {want}");
     }
     same(src, "unsafe_ok", vec![xs]);

@@ -379,15 +379,15 @@ impl Worker {
                 info.name
             )));
             let result =
-                vkad_spirv::profile::profile_run(ctx, compiled, &profile, entry, args.clone()).map(
-                    |(values, run)| {
+                vkad_spirv::profile::profile_run(ctx, compiled, &profile, entry, args.clone())
+                    .map(|(values, run)| {
                         profile.runs.push(run);
                         values
                             .iter()
                             .map(|v| shorten(vkad_core::values::write_text(v)))
                             .collect()
-                    },
-                );
+                    })
+                    .map_err(|e| e.to_string());
             outcomes.push(EntryOutcome {
                 entry: entry.clone(),
                 result,

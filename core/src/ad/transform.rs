@@ -23,6 +23,8 @@ pub struct AdError {
     pub loc: Option<SrcLoc>,
     /// `not supported: jvp of <construct>` (or `vjp of ...`).
     pub message: String,
+    /// A construct the AD cannot differentiate (rather than an internal error).
+    pub not_supported: bool,
 }
 
 impl fmt::Display for AdError {
@@ -53,11 +55,17 @@ pub fn transform_partial(mut p: Program) -> (Program, Vec<AdError>) {
     let mut failed: Vec<AdError> = vec![];
     for f in &mut p.funs {
         let env = super::rev::fun_types(f);
-        if let Err((loc, message)) = body(&mut f.body, &mut ns, &env) {
+        if let Err(Failure {
+            loc,
+            message,
+            not_supported,
+        }) = body(&mut f.body, &mut ns, &env)
+        {
             failed.push(AdError {
                 fun: f.name.clone(),
                 loc,
                 message,
+                not_supported,
             });
         }
     }
@@ -104,7 +112,22 @@ fn calls_any(b: &Body, bad: &HashSet<Arc<str>>, failed: &[AdError]) -> Option<Ad
     None
 }
 
-type Failure = (Option<SrcLoc>, String);
+/// Why a function could not be differentiated.
+struct Failure {
+    loc: Option<SrcLoc>,
+    message: String,
+    not_supported: bool,
+}
+
+impl Failure {
+    fn not_supported(loc: &Option<SrcLoc>, message: String) -> Failure {
+        Failure {
+            loc: loc.clone(),
+            message,
+            not_supported: true,
+        }
+    }
+}
 
 /// Transforms the AD nodes in `b` and everything nested in it.
 /// `env`: the types of the variables bound in the function (the free variables of an AD node's
@@ -121,8 +144,9 @@ fn body(b: &mut Body, ns: &mut NameSource, env: &HashMap<VName, Type>) -> Result
                 ref args,
                 ref seeds,
             } => {
-                let dl = super::fwd::jvp_lambda(lam, ns)
-                    .map_err(|c| (s.loc.clone(), format!("not supported: jvp of {c}")))?;
+                let dl = super::fwd::jvp_lambda(lam, ns).map_err(|c| {
+                    Failure::not_supported(&s.loc, format!("not supported: jvp of {c}"))
+                })?;
                 bind_inline(&s, dl, args, seeds, &mut out)?;
             }
             Exp::Vjp {
@@ -130,8 +154,9 @@ fn body(b: &mut Body, ns: &mut NameSource, env: &HashMap<VName, Type>) -> Result
                 ref args,
                 ref seeds,
             } => {
-                let dl = super::rev::vjp_lambda_in(lam, ns, env)
-                    .map_err(|c| (s.loc.clone(), format!("not supported: vjp of {c}")))?;
+                let dl = super::rev::vjp_lambda_in(lam, ns, env).map_err(|c| {
+                    Failure::not_supported(&s.loc, format!("not supported: vjp of {c}"))
+                })?;
                 bind_inline(&s, dl, args, seeds, &mut out)?;
             }
             _ => out.push(s),
@@ -152,10 +177,11 @@ fn bind_inline(
 ) -> Result<(), Failure> {
     let inputs: Vec<&SubExp> = args.iter().chain(seeds).collect();
     if inputs.len() != dl.params.len() || dl.body.result.len() != s.pat.elems.len() {
-        return Err((
-            s.loc.clone(),
-            "internal error: the derivative does not match its AD node".to_string(),
-        ));
+        return Err(Failure {
+            loc: s.loc.clone(),
+            message: "internal error: the derivative does not match its AD node".to_string(),
+            not_supported: false,
+        });
     }
     let with_info = |mut st: Stm| {
         st.attrs.0.extend(s.attrs.0.iter().cloned());

@@ -35,6 +35,9 @@ pub(crate) use val::{Arr, Builder, Val};
 pub struct RuntimeError {
     pub message: String,
     pub loc: Option<SrcLoc>,
+    /// The program uses something this evaluator cannot run (the message starts with
+    /// "not supported"), rather than failing on its input.
+    pub not_supported: bool,
 }
 
 impl RuntimeError {
@@ -42,6 +45,24 @@ impl RuntimeError {
         RuntimeError {
             message: message.into(),
             loc,
+            not_supported: false,
+        }
+    }
+    /// A construct this evaluator cannot run (see [`RuntimeError::not_supported`]).
+    pub fn not_supported(message: impl Into<String>, loc: Option<SrcLoc>) -> RuntimeError {
+        RuntimeError {
+            not_supported: true,
+            ..RuntimeError::new(message, loc)
+        }
+    }
+    /// The error of running an entry point that could not be compiled (`d`, rendered with its
+    /// snippet, without the `error: ` prefix that callers add).
+    pub fn of_entry(d: &crate::diag::Diagnostic, sources: &crate::diag::SourceMap) -> RuntimeError {
+        let text = d.render(sources);
+        let text = text.strip_prefix("error: ").unwrap_or(&text);
+        RuntimeError {
+            not_supported: d.not_supported,
+            ..RuntimeError::new(text, None)
         }
     }
 }

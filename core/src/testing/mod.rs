@@ -28,13 +28,61 @@ use crate::{CompileError, Compiled};
 use std::io;
 use std::path::{Path, PathBuf};
 
+/// Why a backend could not run an entry point. The message of each variant is what a user
+/// reads (`file:line:col: ...` where the location is known); a test's expected `error:` is
+/// matched against it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RunError {
+    /// The program uses something the backend (or its device) cannot run yet: tests count it
+    /// as skipped unless [`RunOptions::unsupported_fails`].
+    #[error("{0}")]
+    NotSupported(String),
+    /// The program failed on its input: bounds, shapes, division by zero, an assertion, a
+    /// size that overflows, ...
+    #[error("{0}")]
+    Runtime(String),
+    /// The device failed: out of memory, lost, a timeout, a validation error.
+    #[error("{0}")]
+    Device(String),
+    /// A bug in vkad.
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl RunError {
+    /// The message, without the variant.
+    pub fn message(&self) -> &str {
+        match self {
+            RunError::NotSupported(m)
+            | RunError::Runtime(m)
+            | RunError::Device(m)
+            | RunError::Internal(m) => m,
+        }
+    }
+}
+
+impl From<crate::interp::RuntimeError> for RunError {
+    /// `file:line:col: message` (the RuntimeError's Display).
+    fn from(e: crate::interp::RuntimeError) -> RunError {
+        if e.not_supported {
+            RunError::NotSupported(e.to_string())
+        } else {
+            RunError::Runtime(e.to_string())
+        }
+    }
+}
+
 /// Something that can run an entry point of a compiled program.
 pub trait Backend {
     /// A short name, used for `no_<name>` tags.
     fn name(&self) -> &str;
-    /// Run `entry` on `args`; an error is a run-time error message.
-    fn run(&self, compiled: &Compiled, entry: &str, args: Vec<Value>)
-        -> Result<Vec<Value>, String>;
+    /// Run `entry` on `args`.
+    fn run(
+        &self,
+        compiled: &Compiled,
+        entry: &str,
+        args: Vec<Value>,
+    ) -> Result<Vec<Value>, RunError>;
     /// Compile a program (`name` is the file name errors report). By default the whole
     /// [`crate::compile`] pipeline.
     fn compile(&self, name: &str, text: &str) -> Result<Compiled, CompileError> {
@@ -61,8 +109,8 @@ impl Backend for OracleBackend {
         compiled: &Compiled,
         entry: &str,
         args: Vec<Value>,
-    ) -> Result<Vec<Value>, String> {
-        compiled.run_oracle(entry, args).map_err(|e| e.to_string())
+    ) -> Result<Vec<Value>, RunError> {
+        Ok(compiled.run_oracle(entry, args)?)
     }
     fn entry_error<'c>(&self, compiled: &'c Compiled, entry: &str) -> Option<&'c Diagnostic> {
         if compiled.ad_errors.contains_key(entry) {
@@ -86,9 +134,8 @@ impl Backend for InterpBackend {
         compiled: &Compiled,
         entry: &str,
         args: Vec<Value>,
-    ) -> Result<Vec<Value>, String> {
-        // `file:line:col: message` (the RuntimeError's Display).
-        compiled.run_interp(entry, args).map_err(|e| e.to_string())
+    ) -> Result<Vec<Value>, RunError> {
+        Ok(compiled.run_interp(entry, args)?)
     }
 }
 
@@ -109,11 +156,10 @@ impl Backend for KernelsBackend {
         compiled: &Compiled,
         entry: &str,
         args: Vec<Value>,
-    ) -> Result<Vec<Value>, String> {
-        compiled
+    ) -> Result<Vec<Value>, RunError> {
+        Ok(compiled
             .run_kernels(entry, args, &self.thresholds)
-            .map(|(values, _)| values)
-            .map_err(|e| e.to_string())
+            .map(|(values, _)| values)?)
     }
 }
 

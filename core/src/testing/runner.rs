@@ -13,7 +13,7 @@ use super::random::{fnv1a, random_value};
 use super::spec::{
     parse_program_test, ExpectedResult, GenValue, Success, TestAction, TestRun, Values,
 };
-use super::{collect_fut_files, Backend, Summary};
+use super::{collect_fut_files, Backend, RunError, Summary};
 use crate::value::Value;
 use crate::values::{gzip, parse_values};
 use crate::Compiled;
@@ -155,7 +155,7 @@ impl FileRun<'_> {
         compiled: &Compiled,
         entry: &str,
         args: Vec<Value>,
-    ) -> Result<Result<Vec<Value>, String>, String> {
+    ) -> Result<Result<Vec<Value>, RunError>, String> {
         catch_unwind(AssertUnwindSafe(|| self.backend.run(compiled, entry, args))).map_err(
             |payload| {
                 let msg = payload
@@ -194,14 +194,14 @@ impl FileRun<'_> {
             Ok(r) => r,
             Err(panic) => return Outcome::Fail(panic),
         };
-        // A backend that cannot run a construct yet reports "not supported ..." at run time:
-        // counted like an entry whose lowering is not supported.
-        if let Err(msg) = &result {
-            if msg.starts_with("not supported") && !self.opts.unsupported_fails {
+        // A backend that cannot run a construct yet says so at run time: counted like an entry
+        // whose lowering is not supported.
+        if let Err(RunError::NotSupported(msg)) = &result {
+            if !self.opts.unsupported_fails {
                 return Outcome::Skip(msg.clone());
             }
         }
-        match (result, &run.expected) {
+        match (result.map_err(|e| e.to_string()), &run.expected) {
             (Ok(_), ExpectedResult::RunTimeFailure(e)) => {
                 if e.pattern.is_empty() {
                     Outcome::Fail("expected an error but succeeded".into())
@@ -399,7 +399,7 @@ pub fn run_file(
         }
         let outcome = if let Some(d) = backend.entry_error(&compiled, entry) {
             // The entry point could not be lowered: report it once, count each dataset.
-            let unsupported = d.message.starts_with("not supported") && !opts.unsupported_fails;
+            let unsupported = d.not_supported && !opts.unsupported_fails;
             if !reported_entries.contains(&entry) {
                 reported_entries.push(entry);
                 let what = if unsupported {
@@ -506,7 +506,8 @@ mod tests {
                 ] {
                     if let Some(names) = line.strip_prefix(prefix) {
                         for n in names.split_whitespace() {
-                            let d = Diagnostic::error(Span::new(file, 0, 2), msg);
+                            let mut d = Diagnostic::error(Span::new(file, 0, 2), msg);
+                            d.not_supported = msg.starts_with("not supported");
                             entry_errors.insert(n.to_string(), d);
                         }
                     }
@@ -522,11 +523,15 @@ mod tests {
                 ad_errors: Default::default(),
             })
         }
-        fn run(&self, _: &Compiled, entry: &str, args: Vec<Value>) -> Result<Vec<Value>, String> {
+        fn run(&self, _: &Compiled, entry: &str, args: Vec<Value>) -> Result<Vec<Value>, RunError> {
             match entry {
-                "fail" => Err("Error: index 5 out of bounds for array of shape [3]".into()),
+                "fail" => Err(RunError::Runtime(
+                    "Error: index 5 out of bounds for array of shape [3]".into(),
+                )),
                 "panic" => panic!("fake backend panic"),
-                "unsup" => Err("not supported on the fake backend: this construct".into()),
+                "unsup" => Err(RunError::NotSupported(
+                    "not supported on the fake backend: this construct".into(),
+                )),
                 "sum" => match args.first() {
                     Some(Value::Array(a)) => {
                         let mut t = 0i32;
@@ -537,7 +542,7 @@ mod tests {
                         }
                         Ok(vec![Value::Scalar(PrimValue::I32(t))])
                     }
-                    _ => Err("sum: expected an array".into()),
+                    _ => Err(RunError::Internal("sum: expected an array".into())),
                 },
                 "double" => Ok(args
                     .into_iter()

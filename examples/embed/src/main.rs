@@ -267,7 +267,8 @@ fn run(validation: bool) -> Result<String, String> {
                 shape: vec![m],
             }),
         ];
-        let results = vkad_spirv::run_entry_device(&ctx, &compiled, "main", args)?;
+        let results = vkad_spirv::run_entry_device(&ctx, &compiled, "main", args)
+            .map_err(|e| e.to_string())?;
         let mut text = String::new();
         for r in &results {
             match r {
@@ -277,7 +278,7 @@ fn run(validation: bool) -> Result<String, String> {
                         d.shape,
                         d.buffer.raw()
                     ));
-                    let v = d.download(&ctx)?;
+                    let v = d.download(&ctx).map_err(|e| e.to_string())?;
                     text.push_str(&vkad_core::values::write_text(
                         &vkad_core::value::Value::Array(v),
                     ));

@@ -13,6 +13,7 @@
 //! temporaries 0..3 the scratch buffers; outputs `0..` the results that are not accumulators,
 //! in order.
 
+use crate::error::Error;
 use crate::gen::{word_kind, Gen, Ie, R, WG};
 use crate::kernel::{
     natural, unsupported, AccKernel, ArgSrc, BindSrc, HostTy, KCtx, KVal, KernelCode, Scratch, View,
@@ -44,7 +45,7 @@ pub fn seg_map_kernel<'p>(
     accs: Option<AccKernel<'p>>,
 ) -> R<KernelCode> {
     if code.results.len() != code.ret.len() {
-        return Err("internal error: segmap results and types differ in number".into());
+        return Err(Error::bug("segmap results and types differ in number"));
     }
     let mut g = Gen::new()?;
     let mut k = KCtx::new(prog, host_types);

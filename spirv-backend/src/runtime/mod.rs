@@ -15,7 +15,8 @@
 
 pub mod plan;
 
-use crate::exec::{at, check_arg_descs, describe_args, map_scratch, Exec, HVal, KernelCache, E};
+use crate::error::{Error, RuntimeKind};
+use crate::exec::{check_arg_descs, describe_args, map_scratch, Exec, HVal, KernelCache, E};
 use crate::kernel::HostTy;
 use plan::{MapStep, Plan, PlanBody, Step};
 use std::sync::Arc;
@@ -70,21 +71,15 @@ impl DeviceProgram {
         thresholds: &Thresholds,
         profile: bool,
     ) -> E<(Vec<Value>, Vec<KernelTiming>)> {
-        let f = self
-            .ir
-            .entry(entry)
-            .ok_or_else(|| format!("no entry point named `{entry}`"))?;
+        let f = self.ir.entry(entry).ok_or_else(|| Error::no_entry(entry))?;
         let pf = self
             .plan
             .fun(&f.name)
-            .ok_or_else(|| format!("internal error: entry `{entry}` was not planned"))?;
+            .ok_or_else(|| Error::bug(format!("entry `{entry}` was not planned")))?;
         let args: Vec<crate::device::Arg> =
             args.into_iter().map(crate::device::Arg::Host).collect();
         let sizes = check_arg_descs(f, entry, &describe_args(&args)?)?;
-        let mut made = self
-            .made
-            .lock()
-            .map_err(|_| "internal error: poisoned lock")?;
+        let mut made = self.made.lock().map_err(|_| Error::bug("poisoned lock"))?;
         // Kernels made for another way of reaching arrays do not fit this run.
         let addressing = crate::exec::device_addressing(ctx);
         if made.addressing != Some(addressing) {
@@ -120,7 +115,7 @@ impl DeviceProgram {
                     HVal::P(p) => Value::Scalar(p),
                     HVal::A(a) => Value::Array(rt.ex.download(&a)?),
                     HVal::Acc(_) | HVal::Empty => {
-                        return Err(format!("entry `{entry}` returned nothing"))
+                        return Err(Error::bug(format!("entry `{entry}` returned nothing")))
                     }
                 });
             }
@@ -153,9 +148,9 @@ impl<'a> Runtime<'a> {
         let f = self
             .plan
             .fun(fun)
-            .ok_or_else(|| at(loc, format!("internal error: unknown function `{fun}`")))?;
+            .ok_or_else(|| Error::internal(loc, format!("unknown function `{fun}`")))?;
         if f.params.len() != args.len() {
-            return Err(at(loc, format!("internal error: `{fun}` arity")));
+            return Err(Error::internal(loc, format!("`{fun}` arity")));
         }
         for (p, a) in f.params.iter().zip(args) {
             self.ex.set(p, a);
@@ -187,7 +182,7 @@ impl<'a> Runtime<'a> {
 
     fn bind(&mut self, pat: &ir::Pat, vals: Vec<HVal>, loc: &Option<SrcLoc>) -> E<()> {
         if vals.len() != pat.elems.len() {
-            return Err(at(loc, "internal error: pattern arity"));
+            return Err(Error::internal(loc, "pattern arity"));
         }
         for (p, v) in pat.elems.iter().zip(vals) {
             self.ex.set(&p.name, v);
@@ -267,7 +262,13 @@ impl<'a> Runtime<'a> {
         let n = dims
             .iter()
             .try_fold(1usize, |a, &b| a.checked_mul(b))
-            .ok_or_else(|| at(loc, "a kernel of more threads than the host can count"))?;
+            .ok_or_else(|| {
+                Error::runtime(
+                    RuntimeKind::Size,
+                    loc,
+                    "a kernel of more threads than the host can count",
+                )
+            })?;
         let mut outs = Vec::new();
         for (t, acc) in m.ret.iter().zip(&m.acc_results) {
             if acc.is_some() {
@@ -275,7 +276,7 @@ impl<'a> Runtime<'a> {
             }
             let e = t
                 .elem()
-                .ok_or_else(|| at(loc, "internal error: kernel result type"))?;
+                .ok_or_else(|| Error::internal(loc, "kernel result type"))?;
             let mut shape = dims.clone();
             for d in t.shape() {
                 shape.push(self.ex.size(d, loc)?);
@@ -317,10 +318,8 @@ impl<'a> Runtime<'a> {
                 self.ex
                     .launch_map_scratch(&code, key, &m.stms, n, &bufs, &acc_arrs, loc)?;
             } else {
-                let r = self
-                    .ex
-                    .launch(&code, &[], &bufs, &[], Exec::groups_for(n), loc);
-                r.map_err(|e| self.ex.device_limit(e))?;
+                self.ex
+                    .launch(&code, &[], &bufs, &[], Exec::groups_for(n), loc)?;
             }
         }
         let mut outs = outs.into_iter();
@@ -329,7 +328,7 @@ impl<'a> Runtime<'a> {
                 Some(a) => self.ex.get(a, loc)?.clone(),
                 None => HVal::A(
                     outs.next()
-                        .ok_or_else(|| at(loc, "internal error: kernel outputs"))?,
+                        .ok_or_else(|| Error::internal(loc, "kernel outputs"))?,
                 ),
             };
             self.ex.set(name, v);

@@ -20,6 +20,7 @@
 //!
 //! Kernels get a [`KernelId`], their identity in the executor's caches.
 
+use crate::error::Error;
 use std::collections::HashMap;
 use std::sync::Arc;
 use vkad_core::diag::SrcLoc;
@@ -122,7 +123,7 @@ pub struct MapStep {
 }
 
 /// Plans every function of `prog`.
-pub fn plan(prog: &seg::Program) -> Result<Plan, String> {
+pub fn plan(prog: &seg::Program) -> crate::error::Result<Plan> {
     let mut p = Planner {
         names: prog.name_source.clone(),
         kernels: 0,
@@ -169,7 +170,7 @@ fn var(v: &VName) -> SubExp {
 }
 
 impl Planner {
-    fn body(&mut self, b: &HostBody) -> Result<PlanBody, String> {
+    fn body(&mut self, b: &HostBody) -> crate::error::Result<PlanBody> {
         let mut steps = Vec::with_capacity(b.stms.len());
         for s in &b.stms {
             self.host_stm(s, &mut steps)?;
@@ -186,7 +187,7 @@ impl Planner {
         }
     }
 
-    fn host_stm(&mut self, s: &seg::HostStm, out: &mut Vec<Step>) -> Result<(), String> {
+    fn host_stm(&mut self, s: &seg::HostStm, out: &mut Vec<Step>) -> crate::error::Result<()> {
         self.note(&s.pat.elems);
         match &s.exp {
             HostExp::Loop { params, .. } => {
@@ -329,7 +330,7 @@ impl Planner {
         op: &SegOp,
         loc: &Option<SrcLoc>,
         out: &mut Vec<Step>,
-    ) -> Result<(), String> {
+    ) -> crate::error::Result<()> {
         let dims: Vec<SubExp> = op.space.sizes().cloned().collect();
         let nops = op.kind.num_op_results();
         let npat_ops = match &op.kind {
@@ -340,7 +341,7 @@ impl Planner {
         if pat.elems.len() != npat_ops + op.body.results.len() - nops
             || op.ret.len() != op.body.results.len()
         {
-            return Err("internal error: segmented operation of the wrong arity".into());
+            return Err(Error::bug("segmented operation of the wrong arity"));
         }
         // The map kernel: operands first, then the map part's values.
         let mut results = Vec::new();
@@ -349,7 +350,7 @@ impl Planner {
         let mut operands = Vec::new();
         for (r, t) in op.body.results.iter().zip(&op.ret).take(nops) {
             let KernelResult::Returns(se) = r else {
-                return Err("internal error: an operator operand written to an array".into());
+                return Err(Error::bug("an operator operand written to an array"));
             };
             let v = self.fresh("operand");
             results.push(se.clone());
@@ -374,9 +375,9 @@ impl Planner {
                 }
                 KernelResult::Write { dest, idx, val } => {
                     if writes.iter().any(|w| w.dest == *dest) {
-                        return Err(format!(
-                            "not supported on the Vulkan backend: two writes to one array in a kernel{}",
-                            loc.as_ref().map(|l| format!(" at {l}")).unwrap_or_default()
+                        return Err(Error::unsupported(
+                            "two writes to one array in a kernel",
+                            loc,
                         ));
                     }
                     let mut ivs = Vec::with_capacity(idx.len());
@@ -472,8 +473,7 @@ impl Planner {
                                 })
                                 .cloned()
                                 .ok_or_else(|| {
-                                    "internal error: a kernel returns an accumulator it was not given"
-                                        .to_string()
+                                    Error::bug("a kernel returns an accumulator it was not given")
                                 })?,
                         ),
                         _ => None,

@@ -38,13 +38,23 @@ pub fn same(src: &str, entry: &str, args: Vec<Value>) {
                 ms.iter().map(|m| m.to_string()).collect::<Vec<_>>()
             );
         }
-        (Err(w), Err(g)) => assert_eq!(g, w, "different errors"),
+        (Err(w), Err(g)) => {
+            assert!(
+                matches!(g, vkad_spirv::error::Error::Runtime { .. }),
+                "{entry}: the interpreter failed on the input ({w}) but Vulkan: {g:?}"
+            );
+            assert_eq!(&g.to_string(), w, "different errors")
+        }
         _ => panic!("{entry}: interpreter {want:?} but vulkan {got:?}\nsrc:\n{src}"),
     }
 }
 
 /// Runs on Vulkan only and returns the result or error.
-pub fn run(src: &str, entry: &str, args: Vec<Value>) -> Result<Vec<Value>, String> {
+pub fn run(
+    src: &str,
+    entry: &str,
+    args: Vec<Value>,
+) -> Result<Vec<Value>, vkad_spirv::error::Error> {
     let c = vkad_core::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
     run_entry(&ctx(), &c, entry, args)
 }

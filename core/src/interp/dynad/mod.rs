@@ -36,6 +36,30 @@ use partials::has_tangent;
 use std::collections::HashMap;
 use tape::{Edge, Recipe, Tape, CONST};
 
+/// Why tracing a scalar operation failed; the statement's location is added by
+/// [`TraceError::at`].
+enum TraceError {
+    /// The operation failed (division by zero, an internal error, ...).
+    Failed(String),
+    /// The oracle cannot differentiate the operation.
+    NotSupported(String),
+}
+
+impl From<String> for TraceError {
+    fn from(m: String) -> TraceError {
+        TraceError::Failed(m)
+    }
+}
+
+impl TraceError {
+    fn at(self, loc: &Option<SrcLoc>) -> RuntimeError {
+        match self {
+            TraceError::Failed(m) => RuntimeError::new(m, loc.clone()),
+            TraceError::NotSupported(m) => RuntimeError::not_supported(m, loc.clone()),
+        }
+    }
+}
+
 /// A traced scalar: its value and its tape node ([`CONST`] when it has no derivative).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct T {
@@ -175,13 +199,13 @@ fn from_val(v: &Val, loc: &Option<SrcLoc>) -> R<TV> {
             })
         }
         other => {
-            return err(
+            return Err(RuntimeError::not_supported(
                 format!(
                     "not supported by the AD oracle: a free {} in a differentiated function",
                     other.type_name()
                 ),
-                loc,
-            )
+                loc.clone(),
+            ))
         }
     })
 }
@@ -476,7 +500,7 @@ impl Tracer<'_, '_> {
     }
 
     /// A traced unary operation.
-    fn t_un(&mut self, op: ir::UnOp, x: T) -> Result<T, String> {
+    fn t_un(&mut self, op: ir::UnOp, x: T) -> Result<T, TraceError> {
         let r = primops::eval_unop(op, x.v)?;
         let ins = partials::unop(op, x.v)
             .map(|p| vec![(x.n, Edge::Scale(p, 0))])
@@ -485,7 +509,7 @@ impl Tracer<'_, '_> {
     }
 
     /// A traced binary operation.
-    fn t_bin(&mut self, op: ir::BinOp, x: T, y: T) -> Result<T, String> {
+    fn t_bin(&mut self, op: ir::BinOp, x: T, y: T) -> Result<T, TraceError> {
         let r = primops::eval_binop(op, x.v, y.v)?;
         let mut ins = vec![];
         if x.n != CONST || y.n != CONST {
@@ -501,7 +525,7 @@ impl Tracer<'_, '_> {
     }
 
     /// A traced conversion.
-    fn t_conv(&mut self, op: ir::ConvOp, x: T) -> Result<T, String> {
+    fn t_conv(&mut self, op: ir::ConvOp, x: T) -> Result<T, TraceError> {
         let r = primops::eval_conv(op, x.v)?;
         let ins = if self.has_deriv(op.from) && self.has_deriv(op.to) {
             vec![(x.n, Edge::Conv(op))]
@@ -512,7 +536,7 @@ impl Tracer<'_, '_> {
     }
 
     /// A traced math function.
-    fn t_math(&mut self, f: ir::MathFn, xs: Vec<T>) -> Result<T, String> {
+    fn t_math(&mut self, f: ir::MathFn, xs: Vec<T>) -> Result<T, TraceError> {
         let pv: Vec<PrimValue> = xs.iter().map(|t| t.v).collect();
         let r = primops::eval_math(f, &pv)?;
         let ins = match f {
@@ -522,8 +546,9 @@ impl Tracer<'_, '_> {
             },
             _ if xs.iter().all(|t| t.n == CONST) => vec![],
             _ => {
-                let ps = partials::math_fn(f, &pv, r)
-                    .map_err(|c| format!("not supported by the AD oracle: {c}"))?;
+                let ps = partials::math_fn(f, &pv, r).map_err(|c| {
+                    TraceError::NotSupported(format!("not supported by the AD oracle: {c}"))
+                })?;
                 xs.iter()
                     .zip(ps)
                     .enumerate()
@@ -536,7 +561,7 @@ impl Tracer<'_, '_> {
 
     fn stm(&mut self, stm: &Stm) -> R<()> {
         let loc = &stm.loc;
-        let lift = |m: String| RuntimeError::new(m, loc.clone());
+        let lift = |m: TraceError| m.at(loc);
         let one = |v: TV| vec![v];
         let vals: Vec<TV> = match &stm.exp {
             Exp::SubExp(s) => one(self.se(s, loc)?),
@@ -550,7 +575,7 @@ impl Tracer<'_, '_> {
             }
             Exp::CmpOp(op, a, b) => {
                 let (x, y) = (self.sc(a, loc)?, self.sc(b, loc)?);
-                let r = primops::eval_cmpop(*op, x.v, y.v).map_err(lift)?;
+                let r = primops::eval_cmpop(*op, x.v, y.v).map_err(|m| lift(m.into()))?;
                 one(TV::S(T::c(PrimValue::Bool(r))))
             }
             Exp::Conv(op, a) => {
@@ -747,7 +772,7 @@ impl Tracer<'_, '_> {
         seeds: &[SubExp],
         loc: &Option<SrcLoc>,
     ) -> R<Vec<TV>> {
-        let lift = |m: String| RuntimeError::new(m, loc.clone());
+        let lift = |m: TraceError| m.at(loc);
         let fwd = matches!(exp, Exp::Jvp { .. });
         let start = self.tape.next_id();
         let mut inputs = vec![];
@@ -835,7 +860,7 @@ impl Tracer<'_, '_> {
     }
 
     /// `adj[n] += v` (traced).
-    fn accumulate(&mut self, adj: &mut HashMap<u32, T>, n: u32, v: T) -> Result<(), String> {
+    fn accumulate(&mut self, adj: &mut HashMap<u32, T>, n: u32, v: T) -> Result<(), TraceError> {
         let new = match adj.get(&n).copied() {
             None => v,
             Some(a) => self.t_bin(tape::add_op(a.v.prim_type()), a, v)?,
@@ -875,7 +900,14 @@ impl Tracer<'_, '_> {
 
     /// A tangent (`fwd`) pushed through, or an adjoint pulled back through, edge `e` of node `k`,
     /// in traced arithmetic.
-    fn apply_edge(&mut self, r: &Recipe, k: u32, e: &Edge, t: T, fwd: bool) -> Result<T, String> {
+    fn apply_edge(
+        &mut self,
+        r: &Recipe,
+        k: u32,
+        e: &Edge,
+        t: T,
+        fwd: bool,
+    ) -> Result<T, TraceError> {
         match e {
             Edge::Scale(p, i) => {
                 let d = self.traced_partial(r, k, *i, *p)?;
@@ -892,16 +924,16 @@ impl Tracer<'_, '_> {
             Edge::Bits(f) if fwd => self.t_math(*f, vec![t]),
             Edge::Bits(ir::MathFn::ToBits(ft)) => self.t_math(ir::MathFn::FromBits(*ft), vec![t]),
             Edge::Bits(ir::MathFn::FromBits(ft)) => self.t_math(ir::MathFn::ToBits(*ft), vec![t]),
-            Edge::Bits(f) => Err(format!(
+            Edge::Bits(f) => Err(TraceError::Failed(format!(
                 "internal error: {f:?} is not a bit reinterpretation"
-            )),
+            ))),
         }
     }
 
     /// Partial `i` of node `k` (computed as `r`) as a traced value, so that derivatives of
     /// derivatives see how it depends on the operands. `p` is its numeric value, used where the
     /// partial is locally constant (sums, `min`/`max`, `floor`, integer division, ...).
-    fn traced_partial(&mut self, r: &Recipe, k: u32, i: u8, p: PrimValue) -> Result<T, String> {
+    fn traced_partial(&mut self, r: &Recipe, k: u32, i: u8, p: PrimValue) -> Result<T, TraceError> {
         use ir::BinOp as B;
         use ir::MathFn as M;
         let c = |v: f64| T::c(fconst(p.prim_type(), v));
@@ -1030,9 +1062,9 @@ impl Tracer<'_, '_> {
                         _ => self.t_bin(B::Sub(pt), x(1), x(0))?,
                     },
                     M::Asinh(_) | M::Acosh(_) | M::Atanh(_) | M::Erf(_) | M::Erfc(_) => {
-                        return Err(format!(
+                        return Err(TraceError::NotSupported(format!(
                             "not supported by the AD oracle: a nested derivative of {f:?}"
-                        ))
+                        )))
                     }
                     _ => T::c(p),
                 }

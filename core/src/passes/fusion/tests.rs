@@ -518,7 +518,12 @@ impl Backend for Fused {
     fn name(&self) -> &str {
         "interp"
     }
-    fn run(&self, c: &Compiled, entry: &str, args: Vec<Value>) -> Result<Vec<Value>, String> {
+    fn run(
+        &self,
+        c: &Compiled,
+        entry: &str,
+        args: Vec<Value>,
+    ) -> Result<Vec<Value>, crate::testing::RunError> {
         InterpBackend.run(c, entry, args)
     }
     fn compile(&self, name: &str, text: &str) -> Result<Compiled, CompileError> {
