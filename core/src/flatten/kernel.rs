@@ -10,7 +10,7 @@ use crate::passes::traverse::free_vars;
 use crate::passes::traverse::fresh_lambda;
 use crate::prim::{IntType, PrimType};
 use crate::seg::{HistOp, HostBody, HostExp, HostLambda, HostStm, KernelBody, KernelResult};
-use crate::seg::{SegKind, SegOp};
+use crate::seg::{SegKind, SegOp, ThresholdKind};
 use std::collections::{HashMap, HashSet};
 
 pub(super) struct Flattener<'a> {
@@ -186,6 +186,10 @@ fn host_walk(stms: &[HostStm], bound: &mut HashSet<VName>, spaces: &mut Vec<Vec<
             HostExp::If { then_b, else_b, .. } => {
                 host_walk(&then_b.stms, bound, spaces);
                 host_walk(&else_b.stms, bound, spaces);
+            }
+            HostExp::VersionedLoop { par, seq, .. } => {
+                host_walk(&par.stms, bound, spaces);
+                host_walk(&seq.stms, bound, spaces);
             }
             HostExp::Loop { params, form, body } => {
                 bound.extend(params.iter().map(|(p, _)| p.name.clone()));
@@ -513,6 +517,7 @@ impl Flattener<'_> {
             HostExp::Threshold {
                 size,
                 name: format!("loop_par_{}", self.thresholds).into(),
+                kind: ThresholdKind::Loop,
             },
             loc,
         ));
@@ -572,13 +577,13 @@ impl Flattener<'_> {
         }
         out.push(HostStm {
             pat: s.pat.clone(),
-            exp: HostExp::If {
-                cond: SubExp::Var(cond.name),
-                then_b: HostBody {
+            exp: HostExp::VersionedLoop {
+                par_cond: SubExp::Var(cond.name),
+                par: HostBody {
                     stms: vec![par_stm],
                     result: vars(&par_pat),
                 },
-                else_b: HostBody {
+                seq: HostBody {
                     stms: seq,
                     result: vars(&seq_pat),
                 },
@@ -669,6 +674,7 @@ impl Flattener<'_> {
                 HostExp::Threshold {
                     size,
                     name: format!("suff_outer_par_{}", self.thresholds).into(),
+                    kind: ThresholdKind::Nest,
                 },
                 loc,
             ));

@@ -20,6 +20,10 @@ fn collect(b: &HostBody, out: &mut Vec<SegOp>) {
                 collect(then_b, out);
                 collect(else_b, out);
             }
+            HostExp::VersionedLoop { par, seq, .. } => {
+                collect(par, out);
+                collect(seq, out);
+            }
             HostExp::Loop { body, .. } => collect(body, out),
             HostExp::WithAcc { lam, .. } => collect(&lam.body, out),
             _ => {}
@@ -129,6 +133,10 @@ fn seg_locs(b: &HostBody, out: &mut Vec<Option<crate::diag::SrcLoc>>) {
                 seg_locs(then_b, out);
                 seg_locs(else_b, out);
             }
+            HostExp::VersionedLoop { par, seq, .. } => {
+                seg_locs(par, out);
+                seg_locs(seq, out);
+            }
             HostExp::Loop { body, .. } => seg_locs(body, out),
             HostExp::WithAcc { lam, .. } => seg_locs(&lam.body, out),
             _ => {}
@@ -171,7 +179,7 @@ fn host_loop_with_kernels_is_versioned_with_a_one_thread_version() {
         .stms
         .iter()
         .find_map(|s| match &s.exp {
-            HostExp::If { then_b, else_b, .. } => Some((then_b, else_b)),
+            HostExp::VersionedLoop { par, seq, .. } => Some((par, seq)),
             _ => None,
         })
         .expect("the versions");
