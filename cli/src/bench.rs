@@ -187,7 +187,7 @@ pub(crate) fn bench_program(args: BenchProgram) -> Result<ExitCode, Failure> {
     } else {
         None
     };
-    let thresholds = vkad_core::seg::Thresholds::all(vkad_core::seg::Thresholds::DEFAULT);
+    let thresholds = vkad_spirv::runtime::device_thresholds(&ctx);
     let run_once = |entry: &str,
                     input: Vec<Value>|
      -> Result<(Vec<Value>, vkad_profile::Run), vkad_spirv::error::Error> {

@@ -57,6 +57,9 @@ pub(crate) struct KernelCache {
     pub scratch_caps: HashMap<map_scratch::ScratchKey, [u64; 2]>,
     /// Kernels generated into this cache (every miss of the three maps above).
     pub generated: usize,
+    /// The versioned loops of a plan whose one-thread version the device cut short (lavapipe's
+    /// loop limit): later runs take their flattened version at once.
+    pub seq_loops_cut: std::collections::HashSet<usize>,
 }
 
 /// Launches a batch may hold before it is submitted.

@@ -275,7 +275,7 @@ impl Backend for VulkanBackend {
     ) -> Result<Vec<Value>, RunError> {
         let ctx = self.context()?;
         let r = if self.kernel_ir {
-            let th = vkad_core::seg::Thresholds::all(vkad_core::seg::Thresholds::DEFAULT);
+            let th = runtime::device_thresholds(&ctx);
             run_entry_kernels(&ctx, compiled, entry, args, &th, false).map(|(v, _)| v)
         } else {
             run_entry(&ctx, compiled, entry, args)

@@ -33,6 +33,20 @@
 //! 5. **Sequentialisation.** One `SegMap` over the nest whose thread code runs `B`, inner SOACs
 //!    included, sequentially.
 //!
+//! 6. **Versioned host loops.** A host-level `loop` whose body has kernels, all of whose spaces
+//!    are known before the loop, and that contains nothing thread code lacks or is in doubt
+//!    there (accumulators, `sort_by_key`, transpositions, calls), is generated twice: the
+//!    flattened loop, and the whole loop as the thread code of one `segmap` thread (space
+//!    `[1]`, results unwrapped by the host). `threshold(loop_par_N) w`, with `w` the largest
+//!    space among the loop's kernels (computed before it), picks the flattened loop when true
+//!    (enough parallelism per kernel) and the one-thread loop otherwise: with the default 2^15
+//!    a loop over vectors of width 14 (the LSTM) is one launch instead of several per
+//!    iteration. Threshold 0 always picks the flattened loop, `i64::MAX` the one-thread one.
+//!    At most [`MAX_VERSIONED_DEPTH`] loops are versioned along a path (the parallel version
+//!    of a versioned loop versions its inner loops with one less). On lavapipe, whose loop
+//!    limiter stops a thread after 65535 iterations, the Vulkan runtime submits the one-thread
+//!    version on its own and runs the flattened one where the limiter cut it.
+//!
 //! Where distribution applies, both versions are generated (incremental flattening): the host
 //! compares the nest's size with a run-time threshold ([`crate::seg::HostExp::Threshold`]) and
 //! runs the sequentialised version when the outer parallelism already fills the device, the
@@ -79,6 +93,7 @@ pub fn flatten_program(p: &ir::Program) -> seg::Program {
                 types,
                 thresholds: &mut thresholds,
                 host_loc: None,
+                loop_versions: MAX_VERSIONED_DEPTH,
             };
             let body = fl.host_body(&f.body);
             seg::FunDef {

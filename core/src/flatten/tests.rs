@@ -20,6 +20,10 @@ fn collect(b: &HostBody, out: &mut Vec<SegOp>) {
                 collect(then_b, out);
                 collect(else_b, out);
             }
+            HostExp::VersionedLoop { par, seq, .. } => {
+                collect(par, out);
+                collect(seq, out);
+            }
             HostExp::Loop { body, .. } => collect(body, out),
             HostExp::WithAcc { lam, .. } => collect(&lam.body, out),
             _ => {}
@@ -129,6 +133,10 @@ fn seg_locs(b: &HostBody, out: &mut Vec<Option<crate::diag::SrcLoc>>) {
                 seg_locs(then_b, out);
                 seg_locs(else_b, out);
             }
+            HostExp::VersionedLoop { par, seq, .. } => {
+                seg_locs(par, out);
+                seg_locs(seq, out);
+            }
             HostExp::Loop { body, .. } => seg_locs(body, out),
             HostExp::WithAcc { lam, .. } => seg_locs(&lam.body, out),
             _ => {}
@@ -148,4 +156,42 @@ fn kernels_of_generated_code_have_the_host_statement_s_location() {
     seg_locs(&p.entry("grad").expect("entry").body, &mut locs);
     assert!(locs.len() >= 3, "{} kernels", locs.len());
     assert!(locs.iter().all(|l| l.is_some()), "{locs:?}");
+}
+
+#[test]
+fn host_loop_with_kernels_is_versioned_with_a_one_thread_version() {
+    let src = "entry main [n] (xs: [n]f64) (k: i64) : f64 =
+      let (_, s) = loop (ys, s) = (xs, 0f64) for _i < k do
+        let ys' = map (\\y -> y * 2) ys
+        in (ys', s + f64.sum ys')
+      in s";
+    let c = crate::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
+    let p = super::flatten_program(&c.ir);
+    crate::seg::check::check_program(&p).expect("kernel IR checks");
+    let f = p.entry("main").expect("entry");
+    let th = f.body.stms.iter().find_map(|s| match &s.exp {
+        HostExp::Threshold { name, .. } => Some(name.to_string()),
+        _ => None,
+    });
+    assert!(th.is_some_and(|n| n.starts_with("loop_par_")));
+    let (then_b, else_b) = f
+        .body
+        .stms
+        .iter()
+        .find_map(|s| match &s.exp {
+            HostExp::VersionedLoop { par, seq, .. } => Some((par, seq)),
+            _ => None,
+        })
+        .expect("the versions");
+    assert!(matches!(
+        then_b.stms[..],
+        [crate::seg::HostStm {
+            exp: HostExp::Loop { .. },
+            ..
+        }]
+    ));
+    let mut seq = Vec::new();
+    collect(else_b, &mut seq);
+    assert_eq!(shape(&seq), vec![("segmap", 1)]);
+    assert_eq!(seq[0].space.dims[0].1, crate::ir::SubExp::i64(1));
 }

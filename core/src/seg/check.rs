@@ -510,6 +510,12 @@ impl SegChecker<'_> {
                 else_b,
                 ret,
             } => self.check_if(cond, then_b, else_b, ret),
+            HostExp::VersionedLoop {
+                par_cond,
+                par,
+                seq,
+                ret,
+            } => self.check_if(par_cond, par, seq, ret),
             HostExp::Loop { params, form, body } => self.check_loop(params, form, body),
             HostExp::WithAcc { inputs, lam } => self.check_with_acc(inputs, lam),
             HostExp::Threshold { size, .. } => {

@@ -173,12 +173,20 @@ impl<'p> Host<'p> {
                 let b = if ip.bool(cond, loc)? { then_b } else { else_b };
                 self.eval_body(ip, b, loc)?
             }
+            HostExp::VersionedLoop {
+                par_cond, par, seq, ..
+            } => {
+                let b = if ip.bool(par_cond, loc)? { par } else { seq };
+                self.eval_body(ip, b, loc)?
+            }
             HostExp::Loop { params, form, body } => {
                 let n = body.result.len();
                 ip.run_loop_with(params, form, n, loc, |ip| self.eval_body(ip, body, loc))?
             }
             HostExp::WithAcc { inputs, lam } => self.with_acc(ip, inputs, lam, loc)?,
-            HostExp::Threshold { size, name } => vec![self.threshold(ip, size, name, loc)?],
+            HostExp::Threshold { size, name, kind } => {
+                vec![self.threshold(ip, size, name, *kind, loc)?]
+            }
             HostExp::Seg(op) => self.seg(ip, op, loc)?,
         };
         ip.bind_pat(&stm.pat, loc, vals)
@@ -209,12 +217,13 @@ impl<'p> Host<'p> {
         ip: &Interp<'p>,
         size: &SubExp,
         name: &str,
+        kind: super::ThresholdKind,
         loc: &Option<SrcLoc>,
     ) -> R<Val> {
         let Some(n) = ip.prim(size, loc)?.as_i128() else {
             return err("internal error: threshold of a non-integer size", loc);
         };
-        let t = self.thresholds.get(name);
+        let t = self.thresholds.get(name, kind);
         Ok(Val::Prim(PrimValue::Bool(n >= i128::from(t))))
     }
 }

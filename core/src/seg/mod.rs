@@ -141,9 +141,24 @@ pub enum HostExp {
         inputs: Vec<AccInput>,
         lam: HostLambda,
     },
+    /// A host `loop` generated twice (flattening's rule 6): `par`, the loop flattened (its
+    /// SOACs kernels of their own), where `par_cond` holds (a [`HostExp::Threshold`] on the
+    /// width of those kernels), and `seq`, the whole loop as the thread code of one `segmap`
+    /// thread, otherwise. Both compute the same values, so a backend that cannot run `seq`
+    /// (lavapipe's loop limit on one thread's iterations) may run `par` instead.
+    VersionedLoop {
+        par_cond: SubExp,
+        par: HostBody,
+        seq: HostBody,
+        ret: Vec<ExtType>,
+    },
     /// `size >= threshold(name)`, a `bool`. The threshold is a tuning value given at run time
     /// ([`Thresholds`]).
-    Threshold { size: SubExp, name: Arc<str> },
+    Threshold {
+        size: SubExp,
+        name: Arc<str>,
+        kind: ThresholdKind,
+    },
     /// A kernel.
     Seg(SegOp),
 }
@@ -235,34 +250,59 @@ pub enum KernelResult {
     },
 }
 
-/// Tuning values for [`HostExp::Threshold`], by name; a name not listed uses
-/// [`Thresholds::default_value`].
+/// What a [`HostExp::Threshold`] decides, which gives it its default value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThresholdKind {
+    /// Whether a nest's outer parallelism fills the device (true: the sequentialised version;
+    /// flattening's rules 4 and 5).
+    Nest,
+    /// Whether the kernels of a host loop are wide enough to run as kernels of their own
+    /// (true: the flattened loop; false: the whole loop in one thread; rule 6).
+    Loop,
+}
+
+/// Tuning values for [`HostExp::Threshold`], by name; a name not listed uses the default of
+/// its kind ([`Thresholds::nest_default`], [`Thresholds::loop_default`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Thresholds {
     pub values: std::collections::BTreeMap<String, i64>,
-    pub default_value: i64,
+    pub nest_default: i64,
+    pub loop_default: i64,
 }
 
 impl Thresholds {
     /// The default of a GPU that needs about this many threads to be full (Futhark's default
     /// `threshold` is 2^15).
     pub const DEFAULT: i64 = 1 << 15;
+    /// The default width below which a host loop's kernels run in one thread: about the
+    /// number of element operations that one thread does in the time of one more launch.
+    pub const LOOP_DEFAULT: i64 = 1 << 8;
 
-    /// Every threshold at `v` (0: always take the sequentialised version; `i64::MAX`: always
-    /// the fully flattened one).
+    /// Every threshold at `v` (0: always take the sequentialised version of a map nest and the
+    /// flattened version of a host loop; `i64::MAX`: the fully flattened nest and the
+    /// one-thread loop).
     pub fn all(v: i64) -> Thresholds {
         Thresholds {
             values: Default::default(),
-            default_value: v,
+            nest_default: v,
+            loop_default: v,
         }
     }
-    pub fn get(&self, name: &str) -> i64 {
-        self.values.get(name).copied().unwrap_or(self.default_value)
+    /// The value of threshold `name` of kind `kind`.
+    pub fn get(&self, name: &str, kind: ThresholdKind) -> i64 {
+        self.values.get(name).copied().unwrap_or(match kind {
+            ThresholdKind::Nest => self.nest_default,
+            ThresholdKind::Loop => self.loop_default,
+        })
     }
 }
 
 impl Default for Thresholds {
     fn default() -> Thresholds {
-        Thresholds::all(Thresholds::DEFAULT)
+        Thresholds {
+            values: Default::default(),
+            nest_default: Thresholds::DEFAULT,
+            loop_default: Thresholds::LOOP_DEFAULT,
+        }
     }
 }

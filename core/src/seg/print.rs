@@ -77,13 +77,32 @@ fn write_host_exp(out: &mut String, e: &HostExp, level: usize) {
             out.push_str("else ");
             write_host_body(out, else_b, level + 1);
         }
+        HostExp::VersionedLoop {
+            par_cond,
+            par,
+            seq,
+            ret,
+        } => {
+            let _ = writeln!(out, "versioned_loop {par_cond} : {}", braces(ret));
+            pad(out, level + 1);
+            out.push_str("par ");
+            write_host_body(out, par, level + 1);
+            out.push('\n');
+            pad(out, level + 1);
+            out.push_str("seq ");
+            write_host_body(out, seq, level + 1);
+        }
         HostExp::Loop { params, form, body } => {
             write_loop_head(out, params, form);
             write_host_body(out, body, level);
         }
         HostExp::WithAcc { inputs, lam } => write_with_acc(out, inputs, lam, level),
-        HostExp::Threshold { size, name } => {
-            let _ = write!(out, "threshold({name}) {size}");
+        HostExp::Threshold { size, name, kind } => {
+            let k = match kind {
+                ThresholdKind::Nest => "threshold",
+                ThresholdKind::Loop => "loop_threshold",
+            };
+            let _ = write!(out, "{k}({name}) {size}");
         }
         HostExp::Seg(op) => write_segop(out, op, level),
     }

@@ -968,6 +968,7 @@ fn if_on_threshold() -> Program {
                 HostExp::Threshold {
                     size: n.clone(),
                     name: "suff_outer_par_0".into(),
+                    kind: crate::seg::ThresholdKind::Nest,
                 },
                 None,
             );

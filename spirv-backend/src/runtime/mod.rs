@@ -130,6 +130,19 @@ impl DeviceProgram {
     }
 }
 
+/// The default thresholds for the device of `ctx`: a nest's outer parallelism fills any
+/// device at [`Thresholds::DEFAULT`] threads; a host loop's kernels run in one thread below
+/// about the number of element operations one thread does in the time of one more launch:
+/// [`Thresholds::LOOP_DEFAULT`] on a GPU (a launch in a batch costs a few microseconds), 2^14
+/// on a CPU device such as lavapipe (about 50 µs per launch, a fast thread).
+pub fn device_thresholds(ctx: &Context) -> Thresholds {
+    let mut th = Thresholds::default();
+    if ctx.info().device_type == "cpu" {
+        th.loop_default = 1 << 14;
+    }
+    th
+}
+
 /// One run of a planned program.
 struct Runtime<'a> {
     ex: Exec<'a>,
@@ -241,13 +254,64 @@ impl<'a> Runtime<'a> {
                 let r = Exec::with_acc_then(self, inputs, params, loc, |rt| rt.body(body, loc))?;
                 self.bind(pat, r, loc)
             }
-            Step::Threshold { pat, size, name } => {
+            Step::Threshold {
+                pat,
+                size,
+                name,
+                kind,
+            } => {
                 let n = self.ex.prim(size, &None)?.as_i128().unwrap_or(0);
-                let t = self.thresholds.get(name) as i128;
+                let t = self.thresholds.get(name, *kind) as i128;
                 self.bind(pat, vec![HVal::P(PrimValue::Bool(n >= t))], &None)
+            }
+            Step::VersionedLoop {
+                id,
+                pat,
+                par_cond,
+                par,
+                seq,
+                loc,
+            } => {
+                let r = if self.ex.prim(par_cond, loc)? == PrimValue::Bool(true) {
+                    self.body(par, loc)?
+                } else {
+                    self.seq_loop(*id, par, seq, loc)?
+                };
+                self.bind(pat, r, loc)
             }
             Step::Map(m) => self.map(m),
         }
+    }
+
+    /// The one-thread version `seq` of versioned loop `id`, or its flattened version `par`
+    /// where the device cannot run `seq`: lavapipe stops a thread's loops after 65535
+    /// iterations ([`Error::LoopLimit`]). There `seq` is submitted on its own (launches before
+    /// it first, so that their errors stay theirs), and once cut the loop takes `par` from
+    /// then on, in this run and later ones. `seq` writes only its own results, so running
+    /// `par` after it is safe.
+    fn seq_loop(
+        &mut self,
+        id: usize,
+        par: &'a PlanBody,
+        seq: &'a PlanBody,
+        loc: &Option<SrcLoc>,
+    ) -> E<Vec<HVal>> {
+        if !self.ex.is_lavapipe() {
+            return self.body(seq, loc);
+        }
+        if !self.ex.kernels.seq_loops_cut.contains(&id) {
+            self.ex.flush()?;
+            match self
+                .body(seq, loc)
+                .and_then(|r| self.ex.flush().map(|()| r))
+            {
+                Err(Error::LoopLimit { .. }) => {
+                    self.ex.kernels.seq_loops_cut.insert(id);
+                }
+                r => return r,
+            }
+        }
+        self.body(par, loc)
     }
 
     /// Runs a `segmap` kernel and binds its outputs.
@@ -345,7 +409,8 @@ fn step_binds(s: &Step) -> Vec<&ir::VName> {
         | Step::If { pat, .. }
         | Step::Loop { pat, .. }
         | Step::WithAcc { pat, .. }
-        | Step::Threshold { pat, .. } => pat.elems.iter().map(|p| &p.name).collect(),
+        | Step::Threshold { pat, .. }
+        | Step::VersionedLoop { pat, .. } => pat.elems.iter().map(|p| &p.name).collect(),
         Step::Map(m) => m.outs.iter().collect(),
     }
 }

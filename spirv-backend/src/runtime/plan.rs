@@ -30,7 +30,9 @@ use vkad_core::ir::{
 };
 use vkad_core::passes::traverse::free_vars;
 use vkad_core::prim::{IntType, PrimType, PrimValue};
-use vkad_core::seg::{self, HostBody, HostExp, KernelResult, SegKind, SegOp, SegSpace};
+use vkad_core::seg::{
+    self, HostBody, HostExp, KernelResult, SegKind, SegOp, SegSpace, ThresholdKind,
+};
 
 /// A kernel's identity: its index in the plan, in order of planning.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -100,6 +102,18 @@ pub enum Step {
         pat: Pat,
         size: SubExp,
         name: Arc<str>,
+        kind: ThresholdKind,
+    },
+    /// A host loop in two versions (`seg::HostExp::VersionedLoop`): `par` where `par_cond`
+    /// holds, else `seq`, or `par` where the device cannot run `seq`. `id` names the loop
+    /// among the program's versioned loops.
+    VersionedLoop {
+        id: usize,
+        pat: Pat,
+        par_cond: SubExp,
+        par: PlanBody,
+        seq: PlanBody,
+        loc: Option<SrcLoc>,
     },
     Map(MapStep),
 }
@@ -127,6 +141,7 @@ pub fn plan(prog: &seg::Program) -> crate::error::Result<Plan> {
     let mut p = Planner {
         names: prog.name_source.clone(),
         kernels: 0,
+        versioned_loops: 0,
         types: HashMap::new(),
     };
     let mut funs = Vec::with_capacity(prog.funs.len());
@@ -152,6 +167,8 @@ pub fn plan(prog: &seg::Program) -> crate::error::Result<Plan> {
 struct Planner {
     names: NameSource,
     kernels: usize,
+    /// Versioned loops planned so far.
+    versioned_loops: usize,
     /// The types of the host variables planned so far (by id).
     types: HashMap<u32, Type>,
 }
@@ -238,11 +255,25 @@ impl Planner {
                 body: self.body(&lam.body)?,
                 loc,
             }),
-            HostExp::Threshold { size, name } => out.push(Step::Threshold {
+            HostExp::Threshold { size, name, kind } => out.push(Step::Threshold {
                 pat,
                 size: size.clone(),
                 name: name.clone(),
+                kind: *kind,
             }),
+            HostExp::VersionedLoop {
+                par_cond, par, seq, ..
+            } => {
+                self.versioned_loops += 1;
+                out.push(Step::VersionedLoop {
+                    id: self.versioned_loops - 1,
+                    pat,
+                    par_cond: par_cond.clone(),
+                    par: self.body(par)?,
+                    seq: self.body(seq)?,
+                    loc,
+                })
+            }
             HostExp::Seg(op) => self.seg_op(&s.pat, op, &loc, out)?,
         }
         Ok(())

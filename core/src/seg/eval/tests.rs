@@ -741,6 +741,7 @@ fn if_on_threshold() {
     let th = HostExp::Threshold {
         size: var(&n),
         name: Arc::from("t"),
+        kind: crate::seg::ThresholdKind::Nest,
     };
     let stms = vec![
         hstm(&[(&c, t(PrimType::Bool))], th),
