@@ -13,7 +13,8 @@
 
 use super::map_scratch::uses_scratch;
 use super::{DArr, Exec, HVal, E};
-use crate::kernel::{self, unsupported};
+use crate::error::Error;
+use crate::kernel;
 use std::sync::Arc;
 use vkad_core::diag::SrcLoc;
 use vkad_core::ir::{self, Stm, SubExp};
@@ -51,13 +52,13 @@ impl<'a> Exec<'a> {
         let n = self.size(w, loc)?;
         let k = arrs.len();
         if op.lam.params.len() != 2 * k || op.lam.ret.len() != k {
-            return Err(unsupported(what, loc));
+            return Err(Error::unsupported(what, loc));
         }
         let mut cur = Vec::with_capacity(k);
         for a in arrs {
             let d = self.arr(a, loc)?;
             if d.shape.is_empty() || d.shape[0] != n {
-                return Err(unsupported(what, loc));
+                return Err(Error::unsupported(what, loc));
             }
             cur.push(d);
         }
@@ -115,7 +116,7 @@ impl<'a> Exec<'a> {
         let mut outs = Vec::with_capacity(op.lam.ret.len());
         for t in &op.lam.ret {
             let e = t.elem().ok_or_else(|| {
-                unsupported("an operator over arrays returning accumulators", loc)
+                Error::unsupported("an operator over arrays returning accumulators", loc)
             })?;
             let mut shape = vec![rows];
             for d in t.shape() {

@@ -160,16 +160,16 @@ impl From<rspirv::dr::Error> for Error {
 impl From<Error> for RunError {
     fn from(e: Error) -> RunError {
         let m = e.to_string();
+        if e.is_not_supported() {
+            return RunError::NotSupported(m);
+        }
         match e {
-            Error::NotSupported { .. }
-            | Error::LoopLimit { .. }
-            | Error::Entry {
-                not_supported: true,
-                ..
-            } => RunError::NotSupported(m),
             Error::Runtime { .. } => RunError::Runtime(m),
             Error::Device(_) | Error::Io { .. } => RunError::Device(m),
-            Error::Internal { .. } | Error::Entry { .. } => RunError::Internal(m),
+            Error::NotSupported { .. }
+            | Error::LoopLimit { .. }
+            | Error::Internal { .. }
+            | Error::Entry { .. } => RunError::Internal(m),
         }
     }
 }

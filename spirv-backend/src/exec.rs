@@ -3,7 +3,7 @@
 
 use crate::error::{Error, RuntimeKind};
 use crate::gen::{word_kind, Addressing, WordKind, WG};
-use crate::kernel::{self, unsupported, ArgSrc, BindSrc, HostTy, KernelCode};
+use crate::kernel::{self, ArgSrc, BindSrc, HostTy, KernelCode};
 use crate::prims::{self, Io, Phase};
 use crate::runtime::plan::KernelId;
 use std::collections::HashMap;
@@ -25,6 +25,12 @@ pub(crate) mod map_scratch;
 pub(crate) mod acc;
 #[path = "array_ops.rs"]
 mod array_ops;
+
+/// Whether the device of `ctx` is a CPU (lavapipe): kernels are laid out for it, and host
+/// loops of narrow kernels run in one thread up to a larger width.
+pub(crate) fn cpu_device(ctx: &Context) -> bool {
+    ctx.info().device_type == "cpu"
+}
 
 /// How kernels reach arrays on the device of `ctx`: device addresses where it has
 /// `bufferDeviceAddress`, descriptors otherwise.
@@ -633,7 +639,7 @@ impl<'a> Exec<'a> {
     /// Whether kernels should be laid out for a GPU (coalesced accesses, tree combinations)
     /// rather than for a CPU driver such as lavapipe (long contiguous runs per thread).
     pub(crate) fn gpu_layout(&self) -> bool {
-        self.ctx.info().device_type != "cpu"
+        !cpu_device(self.ctx)
     }
 
     /// How a workgroup combines its threads' partials of a reduction.
@@ -1071,7 +1077,7 @@ impl<'a> Exec<'a> {
                 self.bind(stm, vec![r])
             }
             Exp::Jvp { .. } | Exp::Vjp { .. } => {
-                Err(unsupported(kernel::construct_name(&stm.exp), loc))
+                Err(Error::unsupported(kernel::construct_name(&stm.exp), loc))
             }
         }
     }
@@ -1464,7 +1470,7 @@ impl<'a> Exec<'a> {
                 for t in &lam.ret {
                     let e = t
                         .elem()
-                        .ok_or_else(|| unsupported("a `map` returning accumulators", loc))?;
+                        .ok_or_else(|| Error::unsupported("a `map` returning accumulators", loc))?;
                     let mut shape = vec![n];
                     for d in t.shape() {
                         shape.push(self.size(d, loc)?);
@@ -1705,7 +1711,7 @@ impl<'a> Exec<'a> {
                     vec![op.clone()]
                 } else {
                     split_operator(op).ok_or_else(|| {
-                        unsupported(
+                        Error::unsupported(
                             "`reduce_by_index` on tuples whose operator mixes components",
                             loc,
                         )
@@ -1831,7 +1837,7 @@ impl<'a> Exec<'a> {
         for a in arrs {
             let d = self.arr(a, loc)?;
             if d.shape.len() != 2 {
-                return Err(unsupported(what, loc));
+                return Err(Error::unsupported(what, loc));
             }
             m = d.shape[1];
             elems.push(d.elem);
@@ -1888,7 +1894,10 @@ impl<'a> Exec<'a> {
         let d = self.take(dname, loc)?;
         let v = self.arr(vname, loc)?;
         if d.shape.len() != 1 || v.shape.len() != 1 {
-            return Err(unsupported("`reduce_by_index` with array-valued bins", loc));
+            return Err(Error::unsupported(
+                "`reduce_by_index` with array-valued bins",
+                loc,
+            ));
         }
         let d = self.unique(d, loc)?;
         let len = d.shape[0];
@@ -1943,7 +1952,7 @@ impl<'a> Exec<'a> {
         for a in arrs {
             let d = self.arr(a, loc)?;
             if d.shape.len() != 1 {
-                return Err(unsupported(what, loc));
+                return Err(Error::unsupported(what, loc));
             }
             elems.push(d.elem);
             ios.push(Io {

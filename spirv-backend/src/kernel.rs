@@ -123,11 +123,6 @@ pub struct KernelCode {
     pub uses_f64: bool,
 }
 
-/// "not supported on the Vulkan backend: what at file:line:col".
-pub fn unsupported(what: &str, loc: &Option<SrcLoc>) -> crate::error::Error {
-    crate::error::Error::unsupported(what, loc)
-}
-
 /// Compiles IR code inside one kernel.
 pub struct KCtx<'p> {
     pub prog: &'p Program,
@@ -687,7 +682,7 @@ impl<'p> KCtx<'p> {
                     }
                     self.bind(stm, vec![KVal::V(View { dims, ..view })])
                 }
-                _ => Err(unsupported(
+                _ => Err(Error::unsupported(
                     "transposing a computed array inside a parallel operator",
                     loc,
                 )),
@@ -723,7 +718,7 @@ impl<'p> KCtx<'p> {
                         continue;
                     }
                     let Type::Prim(t) = p.ty else {
-                        return Err(unsupported("an `if` returning arrays", loc));
+                        return Err(Error::unsupported("an `if` returning arrays", loc));
                     };
                     let rt = g.reg_ty(t);
                     vars.push((g.var(rt), rt, t));
@@ -750,7 +745,7 @@ impl<'p> KCtx<'p> {
                     .zip(&else_accs)
                     .all(|(x, y)| matches!((x, y), (KVal::Acc(a), KVal::Acc(b)) if a == b));
                 if !same {
-                    return Err(unsupported(
+                    return Err(Error::unsupported(
                         "an `if` choosing between accumulators inside a kernel",
                         loc,
                     ));
@@ -790,7 +785,7 @@ impl<'p> KCtx<'p> {
                     let t = match &p.ty {
                         Type::Prim(t) => *t,
                         _ => {
-                            return Err(unsupported(
+                            return Err(Error::unsupported(
                                 "a loop over arrays inside a parallel operator",
                                 loc,
                             ))
@@ -942,7 +937,7 @@ impl<'p> KCtx<'p> {
                 for a in arrs {
                     match self.var(g, a, loc)? {
                         KVal::V(v) if v.dims.len() > 1 => {
-                            return Err(unsupported(
+                            return Err(Error::unsupported(
                                 "a reduction over arrays of arrays inside a parallel operator",
                                 loc,
                             ))
@@ -999,7 +994,7 @@ impl<'p> KCtx<'p> {
                 self.bind(stm, vec![r])
             }
             Exp::WithAcc { inputs, lam } => self.with_acc(g, stm, inputs, lam),
-            other => Err(unsupported(construct_name(other), loc)),
+            other => Err(Error::unsupported(construct_name(other), loc)),
         }
     }
 
@@ -1017,7 +1012,7 @@ impl<'p> KCtx<'p> {
             match x {
                 KVal::S(w, _) => g.store(var, w)?,
                 KVal::V(_) | KVal::L(_) | KVal::Acc(_) => {
-                    return Err(unsupported(
+                    return Err(Error::unsupported(
                         "an array-valued result inside a parallel operator",
                         &stm.loc,
                     ))
@@ -1068,7 +1063,7 @@ fn pat_prims(stm: &Stm, what: &str) -> R<Vec<PrimType>> {
         .iter()
         .map(|p| match &p.ty {
             Type::Prim(t) => Ok(*t),
-            _ => Err(unsupported(what, &stm.loc)),
+            _ => Err(Error::unsupported(what, &stm.loc)),
         })
         .collect()
 }
@@ -1287,7 +1282,12 @@ pub fn column_kernel<'p>(
     for ((ne, &t), &bi) in neutral.iter().zip(elems).zip(&outs) {
         let x = match k.row_of(&mut g, ne, j, loc)? {
             KVal::S(x, _) => x,
-            _ => return Err(unsupported("a vectorised operator on nested arrays", loc)),
+            _ => {
+                return Err(Error::unsupported(
+                    "a vectorised operator on nested arrays",
+                    loc,
+                ))
+            }
         };
         let prev = g.load_elem(bi, t, safe_prev)?;
         let rt = g.reg_ty(t);

@@ -27,7 +27,7 @@
 //! over the row's elements, each an `upd_acc`) runs eagerly, its iterations in order in the
 //! thread; its other results are per-thread arrays.
 
-use super::{natural, unsupported, ArgSrc, BindSrc, KCtx, KVal, View};
+use super::{natural, ArgSrc, BindSrc, KCtx, KVal, View};
 use crate::error::Error;
 use crate::gen::{word_kind, Gen, Ie, WordKind, ERR_ASSERT, R};
 use rspirv::spirv;
@@ -92,11 +92,11 @@ impl<'p> KCtx<'p> {
         let info = self
             .acc_info
             .clone()
-            .ok_or_else(|| unsupported("accumulators inside this kernel", loc))?;
+            .ok_or_else(|| Error::unsupported("accumulators inside this kernel", loc))?;
         let op = match info.ops.get(&v.id) {
             Some(Some(op)) => *op,
             Some(None) => {
-                return Err(unsupported(
+                return Err(Error::unsupported(
                     "an accumulator without an operator inside a kernel",
                     loc,
                 ))
@@ -104,7 +104,7 @@ impl<'p> KCtx<'p> {
             None => return Err(Error::bug(format!("accumulator `{v}` unknown"))),
         };
         if ranks.iter().any(|&r| r != rank) {
-            return Err(unsupported(
+            return Err(Error::unsupported(
                 "an accumulator update of a whole row inside a kernel",
                 loc,
             ));
@@ -121,7 +121,7 @@ impl<'p> KCtx<'p> {
             )
         } else {
             let mixes = || {
-                unsupported(
+                Error::unsupported(
                     "an accumulator of several arrays whose operator mixes their components inside a kernel",
                     loc,
                 )
@@ -137,13 +137,13 @@ impl<'p> KCtx<'p> {
         let mut comps = Vec::with_capacity(k);
         for (j, &t) in elems.iter().enumerate() {
             if t.byte_size() == 8 && !info.i64_atomics {
-                return Err(unsupported(
+                return Err(Error::unsupported(
                     "a 64-bit accumulator on a device without 64-bit atomics",
                     loc,
                 ));
             }
             if t.byte_size() < 4 {
-                return Err(unsupported(
+                return Err(Error::unsupported(
                     "an accumulator of 8- or 16-bit elements inside a kernel",
                     loc,
                 ));
@@ -224,7 +224,7 @@ impl<'p> KCtx<'p> {
                 keep,
             } => {
                 if idx.len() != rank {
-                    return Err(unsupported(
+                    return Err(Error::unsupported(
                         "an accumulator update of a whole row inside a kernel",
                         loc,
                     ));
@@ -354,7 +354,7 @@ impl<'p> KCtx<'p> {
         }
         match self.sub(g, &lam.body.result[m], loc)? {
             KVal::S(w, _) => Ok(w),
-            _ => Err(unsupported("an operator returning arrays", loc)),
+            _ => Err(Error::unsupported("an operator returning arrays", loc)),
         }
     }
 
@@ -455,7 +455,7 @@ impl<'p> KCtx<'p> {
     ) -> R<()> {
         let loc = &stm.loc;
         if self.scratch.is_none() {
-            return Err(unsupported(
+            return Err(Error::unsupported(
                 "accumulators (`withacc`) outside a `map` kernel",
                 loc,
             ));
@@ -514,7 +514,7 @@ impl<'p> KCtx<'p> {
         let mut out = Vec::with_capacity(stm.pat.elems.len());
         for (x, &h) in r.iter().zip(&handles) {
             if !matches!(x, KVal::Acc(a) if *a == h) {
-                return Err(unsupported(
+                return Err(Error::unsupported(
                     "a `withacc` whose function returns other accumulators than its own",
                     loc,
                 ));

@@ -4,7 +4,7 @@
 
 use crate::error::Error;
 use crate::gen::{word_kind, Gen, Ie, WordKind, R, WG};
-use crate::kernel::{unsupported, ArgSrc, BindSrc, HostTy, KCtx, KVal, KernelCode, View};
+use crate::kernel::{ArgSrc, BindSrc, HostTy, KCtx, KVal, KernelCode, View};
 use rspirv::spirv::{self, Word};
 use vkad_core::diag::SrcLoc;
 use vkad_core::ir::{BinOp, Exp, Operator, Program, SubExp, VName};
@@ -723,7 +723,7 @@ fn store_all(
     for (&(v, _, _), x) in vars.iter().zip(r) {
         match x {
             KVal::S(w, _) => g.store(v, w)?,
-            _ => return Err(unsupported("an operator returning arrays", loc)),
+            _ => return Err(Error::unsupported("an operator returning arrays", loc)),
         }
     }
     Ok(())
@@ -956,7 +956,7 @@ pub fn hist<'p>(
                 let oldr = g.word_to_reg(t, old)?;
                 let r = k.lambda(g, &op.lam, vec![KVal::S(oldr, t), KVal::S(x, t)], loc)?;
                 let Some(KVal::S(newr, _)) = r.into_iter().next() else {
-                    return Err(unsupported("an operator returning arrays", loc));
+                    return Err(Error::unsupported("an operator returning arrays", loc));
                 };
                 let neww = g.reg_to_word(t, newr)?;
                 g.store_ptr(dbi, p, neww)?;
@@ -974,7 +974,7 @@ pub fn hist<'p>(
                 let oldr = g.word_to_reg(t, old)?;
                 let r = k.lambda(g, &op.lam, vec![KVal::S(oldr, t), KVal::S(x, t)], loc)?;
                 let Some(KVal::S(newr, _)) = r.into_iter().next() else {
-                    return Err(unsupported("an operator returning arrays", loc));
+                    return Err(Error::unsupported("an operator returning arrays", loc));
                 };
                 let neww = g.reg_to_word(t, newr)?;
                 let prev =

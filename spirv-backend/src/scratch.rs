@@ -23,7 +23,7 @@
 //! the 32-bit and 64-bit scratch buffers; literals 0 and 1 the per-thread capacities in words,
 //! literal 4 the number of threads that have scratch (threads beyond it get no rows).
 
-use super::{construct_name, natural, unsupported, BindSrc, KCtx, KVal, Lazy, View};
+use super::{construct_name, natural, BindSrc, KCtx, KVal, Lazy, View};
 use crate::error::Error;
 use crate::gen::{word_kind, Gen, Ie, WordKind, ERR_LOOP_LIMIT, LAVAPIPE_LOOP_LIMIT, R};
 use rspirv::spirv::Word;
@@ -336,7 +336,7 @@ impl<'p> KCtx<'p> {
         loc: &Option<SrcLoc>,
     ) -> R<View> {
         if self.scratch.is_none() {
-            return Err(unsupported(what, loc));
+            return Err(Error::unsupported(what, loc));
         }
         let k = kind_ix(elem);
         let bi = self.scratch_bi(g, k)?;
@@ -857,7 +857,7 @@ impl<'p> KCtx<'p> {
         let loc = &stm.loc;
         let src = self.var(g, x, loc)?;
         if self.scratch.is_none() {
-            return Err(unsupported(construct_name(&stm.exp), loc));
+            return Err(Error::unsupported(construct_name(&stm.exp), loc));
         }
         let dst = self.own(g, src, stm)?;
         let target = self.locate(g, &dst, idx, stm)?;
@@ -933,7 +933,7 @@ impl<'p> KCtx<'p> {
     ) -> R<()> {
         let loc = &stm.loc;
         if self.scratch.is_none() {
-            return Err(unsupported(construct_name(&stm.exp), loc));
+            return Err(Error::unsupported(construct_name(&stm.exp), loc));
         }
         let n = self.index(g, w, loc)?;
         let mut dsts = Vec::with_capacity(dest.len());
@@ -1002,7 +1002,7 @@ impl<'p> KCtx<'p> {
     ) -> R<()> {
         let loc = &stm.loc;
         if self.scratch.is_none() {
-            return Err(unsupported(construct_name(&stm.exp), loc));
+            return Err(Error::unsupported(construct_name(&stm.exp), loc));
         }
         let n = self.index(g, w, loc)?;
         let mut dsts = Vec::with_capacity(dest.len());
@@ -1072,7 +1072,7 @@ impl<'p> KCtx<'p> {
     ) -> R<()> {
         let loc = &stm.loc;
         if self.scratch.is_none() {
-            return Err(unsupported(
+            return Err(Error::unsupported(
                 "an `if` returning arrays inside a parallel operator",
                 loc,
             ));
@@ -1138,7 +1138,7 @@ impl<'p> KCtx<'p> {
         }
         g.end_if(st)?;
         if branch_accs[0] != branch_accs[1] {
-            return Err(unsupported(
+            return Err(Error::unsupported(
                 "an `if` choosing between accumulators inside a kernel",
                 loc,
             ));
@@ -1177,7 +1177,7 @@ impl<'p> KCtx<'p> {
     ) -> R<()> {
         let loc = &stm.loc;
         if self.scratch.is_none() {
-            return Err(unsupported(
+            return Err(Error::unsupported(
                 "a loop over arrays inside a parallel operator",
                 loc,
             ));
@@ -1200,7 +1200,7 @@ impl<'p> KCtx<'p> {
                         .iter()
                         .any(|d| d.as_var().is_some_and(|v| names.contains(&v.id)))
                     {
-                        return Err(unsupported(
+                        return Err(Error::unsupported(
                             "a loop whose arrays change size inside a parallel operator",
                             loc,
                         ));
@@ -1313,7 +1313,7 @@ impl<'p> KCtx<'p> {
                 (LoopVar::Scalar(var, _, _), KVal::S(w, _)) => g.store(*var, *w)?,
                 (LoopVar::Acc(a), KVal::Acc(b)) if a == b => {}
                 (LoopVar::Acc(_), _) => {
-                    return Err(unsupported(
+                    return Err(Error::unsupported(
                         "a loop changing which accumulator it carries inside a kernel",
                         loc,
                     ))
@@ -1400,7 +1400,7 @@ impl<'p> KCtx<'p> {
         let loc = &stm.loc;
         let u64t = g.t_u64();
         if self.scratch.is_none() {
-            return Err(unsupported(construct_name(&stm.exp), loc));
+            return Err(Error::unsupported(construct_name(&stm.exp), loc));
         }
         let mut inputs = Vec::with_capacity(arrs.len());
         for a in arrs {

@@ -455,6 +455,36 @@ impl Flattener<'_> {
         });
     }
 
+    /// Binds a new threshold `BASE_N` of `kind` on `size` (each threshold has its own number)
+    /// to a fresh `bool`, returned.
+    fn threshold(
+        &mut self,
+        base: &str,
+        size: SubExp,
+        kind: ThresholdKind,
+        loc: &Option<SrcLoc>,
+        out: &mut Vec<HostStm>,
+    ) -> Param {
+        *self.thresholds += 1;
+        let cond = self.fresh_param(
+            &VName {
+                id: 0,
+                base: base.into(),
+            },
+            Type::Prim(PrimType::Bool),
+        );
+        out.push(host(
+            vec![cond.clone()],
+            HostExp::Threshold {
+                size,
+                name: format!("{base}_{}", self.thresholds).into(),
+                kind,
+            },
+            loc,
+        ));
+        cond
+    }
+
     /// Rule 6: the host loop `s`, flattened to `par`, versioned on the largest of its kernels'
     /// spaces (`spaces`, known before the loop): where that is at least the threshold, `par`;
     /// otherwise the whole loop as the thread code of a `segmap` of one thread.
@@ -504,23 +534,7 @@ impl Flattener<'_> {
             });
         }
         let size = size.expect("a loop with kernels");
-        *self.thresholds += 1;
-        let cond = self.fresh_param(
-            &VName {
-                id: 0,
-                base: "loop_par".into(),
-            },
-            Type::Prim(PrimType::Bool),
-        );
-        out.push(host(
-            vec![cond.clone()],
-            HostExp::Threshold {
-                size,
-                name: format!("loop_par_{}", self.thresholds).into(),
-                kind: ThresholdKind::Loop,
-            },
-            loc,
-        ));
+        let cond = self.threshold("loop_par", size, ThresholdKind::Loop, loc, out);
         let vars = |ps: &[Param]| -> Vec<SubExp> {
             ps.iter().map(|p| SubExp::Var(p.name.clone())).collect()
         };
@@ -661,23 +675,7 @@ impl Flattener<'_> {
         // Rule 4, versioned with rule 5.
         if versions > 0 && self.distributable(nest, b) {
             let size = self.nest_size(nest, out);
-            *self.thresholds += 1;
-            let cond = self.fresh_param(
-                &VName {
-                    id: 0,
-                    base: "suff_outer_par".into(),
-                },
-                Type::Prim(PrimType::Bool),
-            );
-            out.push(host(
-                vec![cond.clone()],
-                HostExp::Threshold {
-                    size,
-                    name: format!("suff_outer_par_{}", self.thresholds).into(),
-                    kind: ThresholdKind::Nest,
-                },
-                loc,
-            ));
+            let cond = self.threshold("suff_outer_par", size, ThresholdKind::Nest, loc, out);
             let seq_pat: Vec<Param> = pat
                 .iter()
                 .map(|p| self.fresh_param(&p.name, p.ty.clone()))

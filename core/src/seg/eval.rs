@@ -164,19 +164,20 @@ impl<'p> Host<'p> {
                 }
                 return ip.exec_exp(&stm.pat, e, loc);
             }
+            // A versioned loop's versions compute the same values: the one its condition picks.
             HostExp::If {
                 cond,
                 then_b,
                 else_b,
                 ..
+            }
+            | HostExp::VersionedLoop {
+                par_cond: cond,
+                par: then_b,
+                seq: else_b,
+                ..
             } => {
                 let b = if ip.bool(cond, loc)? { then_b } else { else_b };
-                self.eval_body(ip, b, loc)?
-            }
-            HostExp::VersionedLoop {
-                par_cond, par, seq, ..
-            } => {
-                let b = if ip.bool(par_cond, loc)? { par } else { seq };
                 self.eval_body(ip, b, loc)?
             }
             HostExp::Loop { params, form, body } => {

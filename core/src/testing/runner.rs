@@ -500,14 +500,14 @@ mod tests {
                         });
                     }
                 }
-                for (prefix, msg) in [
-                    ("-- fake unsupported:", "not supported: `vjp`"),
-                    ("-- fake broken:", "internal error: cannot lower"),
+                for (prefix, msg, not_supported) in [
+                    ("-- fake unsupported:", "not supported: `vjp`", true),
+                    ("-- fake broken:", "internal error: cannot lower", false),
                 ] {
                     if let Some(names) = line.strip_prefix(prefix) {
                         for n in names.split_whitespace() {
                             let mut d = Diagnostic::error(Span::new(file, 0, 2), msg);
-                            d.not_supported = msg.starts_with("not supported");
+                            d.not_supported = not_supported;
                             entry_errors.insert(n.to_string(), d);
                         }
                     }

@@ -16,7 +16,7 @@
 use crate::error::Error;
 use crate::gen::{word_kind, Gen, Ie, R, WG};
 use crate::kernel::{
-    natural, unsupported, AccKernel, ArgSrc, BindSrc, HostTy, KCtx, KVal, KernelCode, Scratch, View,
+    natural, AccKernel, ArgSrc, BindSrc, HostTy, KCtx, KVal, KernelCode, Scratch, View,
 };
 use rspirv::spirv::Word;
 use vkad_core::diag::SrcLoc;
@@ -94,7 +94,7 @@ pub(crate) fn grid<'p>(
 ) -> R<KernelCode> {
     let is_acc: Vec<bool> = ret.iter().map(|t| matches!(t, Type::Acc { .. })).collect();
     if k.acc_info.is_none() && is_acc.iter().any(|&a| a) {
-        return Err(unsupported("a `map` returning accumulators", loc));
+        return Err(Error::unsupported("a `map` returning accumulators", loc));
     }
     let rets: Vec<&Type> = ret
         .iter()
@@ -106,7 +106,7 @@ pub(crate) fn grid<'p>(
     for t in &rets {
         match t.elem() {
             Some(e) => outs.push(e),
-            None => return Err(unsupported("a `map` returning accumulators", loc)),
+            None => return Err(Error::unsupported("a `map` returning accumulators", loc)),
         }
     }
     k.scratch = Some(Scratch::new(&mut g, &mut k)?);

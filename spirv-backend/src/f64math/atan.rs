@@ -98,6 +98,16 @@ fn atan_ratio<A: F64Ops>(a: &mut A, n: DD<A::F>, d: DD<A::F>) -> R<DD<A::F>> {
     Ok((a.sel(swap, rt.0, t.0)?, a.sel(swap, rt.1, t.1)?))
 }
 
+/// `t` (double-double), or `π - t` where the sign bit of `x` is set, rounded to one double;
+/// and that sign bit.
+fn reflect_by_sign<A: F64Ops>(a: &mut A, x: A::F, t: (A::F, A::F)) -> R<(A::F, A::B)> {
+    let xneg = sign_bit(a, x)?;
+    let reflected = pi_minus(a, t)?;
+    let h = a.sel(xneg, reflected.0, t.0)?;
+    let l = a.sel(xneg, reflected.1, t.1)?;
+    Ok((a.add(h, l)?, xneg))
+}
+
 /// `π - x` for a double-double `x`.
 fn pi_minus<A: F64Ops>(a: &mut A, x: DD<A::F>) -> R<DD<A::F>> {
     let p = (a.c(PI.0), a.c(PI.1));
@@ -135,13 +145,7 @@ pub(crate) fn atan2<A: F64Ops>(a: &mut A, y: A::F, x: A::F) -> R<A::F> {
     let sy = ldexp(a, ay, ne)?;
     let zf = a.c(0.0);
     let t = atan_ratio(a, (sy, zf), (sx, zf))?;
-    let xneg = sign_bit(a, x)?;
-    let reflected = pi_minus(a, t)?;
-    let (h, l) = (
-        a.sel(xneg, reflected.0, t.0)?,
-        a.sel(xneg, reflected.1, t.1)?,
-    );
-    let r = a.add(h, l)?;
+    let (r, xneg) = reflect_by_sign(a, x, t)?;
     // Both zero: 0 or π by the sign of x.
     let xz = a.eq(ax, zf)?;
     let yz = a.eq(ay, zf)?;
@@ -214,13 +218,7 @@ pub(crate) fn acos<A: F64Ops>(a: &mut A, x: A::F) -> R<A::F> {
     let axs = a.sel(within, ax, z)?;
     let s = sqrt_one_minus_sq(a, axs)?;
     let t = atan_ratio(a, s, (axs, z))?;
-    let xneg = sign_bit(a, x)?;
-    let reflected = pi_minus(a, t)?;
-    let (h, l) = (
-        a.sel(xneg, reflected.0, t.0)?,
-        a.sel(xneg, reflected.1, t.1)?,
-    );
-    let r = a.add(h, l)?;
+    let (r, _) = reflect_by_sign(a, x, t)?;
     let is1 = a.eq(x, one)?;
     let r = selc(a, is1, 0.0, r)?;
     let m1 = a.c(-1.0);

@@ -39,6 +39,8 @@ pub(crate) mod pow;
 pub(crate) mod trig;
 
 #[cfg(test)]
+mod test_support;
+#[cfg(test)]
 mod tests;
 
 use crate::gen::{Gen, Ie, R};

@@ -287,20 +287,27 @@ fn trig_special<A: F64Ops>(a: &mut A, x: A::F, r: A::F) -> R<A::F> {
     a.sel(finite, r, nan)
 }
 
-/// `sin x`: `±sin y` or `±cos y` by quadrant, the sign of `x` put back (`sin(-0) = -0`).
-pub(crate) fn sin<A: F64Ops>(a: &mut A, x: A::F) -> R<A::F> {
+/// `sin y`, `cos y`, and whether `n` is 1, 2 or 3, for `|x|` reduced to `y` in quadrant `n`.
+type Quadrant<A> = (<A as F64Ops>::F, <A as F64Ops>::F, [<A as F64Ops>::B; 3]);
+
+/// What `sin` and `cos` share: the [`Quadrant`] of `x`.
+fn quadrant<A: F64Ops>(a: &mut A, x: A::F) -> R<Quadrant<A>> {
     let ax = a.abs(x)?;
     let (n, y) = reduce(a, ax)?;
     let s = sin_kernel(a, y)?;
     let c = cos_kernel(a, y)?;
     let s = a.add(s.0, s.1)?;
     let c = a.add(c.0, c.1)?;
-    let odd1 = is(a, n, 1.0)?;
-    let odd3 = is(a, n, 3.0)?;
-    let odd = a.or(odd1, odd3)?;
+    let q = [is(a, n, 1.0)?, is(a, n, 2.0)?, is(a, n, 3.0)?];
+    Ok((s, c, q))
+}
+
+/// `sin x`: `±sin y` or `±cos y` by quadrant, the sign of `x` put back (`sin(-0) = -0`).
+pub(crate) fn sin<A: F64Ops>(a: &mut A, x: A::F) -> R<A::F> {
+    let (s, c, [q1, q2, q3]) = quadrant(a, x)?;
+    let odd = a.or(q1, q3)?;
     let r = a.sel(odd, c, s)?;
-    let two = is(a, n, 2.0)?;
-    let neg = a.or(two, odd3)?;
+    let neg = a.or(q2, q3)?;
     let r = neg_if(a, neg, r)?;
     let xneg = sign_bit(a, x)?;
     let r = neg_if(a, xneg, r)?;
@@ -309,18 +316,10 @@ pub(crate) fn sin<A: F64Ops>(a: &mut A, x: A::F) -> R<A::F> {
 
 /// `cos x` (even: the sign of `x` does not matter).
 pub(crate) fn cos<A: F64Ops>(a: &mut A, x: A::F) -> R<A::F> {
-    let ax = a.abs(x)?;
-    let (n, y) = reduce(a, ax)?;
-    let s = sin_kernel(a, y)?;
-    let c = cos_kernel(a, y)?;
-    let s = a.add(s.0, s.1)?;
-    let c = a.add(c.0, c.1)?;
-    let odd1 = is(a, n, 1.0)?;
-    let odd3 = is(a, n, 3.0)?;
-    let odd = a.or(odd1, odd3)?;
+    let (s, c, [q1, q2, q3]) = quadrant(a, x)?;
+    let odd = a.or(q1, q3)?;
     let r = a.sel(odd, s, c)?;
-    let two = is(a, n, 2.0)?;
-    let neg = a.or(odd1, two)?;
+    let neg = a.or(q1, q2)?;
     let r = neg_if(a, neg, r)?;
     trig_special(a, x, r)
 }

@@ -137,7 +137,7 @@ impl DeviceProgram {
 /// on a CPU device such as lavapipe (about 50 µs per launch, a fast thread).
 pub fn device_thresholds(ctx: &Context) -> Thresholds {
     let mut th = Thresholds::default();
-    if ctx.info().device_type == "cpu" {
+    if crate::exec::cpu_device(ctx) {
         th.loop_default = 1 << 14;
     }
     th
