@@ -103,6 +103,27 @@ fn bad_input_value_exits_1() {
     assert_eq!(wrong_type.status.code(), Some(1));
 }
 
+/// Sizes that do not fit in an i64 are run-time errors with the location, on the interpreter
+/// and the AD oracle (they used to wrap around: this printed `0i64` and exited 0).
+#[test]
+fn size_overflow_exits_1_with_location() {
+    let p = tmp_program(
+        "overflow.fut",
+        "entry main (n: i64): i64 =\n  length (flatten (replicate n (replicate 1048576 1f32)))\n",
+    );
+    for backend in ["interp", "oracle"] {
+        let out = vkad(&["run", &p, "-b", backend], b"17592186044416i64");
+        assert_eq!(out.status.code(), Some(1), "{backend}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("overflow.fut:2:10: size overflow in `flatten`"),
+            "{backend}: {err}"
+        );
+        let out = vkad(&["run", &p, "-b", backend], b"3i64");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "3145728i64\n");
+    }
+}
+
 /// An allocation over the memory budget is a run-time error with the location, never an abort:
 /// the budget is `--max-memory` (or `VKAD_MAX_MEMORY`), else the memory the machine has.
 #[test]
