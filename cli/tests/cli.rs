@@ -124,6 +124,38 @@ fn size_overflow_exits_1_with_location() {
     }
 }
 
+/// A literal out of range of its type is a compile-time error naming the value and the type,
+/// with the location and a caret (it used to wrap around: `x + 300u8` added 44).
+#[test]
+fn literal_out_of_range_is_a_compile_error() {
+    let p = tmp_program("lit.fut", "entry main (x: u8): u8 =\n  x + 300u8\n");
+    let out = vkad(&["check", &p], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("literal 300 is out of range for type `u8`"),
+        "{err}"
+    );
+    assert!(err.contains("lit.fut:2:7"), "{err}");
+    assert!(err.contains("^^^^^ `u8` holds 0 to 255"), "{err}");
+}
+
+/// An input value out of range of its type is an error naming the value and the type (it used
+/// to wrap around: `3000000000` was read as the i32 -1294967296).
+#[test]
+fn input_value_out_of_range_exits_1() {
+    let p = tmp_program("id32.fut", "entry main (x: i32): i32 = x\n");
+    let out = vkad(&["run", &p, "-b", "interp"], b"3000000000");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("1:1: value 3000000000 is out of range for type i32"),
+        "{err}"
+    );
+    let out = vkad(&["run", &p, "-b", "interp"], b"2147483647");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "2147483647i32\n");
+}
+
 /// An allocation over the memory budget is a run-time error with the location, never an abort:
 /// the budget is `--max-memory` (or `VKAD_MAX_MEMORY`), else the memory the machine has.
 #[test]
