@@ -21,6 +21,12 @@ mod bench;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// The largest array (and AD-oracle tape) the interpreter and the AD oracle may allocate,
+    /// in bytes or with a suffix `k`, `M`, `G`, `T` (also from `VKAD_MAX_MEMORY`). Without it,
+    /// a large allocation is checked against the memory the machine has available; either way
+    /// running out is the run-time error `out of memory: needs N bytes ...`.
+    #[arg(long, global = true, value_name = "SIZE", value_parser = vkad_core::mem::parse_size)]
+    max_memory: Option<u64>,
 }
 
 /// Where programs run.
@@ -278,6 +284,20 @@ fn read_source(path: &Path) -> Result<String, Failure> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let max_memory = match cli.max_memory {
+        Some(m) => Some(m),
+        None => match std::env::var("VKAD_MAX_MEMORY") {
+            Ok(v) => match vkad_core::mem::parse_size(&v) {
+                Ok(m) => Some(m),
+                Err(e) => {
+                    let _ = writeln!(std::io::stderr(), "error: VKAD_MAX_MEMORY: {e}");
+                    return ExitCode::from(2);
+                }
+            },
+            Err(_) => None,
+        },
+    };
+    vkad_core::mem::set_memory_limit(max_memory);
     match run(cli.command) {
         Ok(code) => code,
         Err(Failure(msg)) => {

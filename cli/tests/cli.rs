@@ -103,6 +103,118 @@ fn bad_input_value_exits_1() {
     assert_eq!(wrong_type.status.code(), Some(1));
 }
 
+/// Sizes that do not fit in an i64 are run-time errors with the location, on the interpreter
+/// and the AD oracle (they used to wrap around: this printed `0i64` and exited 0).
+#[test]
+fn size_overflow_exits_1_with_location() {
+    let p = tmp_program(
+        "overflow.fut",
+        "entry main (n: i64): i64 =\n  length (flatten (replicate n (replicate 1048576 1f32)))\n",
+    );
+    for backend in ["interp", "oracle"] {
+        let out = vkad(&["run", &p, "-b", backend], b"17592186044416i64");
+        assert_eq!(out.status.code(), Some(1), "{backend}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("overflow.fut:2:10: size overflow in `flatten`"),
+            "{backend}: {err}"
+        );
+        let out = vkad(&["run", &p, "-b", backend], b"3i64");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "3145728i64\n");
+    }
+}
+
+/// A literal out of range of its type is a compile-time error naming the value and the type,
+/// with the location and a caret (it used to wrap around: `x + 300u8` added 44).
+#[test]
+fn literal_out_of_range_is_a_compile_error() {
+    let p = tmp_program("lit.fut", "entry main (x: u8): u8 =\n  x + 300u8\n");
+    let out = vkad(&["check", &p], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("literal 300 is out of range for type `u8`"),
+        "{err}"
+    );
+    assert!(err.contains("lit.fut:2:7"), "{err}");
+    assert!(err.contains("^^^^^ `u8` holds 0 to 255"), "{err}");
+}
+
+/// An input value out of range of its type is an error naming the value and the type (it used
+/// to wrap around: `3000000000` was read as the i32 -1294967296).
+#[test]
+fn input_value_out_of_range_exits_1() {
+    let p = tmp_program("id32.fut", "entry main (x: i32): i32 = x\n");
+    let out = vkad(&["run", &p, "-b", "interp"], b"3000000000");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("1:1: value 3000000000 is out of range for type i32"),
+        "{err}"
+    );
+    let out = vkad(&["run", &p, "-b", "interp"], b"2147483647");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "2147483647i32\n");
+}
+
+/// An allocation over the memory budget is a run-time error with the location, never an abort:
+/// the budget is `--max-memory` (or `VKAD_MAX_MEMORY`), else the memory the machine has.
+#[test]
+fn allocations_over_the_budget_are_errors() {
+    let p = tmp_program(
+        "alloc.fut",
+        "entry main (n: i64): f32 =\n  f32.sum (opaque (replicate n 1f32))\n",
+    );
+    let out = vkad(
+        &["--max-memory", "1M", "run", &p, "-b", "interp"],
+        b"1000000i64",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "alloc.fut:2:19: out of memory: needs 4000000 bytes, more than the limit of 1048576 \
+             bytes (--max-memory)"
+        ),
+        "{err}"
+    );
+    let out = vkad(
+        &["run", &p, "-b", "interp", "--max-memory", "4M"],
+        b"1000000i64",
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "1000000.0f32\n");
+    let dir = std::path::Path::new("100k");
+    let out = vkad_env(
+        &["run", &p, "-b", "oracle"],
+        b"1000000i64",
+        &[("VKAD_MAX_MEMORY", dir)],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("out of memory"));
+    // Without a limit: 10^15 f32s are more than any machine has (this aborted the process).
+    let out = vkad(&["run", &p, "-b", "interp"], b"1000000000000000i64");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("alloc.fut:2:19: out of memory: needs 4000000000000000 bytes"),
+        "{err}"
+    );
+    // The AD oracle's tape is within the budget too (it grew until the process was killed).
+    let p = tmp_program(
+        "tape.fut",
+        "entry main (n: i64) (x: f64): f64 =\n  vjp (\\x -> loop y = x for _i < n do y * 1.0000001) x 1\n",
+    );
+    let out = vkad(
+        &["--max-memory", "64M", "run", &p, "-b", "oracle"],
+        b"100000000i64 1.0",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("tape.fut:2:") && err.contains("out of memory: the AD oracle's tape needs"),
+        "{err}"
+    );
+}
+
 #[test]
 fn usage_errors_exit_2() {
     assert_eq!(vkad(&["frobnicate"], b"").status.code(), Some(2));

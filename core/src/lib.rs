@@ -28,6 +28,7 @@ pub mod flatten;
 pub mod interp;
 pub mod ir;
 pub mod lower;
+pub mod mem;
 pub mod passes;
 pub mod prim;
 pub mod primops;

@@ -55,6 +55,25 @@ impl IntType {
             IntType::I8 | IntType::I16 | IntType::I32 | IntType::I64
         )
     }
+    /// The smallest and the largest value of the type.
+    pub fn min_max(self) -> (i128, i128) {
+        let b = self.bits();
+        if self.signed() {
+            (-(1i128 << (b - 1)), (1i128 << (b - 1)) - 1)
+        } else {
+            (0, (1i128 << b) - 1)
+        }
+    }
+    /// Whether `v` is a value of the type.
+    pub fn contains(self, v: i128) -> bool {
+        let (lo, hi) = self.min_max();
+        (lo..=hi).contains(&v)
+    }
+    /// Whether `v` is a bit pattern of the type's width (`0 <= v < 2^bits`): how a hexadecimal
+    /// or binary literal with a signed type's suffix may be written (`0xffi8` is `-1i8`).
+    pub fn bit_pattern(self, v: i128) -> bool {
+        (0..1i128 << self.bits()).contains(&v)
+    }
     pub fn name(self) -> &'static str {
         match self {
             IntType::I8 => "i8",

@@ -61,6 +61,35 @@ impl Buffer {
             PrimValue::F64(x) => Buffer::F64(vec![x; n]),
         }
     }
+    /// `n` copies of `v`, within the memory budget ([`crate::mem`]): the error
+    /// `out of memory: ...` instead of aborting.
+    pub fn try_filled(v: PrimValue, n: usize) -> Result<Buffer, String> {
+        use crate::mem::vec_filled;
+        Ok(match v {
+            PrimValue::Bool(x) => Buffer::Bool(vec_filled(x, n)?),
+            PrimValue::I8(x) => Buffer::I8(vec_filled(x, n)?),
+            PrimValue::I16(x) => Buffer::I16(vec_filled(x, n)?),
+            PrimValue::I32(x) => Buffer::I32(vec_filled(x, n)?),
+            PrimValue::I64(x) => Buffer::I64(vec_filled(x, n)?),
+            PrimValue::U8(x) => Buffer::U8(vec_filled(x, n)?),
+            PrimValue::U16(x) => Buffer::U16(vec_filled(x, n)?),
+            PrimValue::U32(x) => Buffer::U32(vec_filled(x, n)?),
+            PrimValue::U64(x) => Buffer::U64(vec_filled(x, n)?),
+            PrimValue::F16(x) => Buffer::F16(vec_filled(x, n)?),
+            PrimValue::F32(x) => Buffer::F32(vec_filled(x, n)?),
+            PrimValue::F64(x) => Buffer::F64(vec_filled(x, n)?),
+        })
+    }
+    /// [`Buffer::with_capacity`] within the memory budget ([`crate::mem`]).
+    pub fn try_with_capacity(t: PrimType, cap: usize) -> Result<Buffer, String> {
+        let mut b = Buffer::filled(PrimValue::zero(t), 0);
+        b.try_reserve(cap)?;
+        Ok(b)
+    }
+    /// Makes room for `additional` more elements, within the memory budget ([`crate::mem`]).
+    pub fn try_reserve(&mut self, additional: usize) -> Result<(), String> {
+        with_buffer!(self, v => crate::mem::reserve(v, additional))
+    }
     /// An empty buffer of the given element type with room for `cap` elements.
     pub fn with_capacity(t: PrimType, cap: usize) -> Buffer {
         let mut b = Buffer::filled(PrimValue::zero(t), 0);

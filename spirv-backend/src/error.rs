@@ -60,6 +60,15 @@ pub enum Error {
     /// [`VkError::Unsupported`]: that is [`Error::NotSupported`], see the `From` conversion).
     #[error(transparent)]
     Device(VkError),
+    /// Allocating an array of `bytes` bytes for the statement at `loc` failed (the device or the
+    /// host is out of memory, or the size exceeds what the device allows).
+    #[error("{}", Located(loc, &format!("cannot allocate {bytes} bytes: {source}")))]
+    Allocation {
+        bytes: u64,
+        loc: Option<SrcLoc>,
+        #[source]
+        source: VkError,
+    },
     /// The entry point could not be compiled: its diagnostic, rendered with its snippet.
     #[error("{message}")]
     Entry {
@@ -107,6 +116,18 @@ impl Error {
         Error::Internal {
             message: message.into(),
             loc: loc.clone(),
+        }
+    }
+    /// Allocating `bytes` bytes at `loc` failed with `source`; a feature the device lacks stays
+    /// [`Error::NotSupported`].
+    pub fn allocation(bytes: u64, loc: &Option<SrcLoc>, source: VkError) -> Error {
+        match source {
+            VkError::Unsupported { .. } => source.into(),
+            source => Error::Allocation {
+                bytes,
+                loc: loc.clone(),
+                source,
+            },
         }
     }
     /// The program has no entry point `entry`.
@@ -165,7 +186,7 @@ impl From<Error> for RunError {
         }
         match e {
             Error::Runtime { .. } => RunError::Runtime(m),
-            Error::Device(_) | Error::Io { .. } => RunError::Device(m),
+            Error::Device(_) | Error::Allocation { .. } | Error::Io { .. } => RunError::Device(m),
             Error::NotSupported { .. }
             | Error::LoopLimit { .. }
             | Error::Internal { .. }

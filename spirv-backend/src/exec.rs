@@ -268,9 +268,32 @@ impl<'a> Exec<'a> {
     // ----- memory ----------------------------------------------------------------------------
 
     pub fn alloc(&self, elem: PrimType, shape: Vec<usize>) -> E<DArr> {
-        let n: usize = shape.iter().product();
-        let bytes = (n * wsize(elem)).max(8) as u64;
-        let buf = self.ctx.alloc(bytes)?;
+        // Checked: a size that wraps around would make a buffer too small for its array. Errors
+        // are reported at the statement that allocates.
+        let loc = || {
+            self.cur
+                .and_then(|s| s.loc.clone())
+                .or(self.enclosing.clone())
+        };
+        let bytes = shape
+            .iter()
+            .try_fold(wsize(elem), |n, &d| n.checked_mul(d))
+            .and_then(|n| u64::try_from(n).ok())
+            .ok_or_else(|| {
+                Error::runtime(
+                    RuntimeKind::Size,
+                    &loc(),
+                    format!(
+                        "size overflow: an array of shape {} of {elem} needs more than 2^64 bytes",
+                        shape_str(&shape)
+                    ),
+                )
+            })?
+            .max(8);
+        let buf = self
+            .ctx
+            .alloc(bytes)
+            .map_err(|e| Error::allocation(bytes, &loc(), e))?;
         Ok(DArr {
             buf: Arc::new(buf),
             elem,

@@ -448,28 +448,35 @@ impl<'p> Interp<'p> {
                     (Some(s), Some(d)) => (s, d),
                     _ => return err("internal error: iota of non-integers", loc),
                 };
-                let buf = match it {
-                    IntType::I64 => Buffer::I64(
-                        (0..n as i64)
-                            .map(|i| (s as i64).wrapping_add((d as i64).wrapping_mul(i)))
-                            .collect(),
-                    ),
-                    IntType::I32 => Buffer::I32(
-                        (0..n as i64)
-                            .map(|i| (s as i32).wrapping_add((d as i32).wrapping_mul(i as i32)))
-                            .collect(),
-                    ),
-                    t => {
-                        let mut b = Buffer::with_capacity(PrimType::Int(*t), n);
-                        for i in 0..n {
-                            b.push(PrimValue::int(
-                                *t,
-                                s.wrapping_add(d.wrapping_mul(i as i128)),
-                            ));
+                let buf =
+                    match it {
+                        IntType::I64 => {
+                            let mut v = crate::mem::vec_with_capacity(n).map_err(lift)?;
+                            v.extend(
+                                (0..n as i64)
+                                    .map(|i| (s as i64).wrapping_add((d as i64).wrapping_mul(i))),
+                            );
+                            Buffer::I64(v)
                         }
-                        b
-                    }
-                };
+                        IntType::I32 => {
+                            let mut v = crate::mem::vec_with_capacity(n).map_err(lift)?;
+                            v.extend((0..n as i64).map(|i| {
+                                (s as i32).wrapping_add((d as i32).wrapping_mul(i as i32))
+                            }));
+                            Buffer::I32(v)
+                        }
+                        t => {
+                            let mut b =
+                                Buffer::try_with_capacity(PrimType::Int(*t), n).map_err(lift)?;
+                            for i in 0..n {
+                                b.push(PrimValue::int(
+                                    *t,
+                                    s.wrapping_add(d.wrapping_mul(i as i128)),
+                                ));
+                            }
+                            b
+                        }
+                    };
                 self.bind1(pat, loc, Val::Arr(Arr::from_buffer(buf, vec![n])))
             }
             Exp::Replicate { shape, value } => {
@@ -477,22 +484,21 @@ impl<'p> Interp<'p> {
                     .iter()
                     .map(|d| self.size(d, loc))
                     .collect::<R<Vec<_>>>()?;
-                let count = dims.iter().try_fold(1usize, |a, &b| a.checked_mul(b));
-                let count = match count {
-                    Some(c) => c,
-                    None => return err("replicate: array too large", loc),
-                };
+                let count = crate::mem::elements(&dims).map_err(lift)?;
                 let v = self.val(value, loc)?;
                 let r = match v {
-                    Val::Prim(p) => Arr::from_buffer(Buffer::filled(p, count), dims),
+                    Val::Prim(p) => {
+                        Arr::from_buffer(Buffer::try_filled(p, count).map_err(lift)?, dims)
+                    }
                     Val::Arr(a) => {
+                        let mut sh = dims;
+                        sh.extend(a.shape.iter());
+                        let total = crate::mem::elements(&sh).map_err(lift)?;
                         let mut buf =
-                            Buffer::with_capacity(a.elem_type(), count.saturating_mul(a.len()));
+                            Buffer::try_with_capacity(a.elem_type(), total).map_err(lift)?;
                         for _ in 0..count {
                             append_range(&mut buf, &a.data, a.off, a.len());
                         }
-                        let mut sh = dims;
-                        sh.extend(a.shape.iter());
                         Arr::from_buffer(buf, sh)
                     }
                     other => {
@@ -941,7 +947,7 @@ fn concat(dim: usize, arrs: &[Arr], w: usize, loc: &Option<SrcLoc>) -> R<Arr> {
             loc,
         );
     }
-    let mut total = 0;
+    let mut total: usize = 0;
     for a in arrs {
         let same = a.shape.len() == first.shape.len()
             && a.shape
@@ -959,7 +965,10 @@ fn concat(dim: usize, arrs: &[Arr], w: usize, loc: &Option<SrcLoc>) -> R<Arr> {
                 loc,
             );
         }
-        total += a.shape[dim];
+        total = match total.checked_add(a.shape[dim]) {
+            Some(t) => t,
+            None => return err("size overflow: concatenation of too many elements", loc),
+        };
     }
     if total != w {
         return err(format!("concatenation has size {total}, expected {w}"), loc);
@@ -967,8 +976,9 @@ fn concat(dim: usize, arrs: &[Arr], w: usize, loc: &Option<SrcLoc>) -> R<Arr> {
     let outer: usize = first.shape[..dim].iter().product();
     let mut shape = first.shape.clone();
     shape[dim] = total;
-    let n: usize = shape.iter().product();
-    let mut buf = Buffer::with_capacity(first.elem_type(), n);
+    let n = crate::mem::elements(&shape).map_err(|m| RuntimeError::new(m, loc.clone()))?;
+    let mut buf = Buffer::try_with_capacity(first.elem_type(), n)
+        .map_err(|m| RuntimeError::new(m, loc.clone()))?;
     for o in 0..outer {
         for a in arrs {
             let chunk: usize = a.shape[dim..].iter().product();

@@ -276,14 +276,18 @@ pub(crate) struct Builder {
     pub buf: Buffer,
     pub row_shape: Option<Vec<usize>>,
     pub count: usize,
+    /// How many rows are expected (room for them is made when the first row's size is known).
+    pub rows: usize,
 }
 
 impl Builder {
-    pub fn new(elem: PrimType, cap: usize) -> Builder {
+    /// A builder for `rows` rows (more may be pushed).
+    pub fn new(elem: PrimType, rows: usize) -> Builder {
         Builder {
-            buf: Buffer::with_capacity(elem, cap),
+            buf: Buffer::with_capacity(elem, rows),
             row_shape: None,
             count: 0,
+            rows,
         }
     }
     /// Appends one row; all rows must have the same shape and element type.
@@ -296,7 +300,15 @@ impl Builder {
         }
         let shape = v.shape();
         match &self.row_shape {
-            None => self.row_shape = Some(shape.to_vec()),
+            None => {
+                // Room for all the rows, within the memory budget (growing an array of arrays
+                // as it fills would abort the process where memory runs out).
+                let mut all = vec![self.rows.max(1)];
+                all.extend_from_slice(shape);
+                let n = crate::mem::elements(&all)?;
+                self.buf.try_reserve(n.saturating_sub(self.buf.len()))?;
+                self.row_shape = Some(shape.to_vec());
+            }
             Some(s) if s.as_slice() != shape => {
                 return Err(format!(
                     "irregular array: a row of shape {} after rows of shape {}",

@@ -4,7 +4,7 @@
 use super::env::{Head, SV};
 use super::expr::scalar;
 use super::types::{arr_var, outer_dim};
-use super::{internal, Lowerer, R};
+use super::{internal, Lowerer, SizeArith, R};
 use crate::builtins::{applies, bits_type, INTRINSICS, MODULE_FNS};
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{BinOp as B, DimIndex, Exp, MathFn as M, Operator, Soac, SubExp, Type, UnOp as U};
@@ -433,10 +433,11 @@ impl<'a> Lowerer<'a> {
                     Type::Array { elem, shape } if shape.len() >= 2 => (*elem, shape),
                     _ => return Err(internal(span, "flatten of an array of rank < 2")),
                 };
-                let nm = self.let1(
-                    "nm",
-                    I64,
-                    Exp::BinOp(B::Mul(PrimType::I64), shape[0].clone(), shape[1].clone()),
+                let nm = self.checked_size(
+                    SizeArith::Mul,
+                    shape[0].clone(),
+                    shape[1].clone(),
+                    "`flatten`",
                 );
                 let mut ns = vec![nm];
                 ns.extend(shape[2..].iter().cloned());
@@ -453,11 +454,7 @@ impl<'a> Lowerer<'a> {
                 let m = self.i64_of(m, mt);
                 let xs = a(2)?.clone();
                 let total = outer_dim(&xs, span)?;
-                let km = self.let1(
-                    "km",
-                    I64,
-                    Exp::BinOp(B::Mul(PrimType::I64), k.clone(), m.clone()),
-                );
+                let km = self.checked_size(SizeArith::Mul, k.clone(), m.clone(), "`unflatten`");
                 let ok = self.let1(
                     "ok",
                     Type::Prim(PrimType::Bool),
@@ -489,16 +486,9 @@ impl<'a> Lowerer<'a> {
                 }
                 let xs = a(3)?.clone();
                 let total = outer_dim(&xs, span)?;
-                let nm = self.let1(
-                    "nm",
-                    I64,
-                    Exp::BinOp(B::Mul(PrimType::I64), dims[0].clone(), dims[1].clone()),
-                );
-                let nml = self.let1(
-                    "nml",
-                    I64,
-                    Exp::BinOp(B::Mul(PrimType::I64), nm, dims[2].clone()),
-                );
+                let what = "`unflatten_3d`";
+                let nm = self.checked_size(SizeArith::Mul, dims[0].clone(), dims[1].clone(), what);
+                let nml = self.checked_size(SizeArith::Mul, nm, dims[2].clone(), what);
                 let ok = self.let1(
                     "ok",
                     Type::Prim(PrimType::Bool),
@@ -529,11 +519,7 @@ impl<'a> Lowerer<'a> {
                 let m = self.i64_of(m, mt);
                 let xs = a(2)?.clone();
                 let total = outer_dim(&xs, span)?;
-                let nm = self.let1(
-                    "nm",
-                    I64,
-                    Exp::BinOp(B::Add(PrimType::I64), n.clone(), m.clone()),
-                );
+                let nm = self.checked_size(SizeArith::Add, n.clone(), m.clone(), "`split`");
                 let ok = self.let1(
                     "ok",
                     Type::Prim(PrimType::Bool),
@@ -659,10 +645,11 @@ impl<'a> Lowerer<'a> {
             let mut want = sa.clone();
             want[0] = sb[0].clone();
             let b = self.coerce(b, &tb, &want, span)?;
-            let w = self.let1(
-                "w",
-                I64,
-                Exp::BinOp(B::Add(PrimType::I64), sa[0].clone(), sb[0].clone()),
+            let w = self.checked_size(
+                SizeArith::Add,
+                sa[0].clone(),
+                sb[0].clone(),
+                "concatenation",
             );
             let mut rs = sa.clone();
             rs[0] = w.clone();

@@ -3,7 +3,7 @@
 
 use super::env::{Env, Found, FunVal, Head, SV};
 use super::types::{outer_dim, scope_dim, stype_to_sv};
-use super::{attr_text, internal, Lowerer, MAX_INLINE_DEPTH, R};
+use super::{attr_text, internal, Lowerer, SizeArith, MAX_INLINE_DEPTH, R};
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{
     self, Body, ConvOp, DimIndex as IrDim, Exp, ExtDim, ExtType, LoopForm as IrLoopForm, Param,
@@ -388,11 +388,11 @@ impl<'a> Lowerer<'a> {
                 let a = self.size_value(env, a)?;
                 let b = self.size_value(env, b)?;
                 let op = match op {
-                    SizeOp::Add => crate::ir::BinOp::Add(PrimType::I64),
-                    SizeOp::Sub => crate::ir::BinOp::Sub(PrimType::I64),
-                    SizeOp::Mul => crate::ir::BinOp::Mul(PrimType::I64),
+                    SizeOp::Add => SizeArith::Add,
+                    SizeOp::Sub => SizeArith::Sub,
+                    SizeOp::Mul => SizeArith::Mul,
                 };
-                Some(self.let1("d", Type::Prim(PrimType::I64), Exp::BinOp(op, a, b)))
+                Some(self.checked_size(op, a, b, &format!("the size `{d}`")))
             }
         }
     }
@@ -774,11 +774,7 @@ impl<'a> Lowerer<'a> {
         let (stms, r) = self.in_body(|s| {
             let mut total = SubExp::i64(1);
             for d in &sa {
-                total = s.let1(
-                    "total",
-                    I64,
-                    Exp::BinOp(B::Mul(PrimType::I64), total, d.clone()),
-                );
+                total = s.checked_size(SizeArith::Mul, total, d.clone(), "`==` on arrays");
             }
             let flat_t = Type::array(elem, vec![total.clone()]);
             let fa = s.let1(
@@ -1096,44 +1092,37 @@ impl<'a> Lowerer<'a> {
             None => None,
         };
         let (e, _) = self.lower_scalar(env, end)?;
-        let msg = format!(
-            "Range {} is invalid.",
-            self.sources
-                .file(span.file)
-                .text
-                .get(span.lo as usize..span.hi as usize)
-                .unwrap_or("")
-                .trim()
-        );
-        let s64 = self.i64_of(s.clone(), t);
-        let e64 = self.i64_of(e.clone(), t);
-        let sub = |l: &mut Self, a: SubExp, b: SubExp| {
-            l.let1("d", I64, Exp::BinOp(B::Sub(PrimType::I64), a, b))
-        };
+        let text = self
+            .sources
+            .file(span.file)
+            .text
+            .get(span.lo as usize..span.hi as usize)
+            .unwrap_or("")
+            .trim()
+            .to_string();
+        let msg = format!("Range {text} is invalid.");
+        let what = format!("the range `{text}`");
         let lt =
             |l: &mut Self, a: SubExp, b: SubExp| l.let1("lt", BOOL, Exp::CmpOp(C::Lt(t), a, b));
         let not =
             |l: &mut Self, a: SubExp| l.let1("ok", BOOL, Exp::UnOp(IrUnOp::Not(PrimType::Bool), a));
         let Some(sec) = sec else {
-            // Stride +-1: simple sizes (`0..<n` has size `n`).
+            // Stride +-1: simple sizes (`0..<n` has size `n`). The assertion comes first, so the
+            // distance is taken in the direction of the range.
             let (n, stride) = match kind {
                 RangeKind::UpToExclusive => {
                     let bad = lt(self, e.clone(), s.clone());
                     let ok = not(self, bad);
                     self.assert(ok, msg);
-                    (sub(self, e64, s64), 1)
+                    (self.size_distance(e.clone(), s.clone(), it, &what), 1)
                 }
                 RangeKind::Inclusive => {
                     let bad = lt(self, e.clone(), s.clone());
                     let ok = not(self, bad);
                     self.assert(ok, msg);
-                    let d = sub(self, e64, s64);
+                    let d = self.size_distance(e.clone(), s.clone(), it, &what);
                     (
-                        self.let1(
-                            "n",
-                            I64,
-                            Exp::BinOp(B::Add(PrimType::I64), d, SubExp::i64(1)),
-                        ),
+                        self.checked_size(SizeArith::Add, d, SubExp::i64(1), &what),
                         1,
                     )
                 }
@@ -1141,7 +1130,7 @@ impl<'a> Lowerer<'a> {
                     let bad = lt(self, s.clone(), e.clone());
                     let ok = not(self, bad);
                     self.assert(ok, msg);
-                    (sub(self, s64, e64), -1)
+                    (self.size_distance(s.clone(), e.clone(), it, &what), -1)
                 }
             };
             let stride = SubExp::Const(PrimValue::int(it, stride));
@@ -1162,7 +1151,11 @@ impl<'a> Lowerer<'a> {
             Type::Prim(t),
             Exp::BinOp(B::Sub(t), sec.clone(), s.clone()),
         );
-        let step_zero = self.let1("step_zero", BOOL, Exp::CmpOp(C::Eq(t), s.clone(), sec));
+        let step_zero = self.let1(
+            "step_zero",
+            BOOL,
+            Exp::CmpOp(C::Eq(t), s.clone(), sec.clone()),
+        );
         let sign = self.let1(
             "sign",
             Type::Prim(t),
@@ -1172,10 +1165,10 @@ impl<'a> Lowerer<'a> {
         let negone = SubExp::Const(PrimValue::int(it, -1));
         let inv_down = lt(self, s.clone(), e.clone());
         let inv_up = lt(self, e.clone(), s.clone());
-        let (distance, wrong_dir, bounds_invalid) = match kind {
+        let (wrong_dir, bounds_invalid) = match kind {
             RangeKind::DownToExclusive => {
                 let w = self.let1("wrong_dir", BOOL, Exp::CmpOp(C::Eq(t), sign.clone(), one));
-                (sub(self, s64, e64), w, inv_down)
+                (w, inv_down)
             }
             RangeKind::UpToExclusive => {
                 let w = self.let1(
@@ -1183,44 +1176,66 @@ impl<'a> Lowerer<'a> {
                     BOOL,
                     Exp::CmpOp(C::Eq(t), sign.clone(), negone),
                 );
-                (sub(self, e64, s64), w, inv_up)
+                (w, inv_up)
             }
             RangeKind::Inclusive => {
-                let down = self.let1("down", BOOL, Exp::CmpOp(C::Eq(t), sign.clone(), negone));
-                let bad = self.select(down.clone(), inv_down, inv_up, PrimType::Bool);
-                let dd = sub(self, s64.clone(), e64.clone());
-                let du = sub(self, e64, s64);
-                let dist = self.select(down, dd, du, PrimType::I64);
-                let dist = self.let1(
-                    "dist",
-                    I64,
-                    Exp::BinOp(B::Add(PrimType::I64), dist, SubExp::i64(1)),
-                );
-                (dist, bool_c(false), bad)
+                let down = self.let1("down", BOOL, Exp::CmpOp(C::Eq(t), sign, negone));
+                let bad = self.select(down, inv_down, inv_up, PrimType::Bool);
+                (bool_c(false), bad)
             }
         };
         let a = self.let1("bad", BOOL, Exp::BinOp(B::LogOr, wrong_dir, step_zero));
         let bad = self.let1("bad", BOOL, Exp::BinOp(B::LogOr, a, bounds_invalid));
         let ok = not(self, bad);
         self.assert(ok, msg);
-        let step64 = self.i64_of(step.clone(), t);
-        let sign64 = self.i64_of(sign, t);
-        let pos_step = self.let1(
-            "pos_step",
-            I64,
-            Exp::BinOp(B::Mul(PrimType::I64), step64, sign64),
+        // The exact distance from the start to the end and the stride's magnitude, as `u64`s
+        // (any two 64-bit integers are less than 2^64 apart; the range is valid here, so the end
+        // lies on the side the stride goes to), and from them the length without overflow:
+        // `ceil(distance / stride)` for `..<` and `..>`, `floor(distance / stride) + 1` for
+        // `...`. It must fit in an `i64`.
+        let u64t = PrimType::Int(IntType::U64);
+        let max = |l: &mut Self, a: SubExp, b: SubExp| {
+            l.let1("max", Type::Prim(t), Exp::BinOp(B::Max(t), a, b))
+        };
+        let min = |l: &mut Self, a: SubExp, b: SubExp| {
+            l.let1("min", Type::Prim(t), Exp::BinOp(B::Min(t), a, b))
+        };
+        let (hi, lo) = (max(self, s.clone(), e.clone()), min(self, s.clone(), e));
+        let distance = self.distance_u64(hi, lo, it);
+        let (hi, lo) = (max(self, s.clone(), sec.clone()), min(self, s.clone(), sec));
+        let stride = self.distance_u64(hi, lo, it);
+        let u64op = |l: &mut Self, op: B, a: SubExp, b: SubExp| {
+            l.let1("n", Type::Prim(u64t), Exp::BinOp(op, a, b))
+        };
+        let q = u64op(self, B::Div(u64t), distance.clone(), stride.clone());
+        let (n, least) = match kind {
+            RangeKind::Inclusive => {
+                let one = SubExp::Const(PrimValue::U64(1));
+                // Wraps around to 0 only where the length is 2^64.
+                (u64op(self, B::Add(u64t), q, one), 1)
+            }
+            RangeKind::UpToExclusive | RangeKind::DownToExclusive => {
+                let r = u64op(self, B::Mod(u64t), distance, stride);
+                let exact = self.let1(
+                    "exact",
+                    BOOL,
+                    Exp::CmpOp(C::Eq(u64t), r, SubExp::Const(PrimValue::U64(0))),
+                );
+                let inexact = not(self, exact);
+                let up = self.conv(inexact, PrimType::Bool, u64t);
+                (u64op(self, B::Add(u64t), q, up), 0)
+            }
+        };
+        let n = self.i64_of(n, u64t);
+        let fits = self.let1(
+            "fits",
+            BOOL,
+            Exp::CmpOp(C::Le(PrimType::I64), SubExp::i64(least), n.clone()),
         );
-        let x = self.let1(
-            "x",
-            I64,
-            Exp::BinOp(B::Add(PrimType::I64), distance, pos_step.clone()),
+        self.assert(
+            fits,
+            format!("size overflow in {what}: the result does not fit in an i64"),
         );
-        let x = self.let1(
-            "x",
-            I64,
-            Exp::BinOp(B::Sub(PrimType::I64), x, SubExp::i64(1)),
-        );
-        let n = self.let1("n", I64, Exp::BinOp(B::Quot(IntType::I64), x, pos_step));
         let r = self.let1(
             "range",
             Type::array(t, vec![n.clone()]),
@@ -1232,6 +1247,105 @@ impl<'a> Lowerer<'a> {
             },
         );
         Ok(SV::Val(r, Type::array(t, vec![n])))
+    }
+
+    /// The length of a slice with stride `s` (not a known constant) whose end is `d` elements
+    /// after its start: `(d + s - signum s) // s` (a negative length is an invalid slice), computed
+    /// without overflow. Where `d` and `s` have the same sign that is `ceil(d / s)`, which is
+    /// `d // s + (d %% s != 0)`; otherwise `d + s - signum s` cannot overflow. The two are
+    /// blended without a branch: `other + same * (exact - other)` in wrapping arithmetic.
+    fn slice_len(&mut self, d: SubExp, s: SubExp) -> SubExp {
+        use crate::ir::{BinOp as B, CmpOp as C};
+        let i64op =
+            |l: &mut Self, op: B, a: SubExp, b: SubExp| l.let1("len", I64, Exp::BinOp(op, a, b));
+        let sg = self.let1(
+            "sg",
+            I64,
+            Exp::UnOp(IrUnOp::Signum(PrimType::I64), s.clone()),
+        );
+        let t = i64op(self, B::Sub(PrimType::I64), s.clone(), sg);
+        let x = i64op(self, B::Add(PrimType::I64), d.clone(), t);
+        let other = i64op(self, B::Quot(IntType::I64), x, s.clone());
+        let q = i64op(self, B::Quot(IntType::I64), d.clone(), s.clone());
+        let r = i64op(self, B::Rem(IntType::I64), d.clone(), s.clone());
+        let inexact = self.let1(
+            "inexact",
+            BOOL,
+            Exp::CmpOp(C::Eq(PrimType::I64), r, SubExp::i64(0)),
+        );
+        let inexact = self.let1(
+            "inexact",
+            BOOL,
+            Exp::UnOp(IrUnOp::Not(PrimType::Bool), inexact),
+        );
+        let inexact = self.conv(inexact, PrimType::Bool, PrimType::I64);
+        let exact = i64op(self, B::Add(PrimType::I64), q, inexact);
+        let dpos = self.let1(
+            "dpos",
+            BOOL,
+            Exp::CmpOp(C::Lt(PrimType::I64), SubExp::i64(0), d),
+        );
+        let spos = self.let1(
+            "spos",
+            BOOL,
+            Exp::CmpOp(C::Lt(PrimType::I64), SubExp::i64(0), s),
+        );
+        let same = self.let1("same", BOOL, Exp::CmpOp(C::Eq(PrimType::Bool), dpos, spos));
+        let same = self.conv(same, PrimType::Bool, PrimType::I64);
+        let diff = i64op(self, B::Sub(PrimType::I64), exact, other.clone());
+        let diff = i64op(self, B::Mul(PrimType::I64), same, diff);
+        i64op(self, B::Add(PrimType::I64), other, diff)
+    }
+
+    /// `hi - lo` for `lo <= hi` of integer type `it`, exactly, as a `u64` (in which the
+    /// difference of any two 64-bit integers fits).
+    fn distance_u64(&mut self, hi: SubExp, lo: SubExp, it: IntType) -> SubExp {
+        let (t, u64t) = (PrimType::Int(it), PrimType::Int(IntType::U64));
+        // Signed values are sign-extended to i64 first (a direct conversion to u64 would
+        // zero-extend them); modulo 2^64 their difference is then the exact one.
+        let wide = |l: &mut Self, x: SubExp| {
+            let x = if it.signed() { l.i64_of(x, t) } else { x };
+            let from = if it.signed() { PrimType::I64 } else { t };
+            l.conv(x, from, u64t)
+        };
+        let (hi, lo) = (wide(self, hi), wide(self, lo));
+        self.let1(
+            "d",
+            Type::Prim(u64t),
+            Exp::BinOp(crate::ir::BinOp::Sub(u64t), hi, lo),
+        )
+    }
+
+    /// `hi - lo` for `lo <= hi` of integer type `it`, exactly, as an `i64` size: an error
+    /// `size overflow in WHAT` where it does not fit (only possible for `i64` and `u64`).
+    fn size_distance(&mut self, hi: SubExp, lo: SubExp, it: IntType, what: &str) -> SubExp {
+        use crate::ir::{BinOp as B, CmpOp as C};
+        match it {
+            IntType::I64 => self.checked_size(SizeArith::Sub, hi, lo, what),
+            IntType::U64 => {
+                let d = self.let1(
+                    "d",
+                    Type::Prim(PrimType::Int(IntType::U64)),
+                    Exp::BinOp(B::Sub(PrimType::Int(IntType::U64)), hi, lo),
+                );
+                let d = self.i64_of(d, PrimType::Int(IntType::U64));
+                let ok = self.let1(
+                    "ok",
+                    BOOL,
+                    Exp::CmpOp(C::Le(PrimType::I64), SubExp::i64(0), d.clone()),
+                );
+                self.assert(
+                    ok,
+                    format!("size overflow in {what}: the result does not fit in an i64"),
+                );
+                d
+            }
+            _ => {
+                let t = PrimType::Int(it);
+                let (hi, lo) = (self.i64_of(hi, t), self.i64_of(lo, t));
+                self.let1("d", I64, Exp::BinOp(B::Sub(PrimType::I64), hi, lo))
+            }
+        }
     }
 
     /// `if c then a else b` on scalars, as an `If` statement.
@@ -1266,7 +1380,7 @@ impl<'a> Lowerer<'a> {
         idx: &'a [DimIndex],
         span: Span,
     ) -> R<(Vec<IrDim>, Vec<SubExp>)> {
-        use crate::ir::{BinOp as B, CmpOp as C};
+        use crate::ir::CmpOp as C;
         if idx.len() > shape.len() {
             return Err(internal(span, "too many indices"));
         }
@@ -1315,39 +1429,13 @@ impl<'a> Lowerer<'a> {
                         Some(b) => b,
                         None => self.select(pos, n.clone(), SubExp::i64(-1), PrimType::I64),
                     };
+                    let what = "a slice";
                     let len = match known {
-                        Some(1) => self.let1(
-                            "len",
-                            I64,
-                            Exp::BinOp(B::Sub(PrimType::I64), end, start.clone()),
-                        ),
-                        Some(-1) => self.let1(
-                            "len",
-                            I64,
-                            Exp::BinOp(B::Sub(PrimType::I64), start.clone(), end),
-                        ),
+                        Some(1) => self.checked_size(SizeArith::Sub, end, start.clone(), what),
+                        Some(-1) => self.checked_size(SizeArith::Sub, start.clone(), end, what),
                         _ => {
-                            let d = self.let1(
-                                "d",
-                                I64,
-                                Exp::BinOp(B::Sub(PrimType::I64), end, start.clone()),
-                            );
-                            let sg = self.let1(
-                                "sg",
-                                I64,
-                                Exp::UnOp(IrUnOp::Signum(PrimType::I64), stride.clone()),
-                            );
-                            let x = self.let1(
-                                "x",
-                                I64,
-                                Exp::BinOp(B::Add(PrimType::I64), d, stride.clone()),
-                            );
-                            let x = self.let1("x", I64, Exp::BinOp(B::Sub(PrimType::I64), x, sg));
-                            self.let1(
-                                "len",
-                                I64,
-                                Exp::BinOp(B::Quot(IntType::I64), x, stride.clone()),
-                            )
+                            let d = self.checked_size(SizeArith::Sub, end, start.clone(), what);
+                            self.slice_len(d, stride.clone())
                         }
                     };
                     if let SubExp::Var(_) = len {

@@ -232,6 +232,91 @@ impl<'a> Lowerer<'a> {
         self.emit(vec![], Exp::Assert { cond, msg });
     }
 
+    /// `a op b` on `i64` sizes, where `op` is [`SizeArith`]`::Add`, `Sub` or `Mul`, with an
+    /// assertion that the exact result fits in an `i64`: a size that would wrap around is the
+    /// run-time error `size overflow in WHAT` at the current location. Constants are computed
+    /// here (an overflow of constants is an assertion that always fails).
+    ///
+    /// The checks use only comparisons and `mul_hi`, which every backend has:
+    /// `a + b` overflows iff `(r < a) != (b < 0)`, `a - b` iff `(a < r) != (b < 0)`, and
+    /// `a * b` iff the high half of the 128-bit product is not the sign extension of `r`.
+    pub fn checked_size(&mut self, op: SizeArith, a: SubExp, b: SubExp, what: &str) -> SubExp {
+        use ir::{BinOp as B, CmpOp as C, MathFn};
+        let i64t = Type::Prim(PrimType::I64);
+        let boolt = Type::Prim(PrimType::Bool);
+        let msg = format!("size overflow in {what}: the result does not fit in an i64");
+        let konst = |s: &SubExp| match s {
+            SubExp::Const(PrimValue::I64(v)) => Some(*v),
+            _ => None,
+        };
+        let binop = match op {
+            SizeArith::Add => B::Add(PrimType::I64),
+            SizeArith::Sub => B::Sub(PrimType::I64),
+            SizeArith::Mul => B::Mul(PrimType::I64),
+        };
+        if let (Some(x), Some(y)) = (konst(&a), konst(&b)) {
+            let exact = match op {
+                SizeArith::Add => x.checked_add(y),
+                SizeArith::Sub => x.checked_sub(y),
+                SizeArith::Mul => x.checked_mul(y),
+            };
+            return match exact {
+                Some(r) => SubExp::i64(r),
+                None => {
+                    self.emit(
+                        vec![],
+                        Exp::Assert {
+                            cond: SubExp::Const(PrimValue::Bool(false)),
+                            msg,
+                        },
+                    );
+                    SubExp::i64(0)
+                }
+            };
+        }
+        // Operations that cannot overflow.
+        match (op, konst(&a), konst(&b)) {
+            (SizeArith::Add | SizeArith::Sub, _, Some(0)) => return a,
+            (SizeArith::Add, Some(0), _) => return b,
+            (SizeArith::Mul, _, Some(1)) => return a,
+            (SizeArith::Mul, Some(1), _) => return b,
+            (SizeArith::Mul, _, Some(0)) | (SizeArith::Mul, Some(0), _) => return SubExp::i64(0),
+            _ => {}
+        }
+        let r = self.let1(
+            "size",
+            i64t.clone(),
+            Exp::BinOp(binop, a.clone(), b.clone()),
+        );
+        let lt = C::Lt(PrimType::I64);
+        let ok = match op {
+            SizeArith::Add | SizeArith::Sub => {
+                let moved = match op {
+                    SizeArith::Add => Exp::CmpOp(lt, r.clone(), a),
+                    _ => Exp::CmpOp(lt, a, r.clone()),
+                };
+                let moved = self.let1("moved", boolt.clone(), moved);
+                let neg = self.let1("neg", boolt.clone(), Exp::CmpOp(lt, b, SubExp::i64(0)));
+                self.let1("ok", boolt, Exp::CmpOp(C::Eq(PrimType::Bool), moved, neg))
+            }
+            SizeArith::Mul => {
+                let hi = self.let1(
+                    "hi",
+                    i64t.clone(),
+                    Exp::Math(MathFn::MulHi(IntType::I64), vec![a, b]),
+                );
+                let sign = self.let1(
+                    "sign",
+                    i64t,
+                    Exp::BinOp(B::Shr(IntType::I64), r.clone(), SubExp::i64(63)),
+                );
+                self.let1("ok", boolt, Exp::CmpOp(C::Eq(PrimType::I64), hi, sign))
+            }
+        };
+        self.assert(ok, msg);
+        r
+    }
+
     // -----------------------------------------------------------------------------------------
     // Entry points.
 
@@ -430,6 +515,14 @@ impl<'a> Lowerer<'a> {
 }
 
 /// An internal inconsistency (a bug in an earlier stage or in the lowering), reported as an error.
+/// The arithmetic of sizes that [`Lowerer::checked_size`] checks for overflow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SizeArith {
+    Add,
+    Sub,
+    Mul,
+}
+
 pub(crate) fn internal(span: Span, what: &str) -> Diagnostic {
     Diagnostic::error(span, format!("internal error in lowering: {what}"))
 }

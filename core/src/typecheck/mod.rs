@@ -29,6 +29,10 @@
 //! - A top-level `def main` is an entry point (its `entry` flag is set), as in Futhark.
 //!   Point-free entry points (`entry f = g`) take the parameters of their function type.
 //! - Attributes: the known ones are accepted; any other gives a warning.
+//! - Literals against their final types, as in Futhark: an integer literal must be in the range
+//!   of its integer type (a negated literal is checked negated: `-128i8`; a hexadecimal or
+//!   binary literal with a type suffix may be any bit pattern of its width: `0xffi8`), and a
+//!   numeric literal of a float type must be finite in it (`1e40f32` is an error).
 //! - Types larger than `MAX_TYPE_SIZE` (100 000) nodes (let-polymorphism can make them
 //!   exponential) are an error rather than an out-of-memory.
 //!
@@ -54,7 +58,6 @@
 //!   unknown, as before), so lowering sees only sizes written in the program.
 //! - **Uniqueness is not checked.** `*t` is accepted in written types and ignored; consumption
 //!   and aliasing are not tracked (the interpreter has value semantics).
-//! - Integer literals are not checked against the range of their type.
 //! - A local `let` function's type is generalised only over variables not constrained by
 //!   overloading or projections (as in Futhark); the others are resolved by later uses or by
 //!   defaulting at the end of the enclosing top-level declaration.
@@ -71,9 +74,11 @@ mod unify;
 mod tests;
 
 use crate::diag::{Diagnostic, Diagnostics, SourceMap, Span};
+use crate::prim::{FloatType, PrimType};
 use crate::syntax::ast::DimIndex;
 use crate::syntax::ast::{
-    Attr, Dec, Expr, ExprKind, LoopForm, OpRef, Pat, PatKind, Program, TypeDec, ValDec,
+    Attr, Dec, Expr, ExprKind, Literal, LoopForm, OpRef, Pat, PatKind, Program, TypeDec, UnOp,
+    ValDec,
 };
 use crate::syntax::types::{Size, Type};
 use env::{Binding, Scheme, Scope, TypeAbbr, TypeBind};
@@ -131,8 +136,8 @@ fn check_program_here(
     prog: &mut Program,
     sources: &SourceMap,
 ) -> Result<Vec<Diagnostic>, Diagnostics> {
-    let _ = sources;
     let mut c = Checker::new();
+    c.texts = sources.files.iter().map(|f| f.text.clone()).collect();
     for dec in &mut prog.decs {
         let r = match dec {
             Dec::Val(v) => c.check_val_dec(v),
@@ -172,6 +177,8 @@ pub(crate) struct Checker {
     size_args: HashMap<Span, Vec<(usize, Size)>>,
     /// The final types of those uses, with their sizes resolved, for [`Checker::fill_expr`].
     sized_types: HashMap<Span, Type>,
+    /// The text of every source file (to tell how a literal is written).
+    texts: Vec<std::sync::Arc<str>>,
 }
 
 impl Checker {
@@ -193,6 +200,7 @@ impl Checker {
             sized_uses: vec![],
             size_args: HashMap::new(),
             sized_types: HashMap::new(),
+            texts: vec![],
         }
     }
 
@@ -549,7 +557,21 @@ impl Checker {
             }
         }
         match &mut e.kind {
-            ExprKind::Lit(_) | ExprKind::Var(_) | ExprKind::ProjectSection(_) => {}
+            ExprKind::Lit(l) => {
+                let t = self.final_type(&e.ty, e.span)?;
+                self.check_literal(l, &t, false, e.span, e.span)?;
+                e.ty = Some(t);
+                return Ok(());
+            }
+            // A negated integer literal is checked as a negative number (`-128i8` fits).
+            ExprKind::UnOp(UnOp::Neg, x) if matches!(x.kind, ExprKind::Lit(Literal::Int(..))) => {
+                let t = self.final_type(&x.ty, x.span)?;
+                if let ExprKind::Lit(l) = &x.kind {
+                    self.check_literal(l, &t, true, x.span, e.span.to(x.span))?;
+                }
+                x.ty = Some(t);
+            }
+            ExprKind::Var(_) | ExprKind::ProjectSection(_) => {}
             ExprKind::Tuple(es) | ExprKind::ArrayLit(es) => {
                 es.iter_mut().try_for_each(|e| self.fill_expr(e))?
             }
@@ -657,6 +679,81 @@ impl Checker {
         e.ty = Some(self.final_type(&e.ty, e.span)?);
         Ok(())
     }
+}
+
+impl Checker {
+    /// Checks that a literal of type `t` (negated when `neg`) is a value of that type, as
+    /// Futhark does: an integer literal in the range of its integer type (a hexadecimal or binary
+    /// literal with a type suffix, not negated, may also be any bit pattern of the type's width:
+    /// `0xffi8` is `-1i8`), any numeric literal finite in its float type. `span` is the literal's, `whole`
+    /// the span reported (with the `-`).
+    fn check_literal(
+        &self,
+        l: &Literal,
+        t: &Type,
+        neg: bool,
+        span: Span,
+        whole: Span,
+    ) -> Result<(), Diagnostic> {
+        let Type::Prim(p) = t else { return Ok(()) };
+        let bad = |shown: String, range: String| {
+            Err(Diagnostic::error(
+                whole,
+                format!("literal {shown} is out of range for type `{p}`"),
+            )
+            .with_label(format!("`{p}` holds {range}")))
+        };
+        let radix_prefixed = || {
+            self.texts
+                .get(span.file.0 as usize)
+                .and_then(|t| t.get(span.lo as usize..))
+                .is_some_and(|t| {
+                    let t = t.as_bytes();
+                    t.len() > 1 && t[0] == b'0' && matches!(t[1], b'x' | b'X' | b'b' | b'B')
+                })
+        };
+        match (l, p) {
+            (Literal::Int(v, suffix), PrimType::Int(it)) => {
+                let x = i128::try_from(*v).unwrap_or(i128::MAX);
+                let x = if neg { -x } else { x };
+                let ok = it.contains(x)
+                    || (!neg && suffix.is_some() && radix_prefixed() && it.bit_pattern(*v as i128));
+                if !ok {
+                    let (lo, hi) = it.min_max();
+                    let shown = if neg { format!("-{v}") } else { v.to_string() };
+                    return bad(shown, format!("{lo} to {hi}"));
+                }
+            }
+            (Literal::Int(v, _), PrimType::Float(ft)) if !float_fits(*ft, *v as f64) => {
+                let shown = if neg { format!("-{v}") } else { v.to_string() };
+                return bad(shown, format_float_range(*ft));
+            }
+            (Literal::Float(x, _), PrimType::Float(ft)) if !float_fits(*ft, *x) => {
+                return bad(format!("{x:e}"), format_float_range(*ft));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// Whether the finite `x` stays finite in float type `t`.
+fn float_fits(t: FloatType, x: f64) -> bool {
+    match t {
+        FloatType::F16 => half::f16::from_f64(x).is_finite(),
+        FloatType::F32 => (x as f32).is_finite(),
+        FloatType::F64 => x.is_finite(),
+    }
+}
+
+/// The finite range of a float type, for messages.
+fn format_float_range(t: FloatType) -> String {
+    let max = match t {
+        FloatType::F16 => "65504",
+        FloatType::F32 => "3.4028235e38",
+        FloatType::F64 => "1.7976931348623157e308",
+    };
+    format!("finite values up to ±{max}")
 }
 
 /// The largest type (in nodes) the checker writes into the AST.

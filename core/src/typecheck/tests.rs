@@ -263,6 +263,98 @@ fn mismatch_message_and_span() {
     assert_eq!(t, "y");
 }
 
+/// Literals out of range of their (possibly inferred) type are errors at the literal (they used
+/// to wrap around: `x + 300u8` added 44), as in Futhark; negated literals are checked negated.
+#[test]
+fn literals_out_of_range() {
+    let cases = [
+        (
+            "def f (x: u8) = x + 300u8",
+            "literal 300 is out of range for type `u8`",
+            "300u8",
+        ),
+        (
+            "def f (x: u8) = x + 300",
+            "literal 300 is out of range for type `u8`",
+            "300",
+        ),
+        (
+            "def f = [300u8]",
+            "literal 300 is out of range for type `u8`",
+            "300u8",
+        ),
+        (
+            "def f = -1u8",
+            "literal -1 is out of range for type `u8`",
+            "-1u8",
+        ),
+        (
+            "def f = - 1u8",
+            "literal -1 is out of range for type `u8`",
+            "- 1u8",
+        ),
+        (
+            "def f = 128i8",
+            "literal 128 is out of range for type `i8`",
+            "128i8",
+        ),
+        (
+            "def f = -129i8",
+            "literal -129 is out of range for type `i8`",
+            "-129i8",
+        ),
+        (
+            "def f = 3000000000",
+            "literal 3000000000 is out of range for type `i32`",
+            "3000000000",
+        ),
+        (
+            "def f : i32 = 0xffffffff",
+            "literal 4294967295 is out of range for type `i32`",
+            "0xffffffff",
+        ),
+        (
+            "def f = 0x1ffu8",
+            "literal 511 is out of range for type `u8`",
+            "0x1ffu8",
+        ),
+        (
+            "def f = 9223372036854775808i64",
+            "literal 9223372036854775808 is out of range for type `i64`",
+            "9223372036854775808i64",
+        ),
+        (
+            "def f (x: i16) = x * 40000",
+            "literal 40000 is out of range for type `i16`",
+            "40000",
+        ),
+        (
+            "def f = 1e40f32",
+            "literal 1e40 is out of range for type `f32`",
+            "1e40f32",
+        ),
+        (
+            "def f : f16 = 70000",
+            "literal 70000 is out of range for type `f16`",
+            "70000",
+        ),
+        (
+            "def f (xs: []u8) = map (+ 256) xs",
+            "literal 256 is out of range for type `u8`",
+            "256",
+        ),
+    ];
+    for (src, msg, at) in cases {
+        let (m, t) = err(src);
+        assert_eq!((m.as_str(), t.as_str()), (msg, at), "{src}");
+    }
+    // In range: extremes, negated minimums, and hexadecimal/binary bit patterns with a suffix.
+    ok("def f = (-128i8, 127i8, 255u8, 0u8, -2147483648, 2147483647, -9223372036854775808i64)");
+    ok("def f = (18446744073709551615u64, 0xffi8, 0x80i8, 0b11111111i8, 0xffffffffi32, -0x80i8)");
+    ok("def f (x: u8) = (x + 255, -0)");
+    ok("def f = (65504f16, 3.4e38f32, 1e308)");
+}
+
 #[test]
 fn bool_is_not_numeric() {
     let (m, t) = err("def f = true + 1");

@@ -168,8 +168,15 @@ mod tests {
             one("18446744073709551615u64"),
             Value::Scalar(PrimValue::U64(u64::MAX))
         );
-        // futhark-data wraps out-of-range literals.
-        assert_eq!(one("256u8"), Value::Scalar(PrimValue::U8(0)));
+        assert_eq!(one("-128i8"), Value::Scalar(PrimValue::I8(-128)));
+        assert_eq!(
+            one("-9223372036854775808i64"),
+            Value::Scalar(PrimValue::I64(i64::MIN))
+        );
+        // Hexadecimal and binary values may be bit patterns of a signed type's width.
+        assert_eq!(one("0xffi8"), Value::Scalar(PrimValue::I8(-1)));
+        assert_eq!(one("0b10000000i8"), Value::Scalar(PrimValue::I8(-128)));
+        assert_eq!(one("0xffu8"), Value::Scalar(PrimValue::U8(255)));
         assert_eq!(one("1.5f32"), Value::Scalar(PrimValue::F32(1.5)));
         assert_eq!(one("2e3f64"), Value::Scalar(PrimValue::F64(2000.0)));
         assert_eq!(one("2.5E-1"), Value::Scalar(PrimValue::F64(0.25)));
@@ -191,6 +198,44 @@ mod tests {
             v => panic!("{v:?}"),
         }
         assert_eq!(one("0.1f32"), Value::Scalar(PrimValue::F32(0.1)));
+    }
+
+    /// Values out of range of their type are errors naming the value and the type (they used
+    /// to wrap around: `3000000000` was read as the i32 `-1294967296`).
+    #[test]
+    fn out_of_range_values() {
+        let cases = [
+            (
+                "3000000000",
+                "value 3000000000 is out of range for type i32",
+            ),
+            (
+                "-2147483649",
+                "value -2147483649 is out of range for type i32",
+            ),
+            ("256u8", "value 256 is out of range for type u8"),
+            ("-1u8", "value -1 is out of range for type u8"),
+            ("128i8", "value 128 is out of range for type i8"),
+            ("0x100u8", "value 256 is out of range for type u8"),
+            ("0x1ffi8", "value 511 is out of range for type i8"),
+            ("-0xffi8", "value -255 is out of range for type i8"),
+            ("-1u64", "value -1 is out of range for type u64"),
+            ("1e39f32", "value 1e39 is out of range for type f32"),
+            ("70000f16", "value 70000 is out of range for type f16"),
+        ];
+        for (text, msg) in cases {
+            let e = err(text);
+            assert!(e.message.starts_with(msg), "{text}: {}", e.message);
+            assert_eq!((e.line, e.col), (1, 1), "{text}");
+        }
+        // In an array, at the element.
+        let e = err("[1i16, 2, 40000]");
+        assert_eq!((e.line, e.col), (1, 11));
+        assert!(e
+            .message
+            .starts_with("value 40000 is out of range for type i16"));
+        assert_eq!(one("f32.inf"), Value::Scalar(PrimValue::F32(f32::INFINITY)));
+        assert_eq!(one("65504f16"), Value::Scalar(PrimValue::F16(f16::MAX)));
     }
 
     #[test]
@@ -231,7 +276,12 @@ mod tests {
             one("[[1i64, 2], [3, 4]]"),
             arr(vec![2, 2], Buffer::I64(vec![1, 2, 3, 4]))
         );
-        assert_eq!(one("[-1u8, 0x10]"), arr(vec![2], Buffer::U8(vec![255, 16])));
+        assert_eq!(one("[1u8, 0x10]"), arr(vec![2], Buffer::U8(vec![1, 16])));
+        // The first element's type applies to the others' range too.
+        assert_eq!(
+            err("[1u8, 256]").message,
+            "value 256 is out of range for type u8 (0 to 255)"
+        );
         assert_eq!(
             one("[1f16, 0.5]"),
             arr(vec![2], Buffer::F16(vec![f16::ONE, f16::from_f32(0.5)]))

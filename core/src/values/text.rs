@@ -585,23 +585,54 @@ impl<'a> Reader<'a> {
                 Some(PrimType::Int(t)) => t,
                 Some(PrimType::Float(ft)) => {
                     self.check_no_suffix_garbage(start)?;
-                    return Ok(PrimValue::float(ft, v as f64));
+                    let x = PrimValue::float(ft, v as f64);
+                    if !x.as_f64().is_some_and(f64::is_finite) {
+                        return Err(self.error_at(
+                            start,
+                            format!("value {v} is out of range for type {}", ft.name()),
+                        ));
+                    }
+                    return Ok(x);
                 }
                 _ => IntType::I32,
             },
         };
         self.check_no_suffix_garbage(start)?;
+        // In the range of the type (as a source literal: a hexadecimal or binary value may also
+        // be any bit pattern of a signed type's width, `0xffi8` is `-1i8`).
+        let pattern = radix != 10 && !negative && t.bit_pattern(v);
+        if !t.contains(v) && !pattern {
+            let (lo, hi) = t.min_max();
+            return Err(self.error_at(
+                start,
+                format!(
+                    "value {v} is out of range for type {} ({lo} to {hi})",
+                    t.name()
+                ),
+            ));
+        }
         Ok(PrimValue::int(t, v))
     }
 
     fn make_float(&self, start: usize, t: FloatType, text: &str) -> Result<PrimValue, ValueError> {
         let bad = || self.error_at(start, format!("invalid float literal `{text}`"));
-        Ok(match t {
-            FloatType::F16 => {
-                PrimValue::F16(f16::from_f64(text.parse::<f64>().map_err(|_| bad())?))
-            }
-            FloatType::F32 => PrimValue::F32(text.parse::<f32>().map_err(|_| bad())?),
-            FloatType::F64 => PrimValue::F64(text.parse::<f64>().map_err(|_| bad())?),
+        let x = self.parse_float(t, text).ok_or_else(bad)?;
+        // A finite number that is too large for the type (`f32.inf` and `f32.nan` are written
+        // as such).
+        if !x.as_f64().is_some_and(f64::is_finite) {
+            return Err(self.error_at(
+                start,
+                format!("value {text} is out of range for type {}", t.name()),
+            ));
+        }
+        Ok(x)
+    }
+
+    fn parse_float(&self, t: FloatType, text: &str) -> Option<PrimValue> {
+        Some(match t {
+            FloatType::F16 => PrimValue::F16(f16::from_f64(text.parse::<f64>().ok()?)),
+            FloatType::F32 => PrimValue::F32(text.parse::<f32>().ok()?),
+            FloatType::F64 => PrimValue::F64(text.parse::<f64>().ok()?),
         })
     }
 }

@@ -561,6 +561,9 @@ impl Tracer<'_, '_> {
 
     fn stm(&mut self, stm: &Stm) -> R<()> {
         let loc = &stm.loc;
+        if let Some(e) = self.tape.failed() {
+            return err(e, loc);
+        }
         let lift = |m: TraceError| m.at(loc);
         let one = |v: TV| vec![v];
         let vals: Vec<TV> = match &stm.exp {
@@ -606,14 +609,14 @@ impl Tracer<'_, '_> {
             } => {
                 let n = self.size(n, loc)?;
                 let (s, d) = (self.int(start, loc)?, self.int(stride, loc)?);
-                let d = (0..n)
-                    .map(|i| {
-                        T::c(PrimValue::int(
-                            *it,
-                            s.wrapping_add(d.wrapping_mul(i as i128)),
-                        ))
-                    })
-                    .collect();
+                let mut v = crate::mem::vec_with_capacity(n).map_err(|m| lift(m.into()))?;
+                v.extend((0..n).map(|i| {
+                    T::c(PrimValue::int(
+                        *it,
+                        s.wrapping_add(d.wrapping_mul(i as i128)),
+                    ))
+                }));
+                let d = v;
                 one(TV::A(TArr {
                     elem: PrimType::Int(*it),
                     shape: vec![n],
@@ -626,14 +629,15 @@ impl Tracer<'_, '_> {
                     .map(|d| self.size(d, loc))
                     .collect::<R<Vec<_>>>()?;
                 let v = self.se(value, loc)?;
-                let count: usize = dims.iter().product();
+                let count = crate::mem::elements(&dims).map_err(|m| lift(m.into()))?;
                 let row = v.elems();
-                let mut d = Vec::with_capacity(count * row.len());
+                let mut sh = dims;
+                sh.extend(v.shape());
+                let total = crate::mem::elements(&sh).map_err(|m| lift(m.into()))?;
+                let mut d = crate::mem::vec_with_capacity(total).map_err(|m| lift(m.into()))?;
                 for _ in 0..count {
                     d.extend(row.iter().copied());
                 }
-                let mut sh = dims;
-                sh.extend(v.shape());
                 one(TV::A(TArr {
                     elem: elem_of(&v),
                     shape: sh,

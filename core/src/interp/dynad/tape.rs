@@ -47,6 +47,9 @@ pub struct Node {
 #[derive(Debug)]
 pub struct Tape {
     nodes: Vec<Node>,
+    /// Why the tape could not grow (out of memory, or more nodes than `u32` numbers): set once,
+    /// after which nothing more is recorded; the evaluator reports it ([`Tape::failed`]).
+    failed: Option<String>,
 }
 
 impl Default for Tape {
@@ -56,9 +59,19 @@ impl Default for Tape {
                 ins: vec![],
                 recipe: Recipe::Leaf,
             }],
+            failed: None,
         }
     }
 }
+
+/// The tape's memory is checked ([`crate::mem::check_growth`]) every this many nodes against the
+/// limit, and every [`AVAILABLE_EVERY`] times that against the memory available.
+const CHECK_EVERY: usize = 1 << 16;
+const AVAILABLE_EVERY: usize = 16;
+
+/// The bytes one node takes, estimated: the node, its operands (usually one or two edges on the
+/// heap) and its tangent or adjoint when the tape is accumulated.
+const NODE_BYTES: usize = std::mem::size_of::<Node>() + 96;
 
 /// Tangent addition: `+`, or `||` on bools (as Futhark's `~+~`).
 pub fn add_op(t: PrimType) -> BinOp {
@@ -126,8 +139,46 @@ impl Tape {
     }
 
     fn push(&mut self, ins: Vec<(u32, Edge)>, recipe: Recipe) -> u32 {
+        if self.failed.is_some() {
+            return CONST;
+        }
+        let len = self.nodes.len();
+        if len.is_multiple_of(CHECK_EVERY) {
+            let r = if len > u32::MAX as usize - CHECK_EVERY {
+                Err("the AD oracle's tape has more nodes than it can number (2^32)".to_string())
+            } else {
+                // The next nodes' memory must be available with as much again to spare (the
+                // tape stops well before the machine runs out).
+                let more = if len.is_multiple_of(CHECK_EVERY * AVAILABLE_EVERY) {
+                    2 * CHECK_EVERY * AVAILABLE_EVERY * NODE_BYTES
+                } else {
+                    0
+                };
+                crate::mem::check_growth(
+                    "the AD oracle's tape",
+                    ((len + CHECK_EVERY) * NODE_BYTES) as u128,
+                    more as u128,
+                )
+            };
+            if let Err(e) = r {
+                self.failed = Some(e);
+                return CONST;
+            }
+        }
+        if len == self.nodes.capacity() {
+            if let Err(e) = crate::mem::reserve(&mut self.nodes, len) {
+                self.failed = Some(e);
+                return CONST;
+            }
+        }
         self.nodes.push(Node { ins, recipe });
-        (self.nodes.len() - 1) as u32
+        len as u32
+    }
+
+    /// Why the tape stopped growing, if it did: then the derivatives would be wrong, and the
+    /// evaluation must stop with this error.
+    pub fn failed(&self) -> Option<&str> {
+        self.failed.as_deref()
     }
 
     /// The id the next node will get.
@@ -150,7 +201,10 @@ impl Tape {
 
     /// Forward accumulation: the tangent of every node, given those of the inputs.
     pub fn forward(&self, seeds: &[(u32, PrimValue)]) -> Result<Vec<Option<PrimValue>>, String> {
-        let mut tan: Vec<Option<PrimValue>> = vec![None; self.nodes.len()];
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        let mut tan: Vec<Option<PrimValue>> = crate::mem::vec_filled(None, self.nodes.len())?;
         for &(n, v) in seeds {
             if n != CONST {
                 tan[n as usize] = Some(v);
@@ -177,7 +231,10 @@ impl Tape {
     /// Reverse accumulation: the adjoint of every node, given those of the outputs (an output
     /// node seeded twice gets the sum).
     pub fn reverse(&self, seeds: &[(u32, PrimValue)]) -> Result<Vec<Option<PrimValue>>, String> {
-        let mut adj: Vec<Option<PrimValue>> = vec![None; self.nodes.len()];
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        let mut adj: Vec<Option<PrimValue>> = crate::mem::vec_filled(None, self.nodes.len())?;
         for &(n, v) in seeds {
             if n != CONST {
                 let slot = &mut adj[n as usize];
