@@ -75,16 +75,33 @@ impl VkFlags {
 impl BackendKind {
     /// The backend; for Vulkan the device is opened now, so that a missing driver is reported
     /// once (with what to install) instead of once per test.
-    fn backend(self, vk: VkFlags) -> Result<Box<dyn Backend>, Failure> {
+    /// `settings` are `--threshold NAME=VALUE`s, for the kernel-IR backends only.
+    fn backend(self, vk: VkFlags, settings: &[String]) -> Result<Box<dyn Backend>, Failure> {
+        let bad = |e: vkad_core::seg::ThresholdSettingError| Failure(format!("error: {e}"));
+        if !settings.is_empty()
+            && !matches!(self, BackendKind::Kernels | BackendKind::VulkanKernels)
+        {
+            return Err(Failure(
+                "error: --threshold needs a kernel-IR backend (`-b kernels` or `-b vulkan-kernels`)"
+                    .into(),
+            ));
+        }
         match self {
             BackendKind::Interp => Ok(Box::new(InterpBackend)),
             BackendKind::Oracle => Ok(Box::new(OracleBackend)),
-            BackendKind::Kernels => Ok(Box::new(KernelsBackend::default())),
+            BackendKind::Kernels => {
+                let mut b = KernelsBackend::default();
+                for s in settings {
+                    b.thresholds.set(s).map_err(bad)?;
+                }
+                Ok(Box::new(b))
+            }
             BackendKind::Vulkan | BackendKind::VulkanKernels => {
                 let b = if matches!(self, BackendKind::Vulkan) {
                     vkad_spirv::VulkanBackend::new(vk.options())
                 } else {
-                    vkad_spirv::VulkanBackend::kernels(vk.options())
+                    vkad_spirv::VulkanBackend::kernels_tuned(vk.options(), settings.to_vec())
+                        .map_err(bad)?
                 };
                 b.context().map_err(|e| Failure(format!("error: {e}")))?;
                 Ok(Box::new(b))
@@ -128,6 +145,13 @@ enum Command {
         /// `VKAD_PIPELINE_CACHE=0` also turns it off, `VKAD_PIPELINE_CACHE=DIR` moves it.
         #[arg(long)]
         no_pipeline_cache: bool,
+        /// A tuning value for the kernel-IR backends (repeatable): `loop=N` / `nest=N` set
+        /// the default threshold of host loops / map nests, `seq_chunk=N` the iterations per
+        /// launch of one-thread loops, `NAME=N` one threshold (`vkad dump-ir --kernels` prints
+        /// their names). `loop=0` always takes the flattened version of a host loop,
+        /// `loop=9223372036854775807` the one-thread version.
+        #[arg(long = "threshold", value_name = "NAME=VALUE")]
+        thresholds: Vec<String>,
     },
     /// Run the `-- ==` test blocks of .fut files (directories are searched recursively).
     Test {
@@ -147,6 +171,13 @@ enum Command {
         /// `VKAD_PIPELINE_CACHE=0` also turns it off, `VKAD_PIPELINE_CACHE=DIR` moves it.
         #[arg(long)]
         no_pipeline_cache: bool,
+        /// A tuning value for the kernel-IR backends (repeatable): `loop=N` / `nest=N` set
+        /// the default threshold of host loops / map nests, `seq_chunk=N` the iterations per
+        /// launch of one-thread loops, `NAME=N` one threshold (`vkad dump-ir --kernels` prints
+        /// their names). `loop=0` always takes the flattened version of a host loop,
+        /// `loop=9223372036854775807` the one-thread version.
+        #[arg(long = "threshold", value_name = "NAME=VALUE")]
+        thresholds: Vec<String>,
     },
     /// Parse and type-check a program, reporting errors and warnings.
     Check { file: PathBuf },
@@ -328,6 +359,7 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
             profile,
             profile_out,
             no_pipeline_cache,
+            thresholds,
         } => {
             let vk = VkFlags {
                 device,
@@ -369,7 +401,13 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
                 .map_err(|e| Failure(format!("error: invalid input value: {e}")))?;
             if kernel_stats {
                 let (results, stats) = compiled
-                    .run_kernels(&entry, args, &Default::default())
+                    .run_kernels(&entry, args, &{
+                        let mut th = vkad_core::seg::Thresholds::default();
+                        for s in &thresholds {
+                            th.set(s).map_err(|e| Failure(format!("error: {e}")))?;
+                        }
+                        th
+                    })
                     .map_err(|e| Failure(format!("error: {e}")))?;
                 print_results(&results, binary_output)
                     .map_err(|e| Failure(format!("error: cannot write output: {e}")))?;
@@ -400,7 +438,7 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
                 );
             }
             let results = backend
-                .backend(vk)?
+                .backend(vk, &thresholds)?
                 .run(&compiled, &entry, args)
                 .map_err(|e| Failure(format!("error: {e}")))?;
             print_results(&results, binary_output)
@@ -412,11 +450,15 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
             backend,
             device,
             no_pipeline_cache,
+            thresholds,
         } => {
-            let backend = backend.backend(VkFlags {
-                device,
-                no_pipeline_cache,
-            })?;
+            let backend = backend.backend(
+                VkFlags {
+                    device,
+                    no_pipeline_cache,
+                },
+                &thresholds,
+            )?;
             let mut stdout = std::io::stdout();
             let summary = vkad_core::testing::run_paths(&paths, backend.as_ref(), &mut stdout)
                 .map_err(|e| Failure(format!("error: {e}")))?;

@@ -66,6 +66,9 @@ pub(crate) struct KernelCache {
     /// The versioned loops of a plan whose one-thread version the device cut short (lavapipe's
     /// loop limit): later runs take their flattened version at once.
     pub seq_loops_cut: std::collections::HashSet<usize>,
+    /// The iterations per launch of the chunked one-thread loops (by versioned loop) that
+    /// lavapipe's loop limit cut at a larger chunk.
+    pub seq_chunks: std::collections::HashMap<usize, i64>,
 }
 
 /// Launches a batch may hold before it is submitted.

@@ -150,6 +150,7 @@ use crate::error::Error;
 pub use device::{run_entry_device, storage_bytes, Arg, DeviceArray, Out};
 pub use record::{compile_entry, write_modules, CompiledModule};
 use std::sync::Mutex;
+use vkad_core::seg::{ThresholdSettingError, Thresholds};
 use vkad_core::testing::{Backend, RunError};
 use vkad_core::value::Value;
 use vkad_core::Compiled;
@@ -226,6 +227,8 @@ pub struct VulkanBackend {
     ctx: Mutex<Option<std::sync::Arc<Context>>>,
     /// Run through the kernel IR ([`run_entry_kernels`]) rather than the SOAC-level executor.
     kernel_ir: bool,
+    /// Tuning settings applied over the device's thresholds ([`Thresholds::set`]).
+    settings: Vec<String>,
 }
 
 impl VulkanBackend {
@@ -235,6 +238,7 @@ impl VulkanBackend {
             opts,
             ctx: Mutex::new(None),
             kernel_ir: false,
+            settings: Vec::new(),
         }
     }
 
@@ -244,6 +248,22 @@ impl VulkanBackend {
             kernel_ir: true,
             ..VulkanBackend::new(opts)
         }
+    }
+
+    /// The kernel-IR backend with the tuning settings `settings` (`NAME=VALUE`, see
+    /// [`Thresholds::set`]) over the device's thresholds; a bad setting is an error now.
+    pub fn kernels_tuned(
+        opts: ContextOptions,
+        settings: Vec<String>,
+    ) -> Result<VulkanBackend, ThresholdSettingError> {
+        let mut th = Thresholds::default();
+        for s in &settings {
+            th.set(s)?;
+        }
+        Ok(VulkanBackend {
+            settings,
+            ..VulkanBackend::kernels(opts)
+        })
     }
 
     /// The device context (created on the first call).
@@ -275,7 +295,10 @@ impl Backend for VulkanBackend {
     ) -> Result<Vec<Value>, RunError> {
         let ctx = self.context()?;
         let r = if self.kernel_ir {
-            let th = runtime::device_thresholds(&ctx);
+            let mut th = runtime::device_thresholds(&ctx);
+            for s in &self.settings {
+                th.set(s).map_err(|e| RunError::Internal(e.to_string()))?;
+            }
             run_entry_kernels(&ctx, compiled, entry, args, &th, false).map(|(v, _)| v)
         } else {
             run_entry(&ctx, compiled, entry, args)

@@ -118,7 +118,11 @@ fn an_array_larger_than_one_allocation_is_a_clear_error() {
     assert!(
         matches!(
             e,
-            vkad_spirv::error::Error::Device(vkad_spirv::VkError::OutOfMemory(_))
+            vkad_spirv::error::Error::Allocation {
+                source: vkad_spirv::VkError::OutOfMemory(_),
+                loc: Some(_),
+                ..
+            }
         ),
         "{e}"
     );

@@ -345,11 +345,11 @@ fn use_counts(s: &Stm) -> HashMap<VName, usize> {
     c.uses
 }
 
-fn i64t() -> Type {
+pub(super) fn i64t() -> Type {
     Type::Prim(PrimType::Int(IntType::I64))
 }
 
-fn host(pat: Vec<Param>, exp: HostExp, loc: &Option<SrcLoc>) -> HostStm {
+pub(super) fn host(pat: Vec<Param>, exp: HostExp, loc: &Option<SrcLoc>) -> HostStm {
     HostStm {
         pat: ir::Pat { elems: pat },
         exp,
@@ -366,7 +366,7 @@ impl Flattener<'_> {
         }
     }
 
-    fn fresh_param(&mut self, like: &VName, ty: Type) -> Param {
+    pub(super) fn fresh_param(&mut self, like: &VName, ty: Type) -> Param {
         let name = self.ns.fresh_like(like);
         self.types.insert(name.clone(), ty.clone());
         Param { name, ty }
@@ -553,42 +553,7 @@ impl Flattener<'_> {
             attrs: s.attrs.clone(),
             loc: loc.clone(),
         };
-        // The sequential version: a copy of the loop run by the one thread of a segmap, whose
-        // results (arrays of one element) the host unwraps.
-        let one = Nest {
-            levels: vec![Level {
-                gtid: self.ns.fresh("gtid"),
-                width: SubExp::i64(1),
-            }],
-            entries: Vec::new(),
-        };
-        let copy = self.fresh_body(&Body {
-            stms: vec![s.clone()],
-            result: vars(&s.pat.elems),
-        });
-        let wrapped: Vec<Param> = s
-            .pat
-            .elems
-            .iter()
-            .map(|p| self.fresh_param(&p.name, one.expand(&p.ty)))
-            .collect();
-        let seq_pat: Vec<Param> = s
-            .pat
-            .elems
-            .iter()
-            .map(|p| self.fresh_param(&p.name, p.ty.clone()))
-            .collect();
-        let mut seq = vec![self.segmap(&one, copy.stms, copy.result, wrapped.clone(), loc)];
-        for (w, p) in wrapped.iter().zip(&seq_pat) {
-            seq.push(host(
-                vec![p.clone()],
-                HostExp::Plain(Exp::Index(
-                    w.name.clone(),
-                    vec![ir::DimIndex::Fix(SubExp::i64(0))],
-                )),
-                loc,
-            ));
-        }
+        let (seq, chunk) = self.seq_version(s);
         out.push(HostStm {
             pat: s.pat.clone(),
             exp: HostExp::VersionedLoop {
@@ -597,10 +562,8 @@ impl Flattener<'_> {
                     stms: vec![par_stm],
                     result: vars(&par_pat),
                 },
-                seq: HostBody {
-                    stms: seq,
-                    result: vars(&seq_pat),
-                },
+                seq,
+                chunk,
                 ret: s.pat.elems.iter().map(|p| p.ty.to_ext()).collect(),
             },
             attrs: s.attrs.clone(),
@@ -711,7 +674,7 @@ impl Flattener<'_> {
     }
 
     /// A copy of `b` with every name it binds fresh.
-    fn fresh_body(&mut self, b: &Body) -> Body {
+    pub(super) fn fresh_body(&mut self, b: &Body) -> Body {
         let lam = ir::Lambda {
             params: Vec::new(),
             body: b.clone(),
@@ -747,7 +710,7 @@ impl Flattener<'_> {
     }
 
     /// A `SegMap` over `nest` running `stms` per thread and returning `results` (bound to `pat`).
-    fn segmap(
+    pub(super) fn segmap(
         &mut self,
         nest: &Nest,
         stms: Vec<Stm>,

@@ -62,6 +62,7 @@
 
 mod kernel;
 mod nest;
+mod seq_loop;
 
 use crate::ir::{self, Type, VName};
 use crate::seg;

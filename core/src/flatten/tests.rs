@@ -195,3 +195,52 @@ fn host_loop_with_kernels_is_versioned_with_a_one_thread_version() {
     assert_eq!(shape(&seq), vec![("segmap", 1)]);
     assert_eq!(seq[0].space.dims[0].1, crate::ir::SubExp::i64(1));
 }
+
+/// The one-thread version of a `for` loop runs in chunks of `Thresholds::seq_chunk`
+/// iterations (one launch each, the loop's values carried by the host): every chunk size gives
+/// the interpreter's results, including the loop index seen by the body, zero iterations and
+/// a chunk larger than the loop.
+#[test]
+fn one_thread_loop_in_chunks_gives_the_same_results_for_every_chunk_size() {
+    use crate::prim::PrimValue;
+    use crate::value::{ArrayValue, Buffer, Value};
+    let src = "entry main [n] (xs: [n]f64) (k: i64) : ([n]f64, f64) =
+      loop (ys, s) = (xs, 0f64) for i < k do
+        let ys' = map (\\y -> y * 0.5 + f64.i64 i) ys
+        in (ys' with [i % n] = s, s + f64.sum ys')";
+    let c = crate::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
+    let p = super::flatten_program(&c.ir);
+    let f = p.entry("main").expect("entry");
+    assert!(
+        f.body
+            .stms
+            .iter()
+            .any(|s| matches!(&s.exp, HostExp::VersionedLoop { chunk: Some(_), .. })),
+        "the loop is versioned with a chunked one-thread version"
+    );
+    let xs = Value::Array(ArrayValue {
+        shape: vec![3],
+        data: Buffer::F64(vec![1.0, -2.0, 4.0]),
+    });
+    for k in [0i64, 1, 7] {
+        let args = || vec![xs.clone(), Value::Scalar(PrimValue::I64(k))];
+        let want = c.run_interp("main", args()).expect("interpreter");
+        for chunk in [1, 2, 3, 100] {
+            let mut th = crate::seg::Thresholds::all(i64::MAX);
+            th.set(&format!("seq_chunk={chunk}")).unwrap();
+            let (got, stats) = c.run_kernels("main", args(), &th).expect("kernel IR");
+            assert_eq!(got, want, "k = {k}, chunk = {chunk}");
+            // One launch of the one-thread kernel per chunk.
+            let launches = stats.by_kind.get("segmap").copied().unwrap_or(0) as i64;
+            assert_eq!(
+                launches,
+                (k + chunk - 1) / chunk,
+                "k = {k}, chunk = {chunk}"
+            );
+        }
+    }
+    let mut th = crate::seg::Thresholds::default();
+    for bad in ["seq_chunk=0", "loop", "=3", "nest=x"] {
+        assert!(th.set(bad).is_err(), "{bad}");
+    }
+}

@@ -38,7 +38,7 @@ use super::*;
 use crate::ir::check::{loop_result_types, same_type, type_matches, Checker, IrError};
 use crate::ir::{ExtDim, TypeBase};
 use crate::passes::traverse::uses_in_exp;
-use crate::prim::PrimType;
+use crate::prim::{IntType, PrimType};
 use std::collections::HashSet;
 use std::fmt;
 
@@ -514,8 +514,27 @@ impl SegChecker<'_> {
                 par_cond,
                 par,
                 seq,
+                chunk,
                 ret,
-            } => self.check_if(par_cond, par, seq, ret),
+            } => {
+                let m = self.ir.mark();
+                if let Some(c) = chunk {
+                    self.require(&c.bound, PrimType::Int(IntType::I64), Site::LoopBound)?;
+                    if c.param.ty != Type::Prim(PrimType::Int(IntType::I64)) {
+                        return Err(self.err(SegErrorKind::Type {
+                            site: Site::LoopBound,
+                            index: 0,
+                            expected: ExtType::Prim(PrimType::Int(IntType::I64)),
+                            found: c.param.ty.clone(),
+                        }));
+                    }
+                    // Bound for both versions: `par` does not read it.
+                    self.bind_param(&c.param)?;
+                }
+                let r = self.check_if(par_cond, par, seq, ret);
+                self.ir.restore(m);
+                r
+            }
             HostExp::Loop { params, form, body } => self.check_loop(params, form, body),
             HostExp::WithAcc { inputs, lam } => self.check_with_acc(inputs, lam),
             HostExp::Threshold { size, .. } => {

@@ -164,21 +164,40 @@ impl<'p> Host<'p> {
                 }
                 return ip.exec_exp(&stm.pat, e, loc);
             }
-            // A versioned loop's versions compute the same values: the one its condition picks.
             HostExp::If {
                 cond,
                 then_b,
                 else_b,
                 ..
-            }
-            | HostExp::VersionedLoop {
-                par_cond: cond,
-                par: then_b,
-                seq: else_b,
-                ..
             } => {
                 let b = if ip.bool(cond, loc)? { then_b } else { else_b };
                 self.eval_body(ip, b, loc)?
+            }
+            // A versioned loop's versions compute the same values: the one its condition picks,
+            // the one-thread version in chunks of `Thresholds::seq_chunk` iterations.
+            HostExp::VersionedLoop {
+                par_cond,
+                par,
+                seq,
+                chunk,
+                ..
+            } => {
+                if ip.bool(par_cond, loc)? {
+                    self.eval_body(ip, par, loc)?
+                } else {
+                    if let Some(c) = chunk {
+                        let Some(n) = ip.prim(&c.bound, loc)?.as_i128() else {
+                            return err("internal error: a loop bound that is not an integer", loc);
+                        };
+                        let k = self.thresholds.seq_chunk.map_or(n, i128::from).max(1);
+                        let k = i64::try_from(k).unwrap_or(i64::MAX);
+                        let pat = crate::ir::Pat {
+                            elems: vec![c.param.clone()],
+                        };
+                        ip.bind_pat(&pat, loc, vec![Val::Prim(PrimValue::I64(k))])?;
+                    }
+                    self.eval_body(ip, seq, loc)?
+                }
             }
             HostExp::Loop { params, form, body } => {
                 let n = body.result.len();

@@ -145,11 +145,13 @@ pub enum HostExp {
     /// SOACs kernels of their own), where `par_cond` holds (a [`HostExp::Threshold`] on the
     /// width of those kernels), and `seq`, the whole loop as the thread code of one `segmap`
     /// thread, otherwise. Both compute the same values, so a backend that cannot run `seq`
-    /// (lavapipe's loop limit on one thread's iterations) may run `par` instead.
+    /// (lavapipe's loop limit on one thread's iterations) may run `par` instead. For a `for`
+    /// loop, `seq` runs the loop in chunks ([`SeqChunk`]): one launch per chunk of iterations.
     VersionedLoop {
         par_cond: SubExp,
         par: HostBody,
         seq: HostBody,
+        chunk: Option<SeqChunk>,
         ret: Vec<ExtType>,
     },
     /// `size >= threshold(name)`, a `bool`. The threshold is a tuning value given at run time
@@ -161,6 +163,19 @@ pub enum HostExp {
     },
     /// A kernel.
     Seg(SegOp),
+}
+
+/// The chunking of the one-thread version `seq` of a versioned `for` loop of `bound`
+/// iterations: `seq` is a host loop whose every iteration launches the one-thread kernel on
+/// the next `param` iterations of the loop (the last chunk may be shorter), carrying the loop's
+/// values from launch to launch. `param` (an `i64`, at least 1) is bound by whoever runs the
+/// loop, not by a statement, and every value gives the same results: `bound` (or more) runs the
+/// whole loop in one launch; a device that limits the iterations one thread may run (lavapipe)
+/// takes smaller chunks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SeqChunk {
+    pub param: Param,
+    pub bound: SubExp,
 }
 
 /// The iteration space of a segmented operation: one `i64` thread index per dimension,
@@ -268,6 +283,9 @@ pub struct Thresholds {
     pub values: std::collections::BTreeMap<String, i64>,
     pub nest_default: i64,
     pub loop_default: i64,
+    /// The iterations per launch of every one-thread loop run in chunks ([`SeqChunk`]);
+    /// `None`: the whole loop in one launch. Any value gives the same results.
+    pub seq_chunk: Option<i64>,
 }
 
 impl Thresholds {
@@ -286,6 +304,7 @@ impl Thresholds {
             values: Default::default(),
             nest_default: v,
             loop_default: v,
+            seq_chunk: None,
         }
     }
     /// The value of threshold `name` of kind `kind`.
@@ -297,12 +316,45 @@ impl Thresholds {
     }
 }
 
+/// A tuning setting that is not `NAME=VALUE` with an `i64` value ([`Thresholds::set`]).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error(
+    "invalid threshold setting `{0}`: expected NAME=VALUE, VALUE an integer and NAME `nest` or \
+     `loop` (the defaults of each kind), `seq_chunk`, or a threshold's name as \
+     `vkad dump-ir --kernels` prints it (`loop_par_3`)"
+)]
+pub struct ThresholdSettingError(pub String);
+
+impl Thresholds {
+    /// Applies the setting `NAME=VALUE`: `nest` and `loop` set the default of their kind,
+    /// `seq_chunk` the iterations per launch of chunked one-thread loops, any other name that
+    /// threshold.
+    pub fn set(&mut self, setting: &str) -> Result<(), ThresholdSettingError> {
+        let bad = || ThresholdSettingError(setting.to_string());
+        let (name, value) = setting.split_once('=').ok_or_else(bad)?;
+        let (name, value) = (name.trim(), value.trim());
+        let value: i64 = value.parse().map_err(|_| bad())?;
+        match name {
+            "" => return Err(bad()),
+            "nest" => self.nest_default = value,
+            "loop" => self.loop_default = value,
+            "seq_chunk" if value >= 1 => self.seq_chunk = Some(value),
+            "seq_chunk" => return Err(bad()),
+            _ => {
+                self.values.insert(name.to_string(), value);
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Default for Thresholds {
     fn default() -> Thresholds {
         Thresholds {
             values: Default::default(),
             nest_default: Thresholds::DEFAULT,
             loop_default: Thresholds::LOOP_DEFAULT,
+            seq_chunk: None,
         }
     }
 }

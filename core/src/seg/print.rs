@@ -81,6 +81,7 @@ fn write_host_exp(out: &mut String, e: &HostExp, level: usize) {
             par_cond,
             par,
             seq,
+            chunk,
             ret,
         } => {
             let _ = writeln!(out, "versioned_loop {par_cond} : {}", braces(ret));
@@ -90,6 +91,9 @@ fn write_host_exp(out: &mut String, e: &HostExp, level: usize) {
             out.push('\n');
             pad(out, level + 1);
             out.push_str("seq ");
+            if let Some(c) = chunk {
+                let _ = write!(out, "chunks({}: i64 of {}) ", c.param.name, c.bound);
+            }
             write_host_body(out, seq, level + 1);
         }
         HostExp::Loop { params, form, body } => {

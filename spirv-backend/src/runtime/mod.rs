@@ -23,7 +23,7 @@ use std::sync::Arc;
 use vkad_core::diag::SrcLoc;
 use vkad_core::ir;
 use vkad_core::prim::PrimValue;
-use vkad_core::seg::Thresholds;
+use vkad_core::seg::{SeqChunk, Thresholds};
 use vkad_core::value::Value;
 use vkad_vk::{Buffer, Context, KernelTiming};
 
@@ -270,12 +270,13 @@ impl<'a> Runtime<'a> {
                 par_cond,
                 par,
                 seq,
+                chunk,
                 loc,
             } => {
                 let r = if self.ex.prim(par_cond, loc)? == PrimValue::Bool(true) {
                     self.body(par, loc)?
                 } else {
-                    self.seq_loop(*id, par, seq, loc)?
+                    self.seq_loop(*id, par, seq, chunk, loc)?
                 };
                 self.bind(pat, r, loc)
             }
@@ -284,34 +285,67 @@ impl<'a> Runtime<'a> {
     }
 
     /// The one-thread version `seq` of versioned loop `id`, or its flattened version `par`
-    /// where the device cannot run `seq`: lavapipe stops a thread's loops after 65535
-    /// iterations ([`Error::LoopLimit`]). There `seq` is submitted on its own (launches before
-    /// it first, so that their errors stay theirs), and once cut the loop takes `par` from
-    /// then on, in this run and later ones. `seq` writes only its own results, so running
-    /// `par` after it is safe.
+    /// where the device cannot run `seq`. A chunked `seq` ([`SeqChunk`]) runs the whole loop in
+    /// one launch, except on lavapipe, which stops a thread's loops after 65535 iterations in
+    /// all ([`Error::LoopLimit`]): there `seq` is submitted on its own (launches before it
+    /// first, so that their errors stay theirs), and where the limiter cuts it, it runs again
+    /// with half as many iterations per launch, down to one; a loop cut even then (or one not
+    /// chunked) takes `par`. The chunk that worked, or the cut, is remembered for later runs.
+    /// `seq` writes only its own results, so running it again, or `par` after it, is safe.
     fn seq_loop(
         &mut self,
         id: usize,
         par: &'a PlanBody,
         seq: &'a PlanBody,
+        chunk: &Option<SeqChunk>,
         loc: &Option<SrcLoc>,
     ) -> E<Vec<HVal>> {
+        let whole = match chunk {
+            Some(c) => {
+                let n = self.ex.prim(&c.bound, loc)?.as_i128().unwrap_or(1);
+                i64::try_from(n.max(1)).unwrap_or(i64::MAX)
+            }
+            None => 1,
+        };
         if !self.ex.is_lavapipe() {
+            self.bind_chunk(chunk, whole);
             return self.body(seq, loc);
         }
         if !self.ex.kernels.seq_loops_cut.contains(&id) {
+            let mut k = self
+                .ex
+                .kernels
+                .seq_chunks
+                .get(&id)
+                .copied()
+                .unwrap_or(whole);
             self.ex.flush()?;
-            match self
-                .body(seq, loc)
-                .and_then(|r| self.ex.flush().map(|()| r))
-            {
-                Err(Error::LoopLimit { .. }) => {
-                    self.ex.kernels.seq_loops_cut.insert(id);
+            loop {
+                self.bind_chunk(chunk, k);
+                match self
+                    .body(seq, loc)
+                    .and_then(|r| self.ex.flush().map(|()| r))
+                {
+                    Err(Error::LoopLimit { .. }) if chunk.is_some() && k > 1 => {
+                        k /= 2;
+                        self.ex.kernels.seq_chunks.insert(id, k);
+                    }
+                    Err(Error::LoopLimit { .. }) => {
+                        self.ex.kernels.seq_loops_cut.insert(id);
+                        break;
+                    }
+                    r => return r,
                 }
-                r => return r,
             }
         }
         self.body(par, loc)
+    }
+
+    /// Binds the chunk parameter of a chunked one-thread loop to `k` iterations per launch.
+    fn bind_chunk(&mut self, chunk: &Option<SeqChunk>, k: i64) {
+        if let Some(c) = chunk {
+            self.ex.set(&c.param.name, HVal::P(PrimValue::I64(k)));
+        }
     }
 
     /// Runs a `segmap` kernel and binds its outputs.

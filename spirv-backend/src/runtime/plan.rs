@@ -31,7 +31,7 @@ use vkad_core::ir::{
 use vkad_core::passes::traverse::free_vars;
 use vkad_core::prim::{IntType, PrimType, PrimValue};
 use vkad_core::seg::{
-    self, HostBody, HostExp, KernelResult, SegKind, SegOp, SegSpace, ThresholdKind,
+    self, HostBody, HostExp, KernelResult, SegKind, SegOp, SegSpace, SeqChunk, ThresholdKind,
 };
 
 /// A kernel's identity: its index in the plan, in order of planning.
@@ -113,6 +113,8 @@ pub enum Step {
         par_cond: SubExp,
         par: PlanBody,
         seq: PlanBody,
+        /// How `seq` runs in chunks of iterations (one launch each), if it does.
+        chunk: Option<SeqChunk>,
         loc: Option<SrcLoc>,
     },
     Map(MapStep),
@@ -262,7 +264,11 @@ impl Planner {
                 kind: *kind,
             }),
             HostExp::VersionedLoop {
-                par_cond, par, seq, ..
+                par_cond,
+                par,
+                seq,
+                chunk,
+                ..
             } => {
                 self.versioned_loops += 1;
                 out.push(Step::VersionedLoop {
@@ -271,6 +277,7 @@ impl Planner {
                     par_cond: par_cond.clone(),
                     par: self.body(par)?,
                     seq: self.body(seq)?,
+                    chunk: chunk.clone(),
                     loc,
                 })
             }
