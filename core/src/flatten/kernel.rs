@@ -150,8 +150,10 @@ fn thread_ok(stms: &[Stm]) -> bool {
 }
 
 /// The spaces (distinct lists of dimension sizes) of the kernels of the flattened loop `exp`
-/// (made from `s`), where every size is known before the loop; `None` where one is not, or
-/// where the loop has no kernel.
+/// (made from `s`) whose sizes are all known before the loop; `None` where there is none.
+/// Kernels whose size the loop computes (the 0-or-1-element slice of an `argmax` adjoint, a
+/// triangular `map (iota i)`) are left out: the loop's width is that of the others, which
+/// in the loops AD makes are the ones that carry the work.
 fn loop_spaces(s: &Stm, exp: &HostExp) -> Option<Vec<Vec<SubExp>>> {
     let stm = HostStm {
         pat: s.pat.clone(),
@@ -168,7 +170,7 @@ fn loop_spaces(s: &Stm, exp: &HostExp) -> Option<Vec<Vec<SubExp>>> {
     let mut out: Vec<Vec<SubExp>> = Vec::new();
     for dims in spaces {
         if !dims.iter().all(|d| invariant(d, &bound)) {
-            return None;
+            continue;
         }
         // The one-thread kernel of a versioned inner loop is no parallel work.
         if !out.contains(&dims) && dims != [SubExp::i64(1)] {

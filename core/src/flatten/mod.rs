@@ -33,19 +33,22 @@
 //! 5. **Sequentialisation.** One `SegMap` over the nest whose thread code runs `B`, inner SOACs
 //!    included, sequentially.
 //!
-//! 6. **Versioned host loops.** A host-level `loop` whose body has kernels, all of whose spaces
-//!    are known before the loop, and that contains nothing thread code lacks or is in doubt
-//!    there (accumulators, `sort_by_key`, transpositions, calls), is generated twice: the
-//!    flattened loop, and the whole loop as the thread code of one `segmap` thread (space
-//!    `[1]`, results unwrapped by the host). `threshold(loop_par_N) w`, with `w` the largest
-//!    space among the loop's kernels (computed before it), picks the flattened loop when true
+//! 6. **Versioned host loops.** A host-level `loop` whose body has kernels, at least one of
+//!    whose spaces is known before the loop, and that contains nothing thread code lacks or
+//!    is in doubt there (accumulators, `sort_by_key`, transpositions, calls), is generated
+//!    twice: the flattened loop, and the whole loop as the thread code of one `segmap` thread
+//!    (space `[1]`, results unwrapped by the host). `threshold(loop_par_N) w`, with `w` the
+//!    largest space among the loop's kernels known before it (kernels whose size the loop
+//!    computes, such as the 0-or-1-element slice of an `argmax` adjoint, do not count), picks the flattened loop when true
 //!    (enough parallelism per kernel) and the one-thread loop otherwise: with the default 2^15
 //!    a loop over vectors of width 14 (the LSTM) is one launch instead of several per
 //!    iteration. Threshold 0 always picks the flattened loop, `i64::MAX` the one-thread one.
 //!    At most [`MAX_VERSIONED_DEPTH`] loops are versioned along a path (the parallel version
-//!    of a versioned loop versions its inner loops with one less). On lavapipe, whose loop
-//!    limiter stops a thread after 65535 iterations, the Vulkan runtime submits the one-thread
-//!    version on its own and runs the flattened one where the limiter cut it.
+//!    of a versioned loop versions its inner loops with one less). The one-thread version of
+//!    a `for` loop runs in chunks of iterations, one launch each ([`seq_loop`]): a GPU takes
+//!    the whole loop at once; on lavapipe, whose loop limiter stops a thread after 65535
+//!    iterations, the Vulkan runtime halves the chunk where the limiter cut it, and runs the
+//!    flattened version only where one iteration per launch is too many.
 //!
 //! Where distribution applies, both versions are generated (incremental flattening): the host
 //! compares the nest's size with a run-time threshold ([`crate::seg::HostExp::Threshold`]) and
