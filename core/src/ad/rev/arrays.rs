@@ -24,11 +24,20 @@ impl Rev<'_> {
                     return Err("a constant array adjoint (internal error)".into());
                 };
                 let st = slice_type(&yty, idx);
-                // v̄ += ȳ[idx]
+                // v̄ += ȳ[idx]. A slice is a view of ȳ: where ȳ is owned it is consumed below
+                // (zeroed in place) while v̄ lives on, so the slice is copied first; otherwise ȳ
+                // is shared and stays as it is, and so does the view (not owned: whoever updates
+                // v̄ in place copies it).
                 if let SubExp::Var(vv) = v {
                     let part =
                         self.bind("upd_adj", st.clone(), Exp::Index(yb.clone(), idx.clone()));
-                    self.add_adj(vv, SubExp::Var(part), true)?;
+                    let slice = matches!(st, Type::Array { .. });
+                    let (part, fresh) = if slice && owned && self.active(vv) {
+                        (self.bind("upd_adj_copy", st.clone(), Exp::Copy(part)), true)
+                    } else {
+                        (part, !slice)
+                    };
+                    self.add_adj(vv, SubExp::Var(part), fresh)?;
                 }
                 // ā += ȳ with [idx] = 0
                 let y2 = if owned {
