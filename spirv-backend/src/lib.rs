@@ -96,9 +96,11 @@
 //! with `vkad_vk::Context::from_raw`) and leaves array results on the device
 //! ([`Out::Device`]), in the storage layout above. `examples/embed` shows it.
 //!
-//! SPIR-V export (module [`record`], `vkad spirv`): [`compile_entry`] runs an entry once with
-//! recording on and returns every module the executor made; [`write_modules`] validates and
-//! writes them with an index.
+//! SPIR-V export (module [`record`], `vkad spirv`): [`generate_entry`] generates every module
+//! an entry's kernel-IR plan can launch without running it (module `runtime::aot`; with an
+//! input it also records what a run makes), [`compile_entry`] runs an entry once on the
+//! SOAC-level executor with recording on and returns every module it made; [`write_modules`]
+//! validates and writes them with an index.
 //!
 //! Errors (module [`error`]): one enum, [`error::Error`]: `NotSupported` (by the backend, or
 //! by the device: a missing feature), `LoopLimit` (lavapipe's loop limit, below), `Runtime`
@@ -148,7 +150,7 @@ mod sort;
 
 use crate::error::Error;
 pub use device::{run_entry_device, storage_bytes, Arg, DeviceArray, Out};
-pub use record::{compile_entry, write_modules, CompiledModule};
+pub use record::{compile_entry, generate_entry, write_modules, CompiledModule};
 use std::sync::Mutex;
 use vkad_core::testing::{Backend, RunError};
 use vkad_core::value::Value;
