@@ -241,7 +241,8 @@ impl Entry<'_> {
                 ),
             ));
         }
-        if !(opts.waits.is_empty() && opts.signals.is_empty()) && !ctx.timeline_semaphores() {
+        let uses_semaphores = !opts.waits.is_empty() || !opts.signals.is_empty();
+        if uses_semaphores && !ctx.timeline_semaphores() {
             return Err(Error::NotSupported {
                 what: "waiting on or signalling timeline semaphores (the device feature \
                        `timelineSemaphore` is not enabled)"

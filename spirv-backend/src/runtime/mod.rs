@@ -170,7 +170,6 @@ impl DeviceProgram {
                         } else {
                             rt.ex.copy(&a, &None)?
                         };
-                        rt.ex.flush()?;
                         Out::Device(DeviceArray {
                             buffer: a.buf,
                             elem: a.elem,
@@ -183,6 +182,8 @@ impl DeviceProgram {
                     }
                 });
             }
+            // (Copies of device results at an offset.)
+            rt.ex.flush()?;
             Ok(RunOutput {
                 outs,
                 timings: rt.ex.timings.take().unwrap_or_default(),
