@@ -475,6 +475,33 @@ fn spirv_without_input_generates_what_a_run_needs() {
     let _ = std::fs::remove_dir_all(&base);
 }
 
+/// A kernel that needs a run-time fact (here a `segmap` updating a host accumulator) makes
+/// `vkad spirv` without an input a `not supported` error naming it, not a silent omission.
+#[test]
+fn spirv_without_input_names_kernels_that_need_a_run() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let dir = std::env::temp_dir().join(format!("vkad-spirv-acc-{}", std::process::id()));
+    let prog = format!("{root}/tests/programs/vk_acc.fut");
+    let out = vkad(
+        &["spirv", &prog, "-e", "rows", "-o", dir.to_str().unwrap()],
+        b"",
+    );
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    if err.contains("no Vulkan device") {
+        eprintln!("skipped: {err}");
+        return;
+    }
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("not supported"), "{err}");
+    assert!(err.contains("updates host accumulators"), "{err}");
+    assert!(err.contains("vk_acc.fut:"), "{err}");
+    assert!(
+        !dir.join("index.txt").exists(),
+        "modules written after the error"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The kernel IR from the command line: `dump-ir --kernels` prints segmented operations,
 /// `run -b kernels` gives the interpreter's results and `--profile` counts the kernels.
 #[test]
