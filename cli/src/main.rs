@@ -203,8 +203,9 @@ enum Command {
     /// List the Vulkan devices with their type, API version, driver, subgroup size and features.
     Devices,
     /// Write the SPIR-V modules an entry point's kernels use to DIR (`<n>_<kernel>.spv`, plus
-    /// `index.txt`). Kernels are made while running: the entry runs once on the inputs (from
-    /// `--input FILE`, or stdin), and every module made is validated and written.
+    /// `index.txt`). The modules are generated from the program's kernel IR without running
+    /// it (every variant any input sizes could launch on the device); with `--input FILE` the
+    /// entry also runs once and the modules it makes are added. Every module is validated.
     Spirv {
         file: PathBuf,
         /// The entry point.
@@ -213,7 +214,10 @@ enum Command {
         /// The directory to write to (created if missing).
         #[arg(short, long)]
         output: PathBuf,
-        /// Read the entry's arguments from FILE instead of stdin.
+        /// Also run the entry on the arguments in FILE and add the modules that run makes:
+        /// kernels that need a run-time fact (those updating host accumulators, reductions
+        /// over arrays of arrays with non-vectorised operators) are only made this way.
+        /// Without it, the modules are generated from the program alone.
         #[arg(long)]
         input: Option<PathBuf>,
         /// The Vulkan device to use (an index as `vulkaninfo --summary` lists them).
@@ -735,24 +739,22 @@ fn spirv(
             file.display()
         )));
     }
-    let data = match input {
-        Some(p) => std::fs::read(p)
-            .map_err(|e| Failure(format!("error: cannot read {}: {e}", p.display())))?,
-        None => {
-            let mut v = Vec::new();
-            std::io::stdin()
-                .read_to_end(&mut v)
-                .map_err(|e| Failure(format!("error: cannot read standard input: {e}")))?;
-            v
+    let args = match input {
+        Some(p) => {
+            let data = std::fs::read(p)
+                .map_err(|e| Failure(format!("error: cannot read {}: {e}", p.display())))?;
+            Some(
+                vkad_core::values::parse_values(&data)
+                    .map_err(|e| Failure(format!("error: invalid input value: {e}")))?,
+            )
         }
+        None => None,
     };
-    let args = vkad_core::values::parse_values(&data)
-        .map_err(|e| Failure(format!("error: invalid input value: {e}")))?;
     let backend = vkad_spirv::VulkanBackend::new(vk.options());
     let ctx = backend
         .context()
         .map_err(|e| Failure(format!("error: {e}")))?;
-    let (_, modules) = vkad_spirv::compile_entry(&ctx, &compiled, entry, args)
+    let modules = vkad_spirv::generate_entry(&ctx, &compiled, entry, args)
         .map_err(|e| Failure(format!("error: {e}")))?;
     let written = vkad_spirv::write_modules(out, entry, &modules)
         .map_err(|e| Failure(format!("error: {e}")))?;

@@ -397,6 +397,111 @@ fn spirv_writes_validated_modules_for_dot() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The `.spv` files of a `vkad spirv` output directory, each checked with `spirv-val`: their
+/// contents, sorted.
+fn validated_modules(dir: &std::path::Path) -> Vec<Vec<u8>> {
+    let index = std::fs::read_to_string(dir.join("index.txt")).unwrap();
+    let mut mods = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_none_or(|x| x != "spv") {
+            continue;
+        }
+        let name = p.file_name().unwrap().to_str().unwrap().to_string();
+        assert!(index.contains(&format!("[{name}]")), "{name} not in index");
+        let val = std::process::Command::new("spirv-val")
+            .args(["--target-env", "vulkan1.2"])
+            .arg(&p)
+            .output()
+            .expect("spirv-val (spirv-tools) is needed");
+        assert!(
+            val.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&val.stderr)
+        );
+        mods.push(std::fs::read(&p).unwrap());
+    }
+    mods.sort();
+    mods
+}
+
+/// `vkad spirv` without an input generates the modules from the kernel IR alone; a run on
+/// gradient.in records nothing that the generation missed.
+#[test]
+fn spirv_without_input_generates_what_a_run_needs() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let base = std::env::temp_dir().join(format!("vkad-spirv-aot-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let prog = format!("{root}/examples/gradient.fut");
+    let input = format!("{root}/examples/gradient.in");
+    let (plain, with_input) = (base.join("plain"), base.join("input"));
+    let out = vkad(
+        &["spirv", &prog, "-e", "main", "-o", plain.to_str().unwrap()],
+        b"",
+    );
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    if err.contains("no Vulkan device") {
+        eprintln!("skipped: {err}");
+        return;
+    }
+    assert!(out.status.success(), "{err}");
+    let generated = validated_modules(&plain);
+    // Segmaps, the reduction of scalars, the column kernel, the segmented reduction and its
+    // per-segment map kernel, the fills and copies: more than a handful.
+    assert!(generated.len() >= 8, "{} modules", generated.len());
+    let index = std::fs::read_to_string(plain.join("index.txt")).unwrap();
+    assert!(index.contains("name = segmap/"), "{index}");
+    assert!(index.contains("gradient.fut:"), "{index}");
+    let out = vkad(
+        &[
+            "spirv",
+            &prog,
+            "-e",
+            "main",
+            "-o",
+            with_input.to_str().unwrap(),
+            "--input",
+            &input,
+        ],
+        b"",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The run adds the modules it made that were not generated: none.
+    assert_eq!(validated_modules(&with_input), generated);
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+/// A kernel that needs a run-time fact (here a `segmap` updating a host accumulator) makes
+/// `vkad spirv` without an input a `not supported` error naming it, not a silent omission.
+#[test]
+fn spirv_without_input_names_kernels_that_need_a_run() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let dir = std::env::temp_dir().join(format!("vkad-spirv-acc-{}", std::process::id()));
+    let prog = format!("{root}/tests/programs/vk_acc.fut");
+    let out = vkad(
+        &["spirv", &prog, "-e", "rows", "-o", dir.to_str().unwrap()],
+        b"",
+    );
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    if err.contains("no Vulkan device") {
+        eprintln!("skipped: {err}");
+        return;
+    }
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("not supported"), "{err}");
+    assert!(err.contains("updates host accumulators"), "{err}");
+    assert!(err.contains("vk_acc.fut:"), "{err}");
+    assert!(
+        !dir.join("index.txt").exists(),
+        "modules written after the error"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The kernel IR from the command line: `dump-ir --kernels` prints segmented operations,
 /// `run -b kernels` gives the interpreter's results and `--profile` counts the kernels.
 #[test]

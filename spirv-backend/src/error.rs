@@ -76,6 +76,9 @@ pub enum Error {
         /// The diagnostic is a `not supported: ...` one.
         not_supported: bool,
     },
+    /// The program's source did not compile ([`crate::Program::compile`] from source text).
+    #[error(transparent)]
+    Compile(#[from] vkad_core::CompileError),
     /// Writing a file (the modules of `vkad spirv`) failed.
     #[error("{}: {source}", path.display())]
     Io {
@@ -190,7 +193,8 @@ impl From<Error> for RunError {
             Error::NotSupported { .. }
             | Error::LoopLimit { .. }
             | Error::Internal { .. }
-            | Error::Entry { .. } => RunError::Internal(m),
+            | Error::Entry { .. }
+            | Error::Compile(_) => RunError::Internal(m),
         }
     }
 }

@@ -32,6 +32,12 @@ pub(crate) fn cpu_device(ctx: &Context) -> bool {
     ctx.info().device_type == "cpu"
 }
 
+/// Whether the device of `ctx` is lavapipe (whose loop limit `map` kernels count against).
+pub(crate) fn lavapipe_device(ctx: &Context) -> bool {
+    let i = ctx.info();
+    i.name.contains("llvmpipe") || i.driver.contains("llvmpipe")
+}
+
 /// How kernels reach arrays on the device of `ctx`: device addresses where it has
 /// `bufferDeviceAddress`, descriptors otherwise.
 pub(crate) fn device_addressing(ctx: &Context) -> Addressing {
@@ -666,24 +672,6 @@ impl<'a> Exec<'a> {
     /// rather than for a CPU driver such as lavapipe (long contiguous runs per thread).
     pub(crate) fn gpu_layout(&self) -> bool {
         !cpu_device(self.ctx)
-    }
-
-    /// How a workgroup combines its threads' partials of a reduction.
-    fn reduce_phase(&self) -> Phase {
-        if self.gpu_layout() {
-            Phase::TreeReduce
-        } else {
-            Phase::Reduce
-        }
-    }
-
-    /// How a workgroup combines its threads' partials of a scan.
-    fn scan_phase(&self, prefix: bool) -> Phase {
-        if self.gpu_layout() {
-            Phase::TreeScan { prefix }
-        } else {
-            Phase::Scan { prefix }
-        }
     }
 
     pub(crate) fn groups_for(n: usize) -> u32 {
@@ -1545,12 +1533,12 @@ impl<'a> Exec<'a> {
                 } else {
                     chunking(n, big, self.gpu_layout())
                 };
-                let (threads, phase1, kind1) = if per_thread {
-                    (groups * WG as usize, Phase::ThreadReduce, 9)
-                } else if strided {
-                    (groups, Phase::StridedReduce, 13)
+                let [(phase1, kind1), (phase2, kind2)] =
+                    reduce_passes(self.gpu_layout(), big, strided, per_thread);
+                let threads = if per_thread {
+                    groups * WG as usize
                 } else {
-                    (groups, self.reduce_phase(), 1)
+                    groups
                 };
                 let tmp: Vec<DArr> = elems
                     .iter()
@@ -1593,10 +1581,10 @@ impl<'a> Exec<'a> {
                     .collect();
                 let e3 = elems.clone();
                 // Pass 2 without shared memory (`big`): thread 0 folds all partials.
-                let (phase2, kind2, chunk2) = if big {
-                    (Phase::ThreadReduce, 11, threads)
+                let chunk2 = if big {
+                    threads
                 } else {
-                    (self.reduce_phase(), 2, threads.div_ceil(WG as usize))
+                    threads.div_ceil(WG as usize)
                 };
                 let code2 = self.lambda_kernel(stm, kind2, &[], |_, ht| {
                     prims::chunked(prog, op, &e3, &ins2, &outs_io, &[], phase2, loc, ht)
@@ -1630,28 +1618,18 @@ impl<'a> Exec<'a> {
                 // from the partials' prefix, reading each element once.
                 let big = tuple_too_big(&elems);
                 let (groups, chunk, per_thread) = chunking(n, big, self.gpu_layout());
-                let (threads, phase1, kind1, phase3, kind3) = if per_thread {
-                    (
-                        groups * WG as usize,
-                        Phase::ThreadReduce,
-                        9,
-                        Phase::ThreadScan,
-                        10,
-                    )
-                } else if self.gpu_layout() && chunk == prims::TILE_CHUNK && {
-                    let words: Vec<usize> = elems.iter().map(|&t| wsize(t)).collect();
-                    prims::tiled_scan_bytes(&words) <= self.ctx.info().max_shared_memory as usize
-                } {
-                    // GPUs: coalesced through shared memory; a commutative operator's partials
-                    // are read coalesced too.
-                    let p1 = if prims::commutative(op) {
-                        (Phase::StridedReduce, 13)
-                    } else {
-                        (Phase::TreeReduce, 1)
-                    };
-                    (groups, p1.0, p1.1, Phase::TiledScan { prefix: true }, 14)
+                let tiled = chunk == prims::TILE_CHUNK && tiled_scan_fits(self.ctx, &elems);
+                let [(phase1, kind1), (phase2, kind2), (phase3, kind3)] = scan_passes(
+                    self.gpu_layout(),
+                    big,
+                    per_thread,
+                    tiled,
+                    prims::commutative(op),
+                );
+                let threads = if per_thread {
+                    groups * WG as usize
                 } else {
-                    (groups, self.reduce_phase(), 1, self.scan_phase(true), 4)
+                    groups
                 };
                 let part: Vec<DArr> = elems
                     .iter()
@@ -1689,14 +1667,10 @@ impl<'a> Exec<'a> {
                 self.launch(&c1, &[n as u64, chunk as u64], &pb, &[], groups as u32, loc)?;
                 let e = elems.clone();
                 // Pass 2 without shared memory (`big`): thread 0 scans all partials.
-                let (phase2, kind2, chunk2) = if big {
-                    (Phase::ThreadScan, 12, threads as u64)
+                let chunk2 = if big {
+                    threads as u64
                 } else {
-                    (
-                        self.scan_phase(false),
-                        3,
-                        threads.div_ceil(WG as usize) as u64,
-                    )
+                    threads.div_ceil(WG as usize) as u64
                 };
                 let c2 = self.lambda_kernel(stm, kind2, &[], |_, ht| {
                     prims::chunked(prog, op, &e, &tmp_io, &outs_io, &[], phase2, loc, ht)
@@ -2060,6 +2034,86 @@ fn se_vars(s: &SubExp, out: &mut Vec<ir::VName>) {
     }
 }
 
+/// How a workgroup combines its threads' partials of a reduction (`gpu`: the GPU layout).
+fn reduce_phase(gpu: bool) -> Phase {
+    if gpu {
+        Phase::TreeReduce
+    } else {
+        Phase::Reduce
+    }
+}
+
+/// How a workgroup combines its threads' partials of a scan.
+fn scan_phase(gpu: bool, prefix: bool) -> Phase {
+    if gpu {
+        Phase::TreeScan { prefix }
+    } else {
+        Phase::Scan { prefix }
+    }
+}
+
+/// The two passes of a one-dimensional reduction (phase and kernel kind of each) in the
+/// layout `gpu`: `big` tuples fold without shared memory, `strided` (GPU, commutative, not
+/// big) reads coalesced, `per_thread` (a size fact: many elements) gives each thread its own
+/// partial. Shared by the executor and the ahead-of-time generator ([`crate::runtime::aot`]).
+pub(crate) fn reduce_passes(
+    gpu: bool,
+    big: bool,
+    strided: bool,
+    per_thread: bool,
+) -> [(Phase, u32); 2] {
+    let first = if per_thread {
+        (Phase::ThreadReduce, 9)
+    } else if strided {
+        (Phase::StridedReduce, 13)
+    } else {
+        (reduce_phase(gpu), 1)
+    };
+    let second = if big {
+        (Phase::ThreadReduce, 11)
+    } else {
+        (reduce_phase(gpu), 2)
+    };
+    [first, second]
+}
+
+/// The three passes of a one-dimensional scan (phase and kernel kind of each): as
+/// [`reduce_passes`]; `tiled` (a size and device fact: the chunk is [`prims::TILE_CHUNK`] and
+/// the tile fits in shared memory) goes through shared memory on GPUs, where a `commutative`
+/// operator's partials are read coalesced too.
+pub(crate) fn scan_passes(
+    gpu: bool,
+    big: bool,
+    per_thread: bool,
+    tiled: bool,
+    commutative: bool,
+) -> [(Phase, u32); 3] {
+    let (first, third) = if per_thread {
+        ((Phase::ThreadReduce, 9), (Phase::ThreadScan, 10))
+    } else if gpu && tiled {
+        let p1 = if commutative {
+            (Phase::StridedReduce, 13)
+        } else {
+            (Phase::TreeReduce, 1)
+        };
+        (p1, (Phase::TiledScan { prefix: true }, 14))
+    } else {
+        ((reduce_phase(gpu), 1), (scan_phase(gpu, true), 4))
+    };
+    let second = if big {
+        (Phase::ThreadScan, 12)
+    } else {
+        (scan_phase(gpu, false), 3)
+    };
+    [first, second, third]
+}
+
+/// Whether a tiled scan of tuples of `elems` fits in the shared memory of the device of `ctx`.
+pub(crate) fn tiled_scan_fits(ctx: &Context, elems: &[PrimType]) -> bool {
+    let words: Vec<usize> = elems.iter().map(|&t| wsize(t)).collect();
+    prims::tiled_scan_bytes(&words) <= ctx.info().max_shared_memory as usize
+}
+
 /// Number of workgroups and elements per thread for a chunked pass over `n` elements.
 /// Up to `WG * 512` elements: one element per thread, one partial per workgroup (false), which
 /// sums floats almost sequentially (what the interpreter does, and what the tests of small
@@ -2110,7 +2164,7 @@ fn chunking(n: usize, big: bool, gpu: bool) -> (usize, usize, bool) {
 /// need more shared memory (one word per thread and component) than every Vulkan device has
 /// (16 KiB, the minimum of `maxComputeSharedMemorySize`); such operators use only the phases
 /// without shared memory.
-fn tuple_too_big(elems: &[PrimType]) -> bool {
+pub(crate) fn tuple_too_big(elems: &[PrimType]) -> bool {
     elems.iter().map(|&t| wsize(t)).sum::<usize>() * WG as usize > 16 * 1024
 }
 

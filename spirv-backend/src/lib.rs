@@ -91,14 +91,21 @@
 //! `Context::from_raw` contexts, for device arguments in buffers without an address, and for
 //! `vkad spirv` exports, every array is a descriptor binding (see the `gen` module).
 //!
-//! Embedding (module [`device`]): [`run_entry_device`] takes [`Arg::Device`] arrays in
+//! Embedding (module [`program`]): [`Program::compile`] prepares a program once for a device,
+//! `program.entry("main")?.call(&ctx, args)` runs it any number of times on host values or
+//! the application's buffers, with results on the host or the device, ordered with the
+//! application's own work on a shared queue by timeline semaphores ([`CallOptions`]).
+//! `examples/embed` shows it. The lower-level [`run_entry_device`] (module [`device`], on the
+//! SOAC-level executor, preparing the program on every call) takes [`Arg::Device`] arrays in
 //! buffers the application owns (wrapped with `vkad_vk::Buffer::from_raw` on a context made
 //! with `vkad_vk::Context::from_raw`) and leaves array results on the device
-//! ([`Out::Device`]), in the storage layout above. `examples/embed` shows it.
+//! ([`Out::Device`]), in the storage layout above.
 //!
-//! SPIR-V export (module [`record`], `vkad spirv`): [`compile_entry`] runs an entry once with
-//! recording on and returns every module the executor made; [`write_modules`] validates and
-//! writes them with an index.
+//! SPIR-V export (module [`record`], `vkad spirv`): [`generate_entry`] generates every module
+//! an entry's kernel-IR plan can launch without running it (module `runtime::aot`; with an
+//! input it also records what a run makes), [`compile_entry`] runs an entry once on the
+//! SOAC-level executor with recording on and returns every module it made; [`write_modules`]
+//! validates and writes them with an index.
 //!
 //! Errors (module [`error`]): one enum, [`error::Error`]: `NotSupported` (by the backend, or
 //! by the device: a missing feature), `LoopLimit` (lavapipe's loop limit, below), `Runtime`
@@ -140,6 +147,7 @@ mod kernel;
 mod passes;
 mod prims;
 pub mod profile;
+pub mod program;
 pub mod record;
 pub mod runtime;
 mod scalar;
@@ -148,13 +156,14 @@ mod sort;
 
 use crate::error::Error;
 pub use device::{run_entry_device, storage_bytes, Arg, DeviceArray, Out};
-pub use record::{compile_entry, write_modules, CompiledModule};
+pub use program::{CallOptions, CallResult, Entry, Program, Source};
+pub use record::{compile_entry, generate_entry, write_modules, CompiledModule};
 use std::sync::Mutex;
 use vkad_core::seg::{ThresholdSettingError, Thresholds};
 use vkad_core::testing::{Backend, RunError};
 use vkad_core::value::Value;
 use vkad_core::Compiled;
-pub use vkad_vk::{Context, ContextOptions, KernelTiming, VkError};
+pub use vkad_vk::{Context, ContextOptions, KernelTiming, TimelinePoint, VkError};
 
 /// The compile-time error that makes entry point `entry` of `compiled` unrunnable (a
 /// diagnostic of its own, e.g. an AD rule that does not apply), as run errors give it.

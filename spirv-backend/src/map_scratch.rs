@@ -34,8 +34,7 @@ pub fn uses_scratch(code: &KernelCode) -> bool {
 impl<'a> Exec<'a> {
     /// Whether the device is lavapipe (which stops loops after 65535 iterations per thread).
     pub(crate) fn is_lavapipe(&self) -> bool {
-        let i = self.ctx.info();
-        i.name.contains("llvmpipe") || i.driver.contains("llvmpipe")
+        crate::exec::lavapipe_device(self.ctx)
     }
 
     /// Launches the `map` kernel `code` over `n` rows with scratch memory.

@@ -1,5 +1,9 @@
 //! Ahead-of-time export of an entry point's SPIR-V modules (`vkad spirv`).
 //!
+//! [`generate_entry`] makes them from the entry's kernel-IR plan without inputs (module
+//! [`crate::runtime::aot`]), optionally adding what a run on given inputs records.
+//! [`compile_entry`] is the SOAC-level executor's way, described below.
+//!
 //! The executor makes kernels lazily: which modules an entry needs depends on the host types
 //! and ranks it meets, on which branch of a top-level `if` runs and on the builtin copy kernels
 //! its array statements use. So the modules are collected by *running* the entry once on
@@ -107,6 +111,45 @@ pub fn compile_entry(
         })
         .collect::<crate::error::Result<Vec<_>>>()?;
     Ok((values, modules))
+}
+
+/// The SPIR-V modules of entry `entry` of `compiled` for the device of `ctx`, generated from
+/// its kernel-IR plan without running it ([`crate::runtime::aot`]): every module any run can
+/// launch. A kernel that needs a run-time fact to be generated is an
+/// [`Error::NotSupported`] without `input`; with `input` (one value per IR parameter) the
+/// entry is also run once on it through the kernel IR with recording on, and the modules that
+/// run made beyond the generated ones are added (after them, in the order the run made them).
+pub fn generate_entry(
+    ctx: &Context,
+    compiled: &Compiled,
+    entry: &str,
+    input: Option<Vec<Value>>,
+) -> crate::error::Result<Vec<CompiledModule>> {
+    crate::entry_error(compiled, entry)?;
+    let prog = crate::runtime::DeviceProgram::new(ctx, &compiled.ir)?;
+    let aot = crate::runtime::aot::generate(ctx, &prog, entry)?;
+    let mut modules = aot.modules;
+    let Some(args) = input else {
+        if let Some(u) = aot.unresolved.first() {
+            return Err(u.error());
+        }
+        return Ok(modules);
+    };
+    let opts = crate::runtime::RunOptions {
+        record: true,
+        ..Default::default()
+    };
+    let args = args.into_iter().map(crate::device::Arg::Host).collect();
+    let th = crate::runtime::device_thresholds(ctx);
+    let run = prog.run_args(ctx, entry, args, &th, &opts)?;
+    let mut seen: std::collections::HashSet<Vec<u32>> =
+        modules.iter().map(|m| m.words.clone()).collect();
+    for m in run.modules {
+        if seen.insert(m.words.clone()) {
+            modules.push(m);
+        }
+    }
+    Ok(modules)
 }
 
 /// Validates every module ([`vkad_vk::validate_spirv`]) and writes it to

@@ -183,7 +183,7 @@ pub fn seg_kernel<'p>(
 /// `map (\ps -> reduce op ne ps') arrs` (or `scan`) where the reduce reads the lambda's
 /// parameters (rows of `arrs`) and its results are the lambda's: whether it is a scan, the
 /// operator and, per reduced array, the `arrs` element it reads.
-fn segmented_of<'p>(
+pub(crate) fn segmented_of<'p>(
     arrs: &'p [VName],
     lam: &'p Lambda,
 ) -> Option<(bool, &'p Operator, Vec<&'p VName>)> {

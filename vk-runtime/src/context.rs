@@ -363,6 +363,21 @@ struct Exec {
     /// The objects of submissions that timed out, kept until their fence signals.
     pending: Vec<Objects>,
     counts: ObjectCounts,
+    /// Application semaphore values the next submission waits for
+    /// ([`Context::wait_before_next_submission`]).
+    waits: Vec<TimelinePoint>,
+}
+
+/// A value of a timeline semaphore (`VK_SEMAPHORE_TYPE_TIMELINE`, core in Vulkan 1.2): what an
+/// application and vkad wait for and signal to order their work on a shared queue without
+/// waiting for the device on the host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimelinePoint {
+    /// The application's semaphore, made on the context's device with type
+    /// `VK_SEMAPHORE_TYPE_TIMELINE`.
+    pub semaphore: vk::Semaphore,
+    /// The counter value waited for or signalled.
+    pub value: u64,
 }
 
 /// Which staging buffer of [`Objects`].
@@ -426,7 +441,12 @@ pub struct Context {
     addresses: bool,
     /// [`Context::run`] calls that submitted work so far ([`KernelTiming::submission`]).
     submissions: AtomicU64,
+    /// This context's number among the contexts of the process ([`Context::id`]).
+    id: u64,
 }
+
+/// The contexts made so far in this process (numbers them).
+static CONTEXTS: AtomicU64 = AtomicU64::new(0);
 
 impl std::fmt::Debug for Context {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -462,6 +482,7 @@ fn feature_structs(
         .vulkan_memory_model(f.memory_model)
         .vulkan_memory_model_device_scope(f.memory_model && f.memory_model_device_scope)
         .buffer_device_address(f.buffer_device_address)
+        .timeline_semaphore(f.timeline_semaphore)
         .shader_subgroup_extended_types(f.subgroup_extended_types);
     let fa = vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT::default()
         .shader_buffer_float32_atomics(f.buffer_f32_atomics)
@@ -700,6 +721,7 @@ impl Context {
                 objects: Objects::default(),
                 pending: Vec::new(),
                 counts: ObjectCounts::default(),
+                waits: Vec::new(),
             }),
             kernels: Mutex::new(HashMap::new()),
             cache_id,
@@ -711,6 +733,7 @@ impl Context {
             max_storage_buffers: p.max_storage_buffers,
             addresses,
             submissions: AtomicU64::new(0),
+            id: CONTEXTS.fetch_add(1, Ordering::Relaxed),
         })
     }
 
@@ -752,6 +775,89 @@ impl Context {
             .lock()
             .unwrap_or_else(|p| p.into_inner());
         std::mem::take(&mut *m)
+    }
+
+    /// A number that tells this context apart from every other context of the process (what
+    /// was made for one context, such as a compiled program's kernels, is not for another).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Whether the device has timeline semaphores enabled (`timelineSemaphore`), which
+    /// [`Context::wait_before_next_submission`] and [`Context::signal`] need.
+    pub fn timeline_semaphores(&self) -> bool {
+        self.info.timeline_semaphore
+    }
+
+    fn check_timeline(&self) -> Result<()> {
+        if self.info.timeline_semaphore {
+            Ok(())
+        } else {
+            Err(VkError::Unsupported {
+                device: self.info.name.clone(),
+                feature: "timelineSemaphore (to wait on or signal an application's timeline \
+                          semaphores)"
+                    .into(),
+            })
+        }
+    }
+
+    /// Makes the next submission of this context (its next kernel run, upload or download, or
+    /// [`Context::signal`]) wait on the device until `point.semaphore` reaches `point.value`:
+    /// work the application submitted to the same queue that signals it runs first, without a
+    /// host wait. Several calls before one submission wait for all their points.
+    ///
+    /// # Safety
+    /// `point.semaphore` must be a timeline semaphore made on this context's device that stays
+    /// alive until that submission has completed, and something must signal `point.value`
+    /// (vkad waits for its submissions on the host, with the context's timeout).
+    pub unsafe fn wait_before_next_submission(&self, point: TimelinePoint) -> Result<()> {
+        self.check_timeline()?;
+        let mut exec = self.lock_exec()?;
+        exec.waits.push(point);
+        Ok(())
+    }
+
+    /// Submits, without waiting for it, a batch with no commands that signals each timeline
+    /// point of `points` (to its value) and `fence`, after everything this context submitted
+    /// before (a semaphore or fence signal covers all earlier submissions to the queue). It
+    /// also waits for the points of [`Context::wait_before_next_submission`] not yet waited
+    /// for. Does nothing when there is nothing to signal or wait for.
+    ///
+    /// # Safety
+    /// Every semaphore of `points` must be a timeline semaphore of this context's device whose
+    /// value is below the point's (and below every value signalled later), and `fence` an
+    /// unsignalled fence of this device; both must stay alive until the batch has completed.
+    pub unsafe fn signal(&self, points: &[TimelinePoint], fence: Option<vk::Fence>) -> Result<()> {
+        if !points.is_empty() {
+            self.check_timeline()?;
+        }
+        let mut exec = self.lock_exec()?;
+        if points.is_empty() && fence.is_none() && exec.waits.is_empty() {
+            return Ok(());
+        }
+        let waits = WaitInfo::new(std::mem::take(&mut exec.waits));
+        let signals: Vec<vk::Semaphore> = points.iter().map(|p| p.semaphore).collect();
+        let values: Vec<u64> = points.iter().map(|p| p.value).collect();
+        let mut timeline = waits.timeline().signal_semaphore_values(&values);
+        let mut submit = vk::SubmitInfo::default().signal_semaphores(&signals);
+        if !waits.semaphores.is_empty() {
+            submit = submit
+                .wait_semaphores(&waits.semaphores)
+                .wait_dst_stage_mask(&waits.stages);
+        }
+        if !waits.semaphores.is_empty() || !signals.is_empty() {
+            submit = submit.push_next(&mut timeline);
+        }
+        let d = &self.shared.device;
+        // SAFETY: the queue is used only with `exec` locked (held here); the batch has no
+        // command buffers; the semaphores and fence are the application's, valid as this
+        // function's contract requires, with one timeline value per wait and per signal.
+        unsafe { d.queue_submit(self.shared.queue, &[submit], fence.unwrap_or_default()) }
+            .map_err(|e| self.shared.err("vkQueueSubmit", e))?;
+        exec.counts.submissions += 1;
+        drop(exec);
+        self.check_messages()
     }
 
     /// Whether a submission that timed out may still be running (the context then refuses new
@@ -1060,10 +1166,20 @@ impl Context {
         unsafe { d.end_command_buffer(cmd) }
             .map_err(|e| self.shared.err("vkEndCommandBuffer", e))?;
         let cmds = [cmd];
-        let submit = vk::SubmitInfo::default().command_buffers(&cmds);
+        let waits = WaitInfo::new(std::mem::take(&mut exec.waits));
+        let mut timeline = waits.timeline();
+        let mut submit = vk::SubmitInfo::default().command_buffers(&cmds);
+        if !waits.semaphores.is_empty() {
+            submit = submit
+                .wait_semaphores(&waits.semaphores)
+                .wait_dst_stage_mask(&waits.stages)
+                .push_next(&mut timeline);
+        }
         // SAFETY: the queue is used only with `exec` locked (the caller holds it); the command
         // buffer is recorded, the fence unsignalled, and the resources the commands use are
-        // alive until the fence signals.
+        // alive until the fence signals. The wait semaphores are timeline semaphores of this
+        // device that the application keeps alive (`wait_before_next_submission`'s contract),
+        // and `timeline` gives one value per wait semaphore.
         unsafe { d.queue_submit(self.shared.queue, &[submit], fence) }
             .map_err(|e| self.shared.err("vkQueueSubmit", e))?;
         exec.counts.submissions += 1;
@@ -2095,6 +2211,29 @@ fn alloc_error(e: AllocationError) -> VkError {
     }
 }
 
+/// The wait semaphores of a submission with their values and stages.
+struct WaitInfo {
+    semaphores: Vec<vk::Semaphore>,
+    values: Vec<u64>,
+    stages: Vec<vk::PipelineStageFlags>,
+}
+
+impl WaitInfo {
+    fn new(points: Vec<TimelinePoint>) -> WaitInfo {
+        WaitInfo {
+            semaphores: points.iter().map(|p| p.semaphore).collect(),
+            values: points.iter().map(|p| p.value).collect(),
+            // vkad's first command may be a transfer (an upload) or a dispatch.
+            stages: vec![vk::PipelineStageFlags::ALL_COMMANDS; points.len()],
+        }
+    }
+
+    /// The timeline values of the waits, to chain into the `SubmitInfo`.
+    fn timeline(&self) -> vk::TimelineSemaphoreSubmitInfo<'_> {
+        vk::TimelineSemaphoreSubmitInfo::default().wait_semaphore_values(&self.values)
+    }
+}
+
 impl Drop for Context {
     fn drop(&mut self) {
         self.close_pipeline_cache();
@@ -2104,6 +2243,7 @@ impl Drop for Context {
             objects: std::mem::take(&mut exec.objects),
             pending: std::mem::take(&mut exec.pending),
             counts: exec.counts,
+            waits: Vec::new(),
         };
         self.reap(&mut exec);
         if !exec.pending.is_empty() {

@@ -58,6 +58,10 @@ pub struct DeviceInfo {
     /// (`PhysicalStorageBuffer64`), with no descriptor binding and no `maxStorageBufferRange`
     /// limit; [`crate::Buffer::device_address`] gives them.
     pub buffer_device_address: bool,
+    /// `timelineSemaphore` (core in Vulkan 1.2, optional before): vkad's submissions can wait
+    /// on and signal an application's timeline semaphores
+    /// ([`crate::Context::wait_before_next_submission`], [`crate::Context::signal`]).
+    pub timeline_semaphore: bool,
     /// `maxStorageBufferRange`: the largest buffer a kernel can bind.
     pub max_storage_buffer_range: u64,
     /// The largest single buffer [`crate::Context::alloc`] can give (the smallest of
@@ -113,6 +117,7 @@ pub(crate) struct Features {
     pub memory_model_device_scope: bool,
     pub subgroup_extended_types: bool,
     pub buffer_device_address: bool,
+    pub timeline_semaphore: bool,
     pub atomic_float_ext: bool,
     pub buffer_f32_atomics: bool,
     pub buffer_f32_atomic_add: bool,
@@ -437,6 +442,7 @@ pub(crate) fn probe(
             memory_model_device_scope: on(f12.vulkan_memory_model_device_scope),
             subgroup_extended_types: on(f12.shader_subgroup_extended_types),
             buffer_device_address: on(f12.buffer_device_address),
+            timeline_semaphore: on(f12.timeline_semaphore),
             atomic_float_ext,
             buffer_f32_atomics: on(fa.shader_buffer_float32_atomics),
             buffer_f32_atomic_add: on(fa.shader_buffer_float32_atomic_add),
@@ -514,6 +520,7 @@ pub(crate) fn probe(
             storage_buffer16: features.storage16,
             vulkan_memory_model: features.memory_model && features.memory_model_device_scope,
             buffer_device_address: features.buffer_device_address,
+            timeline_semaphore: features.timeline_semaphore,
             // Queried only where the Vulkan 1.2 properties are (float controls are core in 1.2).
             signed_zero_inf_nan_preserve: if at_least_1_2 {
                 [

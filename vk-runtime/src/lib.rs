@@ -92,7 +92,7 @@ mod pipeline_cache;
 mod spirv;
 
 pub use context::{
-    Buffer, Context, Dispatch, Kernel, KernelTiming, ObjectCounts, MAX_INLINE_WRITE,
+    Buffer, Context, Dispatch, Kernel, KernelTiming, ObjectCounts, TimelinePoint, MAX_INLINE_WRITE,
 };
 pub use device::{list_devices, ContextOptions, DeviceInfo};
 pub use pipeline_cache::{CacheRejection, PipelineCacheMode, PipelineCacheStatus, MAX_FILE_BYTES};

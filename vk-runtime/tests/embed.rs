@@ -7,7 +7,7 @@ use ash::vk;
 use common::*;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use vkad_vk::{Context, Dispatch, PipelineCacheMode};
+use vkad_vk::{Context, Dispatch, PipelineCacheMode, TimelinePoint, VkError};
 
 static APP_MESSAGES: AtomicUsize = AtomicUsize::new(0);
 
@@ -132,4 +132,127 @@ fn a_context_on_the_applications_device() {
         instance.destroy_instance(None);
     }
     assert_eq!(APP_MESSAGES.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn timeline_semaphores_order_vkad_with_the_application() {
+    // SAFETY (whole test): as above; the semaphore is destroyed after the context is gone and
+    // nothing waits on it any more.
+    unsafe {
+        let entry = ash::Entry::load().unwrap();
+        let app = vk::ApplicationInfo::default().api_version(vk::API_VERSION_1_2);
+        let layers = [c"VK_LAYER_KHRONOS_validation".as_ptr()];
+        let instance = entry
+            .create_instance(
+                &vk::InstanceCreateInfo::default()
+                    .application_info(&app)
+                    .enabled_layer_names(&layers),
+                None,
+            )
+            .unwrap();
+        let physical = instance.enumerate_physical_devices().unwrap()[0];
+        let family = instance
+            .get_physical_device_queue_family_properties(physical)
+            .iter()
+            .position(|f| f.queue_flags.contains(vk::QueueFlags::COMPUTE))
+            .unwrap() as u32;
+        let priorities = [1.0f32];
+        let queues = [vk::DeviceQueueCreateInfo::default()
+            .queue_family_index(family)
+            .queue_priorities(&priorities)];
+        let mut f12 = vk::PhysicalDeviceVulkan12Features::default().timeline_semaphore(true);
+        let device = instance
+            .create_device(
+                physical,
+                &vk::DeviceCreateInfo::default()
+                    .queue_create_infos(&queues)
+                    .push_next(&mut f12),
+                None,
+            )
+            .unwrap();
+        let queue = device.get_device_queue(family, 0);
+        let mut ti = vk::SemaphoreTypeCreateInfo::default()
+            .semaphore_type(vk::SemaphoreType::TIMELINE)
+            .initial_value(0);
+        let sem = device
+            .create_semaphore(&vk::SemaphoreCreateInfo::default().push_next(&mut ti), None)
+            .unwrap();
+        let ctx = Context::from_raw(
+            entry.clone(),
+            instance.clone(),
+            physical,
+            device.clone(),
+            queue,
+            family,
+        )
+        .unwrap();
+        assert!(ctx.timeline_semaphores());
+        let buf = ctx.alloc(16).unwrap();
+        // vkad's next submission (an upload) waits on the device for value 1, which the
+        // application signals from the host a little later.
+        ctx.wait_before_next_submission(TimelinePoint {
+            semaphore: sem,
+            value: 1,
+        })
+        .unwrap();
+        let start = std::time::Instant::now();
+        let signaller = {
+            let device = device.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                device
+                    .signal_semaphore(&vk::SemaphoreSignalInfo::default().semaphore(sem).value(1))
+                    .unwrap();
+            })
+        };
+        ctx.upload(&buf, 0, &[7u8; 16]).unwrap();
+        assert!(
+            start.elapsed() >= std::time::Duration::from_millis(250),
+            "the upload did not wait for the semaphore"
+        );
+        signaller.join().unwrap();
+        // vkad signals value 2 after its work; the application waits for it on the host.
+        ctx.signal(
+            &[TimelinePoint {
+                semaphore: sem,
+                value: 2,
+            }],
+            None,
+        )
+        .unwrap();
+        let sems = [sem];
+        let values = [2u64];
+        device
+            .wait_semaphores(
+                &vk::SemaphoreWaitInfo::default()
+                    .semaphores(&sems)
+                    .values(&values),
+                5_000_000_000,
+            )
+            .unwrap();
+        assert_eq!(device.get_semaphore_counter_value(sem).unwrap(), 2);
+        assert_eq!(ctx.download(&buf, 0, 16).unwrap(), vec![7u8; 16]);
+        // Without the feature (as the application tells vkad): a typed refusal.
+        let mut ctx = ctx;
+        ctx.restrict_info(|i| i.timeline_semaphore = false);
+        let point = TimelinePoint {
+            semaphore: sem,
+            value: 3,
+        };
+        match ctx.wait_before_next_submission(point) {
+            Err(VkError::Unsupported { feature, .. }) => {
+                assert!(feature.contains("timelineSemaphore"), "{feature}")
+            }
+            r => panic!("not refused: {r:?}"),
+        }
+        assert!(matches!(
+            ctx.signal(&[point], None),
+            Err(VkError::Unsupported { .. })
+        ));
+        drop((buf, ctx));
+        device.queue_wait_idle(queue).unwrap();
+        device.destroy_semaphore(sem, None);
+        device.destroy_device(None);
+        instance.destroy_instance(None);
+    }
 }

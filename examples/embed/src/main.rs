@@ -1,11 +1,19 @@
 //! Embedding vkad in a Vulkan application.
 //!
-//! The application creates its own `ash` instance, device and compute queue, and its own
-//! buffers (host-visible memory it fills itself). It then builds a vkad context on them with
-//! `Context::from_raw`, wraps its buffers with `Buffer::from_raw` (vkad never frees them), and
-//! runs `examples/dot.fut`'s entry `main` with device-buffer arguments; the array result stays
-//! on the device (a vkad buffer whose `vk::Buffer` handle the application could bind in its own
-//! pipelines) and is downloaded here only to print it.
+//! The application creates its own `ash` instance, device (with `timelineSemaphore` enabled)
+//! and compute queue, and its own buffers (host-visible memory it fills itself). It then
+//! builds a vkad context on them with `Context::from_raw`, wraps its buffers with
+//! `Buffer::from_raw` (vkad never frees them), compiles `examples/dot.fut` once with
+//! `vkad_spirv::Program::compile` and calls its entry `main` twice:
+//!
+//! 1. on the device-buffer arguments, with the array result left on the device (a vkad buffer
+//!    whose `vk::Buffer` handle the application can use in its own commands), downloaded here
+//!    only to print it;
+//! 2. sharing the queue with the application's own passes, ordered by one timeline semaphore
+//!    and no `vkDeviceWaitIdle`: the application submits a pass that rewrites `x` and
+//!    signals 1; vkad's call waits for 1 before its first submission and signals 2 after its
+//!    kernels; the application submits a pass that waits for 2 and copies vkad's result into
+//!    its own buffer, signals 3, and waits on the host for 3 before reading it.
 //!
 //! Run it with `cargo run -p vkad-embed-example` (`--validation` enables the Khronos validation
 //! layer on the application's instance; any validation message is then an error).
@@ -16,9 +24,9 @@
 use std::ffi::{c_void, CStr};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use vkad_spirv::{Arg, DeviceArray, Out};
+use vkad_spirv::{Arg, CallOptions, DeviceArray, Out, Program};
 use vkad_vk::ash::{self, vk};
-use vkad_vk::{Buffer, Context};
+use vkad_vk::{Buffer, Context, TimelinePoint};
 
 static VALIDATION_MESSAGES: AtomicUsize = AtomicUsize::new(0);
 
@@ -53,6 +61,10 @@ struct App {
     family: u32,
     debug: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
     buffers: Vec<(vk::Buffer, vk::DeviceMemory)>,
+    /// The pool of the application's own command buffers, and the timeline semaphore that
+    /// orders its passes and vkad's calls.
+    pool: vk::CommandPool,
+    timeline: vk::Semaphore,
 }
 
 fn err(what: &str) -> impl Fn(vk::Result) -> String + '_ {
@@ -117,14 +129,29 @@ impl App {
         let qi = [vk::DeviceQueueCreateInfo::default()
             .queue_family_index(family)
             .queue_priorities(&prio)];
+        // Timeline semaphores (core in Vulkan 1.2, optional to enable) order the
+        // application's passes and vkad's calls on the shared queue.
+        let mut f12 = vk::PhysicalDeviceVulkan12Features::default().timeline_semaphore(true);
         let di = vk::DeviceCreateInfo::default()
             .queue_create_infos(&qi)
-            .enabled_features(&features);
+            .enabled_features(&features)
+            .push_next(&mut f12);
         // SAFETY: valid create-info for a physical device of this instance.
         let device =
             unsafe { instance.create_device(physical, &di, None) }.map_err(err("device"))?;
         // SAFETY: the device was created with one queue in `family`.
         let queue = unsafe { device.get_device_queue(family, 0) };
+        let pi = vk::CommandPoolCreateInfo::default()
+            .queue_family_index(family)
+            .flags(vk::CommandPoolCreateFlags::TRANSIENT);
+        // SAFETY: valid create-info for a queue family of this device.
+        let pool = unsafe { device.create_command_pool(&pi, None) }.map_err(err("pool"))?;
+        let mut ti = vk::SemaphoreTypeCreateInfo::default()
+            .semaphore_type(vk::SemaphoreType::TIMELINE)
+            .initial_value(0);
+        let si = vk::SemaphoreCreateInfo::default().push_next(&mut ti);
+        // SAFETY: valid create-info; timeline semaphores are enabled on the device.
+        let timeline = unsafe { device.create_semaphore(&si, None) }.map_err(err("semaphore"))?;
         Ok(App {
             entry,
             instance,
@@ -134,7 +161,86 @@ impl App {
             family,
             debug,
             buffers: Vec::new(),
+            pool,
+            timeline,
         })
+    }
+
+    /// Records a command buffer with `record` and submits it to the queue, waiting (at the
+    /// transfer stage) for the timeline value `wait` when given and signalling `signal`; does
+    /// not wait for it. The command buffer is freed when the pool is destroyed.
+    fn submit(
+        &self,
+        record: impl FnOnce(&ash::Device, vk::CommandBuffer),
+        wait: Option<u64>,
+        signal: u64,
+    ) -> Result<(), String> {
+        let d = &self.device;
+        let ai = vk::CommandBufferAllocateInfo::default()
+            .command_pool(self.pool)
+            .level(vk::CommandBufferLevel::PRIMARY)
+            .command_buffer_count(1);
+        // SAFETY: the pool is ours; the command buffer is recorded once and submitted once, and
+        // the semaphore is a timeline semaphore of this device.
+        unsafe {
+            let cmd = d
+                .allocate_command_buffers(&ai)
+                .map_err(err("command buffer"))?[0];
+            let bi = vk::CommandBufferBeginInfo::default()
+                .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+            d.begin_command_buffer(cmd, &bi).map_err(err("begin"))?;
+            record(d, cmd);
+            d.end_command_buffer(cmd).map_err(err("end"))?;
+            let cmds = [cmd];
+            let sems = [self.timeline];
+            let stages = [vk::PipelineStageFlags::TRANSFER];
+            let signals = [signal];
+            let waits = [wait.unwrap_or(0)];
+            let mut tl =
+                vk::TimelineSemaphoreSubmitInfo::default().signal_semaphore_values(&signals);
+            let mut si = vk::SubmitInfo::default()
+                .command_buffers(&cmds)
+                .signal_semaphores(&sems);
+            if wait.is_some() {
+                tl = tl.wait_semaphore_values(&waits);
+                si = si.wait_semaphores(&sems).wait_dst_stage_mask(&stages);
+            }
+            let si = si.push_next(&mut tl);
+            d.queue_submit(self.queue, &[si], vk::Fence::null())
+                .map_err(err("submit"))
+        }
+    }
+
+    /// Waits on the host until the timeline semaphore reaches `value`.
+    fn wait(&self, value: u64) -> Result<(), String> {
+        let sems = [self.timeline];
+        let values = [value];
+        let wi = vk::SemaphoreWaitInfo::default()
+            .semaphores(&sems)
+            .values(&values);
+        // SAFETY: a timeline semaphore of this device.
+        unsafe { self.device.wait_semaphores(&wi, 10_000_000_000) }.map_err(err("wait"))
+    }
+
+    /// The first `len` bytes of host-visible buffer `buf` (made by `buffer_with`).
+    fn read(&self, buf: vk::Buffer, len: usize) -> Result<Vec<u8>, String> {
+        let &(_, mem) = self
+            .buffers
+            .iter()
+            .find(|(b, _)| *b == buf)
+            .ok_or("not an application buffer")?;
+        let mut out = vec![0u8; len];
+        // SAFETY: `mem` is host-visible and coherent, bound to `buf` of at least `len` bytes,
+        // not mapped elsewhere, and no submission writing it is in flight (the caller waited).
+        unsafe {
+            let ptr = self
+                .device
+                .map_memory(mem, 0, len as u64, vk::MemoryMapFlags::empty())
+                .map_err(err("map"))?;
+            std::ptr::copy_nonoverlapping(ptr.cast::<u8>(), out.as_mut_ptr(), len);
+            self.device.unmap_memory(mem);
+        }
+        Ok(out)
     }
 
     /// Creates a storage buffer in host-visible memory and writes `bytes` into it.
@@ -191,6 +297,8 @@ impl Drop for App {
         // is in flight.
         unsafe {
             let _ = self.device.device_wait_idle();
+            self.device.destroy_command_pool(self.pool, None);
+            self.device.destroy_semaphore(self.timeline, None);
             for &(b, m) in &self.buffers {
                 self.device.destroy_buffer(b, None);
                 self.device.free_memory(m, None);
@@ -267,8 +375,15 @@ fn run(validation: bool) -> Result<String, String> {
                 shape: vec![m],
             }),
         ];
-        let results = vkad_spirv::run_entry_device(&ctx, &compiled, "main", args)
-            .map_err(|e| e.to_string())?;
+        // Compile once; call many times.
+        let program = Program::compile(&ctx, &compiled).map_err(|e| e.to_string())?;
+        let main = program.entry("main").map_err(|e| e.to_string())?;
+        let device_results = CallOptions::default().device_results();
+        // 1. Device arguments, the array result left on the device.
+        let results = main
+            .call_with(&ctx, args.clone(), &device_results)
+            .map_err(|e| e.to_string())?
+            .outs;
         let mut text = String::new();
         for r in &results {
             match r {
@@ -287,6 +402,74 @@ fn run(validation: bool) -> Result<String, String> {
             }
             text.push('\n');
         }
+        // 2. The application's pass rewrites x (x = [1, 1, 1]) and signals 1.
+        let ones = f64_bytes(&[1.0; 3]);
+        app.submit(
+            // SAFETY: `x` is the application's buffer of 24 bytes with transfer-dst usage; no
+            // vkad call is in progress.
+            |d, cmd| unsafe { d.cmd_update_buffer(cmd, x, 0, &ones) },
+            None,
+            1,
+        )?;
+        // vkad waits for 1 on the device before its first submission, signals 2 after.
+        // SAFETY: the application's timeline semaphore, alive until `app` drops; the pass just
+        // submitted signals 1, and nothing else signals 2.
+        let synced = unsafe {
+            device_results
+                .clone()
+                .wait_for(TimelinePoint {
+                    semaphore: app.timeline,
+                    value: 1,
+                })
+                .signal(TimelinePoint {
+                    semaphore: app.timeline,
+                    value: 2,
+                })
+        };
+        let results2 = main
+            .call_with(&ctx, args, &synced)
+            .map_err(|e| e.to_string())?
+            .outs;
+        let [Out::Host(dot), Out::Device(ax)] = &results2[..] else {
+            return Err(format!("unexpected results {results2:?}"));
+        };
+        // The application's pass waits for 2, copies vkad's result into its own buffer and
+        // signals 3; the host waits for 3 and reads it.
+        let bytes = (n * 8) as u64;
+        let copy = app.buffer_with(&vec![0u8; n * 8])?;
+        let src = ax.buffer.raw();
+        app.submit(
+            // SAFETY: `src` is vkad's result buffer (alive in `results2` until after the host
+            // wait below) with transfer-src usage, `copy` the application's of `bytes` bytes.
+            |d, cmd| unsafe {
+                d.cmd_copy_buffer(cmd, src, copy, &[vk::BufferCopy::default().size(bytes)]);
+                let to_host = vk::MemoryBarrier::default()
+                    .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+                    .dst_access_mask(vk::AccessFlags::HOST_READ);
+                d.cmd_pipeline_barrier(
+                    cmd,
+                    vk::PipelineStageFlags::TRANSFER,
+                    vk::PipelineStageFlags::HOST,
+                    vk::DependencyFlags::empty(),
+                    &[to_host],
+                    &[],
+                    &[],
+                );
+            },
+            Some(2),
+            3,
+        )?;
+        app.wait(3)?;
+        let got: Vec<f64> = app
+            .read(copy, n * 8)?
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect();
+        text.push_str(&format!(
+            "after the application's pass: {} {got:?}\n",
+            vkad_core::values::write_text(dot)
+        ));
+        drop(results2);
         drop(results);
         drop(ctx);
         text
@@ -320,10 +503,15 @@ mod tests {
         match super::run(true) {
             Ok(text) => {
                 let lines: Vec<&str> = text.lines().collect();
-                assert_eq!(lines.len(), 2, "{text}");
+                assert_eq!(lines.len(), 3, "{text}");
                 assert_eq!(lines[0], "7.0f64", "{text}");
                 assert!(lines[1].starts_with("device array [2]"), "{text}");
                 assert!(lines[1].ends_with("[8.0f64, 18.5f64]"), "{text}");
+                // x = [1, 1, 1]: x·y = 6, a x = [6, 15].
+                assert_eq!(
+                    lines[2], "after the application's pass: 6.0f64 [6.0, 15.0]",
+                    "{text}"
+                );
             }
             Err(e) if e.starts_with("no Vulkan loader") => eprintln!("skipped: {e}"),
             Err(e) => panic!("{e}"),

@@ -1,0 +1,576 @@
+//! Ahead-of-time generation of an entry point's kernel modules from its plan alone, without
+//! inputs (`vkad spirv FILE -e ENTRY -o DIR`).
+//!
+//! The runtime makes kernels lazily, keyed by the types of the host values they read; those
+//! types are the IR's static types (an array's element type and rank, a scalar's type), so the
+//! plan determines every module a run can launch except for *sizes*: sizes are launch
+//! parameters, but they choose among variants of the primitives (a reduction's partials per
+//! workgroup for few elements, per thread for many; a GPU scan's tiled last pass; a
+//! segmented reduction for few long rows or a plain `map` kernel for many). This module walks
+//! the plan of an entry (every branch, every called function, both versions of versioned
+//! loops) with a static type environment and generates, with the same generators and
+//! arguments as the executor, every variant any size could select:
+//! - `segmap` kernels ([`crate::codegen::map`]), named `segmap/<kernel id>`;
+//! - the primitives planned after them and the host-level SOACs of the plan (reductions and
+//!   scans of scalars in all their pass layouts, column kernels of vectorised operators,
+//!   histograms per component, scatters, segmented reductions and scans and the `map` kernels
+//!   over segments), named as the executor records them (`reduce/1`);
+//! - the built-in kernels (strided copies and fills for every word kind and rank of the
+//!   entry's arrays, `iota`, the radix sort's passes).
+//!
+//! The result is a superset of what one run records. Some kernels do depend on run-time facts
+//! and are not generated ([`Unresolved`]): kernels that update host accumulators (their code
+//! depends on the running `with_acc`'s arrays and operator, which the executor binds when it
+//! runs), and the pairwise kernels of reductions over arrays of arrays with non-vectorised
+//! operators (their per-thread scratch layout is chosen from the array shapes). `vkad spirv`
+//! reports them as `not supported` without an input, and records them from a run with one.
+
+use super::plan::{MapStep, PlanBody, Step};
+use super::DeviceProgram;
+use crate::error::{Error, Result};
+use crate::exec::{reduce_passes, scan_passes, split_operator, tiled_scan_fits, tuple_too_big};
+use crate::gen::{word_kind, Addressing};
+use crate::kernel::{BindSrc, HostTy, KernelCode};
+use crate::prims::{self, Io, Phase};
+use crate::record::{lambda_kernel_name, CompiledModule};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use vkad_core::diag::SrcLoc;
+use vkad_core::ir::{self, Exp, Soac, Stm, Type, VName};
+use vkad_core::passes::hist_disjoint::DISJOINT_INDICES;
+use vkad_core::prim::{IntType, PrimType};
+use vkad_vk::Context;
+
+/// A kernel of the plan that cannot be generated without running the entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unresolved {
+    /// What the kernel is and which run-time fact it needs.
+    pub what: String,
+    pub loc: Option<SrcLoc>,
+}
+
+impl Unresolved {
+    /// The `not supported` error of a kernel that needs an input to be generated.
+    pub fn error(&self) -> Error {
+        Error::unsupported(
+            format!(
+                "generating without an input {} (pass an input to record it from a run)",
+                self.what
+            ),
+            &self.loc,
+        )
+    }
+}
+
+/// The modules of an entry point generated from its plan.
+#[derive(Debug, Default)]
+pub struct AotModules {
+    /// Every module the plan can launch that could be generated, without duplicates.
+    pub modules: Vec<CompiledModule>,
+    /// The kernels that need a run to be generated.
+    pub unresolved: Vec<Unresolved>,
+}
+
+/// Generates the kernel modules of entry `entry` of `prog` for the device of `ctx` (its layout,
+/// features and lavapipe's loop limit decide the variants), with descriptor bindings for
+/// arrays (the layout [`CompiledModule::bindings`] documents).
+pub fn generate(ctx: &Context, prog: &DeviceProgram, entry: &str) -> Result<AotModules> {
+    let f = prog.ir.entry(entry).ok_or_else(|| Error::no_entry(entry))?;
+    let mut g = Aot {
+        ctx,
+        dp: prog,
+        types: HashMap::new(),
+        arrays: BTreeMap::new(),
+        words: HashSet::new(),
+        done_funs: HashSet::new(),
+        out: AotModules::default(),
+    };
+    crate::gen::with_addressing(Addressing::Descriptors, || {
+        g.fun(&f.name)?;
+        g.builtins()
+    })?;
+    Ok(g.out)
+}
+
+struct Aot<'a> {
+    ctx: &'a Context,
+    dp: &'a DeviceProgram,
+    /// The static types of the host variables met so far (by id).
+    types: HashMap<u32, Type>,
+    /// Per word kind of the arrays met: the largest rank (for the strided built-ins).
+    arrays: BTreeMap<String, (crate::gen::WordKind, usize)>,
+    /// The modules made so far, to drop duplicates.
+    words: HashSet<Vec<u32>>,
+    done_funs: HashSet<String>,
+    out: AotModules,
+}
+
+impl<'a> Aot<'a> {
+    fn note_ty(&mut self, v: &VName, t: &Type) {
+        if let (Some(e), r @ 1..) = (t.elem(), t.rank()) {
+            let wk = word_kind(e);
+            let slot = self.arrays.entry(format!("{wk:?}")).or_insert((wk, 0));
+            slot.1 = slot.1.max(r);
+        }
+        self.types.insert(v.id, t.clone());
+    }
+
+    fn note_params(&mut self, ps: &[ir::Param]) {
+        for p in ps {
+            self.note_ty(&p.name, &p.ty);
+        }
+    }
+
+    /// The host type of `v` as the executor sees it at run time.
+    fn host_ty(&self, v: &VName) -> Option<HostTy> {
+        match self.types.get(&v.id)? {
+            Type::Prim(p) => Some(HostTy::Prim(*p)),
+            Type::Array { elem, shape } => Some(HostTy::Arr(*elem, shape.len())),
+            Type::Acc { .. } => None,
+        }
+    }
+
+    fn is_acc(&self, v: &VName) -> bool {
+        matches!(self.types.get(&v.id), Some(Type::Acc { .. }))
+    }
+
+    fn rank(&self, v: &VName) -> usize {
+        self.types.get(&v.id).map_or(0, |t| t.rank())
+    }
+
+    fn elem(&self, v: &VName, loc: &Option<SrcLoc>) -> Result<PrimType> {
+        self.types
+            .get(&v.id)
+            .and_then(|t| t.elem())
+            .ok_or_else(|| Error::internal(loc, format!("no static type for `{v}`")))
+    }
+
+    fn add(&mut self, name: String, code: KernelCode, loc: &Option<SrcLoc>, stm: Option<&Stm>) {
+        if self.words.insert(code.words.clone()) {
+            let mut m = CompiledModule::new(&name, &code, stm);
+            if m.loc.is_none() {
+                m.loc = loc.as_ref().map(|l| l.to_string());
+            }
+            self.out.modules.push(m);
+        }
+    }
+
+    fn unresolved(&mut self, what: impl Into<String>, loc: &Option<SrcLoc>) {
+        self.out.unresolved.push(Unresolved {
+            what: what.into(),
+            loc: loc.clone(),
+        });
+    }
+
+    /// A planned function (once), its parameters typed from the kernel IR.
+    fn fun(&mut self, name: &str) -> Result<()> {
+        if !self.done_funs.insert(name.to_string()) {
+            return Ok(());
+        }
+        let dp = self.dp;
+        let pf = dp
+            .plan
+            .fun(name)
+            .ok_or_else(|| Error::bug(format!("function `{name}` was not planned")))?;
+        let kf = dp
+            .kernels
+            .funs
+            .iter()
+            .find(|f| &*f.name == name)
+            .ok_or_else(|| Error::bug(format!("function `{name}` has no kernel IR")))?;
+        for s in &kf.size_params {
+            self.note_ty(s, &Type::Prim(PrimType::I64));
+        }
+        self.note_params(&kf.params);
+        self.body(&pf.body)
+    }
+
+    fn body(&mut self, b: &'a PlanBody) -> Result<()> {
+        for s in &b.steps {
+            self.step(s)?;
+        }
+        Ok(())
+    }
+
+    fn step(&mut self, s: &'a Step) -> Result<()> {
+        match s {
+            Step::Ir(stm) => {
+                self.note_params(&stm.pat.elems);
+                self.stm(stm)
+            }
+            Step::Call { pat, fun, .. } => {
+                self.note_params(&pat.elems);
+                self.fun(fun)
+            }
+            Step::If {
+                pat,
+                then_b,
+                else_b,
+                ..
+            } => {
+                self.note_params(&pat.elems);
+                self.body(then_b)?;
+                self.body(else_b)
+            }
+            Step::Loop {
+                pat,
+                params,
+                form,
+                body,
+                ..
+            } => {
+                self.note_params(&pat.elems);
+                for (p, _) in params {
+                    self.note_ty(&p.name, &p.ty);
+                }
+                if let ir::LoopForm::For { i, it, .. } = form {
+                    self.note_ty(i, &Type::Prim(PrimType::Int(*it)));
+                }
+                self.body(body)
+            }
+            Step::WithAcc {
+                pat, params, body, ..
+            } => {
+                self.note_params(&pat.elems);
+                self.note_params(params);
+                self.body(body)
+            }
+            Step::Threshold { pat, .. } => {
+                self.note_params(&pat.elems);
+                Ok(())
+            }
+            Step::VersionedLoop { pat, par, seq, .. } => {
+                self.note_params(&pat.elems);
+                self.body(par)?;
+                self.body(seq)
+            }
+            Step::Map(m) => self.seg_map(m),
+        }
+    }
+
+    fn seg_map(&mut self, m: &'a MapStep) -> Result<()> {
+        let dims: Vec<ir::SubExp> = m.space.sizes().cloned().collect();
+        let mut results = m.ret.iter();
+        for (name, acc) in m.outs.iter().zip(&m.acc_results) {
+            let t = results.next();
+            match (acc, t) {
+                (Some(a), _) => {
+                    if let Some(t) = self.types.get(&a.id).cloned() {
+                        self.note_ty(name, &t);
+                    }
+                }
+                (None, Some(t)) => {
+                    let mut shape = dims.clone();
+                    shape.extend(t.shape().iter().cloned());
+                    let ty = Type::array(t.elem().unwrap_or(PrimType::I64), shape);
+                    self.note_ty(name, &ty);
+                }
+                (None, None) => return Err(Error::internal(&m.loc, "kernel outputs")),
+            }
+        }
+        for (gtid, _) in &m.space.dims {
+            self.note_ty(gtid, &Type::Prim(PrimType::I64));
+        }
+        if m.free.iter().any(|v| self.is_acc(v)) {
+            self.unresolved(
+                format!(
+                    "the kernel of `segmap` {} that updates host accumulators (its code \
+                     depends on the arrays and operator of the running `with_acc`)",
+                    m.id.0
+                ),
+                &m.loc,
+            );
+            return Ok(());
+        }
+        let ht = |v: &VName| self.host_ty(v);
+        let code = crate::codegen::map::seg_map_kernel(
+            &self.dp.ir,
+            &crate::codegen::map::SegMapCode {
+                space: &m.space,
+                stms: &m.stms,
+                results: &m.results,
+                ret: &m.ret,
+            },
+            &m.loc,
+            &ht,
+            self.lavapipe(),
+            None,
+        )?;
+        self.add(format!("segmap/{}", m.id.0), code, &m.loc, None);
+        Ok(())
+    }
+
+    fn lavapipe(&self) -> bool {
+        crate::exec::lavapipe_device(self.ctx)
+    }
+
+    fn gpu(&self) -> bool {
+        !crate::exec::cpu_device(self.ctx)
+    }
+
+    /// A kernel of SOAC statement `stm` of kind `kind` (the executor's numbering).
+    fn lambda(
+        &mut self,
+        stm: &'a Stm,
+        kind: u32,
+        make: impl FnOnce(&ir::Program, &dyn Fn(&VName) -> Option<HostTy>) -> Result<KernelCode>,
+    ) -> Result<()> {
+        let ht = |v: &VName| self.host_ty(v);
+        let code = make(&self.dp.ir, &ht)?;
+        self.add(lambda_kernel_name(stm, kind), code, &stm.loc, Some(stm));
+        Ok(())
+    }
+
+    fn stm(&mut self, stm: &'a Stm) -> Result<()> {
+        let loc = &stm.loc;
+        match &stm.exp {
+            Exp::Iota { it, .. } => {
+                let it = *it;
+                self.builtin(format!("iota {it:?}"), |p| prims::iota(p, it), loc)
+            }
+            Exp::SortByKey { .. } => {
+                self.builtin("sort count".into(), crate::sort::count, loc)?;
+                self.builtin("sort scan".into(), crate::sort::scan, loc)?;
+                self.builtin("sort scatter".into(), crate::sort::scatter, loc)
+            }
+            Exp::Soac(s) => self.soac(stm, s),
+            Exp::If { .. } | Exp::Loop { .. } | Exp::WithAcc { .. } | Exp::Apply { .. } => Err(
+                Error::internal(loc, "control flow in a host statement of a plan"),
+            ),
+            // Scalars, indexing, updates, copies, reshapes, transpositions, replicates,
+            // concatenations and literals use only the strided built-ins (see `builtins`).
+            _ => Ok(()),
+        }
+    }
+
+    fn builtin(
+        &mut self,
+        key: String,
+        make: impl FnOnce(&ir::Program) -> Result<KernelCode>,
+        loc: &Option<SrcLoc>,
+    ) -> Result<()> {
+        let code = make(&self.dp.ir)?;
+        self.add(key, code, loc, None);
+        Ok(())
+    }
+
+    /// The strided copies and fills for every word kind and rank of the entry's arrays (rank-1
+    /// 32-bit fills too: scatters clear their claim words with one).
+    fn builtins(&mut self) -> Result<()> {
+        let mut kinds: Vec<(crate::gen::WordKind, usize)> = self.arrays.values().cloned().collect();
+        let u32k = word_kind(PrimType::Int(IntType::U32));
+        if !kinds.iter().any(|(k, _)| *k == u32k) {
+            kinds.push((u32k, 1));
+        }
+        for (wk, max_rank) in kinds {
+            for rank in 1..=max_rank {
+                for scalar in [false, true] {
+                    self.builtin(
+                        format!("strided {wk:?} {rank} {scalar}"),
+                        |p| prims::strided(p, wk, rank, scalar),
+                        &None,
+                    )?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn soac(&mut self, stm: &'a Stm, s: &'a Soac) -> Result<()> {
+        let loc = &stm.loc;
+        match s {
+            Soac::Map { w, arrs, lam } => {
+                let mut fv = Vec::new();
+                crate::exec::free_vars_stm(stm, &mut fv);
+                if fv.iter().any(|v| self.is_acc(v)) {
+                    self.unresolved(
+                        "the kernel of a `map` that updates host accumulators (its code \
+                         depends on the arrays and operator of the running `with_acc`)",
+                        loc,
+                    );
+                    return Ok(());
+                }
+                // Few long rows: a segmented reduction or scan; otherwise the map kernel.
+                if let Some((scan, op, inputs)) = crate::segmented::segmented_of(arrs, lam) {
+                    let ret_rank = usize::from(scan);
+                    if inputs.iter().all(|v| self.rank(v) == 2)
+                        && lam.ret.iter().all(|t| t.rank() == ret_rank)
+                        && op.neutral.len() == inputs.len()
+                    {
+                        let elems = inputs
+                            .iter()
+                            .map(|v| self.elem(v, loc))
+                            .collect::<Result<Vec<_>>>()?;
+                        let names: Vec<VName> = inputs.iter().map(|v| (*v).clone()).collect();
+                        self.lambda(stm, 50, |p, ht| {
+                            crate::segmented::seg_kernel(p, op, &elems, &names, scan, loc, ht)
+                        })?;
+                    }
+                }
+                let lavapipe = self.lavapipe();
+                self.lambda(stm, 0, |p, ht| {
+                    crate::kernel::map_kernel_on(p, w, arrs, lam, loc, ht, lavapipe)
+                })
+            }
+            Soac::Reduce { arrs, op, .. } | Soac::Scan { arrs, op, .. } => {
+                let scan = matches!(s, Soac::Scan { .. });
+                if arrs.iter().any(|a| self.rank(a) >= 2) {
+                    return self.columns(stm, arrs, op, scan);
+                }
+                let elems = arrs
+                    .iter()
+                    .map(|a| self.elem(a, loc))
+                    .collect::<Result<Vec<_>>>()?;
+                let k = elems.len();
+                let io = |src: fn(usize) -> BindSrc, base: usize| -> Vec<Io> {
+                    (0..k)
+                        .map(|i| Io {
+                            src: src(base + i),
+                            off: None,
+                        })
+                        .collect()
+                };
+                let ios: Vec<Io> = arrs
+                    .iter()
+                    .map(|a| Io {
+                        src: BindSrc::Var(a.clone()),
+                        off: Some(a.clone()),
+                    })
+                    .collect();
+                let outs = io(BindSrc::Out, 0);
+                let tmps = io(BindSrc::Tmp, 0);
+                let pres = io(BindSrc::Tmp, k);
+                let (gpu, big, comm) = (self.gpu(), tuple_too_big(&elems), prims::commutative(op));
+                let mut passes: Vec<(Phase, u32, &[Io], &[Io])> = Vec::new();
+                if scan {
+                    let tiled = gpu && tiled_scan_fits(self.ctx, &elems);
+                    for per_thread in [false, true] {
+                        for tiled in [false, tiled] {
+                            let [p1, p2, p3] = scan_passes(gpu, big, per_thread, tiled, comm);
+                            passes.push((p1.0, p1.1, &ios, &[]));
+                            passes.push((p2.0, p2.1, &tmps, &[]));
+                            passes.push((p3.0, p3.1, &ios, &pres));
+                        }
+                    }
+                } else {
+                    let strided = gpu && !big && comm;
+                    // (The strided layout never gives each thread its own partial.)
+                    let layouts: &[bool] = if strided { &[false] } else { &[false, true] };
+                    for &per_thread in layouts {
+                        let [p1, p2] = reduce_passes(gpu, big, strided, per_thread);
+                        passes.push((p1.0, p1.1, &ios, &[]));
+                        passes.push((p2.0, p2.1, &tmps, &[]));
+                    }
+                }
+                for (phase, kind, ins, pre) in passes {
+                    self.lambda(stm, kind, |p, ht| {
+                        prims::chunked(p, op, &elems, ins, &outs, pre, phase, loc, ht)
+                    })?;
+                }
+                Ok(())
+            }
+            Soac::Hist {
+                dest,
+                op,
+                inds,
+                vals,
+                ..
+            } => {
+                let ops: Vec<ir::Operator> = if dest.len() == 1 {
+                    vec![op.clone()]
+                } else {
+                    split_operator(op).ok_or_else(|| {
+                        Error::unsupported(
+                            "`reduce_by_index` on tuples whose operator mixes components",
+                            loc,
+                        )
+                    })?
+                };
+                let info = self.ctx.info().clone();
+                let disjoint = stm.attrs.has(DISJOINT_INDICES);
+                for (k, op1) in ops.iter().enumerate() {
+                    let (d, v) = (&dest[k], &vals[k]);
+                    if self.rank(d) != 1 || self.rank(v) != 1 {
+                        return Err(Error::unsupported(
+                            "`reduce_by_index` with array-valued bins",
+                            loc,
+                        ));
+                    }
+                    let t = self.elem(d, loc)?;
+                    if t.byte_size() == 8 && !info.int64_atomics {
+                        return Err(Error::NotSupported {
+                            what: format!("64-bit atomics (reduce_by_index on {t})"),
+                            loc: loc.clone(),
+                            device: Some(info.name.clone()),
+                        });
+                    }
+                    self.lambda(stm, 16 + k as u32, |p, ht| {
+                        prims::hist(
+                            p,
+                            op1,
+                            t,
+                            inds,
+                            v,
+                            d,
+                            info.float32_atomic_add,
+                            info.int64_atomics,
+                            disjoint,
+                            loc,
+                            ht,
+                        )
+                    })?;
+                }
+                Ok(())
+            }
+            Soac::Scatter {
+                dest, inds, vals, ..
+            } => {
+                let vt = vals
+                    .iter()
+                    .zip(dest)
+                    .map(|(v, d)| Ok((v.clone(), self.elem(d, loc)?)))
+                    .collect::<Result<Vec<_>>>()?;
+                for (kind, claim) in [(6, true), (7, false)] {
+                    self.lambda(stm, kind, |p, ht| {
+                        prims::scatter(p, inds, &vt, dest, claim, ht)
+                    })?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Reductions and scans over arrays of arrays: the column kernel of a vectorised operator
+    /// over `[n][m]` arrays; other operators need a run (see the module).
+    fn columns(
+        &mut self,
+        stm: &'a Stm,
+        arrs: &'a [VName],
+        op: &'a ir::Operator,
+        scan: bool,
+    ) -> Result<()> {
+        let loc = &stm.loc;
+        let vop = crate::kernel::vectorised_op(op);
+        match vop {
+            Some(vop) if arrs.iter().all(|a| self.rank(a) == 2) => {
+                let elems = arrs
+                    .iter()
+                    .map(|a| self.elem(a, loc))
+                    .collect::<Result<Vec<_>>>()?;
+                self.lambda(stm, 8, |p, ht| {
+                    crate::kernel::column_kernel(p, op, &vop, arrs, &elems, scan, loc, ht)
+                })
+            }
+            _ => {
+                self.unresolved(
+                    format!(
+                        "the kernels of a {} over arrays of arrays with a non-vectorised \
+                         operator (their per-thread memory is laid out from the arrays' shapes)",
+                        if scan { "scan" } else { "reduction" }
+                    ),
+                    loc,
+                );
+                Ok(())
+            }
+        }
+    }
+}
