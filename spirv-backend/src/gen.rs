@@ -975,7 +975,8 @@ impl Gen {
 
     /// Closes `main` and returns the assembled module.
     /// Declares IEEE semantics for every float width the module uses: the
-    /// `SignedZeroInfNanPreserve` execution mode (SPV_KHR_float_controls, core in Vulkan 1.2).
+    /// `SignedZeroInfNanPreserve` and `DenormPreserve` execution modes (SPV_KHR_float_controls,
+    /// core in Vulkan 1.2; NVIDIA flushes f32 subnormals to zero without the second).
     /// Without it drivers may assume that no operand or result is NaN, an infinity or `-0.0`
     /// (lavapipe folds `x * 0.0` to `0.0`, `x + 0.0` to `x`). `vkad_vk::Context::kernel` drops
     /// the modes a device does not support.
@@ -994,9 +995,12 @@ impl Gen {
         }
         self.b.extension("SPV_KHR_float_controls");
         self.b.capability(Capability::SignedZeroInfNanPreserve);
+        self.b.capability(Capability::DenormPreserve);
         for w in widths {
             self.b
                 .execution_mode(fun, ExecutionMode::SignedZeroInfNanPreserve, [w]);
+            self.b
+                .execution_mode(fun, ExecutionMode::DenormPreserve, [w]);
         }
     }
 

@@ -5,7 +5,7 @@ use crate::device::{
     Features, InstanceParts, Messages, Probe,
 };
 use crate::pipeline_cache::{self, CacheId, CacheRejection, PipelineCacheStatus};
-use crate::spirv::{check_module, fit_float_controls, validate_spirv};
+use crate::spirv::{check_module, fit_float_controls, validate_spirv, FloatControl};
 use crate::{vk_error, DeviceInfo, PipelineCacheMode, Result, VkError};
 use ash::vk;
 use gpu_allocator::vulkan::{
@@ -1557,13 +1557,18 @@ impl Context {
             });
         }
         // The float controls this device does not support are dropped (the module's results
-        // may then differ from IEEE on NaN, infinities and signed zeros).
-        let preserve = self.info.signed_zero_inf_nan_preserve;
-        let spirv = &*fit_float_controls(spirv, |width| match width {
-            16 => preserve[0],
-            32 => preserve[1],
-            64 => preserve[2],
-            _ => false,
+        // may then differ from IEEE on NaN, infinities, signed zeros and subnormals).
+        let spirv = &*fit_float_controls(spirv, |control, width| {
+            let by_width = match control {
+                FloatControl::SignedZeroInfNanPreserve => self.info.signed_zero_inf_nan_preserve,
+                FloatControl::DenormPreserve => self.info.denorm_preserve,
+            };
+            match width {
+                16 => by_width[0],
+                32 => by_width[1],
+                64 => by_width[2],
+                _ => false,
+            }
         });
         check_module(spirv, entry)?;
         if self.validate_spirv.load(Ordering::Relaxed) {

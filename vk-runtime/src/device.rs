@@ -54,6 +54,10 @@ pub struct DeviceInfo {
     /// NaN, infinity or signed zero (such as `x * 0.0 → 0.0`). [`crate::Context::kernel`]
     /// drops the modes a device does not support.
     pub signed_zero_inf_nan_preserve: [bool; 3],
+    /// `shaderDenormPreserveFloat16/32/64`, indexed as [`DeviceInfo::signed_zero_inf_nan_preserve`]:
+    /// modules may declare the `DenormPreserve` execution mode, which keeps subnormal operands
+    /// and results (NVIDIA flushes f32 subnormals to zero without it).
+    pub denorm_preserve: [bool; 3],
     /// `bufferDeviceAddress`: kernels can reach buffers through 64-bit addresses
     /// (`PhysicalStorageBuffer64`), with no descriptor binding and no `maxStorageBufferRange`
     /// limit; [`crate::Buffer::device_address`] gives them.
@@ -527,6 +531,15 @@ pub(crate) fn probe(
                     on(p12.shader_signed_zero_inf_nan_preserve_float16),
                     on(p12.shader_signed_zero_inf_nan_preserve_float32),
                     on(p12.shader_signed_zero_inf_nan_preserve_float64),
+                ]
+            } else {
+                [false; 3]
+            },
+            denorm_preserve: if at_least_1_2 {
+                [
+                    on(p12.shader_denorm_preserve_float16),
+                    on(p12.shader_denorm_preserve_float32),
+                    on(p12.shader_denorm_preserve_float64),
                 ]
             } else {
                 [false; 3]

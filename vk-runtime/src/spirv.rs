@@ -12,7 +12,9 @@ const OP_ENTRY_POINT: u32 = 15;
 const OP_EXECUTION_MODE: u32 = 16;
 const OP_CAPABILITY: u32 = 17;
 /// `ExecutionMode SignedZeroInfNanPreserve` and its capability (SPV_KHR_float_controls).
+const MODE_DENORM_PRESERVE: u32 = 4459;
 const MODE_SIGNED_ZERO_INF_NAN_PRESERVE: u32 = 4461;
+const CAP_DENORM_PRESERVE: u32 = 4464;
 const CAP_SIGNED_ZERO_INF_NAN_PRESERVE: u32 = 4466;
 /// The float-controls capabilities: `DenormPreserve` ..= `RoundingModeRTZ`.
 const CAPS_FLOAT_CONTROLS: std::ops::RangeInclusive<u32> = 4464..=4468;
@@ -114,14 +116,44 @@ pub(crate) fn check_module(words: &[u32], entry: &str) -> Result<()> {
     }
 }
 
-/// `words` without the `SignedZeroInfNanPreserve` execution modes whose float width `supported`
-/// rejects (a device without `shaderSignedZeroInfNanPreserveFloatN` must not be given them);
-/// the capability, and the `SPV_KHR_float_controls` extension, go too when nothing uses them
-/// any more. Borrowed when nothing is dropped; a malformed module comes back unchanged (for
-/// [`check_module`] to reject).
+/// The float-controls execution modes (SPV_KHR_float_controls, core in Vulkan 1.2) that vkad's
+/// modules declare per float width, each with the device property that allows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FloatControl {
+    /// `DenormPreserve` (`shaderDenormPreserveFloatN`).
+    DenormPreserve,
+    /// `SignedZeroInfNanPreserve` (`shaderSignedZeroInfNanPreserveFloatN`).
+    SignedZeroInfNanPreserve,
+}
+
+impl FloatControl {
+    const ALL: [FloatControl; 2] = [
+        FloatControl::DenormPreserve,
+        FloatControl::SignedZeroInfNanPreserve,
+    ];
+    fn mode(self) -> u32 {
+        match self {
+            FloatControl::DenormPreserve => MODE_DENORM_PRESERVE,
+            FloatControl::SignedZeroInfNanPreserve => MODE_SIGNED_ZERO_INF_NAN_PRESERVE,
+        }
+    }
+    fn capability(self) -> u32 {
+        match self {
+            FloatControl::DenormPreserve => CAP_DENORM_PRESERVE,
+            FloatControl::SignedZeroInfNanPreserve => CAP_SIGNED_ZERO_INF_NAN_PRESERVE,
+        }
+    }
+}
+
+/// `words` without the float-control execution modes ([`FloatControl`]) that `supported`
+/// rejects for their float width (a device without `shaderDenormPreserveFloatN` or
+/// `shaderSignedZeroInfNanPreserveFloatN` must not be given them); a mode's capability goes too
+/// when none of its modes is left, and the `SPV_KHR_float_controls` extension when no
+/// float-controls capability is. Borrowed when nothing is dropped; a malformed module comes back
+/// unchanged (for [`check_module`] to reject).
 pub(crate) fn fit_float_controls(
     words: &[u32],
-    supported: impl Fn(u32) -> bool,
+    supported: impl Fn(FloatControl, u32) -> bool,
 ) -> std::borrow::Cow<'_, [u32]> {
     use std::borrow::Cow;
     // Instructions as (start, word count, opcode); None when malformed.
@@ -135,19 +167,32 @@ pub(crate) fn fit_float_controls(
         insts.push((i, count, words[i] & 0xffff));
         i += count;
     }
-    let is_mode = |&(at, count, op): &(usize, usize, u32)| {
-        op == OP_EXECUTION_MODE && count >= 4 && words[at + 2] == MODE_SIGNED_ZERO_INF_NAN_PRESERVE
+    // The float control an instruction declares a mode of, with the width.
+    let mode_of = |&(at, count, op): &(usize, usize, u32)| {
+        if op != OP_EXECUTION_MODE || count < 4 {
+            return None;
+        }
+        FloatControl::ALL
+            .into_iter()
+            .find(|c| words[at + 2] == c.mode())
+            .map(|c| (c, words[at + 3]))
     };
-    let dropped = |inst: &(usize, usize, u32)| is_mode(inst) && !supported(words[inst.0 + 3]);
+    let dropped = |inst: &(usize, usize, u32)| mode_of(inst).is_some_and(|(c, w)| !supported(c, w));
     if !insts.iter().any(dropped) {
         return Cow::Borrowed(words);
     }
-    let modes_left = insts.iter().any(|m| is_mode(m) && !dropped(m));
+    let left = |c: FloatControl| {
+        insts
+            .iter()
+            .any(|m| mode_of(m).is_some_and(|(k, _)| k == c) && !dropped(m))
+    };
     let cap = |&(at, count, op): &(usize, usize, u32)| {
         (op == OP_CAPABILITY && count == 2).then(|| words[at + 1])
     };
     let drop_cap = |inst: &(usize, usize, u32)| {
-        !modes_left && cap(inst) == Some(CAP_SIGNED_ZERO_INF_NAN_PRESERVE)
+        FloatControl::ALL
+            .into_iter()
+            .any(|c| cap(inst) == Some(c.capability()) && !left(c))
     };
     let caps_left = insts
         .iter()
@@ -244,23 +289,60 @@ mod tests {
         let m = module_with_float_controls();
         // Everything supported: the module itself.
         assert!(matches!(
-            fit_float_controls(&m, |_| true),
+            fit_float_controls(&m, |_, _| true),
             std::borrow::Cow::Borrowed(_)
         ));
         // Only 32 bits: the 64-bit mode goes, the capability and extension stay.
-        let only32 = fit_float_controls(&m, |w| w == 32);
+        let only32 = fit_float_controls(&m, |_, w| w == 32);
         assert_eq!(only32.len(), m.len() - 4);
         assert!(check_module(&only32, "main").is_ok());
         let has = |w: &[u32], x: &[u32]| w.windows(x.len()).any(|y| y == x);
         assert!(has(&only32, &[1, MODE_SIGNED_ZERO_INF_NAN_PRESERVE, 32]));
         assert!(!has(&only32, &[1, MODE_SIGNED_ZERO_INF_NAN_PRESERVE, 64]));
         // Nothing supported: modes, capability and extension all go.
-        let none = fit_float_controls(&m, |_| false);
+        let none = fit_float_controls(&m, |_, _| false);
         let mut want = vec![MAGIC, 0x0001_0300, 0, 10, 0, (2 << 16) | OP_CAPABILITY, 1];
         want.extend(&module_with_entry("main")[5..]);
         assert_eq!(&*none, &want[..]);
         // Garbage comes back as it is.
-        assert_eq!(&*fit_float_controls(&[1, 2, 3], |_| false), &[1, 2, 3]);
+        assert_eq!(&*fit_float_controls(&[1, 2, 3], |_, _| false), &[1, 2, 3]);
+    }
+
+    /// Each float control is fitted on its own: a device with `SignedZeroInfNanPreserve` but
+    /// no `DenormPreserve` keeps the first's modes and capability and loses the second's.
+    #[test]
+    fn float_controls_fit_the_device_each_on_its_own() {
+        let mut m = module_with_float_controls();
+        // Insert the DenormPreserve capability after the other one, and its modes at the end.
+        m.splice(9..9, [(2 << 16) | OP_CAPABILITY, CAP_DENORM_PRESERVE]);
+        for width in [32, 64] {
+            m.extend([
+                (4 << 16) | OP_EXECUTION_MODE,
+                1,
+                MODE_DENORM_PRESERVE,
+                width,
+            ]);
+        }
+        assert!(check_module(&m, "main").is_ok());
+        let has = |w: &[u32], x: &[u32]| w.windows(x.len()).any(|y| y == x);
+        let no_denorm = fit_float_controls(&m, |c, _| c == FloatControl::SignedZeroInfNanPreserve);
+        assert!(check_module(&no_denorm, "main").is_ok());
+        assert!(!has(
+            &no_denorm,
+            &[(2 << 16) | OP_CAPABILITY, CAP_DENORM_PRESERVE]
+        ));
+        assert!(!has(&no_denorm, &[1, MODE_DENORM_PRESERVE, 32]));
+        assert!(has(
+            &no_denorm,
+            &[(2 << 16) | OP_CAPABILITY, CAP_SIGNED_ZERO_INF_NAN_PRESERVE]
+        ));
+        assert!(has(&no_denorm, &[1, MODE_SIGNED_ZERO_INF_NAN_PRESERVE, 64]));
+        assert_eq!(no_denorm.len(), m.len() - 2 - 8);
+        // Denormals kept in 32 bits only: one DenormPreserve mode goes, its capability stays.
+        let d32 = fit_float_controls(&m, |c, w| c != FloatControl::DenormPreserve || w == 32);
+        assert!(has(&d32, &[1, MODE_DENORM_PRESERVE, 32]));
+        assert!(!has(&d32, &[1, MODE_DENORM_PRESERVE, 64]));
+        assert!(has(&d32, &[(2 << 16) | OP_CAPABILITY, CAP_DENORM_PRESERVE]));
     }
 
     #[test]
