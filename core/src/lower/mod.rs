@@ -70,6 +70,13 @@ type R<T> = Result<T, Diagnostic>;
 /// How deeply inlining may nest before we assume (forbidden) recursion.
 const MAX_INLINE_DEPTH: usize = 200;
 
+/// How many IR variables lowering may create for one entry point. Every function call is
+/// inlined, so a chain of functions that each call the previous one twice
+/// (`f_i x = f_{i-1} (f_{i-1} x)`) is exponential in the chain's length; past this budget
+/// the entry point is rejected (not supported, at the call being inlined) instead of using up
+/// the machine's memory. The largest test programs stay far below it.
+pub const MAX_LOWERED_NAMES: u32 = 1 << 17;
+
 /// Lowers every entry point of a type-checked program (the prelude's declarations first).
 ///
 /// Entry point results: each result dimension that is a constant or one of the entry's size
@@ -101,6 +108,7 @@ pub fn lower_program(p: &Program, sources: &SourceMap) -> Lowered {
             if v.entry || Some(i) == main {
                 l.stms.clear();
                 l.depth = 0;
+                l.entry_names = l.names.next;
                 match l.lower_entry(i, v) {
                     Ok(f) => funs.push(f),
                     Err(d) => entry_errors.push((v.name.clone(), d)),
@@ -131,6 +139,9 @@ pub(crate) struct Lowerer<'a> {
     /// Top-level value declarations by name (indices into `prog.decs`, ascending).
     tops: HashMap<&'a str, Vec<usize>>,
     pub depth: usize,
+    /// [`NameSource::next`] when the current entry point's lowering began (see
+    /// [`MAX_LOWERED_NAMES`]).
+    pub entry_names: u32,
 }
 
 impl<'a> Lowerer<'a> {
@@ -150,6 +161,7 @@ impl<'a> Lowerer<'a> {
             attrs: vec![],
             tops,
             depth: 0,
+            entry_names: 0,
         }
     }
 

@@ -734,3 +734,29 @@ fn function_composition() {
         "10i32\n9i32\n[2i32, 3i32]",
     );
 }
+
+/// A chain `f_i x = f_{i-1} (f_{i-1} x)` (issue 16, item 6): `2^n` calls once inlined. 10
+/// levels lower and run; 40 levels (30 used to take more than 6 GB and abort) are rejected as
+/// not supported at a call, once the entry point's size budget runs out.
+#[test]
+fn a_doubling_call_chain_is_inlined_up_to_a_size_budget() {
+    use crate::testing::nests::call_chain;
+    check_run(&call_chain(10), "5", "1029i32");
+    let src = call_chain(40);
+    let (l, sources) = lower_src(&src);
+    assert!(l.program.funs.is_empty());
+    let [(entry, d)] = l.entry_errors.as_slice() else {
+        panic!("expected one entry error, got {:?}", l.entry_errors);
+    };
+    assert_eq!(entry, "main");
+    assert!(d.not_supported, "{}", d.render(&sources));
+    assert!(
+        d.message.contains(&MAX_LOWERED_NAMES.to_string()),
+        "{}",
+        d.message
+    );
+    // At a call of one of the chain's functions, in the user's file.
+    let at = &src[d.span.lo as usize..d.span.hi as usize];
+    assert!(at.starts_with('f') && at.contains('('), "{at:?}");
+    assert_eq!(&*sources.file(d.span.file).name, "test.fut");
+}
