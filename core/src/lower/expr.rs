@@ -500,7 +500,7 @@ impl<'a> Lowerer<'a> {
         if self.depth >= MAX_INLINE_DEPTH {
             return Err(Diagnostic::not_supported(
                 span,
-                "recursive functions (inlining nested too deeply)",
+                format_args!("function calls nested more than {MAX_INLINE_DEPTH} deep"),
             ));
         }
         if self.names.next.saturating_sub(self.entry_names) > MAX_LOWERED_NAMES {

@@ -67,8 +67,10 @@ pub struct Lowered {
 
 type R<T> = Result<T, Diagnostic>;
 
-/// How deeply inlining may nest before we assume (forbidden) recursion.
-const MAX_INLINE_DEPTH: usize = 200;
+/// How deeply function calls may nest (each is inlined inside the previous one). The type
+/// checker rejects recursion, so only a chain of this many distinct functions reaches it;
+/// lowering runs on a thread with [`crate::COMPILER_STACK`] bytes of stack, enough for it.
+pub const MAX_INLINE_DEPTH: usize = 10_000;
 
 /// How many IR variables lowering may create for one entry point. Every function call is
 /// inlined, so a chain of functions that each call the previous one twice
@@ -84,6 +86,10 @@ pub const MAX_LOWERED_NAMES: u32 = 1 << 17;
 /// returned as an extra leading `i64` result, so `ret.len()` is the sum of
 /// `EntryPoint::result_counts` plus the number of existential sizes, which come first.
 pub fn lower_program(p: &Program, sources: &SourceMap) -> Lowered {
+    crate::on_big_stack(|| lower_program_here(p, sources))
+}
+
+fn lower_program_here(p: &Program, sources: &SourceMap) -> Lowered {
     let mut l = Lowerer::new(p, sources);
     let mut funs = vec![];
     let mut entry_errors = vec![];
