@@ -13,8 +13,11 @@ use vkad_core::testing::nests;
 
 const DEPTHS: [usize; 4] = [10, 20, 40, 80];
 
+/// A generator of a program of depth `n`.
+type Family = (&'static str, fn(usize) -> String);
+
 fn compile_nests(c: &mut Criterion) {
-    let families: [(&str, fn(usize) -> String); 3] = [
+    let families: [Family; 3] = [
         ("vjp_loop_nest", nests::loop_nest),
         ("pair_calls", nests::pair_nest),
         ("call_chain", nests::call_chain),
