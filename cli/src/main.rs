@@ -318,6 +318,22 @@ fn read_source(path: &Path) -> Result<String, Failure> {
 }
 
 fn main() -> ExitCode {
+    // The compiler's passes and the interpreter recurse over syntax trees and IR bodies, which
+    // may nest thousands of levels deep (`vkad_core::syntax::parser::MAX_TREE_DEPTH`): run on
+    // a thread with the compiler's large stack (address space only), which also drops them.
+    let spawned = std::thread::Builder::new()
+        .name("vkad".into())
+        .stack_size(vkad_core::COMPILER_STACK)
+        .spawn(run_cli);
+    match spawned {
+        Ok(h) => h
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+        Err(_) => run_cli(),
+    }
+}
+
+fn run_cli() -> ExitCode {
     let cli = Cli::parse();
     let max_memory = match cli.max_memory {
         Some(m) => Some(m),

@@ -234,13 +234,14 @@ impl Diagnostic {
                 out.push_str(&format!("{pad}--> {}\n", sources.loc(span)));
             }
             out.push_str(&format!("{pad} |\n"));
+            let (shown, at, len) = line_window(line_text, col as usize - 1, len as usize);
             out.push_str(&format!(
                 "{:>width$} | {}\n",
                 line,
-                line_text.replace('\t', " ")
+                shown.replace('\t', " ")
             ));
-            let marks: String = std::iter::repeat_n(mark, len as usize).collect();
-            let lead = " ".repeat(col as usize - 1);
+            let marks: String = std::iter::repeat_n(mark, len).collect();
+            let lead = " ".repeat(at);
             if text.is_empty() {
                 out.push_str(&format!("{pad} | {lead}{marks}\n"));
             } else {
@@ -252,6 +253,36 @@ impl Diagnostic {
         }
         out
     }
+}
+
+/// Source lines longer than this many characters are shown cut around the span.
+const MAX_LINE_SHOWN: usize = 160;
+/// How many characters before the span a cut line keeps.
+const CONTEXT_SHOWN: usize = 60;
+
+/// The part of `line` a snippet shows for a span at 0-based character column `col`, `len`
+/// characters long: the whole line when it is short, else at most [`MAX_LINE_SHOWN`]
+/// characters from [`CONTEXT_SHOWN`] before the span, with `...` where it was cut (a
+/// generated program may have a 1 MB line). Returns the text, the span's column in it and
+/// the length to underline.
+fn line_window(line: &str, col: usize, len: usize) -> (String, usize, usize) {
+    let n = line.chars().count();
+    if n <= MAX_LINE_SHOWN {
+        return (line.to_string(), col, len);
+    }
+    let start = col.saturating_sub(CONTEXT_SHOWN).min(n);
+    let end = (start + MAX_LINE_SHOWN).min(n);
+    let mut shown = String::new();
+    if start > 0 {
+        shown.push_str("...");
+    }
+    let at = shown.len() + col.saturating_sub(start);
+    shown.extend(line.chars().skip(start).take(end - start));
+    if end < n {
+        shown.push_str("...");
+    }
+    let len = len.min((end + 1).saturating_sub(col)).max(1);
+    (shown, at, len)
 }
 
 /// A list of diagnostics; the error type of every frontend stage.
@@ -304,5 +335,41 @@ mod tests {
             "{out}"
         );
         assert!(out.contains("expected an expression, found `in`"), "{out}");
+    }
+
+    /// Issue 16, item 8: an error in a 1 MB line echoed the whole line; it is cut around the
+    /// caret now, which stays under the span.
+    #[test]
+    fn render_cuts_a_huge_line_around_the_span() {
+        let mut sm = SourceMap::default();
+        let text = format!(
+            "def main = {}oops{}\n",
+            "x + ".repeat(250_000),
+            " + x".repeat(250_000)
+        );
+        let lo = text.find("oops").unwrap();
+        let id = sm.add("big.fut", text);
+        let d =
+            Diagnostic::error(Span::new(id, lo, lo + 4), "unknown name `oops`").with_label("here");
+        let out = d.render(&sm);
+        assert!(out.len() < 1000, "{} bytes", out.len());
+        let lines: Vec<&str> = out.lines().collect();
+        let src = lines
+            .iter()
+            .find(|l| l.contains(" | ") && l.contains("oops"))
+            .expect("the source line");
+        assert!(src.contains("...x + x") && src.ends_with("..."), "{src}");
+        let carets = lines
+            .iter()
+            .find(|l| l.contains("^^^^ here"))
+            .expect("the carets");
+        assert_eq!(carets.find('^'), src.find("oops"), "{src}\n{carets}");
+        // Near the start of the line: no cut on the left.
+        let d = Diagnostic::error(Span::new(id, 0, 3), "at the start").with_label("here");
+        let out = d.render(&sm);
+        assert!(
+            out.contains("| def main = x + x") && out.contains("| ^^^ here"),
+            "{out}"
+        );
     }
 }

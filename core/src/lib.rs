@@ -166,8 +166,39 @@ impl Compiled {
     }
 }
 
-/// Parse and type-check `text` (reported as file `name`), after the prelude.
+/// The stack of the threads that parse, check, lower and compile a program: the passes recurse
+/// over syntax trees and IR bodies, which may nest [`syntax::parser::MAX_DEPTH`] deep (generated
+/// code does). Address space only: the pages a run does not touch are never committed.
+pub const COMPILER_STACK: usize = 1 << 30;
+
+/// Runs `f` on a thread with a [`COMPILER_STACK`]-byte stack (on this thread if none can be
+/// started), and returns its result; a panic in `f` is resumed here.
+pub(crate) fn on_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    let mut job = Some(f);
+    let done = std::thread::scope(|s| {
+        let spawned = std::thread::Builder::new()
+            .name("vkad-compile".into())
+            .stack_size(COMPILER_STACK)
+            .spawn_scoped(s, || job.take().map(|f| f()));
+        spawned.ok().map(|h| h.join())
+    });
+    match done {
+        Some(Ok(Some(r))) => r,
+        Some(Err(panic)) => std::panic::resume_unwind(panic),
+        _ => match job.take() {
+            Some(f) => f(),
+            None => unreachable!("the compiler's thread took the job and returned nothing"),
+        },
+    }
+}
+
+/// Parse and type-check `text` (reported as file `name`), after the prelude (on a thread with
+/// a large stack, [`COMPILER_STACK`]).
 pub fn check(name: &str, text: &str) -> Result<Checked, CompileError> {
+    on_big_stack(|| check_here(name, text))
+}
+
+fn check_here(name: &str, text: &str) -> Result<Checked, CompileError> {
     let mut sources = SourceMap::default();
     let prelude_id = sources.add(PRELUDE_NAME, PRELUDE);
     let file_id = sources.add(name, text);
@@ -200,7 +231,11 @@ pub fn check(name: &str, text: &str) -> Result<Checked, CompileError> {
 
 /// Parse, type-check, lower, simplify, differentiate ([`ad::transform()`]) and simplify again.
 pub fn compile(name: &str, text: &str) -> Result<Compiled, CompileError> {
-    let checked = check(name, text)?;
+    on_big_stack(|| compile_here(name, text))
+}
+
+fn compile_here(name: &str, text: &str) -> Result<Compiled, CompileError> {
+    let checked = check_here(name, text)?;
     let lowered = lower::lower_program(&checked.ast, &checked.sources);
     let ir_ad = passes::simplify(passes::hoist::hoist(passes::simplify(lowered.program)));
     let (ir, ad_failures) = ad::transform::transform_partial(ir_ad.clone());

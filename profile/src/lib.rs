@@ -28,6 +28,30 @@ pub enum ProfileError {
     NoProfile,
     #[error("vkad profile format version {found} is newer than this vkad understands ({FORMAT_VERSION})")]
     Version { found: u32 },
+    /// A total the summaries compute does not fit in a `u64` (corrupt timestamps or sizes).
+    #[error("corrupt vkad profile: {what} overflows a 64-bit integer at run {run}")]
+    Overflow { run: usize, what: Total },
+}
+
+/// The totals of a profile that [`Profile::from_json`] checks for overflow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Total {
+    /// The device time of all of a run's launches.
+    KernelTime,
+    /// The bytes moved by the launches of one kernel name.
+    KernelBytes,
+    /// The device time of every run up to this one.
+    AllKernelTime,
+}
+
+impl std::fmt::Display for Total {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Total::KernelTime => "the run's kernel time",
+            Total::KernelBytes => "the bytes of one kernel name",
+            Total::AllKernelTime => "the kernel time of all runs",
+        })
+    }
 }
 
 /// A source position (1-based line and column).
@@ -172,9 +196,12 @@ impl Launch {
 }
 
 impl Run {
-    /// Sum of the launches' device times, ns.
+    /// Sum of the launches' device times, ns (saturating; [`Profile::from_json`] rejects
+    /// profiles where it would overflow).
     pub fn kernel_ns(&self) -> u64 {
-        self.launches.iter().map(Launch::duration_ns).sum()
+        self.launches
+            .iter()
+            .fold(0u64, |a, l| a.saturating_add(l.duration_ns()))
     }
 }
 
@@ -252,11 +279,38 @@ impl Profile {
             .get_mut("vkad")
             .map(serde_json::Value::take)
             .ok_or(ProfileError::NoProfile)?;
-        let found = p.get("version").and_then(|x| x.as_u64()).unwrap_or(0) as u32;
-        if found > FORMAT_VERSION {
-            return Err(ProfileError::Version { found });
+        let found = p.get("version").and_then(|x| x.as_u64()).unwrap_or(0);
+        if found > u64::from(FORMAT_VERSION) {
+            return Err(ProfileError::Version {
+                found: u32::try_from(found).unwrap_or(u32::MAX),
+            });
         }
-        Ok(serde_json::from_value(p)?)
+        let profile: Profile = serde_json::from_value(p)?;
+        profile.check_totals()?;
+        Ok(profile)
+    }
+
+    /// Every total the summaries compute fits in a `u64`: the device time of each run and of
+    /// all runs together (which bounds those of scopes and kernel names), and the bytes of
+    /// each kernel name.
+    fn check_totals(&self) -> Result<(), ProfileError> {
+        let mut all = 0u64;
+        for (run, r) in self.runs.iter().enumerate() {
+            let overflow = |what| ProfileError::Overflow { run: run + 1, what };
+            let mut time = 0u64;
+            let mut bytes: std::collections::HashMap<&str, u64> = Default::default();
+            for l in &r.launches {
+                time = time
+                    .checked_add(l.duration_ns())
+                    .ok_or(overflow(Total::KernelTime))?;
+                let b = bytes.entry(&l.name).or_default();
+                *b = b.checked_add(l.bytes).ok_or(overflow(Total::KernelBytes))?;
+            }
+            all = all
+                .checked_add(time)
+                .ok_or(overflow(Total::AllKernelTime))?;
+        }
+        Ok(())
     }
 }
 
@@ -301,9 +355,9 @@ impl Profile {
                 Some(id) => {
                     let e = own.entry(id).or_default();
                     e.0 += 1;
-                    e.1 += l.duration_ns();
+                    e.1 = e.1.saturating_add(l.duration_ns());
                 }
-                None => unscoped += l.duration_ns(),
+                None => unscoped = unscoped.saturating_add(l.duration_ns()),
             }
         }
         fn go(s: &Scope, own: &HashMap<u32, (usize, u64)>, out: &mut Vec<ScopeTime>) -> u64 {
@@ -319,7 +373,7 @@ impl Profile {
             let mut any = launches > 0;
             for c in &s.children {
                 let before = out.len();
-                total += go(c, own, out);
+                total = total.saturating_add(go(c, own, out));
                 any |= out.len() > before;
             }
             if any {
@@ -345,8 +399,8 @@ impl Profile {
                 match out[first..].iter_mut().find(|k| k.name == l.name) {
                     Some(k) => {
                         k.launches += 1;
-                        k.total_ns += l.duration_ns();
-                        k.bytes += l.bytes;
+                        k.total_ns = k.total_ns.saturating_add(l.duration_ns());
+                        k.bytes = k.bytes.saturating_add(l.bytes);
                     }
                     None => out.push(KernelTotal {
                         run: ri,
@@ -373,10 +427,24 @@ impl Profile {
                 .filter(|r| r.kind == k)
                 .map(Run::kernel_ns)
                 .collect();
-            (!ts.is_empty()).then(|| ts.iter().sum::<u64>() as f64 / ts.len() as f64)
+            (!ts.is_empty()).then(|| ts.iter().map(|&t| t as f64).sum::<f64>() / ts.len() as f64)
         };
         let (g, p) = (mean(RunKind::Gradient)?, mean(RunKind::Primal)?);
         (p > 0.0).then(|| g / p)
+    }
+}
+
+/// The longest kernel name the summary's table shows whole (longer ones are cut, with `…`):
+/// the table pads every name to the longest, and a format width must fit in a `u16`.
+const MAX_NAME_SHOWN: usize = 120;
+
+fn shown_name(name: &str) -> String {
+    if name.chars().count() <= MAX_NAME_SHOWN {
+        name.to_string()
+    } else {
+        let mut s: String = name.chars().take(MAX_NAME_SHOWN - 1).collect();
+        s.push('…');
+        s
     }
 }
 
@@ -428,9 +496,18 @@ pub fn summary_with(p: &Profile, top: usize) -> String {
     }
     let kernels = p.top_kernels();
     if !kernels.is_empty() {
-        let all: u64 = p.runs.iter().map(Run::kernel_ns).sum();
+        let all = p
+            .runs
+            .iter()
+            .fold(0u64, |a, r| a.saturating_add(r.kernel_ns()));
         let shown = &kernels[..kernels.len().min(top)];
-        let width = shown.iter().map(|k| k.name.len()).max().unwrap_or(0).max(6);
+        let names: Vec<String> = shown.iter().map(|k| shown_name(&k.name)).collect();
+        let width = names
+            .iter()
+            .map(|n| n.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(6);
         let _ = writeln!(
             s,
             "\ntop kernels ({} of {}):\n  {:<4} {:<width$}  {:>8}  {:>11}  {:>10}  {:>6}  {:>7}",
@@ -444,7 +521,7 @@ pub fn summary_with(p: &Profile, top: usize) -> String {
             "share",
             "GB/s"
         );
-        for k in shown {
+        for (k, name) in shown.iter().zip(&names) {
             let share = if all > 0 {
                 100.0 * k.total_ns as f64 / all as f64
             } else {
@@ -459,7 +536,7 @@ pub fn summary_with(p: &Profile, top: usize) -> String {
                 s,
                 "  {:<4} {:<width$}  {:>8}  {:>11}  {:>10}  {:>5.1}%  {:>7.3}",
                 k.run + 1,
-                k.name,
+                name,
                 k.launches,
                 fmt_us(k.total_ns),
                 fmt_us(k.total_ns / k.launches.max(1) as u64),
@@ -757,5 +834,214 @@ mod tests {
         }
         assert_eq!(z.ad_overhead(), None);
         assert!(summary(&z).contains("AD overhead: unknown"));
+    }
+
+    /// Issue 16, item 7: a kernel name longer than 65,535 characters made the summary panic
+    /// (a format width must fit in a `u16`); it is cut in the table now.
+    #[test]
+    fn a_huge_kernel_name_is_cut_in_the_summary() {
+        let mut p = sample();
+        p.runs[0].launches[0].name = "k".repeat(70_000);
+        let p = Profile::from_json(&p.to_json()).expect("reads");
+        let s = summary(&p);
+        let row = s
+            .lines()
+            .find(|l| l.contains("kkk"))
+            .expect("a row of the kernel");
+        assert!(
+            row.contains(&format!("{}…", "k".repeat(MAX_NAME_SHOWN - 1))),
+            "{row}"
+        );
+        assert!(row.len() < 1000, "{}", row.len());
+    }
+
+    /// Issue 16, item 7: corrupt timestamps whose durations overflow a `u64` together were
+    /// summed with wrap-around (a panic in a debug build); reading such a profile is an error.
+    #[test]
+    fn overflowing_totals_are_an_error() {
+        let mut p = sample();
+        let l = p.runs[0].launches[0].clone();
+        p.runs[0].launches.push(Launch {
+            start_ns: 0,
+            end_ns: u64::MAX,
+            ..l.clone()
+        });
+        match Profile::from_json(&p.to_json()) {
+            Err(ProfileError::Overflow { run: 1, what }) => assert_eq!(what, Total::KernelTime),
+            other => panic!("expected an overflow error, got {other:?}"),
+        }
+        // Bytes of one kernel name, and time over all runs.
+        let mut p = sample();
+        p.runs[0].launches.push(Launch {
+            bytes: u64::MAX,
+            ..l.clone()
+        });
+        assert!(matches!(
+            Profile::from_json(&p.to_json()),
+            Err(ProfileError::Overflow {
+                run: 1,
+                what: Total::KernelBytes
+            })
+        ));
+        let mut p = sample();
+        let mut r = p.runs[0].clone();
+        r.launches[0].end_ns = u64::MAX - 1;
+        p.runs = vec![r.clone(), r];
+        assert!(matches!(
+            Profile::from_json(&p.to_json()),
+            Err(ProfileError::Overflow {
+                run: 2,
+                what: Total::AllKernelTime
+            })
+        ));
+        // Built in memory (not read), the totals saturate rather than wrap.
+        assert_eq!(p.runs[0].kernel_ns(), u64::MAX - 1);
+        assert!(summary(&p).contains("time per scope"));
+    }
+
+    mod fuzz {
+        use super::super::*;
+        use super::sample;
+        use proptest::prelude::*;
+        use serde_json::Value;
+
+        /// The profile's own keys, so that random objects sometimes have the right shape.
+        const KEYS: &[&str] = &[
+            "vkad",
+            "version",
+            "program",
+            "device",
+            "ir",
+            "scopes",
+            "runs",
+            "path",
+            "source",
+            "name",
+            "device_type",
+            "driver",
+            "subgroup_size",
+            "timestamps",
+            "text",
+            "id",
+            "kind",
+            "label",
+            "loc",
+            "checkpoint_elems",
+            "stm_locs",
+            "children",
+            "entry",
+            "wall_ns",
+            "launches",
+            "what",
+            "scope",
+            "submission",
+            "start_ns",
+            "end_ns",
+            "workgroups",
+            "bytes",
+            "file",
+            "line",
+            "col",
+            "traceEvents",
+        ];
+
+        fn leaf() -> impl Strategy<Value = Value> {
+            prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::from),
+                any::<u64>().prop_map(Value::from),
+                prop_oneof![Just(u64::MAX), Just(u64::MAX - 1), Just(1u64 << 63)]
+                    .prop_map(Value::from),
+                any::<i64>().prop_map(Value::from),
+                any::<f64>().prop_map(Value::from),
+                "[a-z. @:0-9]{0,12}".prop_map(Value::from),
+                (60_000usize..70_000).prop_map(|n| Value::from("k".repeat(n))),
+                prop_oneof![Just("primal"), Just("gradient"), Just("function")]
+                    .prop_map(Value::from),
+            ]
+        }
+
+        fn json() -> impl Strategy<Value = Value> {
+            leaf().prop_recursive(6, 96, 8, |inner| {
+                prop_oneof![
+                    proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                    proptest::collection::vec(
+                        (proptest::sample::select(KEYS).prop_map(String::from), inner),
+                        0..8
+                    )
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+                ]
+            })
+        }
+
+        /// Every path to a value in `v`, as JSON pointers.
+        fn pointers(v: &Value, at: String, out: &mut Vec<String>) {
+            out.push(at.clone());
+            match v {
+                Value::Array(xs) => {
+                    for (i, x) in xs.iter().enumerate() {
+                        pointers(x, format!("{at}/{i}"), out);
+                    }
+                }
+                Value::Object(m) => {
+                    for (k, x) in m {
+                        pointers(x, format!("{at}/{k}"), out);
+                    }
+                }
+                _ => {}
+            }
+        }
+
+        /// Reads `text` and, when it is a profile, summarises it: neither may panic.
+        fn read(text: &str) {
+            if let Ok(p) = Profile::from_json(text) {
+                let _ = summary_with(&p, 3);
+                let _ = p.to_json();
+            }
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(200))]
+
+            /// Arbitrary JSON, alone and under the `vkad` key.
+            #[test]
+            fn arbitrary_json_never_panics(v in json()) {
+                read(&v.to_string());
+                read(&serde_json::json!({ "vkad": v }).to_string());
+            }
+
+            /// A valid profile with one value (of any kind) replaced by arbitrary JSON, and
+            /// more launches with arbitrary timestamps, sizes and names.
+            #[test]
+            fn mutated_profiles_never_panic(
+                at in any::<proptest::sample::Index>(),
+                v in json(),
+                launches in proptest::collection::vec(
+                    (any::<u64>(), any::<u64>(), any::<u64>(), 0usize..70_000, any::<Option<u32>>()),
+                    0..4,
+                ),
+            ) {
+                let mut p = sample();
+                let l = p.runs[0].launches[0].clone();
+                for (start_ns, end_ns, bytes, len, scope) in launches {
+                    p.runs[0].launches.push(Launch {
+                        name: "n".repeat(len),
+                        start_ns,
+                        end_ns,
+                        bytes,
+                        scope,
+                        ..l.clone()
+                    });
+                }
+                read(&p.to_json());
+                let mut doc: Value = serde_json::from_str(&p.to_json()).expect("json");
+                let mut ptrs = vec![];
+                pointers(&doc["vkad"], "/vkad".into(), &mut ptrs);
+                if let Some(slot) = doc.pointer_mut(&ptrs[at.index(ptrs.len())]) {
+                    *slot = v;
+                }
+                read(&doc.to_string());
+            }
+        }
     }
 }

@@ -3,7 +3,7 @@
 
 use super::env::{Env, Found, FunVal, Head, SV};
 use super::types::{outer_dim, scope_dim, stype_to_sv};
-use super::{attr_text, internal, Lowerer, SizeArith, MAX_INLINE_DEPTH, R};
+use super::{attr_text, internal, Lowerer, SizeArith, MAX_INLINE_DEPTH, MAX_LOWERED_NAMES, R};
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{
     self, Body, ConvOp, DimIndex as IrDim, Exp, ExtDim, ExtType, LoopForm as IrLoopForm, Param,
@@ -500,7 +500,21 @@ impl<'a> Lowerer<'a> {
         if self.depth >= MAX_INLINE_DEPTH {
             return Err(Diagnostic::not_supported(
                 span,
-                "recursive functions (inlining nested too deeply)",
+                format_args!("function calls nested more than {MAX_INLINE_DEPTH} deep"),
+            ));
+        }
+        if self.names.next.saturating_sub(self.entry_names) > MAX_LOWERED_NAMES {
+            return Err(Diagnostic::not_supported(
+                span,
+                format_args!(
+                    "an entry point larger than {MAX_LOWERED_NAMES} IR variables once every \
+                     function call is inlined"
+                ),
+            )
+            .with_label("the budget ran out inlining this call")
+            .with_note(
+                "vkad inlines every call, so a function that calls another twice doubles its \
+                 size; compute a shared value once (a `let`) or repeat work with a `loop`",
             ));
         }
         self.depth += 1;

@@ -67,8 +67,17 @@ pub struct Lowered {
 
 type R<T> = Result<T, Diagnostic>;
 
-/// How deeply inlining may nest before we assume (forbidden) recursion.
-const MAX_INLINE_DEPTH: usize = 200;
+/// How deeply function calls may nest (each is inlined inside the previous one). The type
+/// checker rejects recursion, so only a chain of this many distinct functions reaches it;
+/// lowering runs on a thread with [`crate::COMPILER_STACK`] bytes of stack, enough for it.
+pub const MAX_INLINE_DEPTH: usize = 10_000;
+
+/// How many IR variables lowering may create for one entry point. Every function call is
+/// inlined, so a chain of functions that each call the previous one twice
+/// (`f_i x = f_{i-1} (f_{i-1} x)`) is exponential in the chain's length; past this budget
+/// the entry point is rejected (not supported, at the call being inlined) instead of using up
+/// the machine's memory. The largest test programs stay far below it.
+pub const MAX_LOWERED_NAMES: u32 = 1 << 17;
 
 /// Lowers every entry point of a type-checked program (the prelude's declarations first).
 ///
@@ -77,6 +86,10 @@ const MAX_INLINE_DEPTH: usize = 200;
 /// returned as an extra leading `i64` result, so `ret.len()` is the sum of
 /// `EntryPoint::result_counts` plus the number of existential sizes, which come first.
 pub fn lower_program(p: &Program, sources: &SourceMap) -> Lowered {
+    crate::on_big_stack(|| lower_program_here(p, sources))
+}
+
+fn lower_program_here(p: &Program, sources: &SourceMap) -> Lowered {
     let mut l = Lowerer::new(p, sources);
     let mut funs = vec![];
     let mut entry_errors = vec![];
@@ -101,6 +114,7 @@ pub fn lower_program(p: &Program, sources: &SourceMap) -> Lowered {
             if v.entry || Some(i) == main {
                 l.stms.clear();
                 l.depth = 0;
+                l.entry_names = l.names.next;
                 match l.lower_entry(i, v) {
                     Ok(f) => funs.push(f),
                     Err(d) => entry_errors.push((v.name.clone(), d)),
@@ -131,6 +145,9 @@ pub(crate) struct Lowerer<'a> {
     /// Top-level value declarations by name (indices into `prog.decs`, ascending).
     tops: HashMap<&'a str, Vec<usize>>,
     pub depth: usize,
+    /// [`NameSource::next`] when the current entry point's lowering began (see
+    /// [`MAX_LOWERED_NAMES`]).
+    pub entry_names: u32,
 }
 
 impl<'a> Lowerer<'a> {
@@ -150,6 +167,7 @@ impl<'a> Lowerer<'a> {
             attrs: vec![],
             tops,
             depth: 0,
+            entry_names: 0,
         }
     }
 

@@ -32,18 +32,25 @@ use crate::syntax::ast::{self, *};
 use crate::syntax::lexer::{lex, Keyword, Tok, Token};
 use crate::syntax::types::SizeOp;
 
-/// The deepest recursive nesting of expressions, types and patterns the parser accepts.
-pub const MAX_DEPTH: u32 = 200;
+/// The deepest recursive nesting of expressions, types and patterns the parser accepts, in
+/// recursive calls of the parser: a parenthesised expression costs about 3 of them, so this
+/// admits 10,000 nested parentheses (docs/language.md, "Limits"). The parser runs on a
+/// thread with [`crate::COMPILER_STACK`] bytes of stack.
+pub const MAX_DEPTH: u32 = 40_000;
 
 /// The deepest syntax tree the parser builds, counting the iteratively parsed chains (`let`
 /// chains, left-associative operators, postfix indexing) as well. Deeper trees would overflow
-/// the stack of the recursive passes that follow (even dropping one recurses).
-pub const MAX_TREE_DEPTH: u32 = 2000;
+/// the stack of the recursive passes that follow (even dropping one recurses); they run on
+/// threads with [`crate::COMPILER_STACK`] bytes of stack, and so does the CLI.
+pub const MAX_TREE_DEPTH: u32 = 40_000;
 
-/// Parse a whole program.
+/// Parse a whole program (on a thread with a large stack, [`crate::COMPILER_STACK`]: the
+/// parser recurses up to [`MAX_DEPTH`] levels).
 pub fn parse_program(src: &str, file: FileId) -> Result<ast::Program, Diagnostics> {
-    let mut p = Parser::new(src, file)?;
-    p.program().map_err(Diagnostics::from)
+    crate::on_big_stack(|| {
+        let mut p = Parser::new(src, file)?;
+        p.program().map_err(Diagnostics::from)
+    })
 }
 
 /// Parse a type expression (the whole input must be one type).

@@ -747,16 +747,20 @@ fn deep_nesting_is_an_error_not_a_crash() {
         .stack_size(2 << 20)
         .spawn(|| {
             let cases = [
-                format!("def f = {}1{}", "(".repeat(100_000), ")".repeat(100_000)),
-                format!("def f = {}1", "- ".repeat(100_000)),
-                format!("def f = {}1", "! ".repeat(100_000)),
-                format!("def f = {}", "[".repeat(100_000)),
-                format!("def f = {}x", "\\x -> ".repeat(100_000)),
-                format!("def f = {}1", "if a then b else ".repeat(100_000)),
-                format!("def f = {}1", "f <| ".repeat(100_000)),
-                format!("def f (x: {}i32) = 1", "(".repeat(100_000)),
-                format!("def f {} = 1", "(".repeat(100_000)),
-                format!("def f = #[{}] x", "a(".repeat(100_000)),
+                format!(
+                    "def f = {}1{}",
+                    "(".repeat(1_000_000),
+                    ")".repeat(1_000_000)
+                ),
+                format!("def f = {}1", "- ".repeat(1_000_000)),
+                format!("def f = {}1", "! ".repeat(1_000_000)),
+                format!("def f = {}", "[".repeat(1_000_000)),
+                format!("def f = {}x", "\\x -> ".repeat(1_000_000)),
+                format!("def f = {}1", "if a then b else ".repeat(1_000_000)),
+                format!("def f = {}1", "f <| ".repeat(1_000_000)),
+                format!("def f (x: {}i32) = 1", "(".repeat(1_000_000)),
+                format!("def f {} = 1", "(".repeat(1_000_000)),
+                format!("def f = #[{}] x", "a(".repeat(1_000_000)),
             ];
             for c in &cases {
                 let r = parse_program(c, F);

@@ -14,6 +14,7 @@
 //! run as well (they only exclude Futhark's slow interpreter).
 
 pub mod compare;
+pub mod nests;
 pub mod random;
 pub mod runner;
 pub mod spec;

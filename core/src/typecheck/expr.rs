@@ -10,8 +10,10 @@ use crate::syntax::ast::{
 };
 use crate::syntax::types::Size;
 
-/// How deeply expressions may nest before the checker gives up (instead of overflowing the stack).
-const MAX_DEPTH: u32 = 2000;
+/// How deeply expressions may nest before the checker gives up (instead of overflowing the
+/// stack): as deep as the parser builds them. The checker runs on a thread with
+/// [`crate::COMPILER_STACK`] bytes of stack.
+const MAX_DEPTH: u32 = crate::syntax::parser::MAX_TREE_DEPTH;
 
 impl Checker {
     /// Infer the types of patterns bound together (function or lambda parameters, or one `let`

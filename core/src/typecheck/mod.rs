@@ -130,7 +130,7 @@ pub fn check_program(
 }
 
 /// The stack size of the checker's thread.
-const CHECKER_STACK: usize = 64 << 20;
+const CHECKER_STACK: usize = crate::COMPILER_STACK;
 
 fn check_program_here(
     prog: &mut Program,

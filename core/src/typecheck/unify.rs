@@ -366,18 +366,37 @@ impl Checker {
 
     /// Require an equality type (one without functions).
     pub(crate) fn require_nofun(&mut self, t: &Ty) -> Result<(), UErr> {
-        match self.shallow(t) {
-            Ty::Fun(..) => Err(UErr::NotEq(self.zonk(t))),
-            Ty::Var(w) => {
-                self.vars[w as usize].nofun = true;
-                Ok(())
+        // The type is walked as a graph: each linked variable is followed once. A type built
+        // by sharing (`p (p (… x))` with `p x = (x, x)`) has a tree size exponential in its
+        // number of distinct nodes, and walking it as a tree took exponential time.
+        let mut seen = std::collections::HashSet::new();
+        let mut unbound = vec![];
+        let mut stack = vec![t];
+        while let Some(t) = stack.pop() {
+            match t {
+                Ty::Var(w) => {
+                    if seen.insert(*w) {
+                        match &self.vars[*w as usize].link {
+                            Some(l) => stack.push(l),
+                            None => unbound.push(*w),
+                        }
+                    }
+                }
+                Ty::Fun(..) => return Err(UErr::NotEq(self.zonk(t))),
+                Ty::Array(_, e) => stack.push(e),
+                // Reversed, so that the components are visited left to right.
+                Ty::Tuple(ts) => stack.extend(ts.iter().rev()),
+                // A lifted type parameter (`'^t`) may be a function: treated as one, as in Futhark.
+                Ty::Param(p) if self.lifted.contains(p) => {
+                    return Err(UErr::NotEq(Ty::Param(p.clone())))
+                }
+                Ty::Prim(_) | Ty::Param(_) => {}
             }
-            Ty::Array(_, e) => self.require_nofun(&e),
-            Ty::Tuple(ts) => ts.iter().try_for_each(|t| self.require_nofun(t)),
-            // A lifted type parameter (`'^t`) may be a function: treated as one, as in Futhark.
-            Ty::Param(p) if self.lifted.contains(&p) => Err(UErr::NotEq(Ty::Param(p))),
-            Ty::Prim(_) | Ty::Param(_) => Ok(()),
         }
+        for w in unbound {
+            self.vars[w as usize].nofun = true;
+        }
+        Ok(())
     }
 
     /// Turn a unification failure into a diagnostic about `expected` vs `found` at `span`.

@@ -16,7 +16,9 @@
 //! of (a fresh copy of) the body, seeds the adjoints of the body's results with the
 //! loop-carried adjoints of the parameters, runs the body's return sweep, and carries on the
 //! adjoints of the body's parameters and of the free variables the body contributes to. These
-//! are found by a dry run of the body's return sweep (whose output is discarded). Adjoints of
+//! are found by a dry run of the body's return sweep (whose output is discarded; loops nested
+//! in the body get an empty reverse body during it, [`Rev::dry_runs`], so that the work stays
+//! quadratic, not exponential, in the depth of a loop nest). Adjoints of
 //! free arrays that are accumulators (inside a `map` lambda) are carried as accumulator
 //! parameters. Array adjoints are carried owned (copied first when shared), so the body
 //! updates them in place. Size parameters get no adjoint. The sizes of the
@@ -463,7 +465,22 @@ impl Rev<'_> {
         if let Some(f) = self.frames.last_mut() {
             f.locals.insert(kvar.clone());
         }
-        let body = self.in_body(|rv| rv.rev_iteration(&ctx, &kvar, &pbars, &fparams, &curs))?;
+        let body = if self.dry_runs > 0 {
+            // Inside an enclosing loop's dry run, which discards this code and only compares
+            // the adjoints before and after: the loop-carried values pass through unchanged.
+            // What the loop does to the enclosing adjoints is set below, from `carried` and
+            // `pbars`, exactly as for the full loop (whose body's own changes to `adjs` are
+            // dropped by `self.adjs = saved`).
+            Body {
+                stms: vec![],
+                result: lparams
+                    .iter()
+                    .map(|(p, _)| SubExp::Var(p.name.clone()))
+                    .collect(),
+            }
+        } else {
+            self.in_body(|rv| rv.rev_iteration(&ctx, &kvar, &pbars, &fparams, &curs))?
+        };
         let pat: Vec<(String, Type)> = lparams
             .iter()
             .map(|(p, _)| (p.name.base.to_string(), p.ty.clone()))
@@ -552,7 +569,9 @@ impl Rev<'_> {
             .filter(|r| matches!(r, Restore::Inverted(_)))
             .map(|_| self.ns.fresh("dry_inv"))
             .collect();
+        self.dry_runs += 1;
         let res = self.in_body(|rv| rv.rev_iteration(ctx, &kvar, &pbars, &[], &curs));
+        self.dry_runs -= 1;
         let after = std::mem::replace(&mut self.adjs, snap_adjs);
         self.frames = snap_frames;
         let body = res?;

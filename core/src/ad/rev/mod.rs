@@ -271,6 +271,11 @@ pub(crate) struct Rev<'a> {
     pub outside: HashSet<VName>,
     /// What the forward sweep of each loop left for its return sweep (see [`loops`]).
     pub loop_tapes: HashMap<VName, loops::LoopTape>,
+    /// How many dry runs of reverse-loop bodies enclose the code being generated (see
+    /// [`loops`]): inside one, nested reverse loops get an empty body, since the dry run only
+    /// looks at which adjoints change, and building them in full would make the work
+    /// exponential in the depth of a loop nest.
+    pub dry_runs: usize,
 }
 
 /// Does a value of this type have an adjoint? (Integers, floats and bools, scalars or arrays:
@@ -383,6 +388,7 @@ impl<'a> Rev<'a> {
             frames: vec![],
             outside: HashSet::new(),
             loop_tapes: HashMap::new(),
+            dry_runs: 0,
         }
     }
 
