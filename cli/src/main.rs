@@ -802,6 +802,9 @@ fn devices() -> Result<ExitCode, Failure> {
             ("ieee-f16", d.signed_zero_inf_nan_preserve[0]),
             ("ieee-f32", d.signed_zero_inf_nan_preserve[1]),
             ("ieee-f64", d.signed_zero_inf_nan_preserve[2]),
+            ("denorm-f16", d.denorm_preserve[0]),
+            ("denorm-f32", d.denorm_preserve[1]),
+            ("denorm-f64", d.denorm_preserve[2]),
         ];
         let subgroup_ops = [
             ("arithmetic", d.subgroup_arithmetic),
