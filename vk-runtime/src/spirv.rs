@@ -4,7 +4,6 @@
 use crate::{Result, VkError};
 use std::io::Write;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 const MAGIC: u32 = 0x0723_0203;
 const OP_EXTENSION: u32 = 10;
@@ -22,28 +21,29 @@ const EXECUTION_MODEL_GLCOMPUTE: u32 = 5;
 
 /// Validates a SPIR-V module for vulkan1.2 (calls `spirv-val --target-env vulkan1.2`, from the
 /// Debian package spirv-tools; error if it is missing). Used by `Context::kernel` and by tests.
+/// The module goes to `spirv-val` through a pipe: no temporary file is left behind, whatever
+/// happens to the process.
 pub fn validate_spirv(words: &[u32]) -> Result<()> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let path = std::env::temp_dir().join(format!(
-        "vkad-spirv-{}-{}.spv",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let write = std::fs::File::create(&path).and_then(|mut f| f.write_all(&bytes));
-    if let Err(e) = write {
-        let _ = std::fs::remove_file(&path);
-        return Err(VkError::Vk(format!(
-            "cannot write {} for spirv-val: {e}",
-            path.display()
-        )));
-    }
     let out = Command::new("spirv-val")
-        .args(["--target-env", "vulkan1.2"])
-        .arg(&path)
-        .stdin(Stdio::null())
-        .output();
-    let _ = std::fs::remove_file(&path);
+        .args(["--target-env", "vulkan1.2", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            // Written from another thread, so that a validator that reports before reading
+            // all of its input cannot block on a full output pipe while we block on input.
+            let mut stdin = child.stdin.take();
+            let writer = std::thread::spawn(move || match stdin.as_mut() {
+                Some(w) => w.write_all(&bytes),
+                None => Ok(()),
+            });
+            let out = child.wait_with_output();
+            // A validator that stops reading early closes the pipe: its report says why.
+            let _ = writer.join();
+            out
+        });
     let out = match out {
         Ok(o) => o,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
