@@ -526,9 +526,7 @@ impl<'a> Exec<'a> {
         } else {
             0
         };
-        let kern = self
-            .ctx
-            .kernel("vkad", &code.words, "main", 2 + bound as u32, 4)?;
+        let kern = code.pipeline(self.ctx, 2 + bound as u32)?;
         let name = {
             self.pass += 1;
             match loc {
