@@ -4,7 +4,7 @@
 use super::env::{Env, Found, FunVal, Head, SV};
 use super::types::{outer_dim, scope_dim, stype_to_sv};
 use super::{attr_text, internal, Lowerer, SizeArith, MAX_INLINE_DEPTH, MAX_LOWERED_NAMES, R};
-use crate::diag::{Diagnostic, Span};
+use crate::diag::{Diagnostic, Span, SrcLoc};
 use crate::ir::{
     self, Body, ConvOp, DimIndex as IrDim, Exp, ExtDim, ExtType, LoopForm as IrLoopForm, Param,
     Stm, SubExp, Type, UnOp as IrUnOp, VName,
@@ -50,8 +50,19 @@ fn safe_stms(stms: &[Stm]) -> bool {
 }
 
 impl<'a> Lowerer<'a> {
+    /// Lowers `e`; the statements it makes carry its location, except inside an inlined
+    /// prelude function called from the user's code: there they carry the location of the
+    /// user's expression, so that a run-time error in `map2`'s size check, a kernel in a
+    /// profile or a scope in the AD report points at the user's call, not at `<prelude>`.
     pub fn lower_expr(&mut self, env: &Env<'a>, e: &'a Expr) -> R<SV<'a>> {
-        let saved = self.loc.replace(self.loc_of(e.span));
+        let loc = self.loc_of(e.span);
+        let in_user_code = |l: &SrcLoc| &*l.file != crate::PRELUDE_NAME;
+        let keep = &*loc.file == crate::PRELUDE_NAME && self.loc.as_ref().is_some_and(in_user_code);
+        let saved = if keep {
+            self.loc.clone()
+        } else {
+            self.loc.replace(loc)
+        };
         let r = self.lower_expr_inner(env, e);
         self.loc = saved;
         r
