@@ -1705,16 +1705,7 @@ impl<'a> Exec<'a> {
                 }
                 // Tuples: operators that combine each component on its own (as `jvp` makes)
                 // run as one histogram per component.
-                let ops: Vec<ir::Operator> = if dest.len() == 1 {
-                    vec![op.clone()]
-                } else {
-                    split_operator(op).ok_or_else(|| {
-                        Error::unsupported(
-                            "`reduce_by_index` on tuples whose operator mixes components",
-                            loc,
-                        )
-                    })?
-                };
+                let ops = hist_operators(dest.len(), op, loc)?;
                 let mut out = Vec::with_capacity(dest.len());
                 for (k, op1) in ops.iter().enumerate() {
                     out.push(self.hist1(stm, k, n, &dest[k], op1, inds, &vals[k], loc)?);
@@ -1960,6 +1951,25 @@ impl<'a> Exec<'a> {
         }
         Ok((elems, ios))
     }
+}
+
+/// The operators of a `reduce_by_index` into `dests` arrays, one per array: its own operator
+/// for one array, else the tuple operator split by component ([`split_operator`]); an operator
+/// that mixes components is not supported.
+pub(crate) fn hist_operators(
+    dests: usize,
+    op: &ir::Operator,
+    loc: &Option<SrcLoc>,
+) -> E<Vec<ir::Operator>> {
+    if dests == 1 {
+        return Ok(vec![op.clone()]);
+    }
+    split_operator(op).ok_or_else(|| {
+        Error::unsupported(
+            "`reduce_by_index` on tuples whose operator mixes components",
+            loc,
+        )
+    })
 }
 
 /// Splits an operator on `k`-tuples into `k` scalar operators when result `i` depends only on

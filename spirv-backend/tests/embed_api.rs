@@ -7,49 +7,22 @@ mod common;
 
 use vkad_core::prim::PrimValue;
 use vkad_core::testing::compare_values;
-use vkad_core::value::{ArrayValue, Buffer, Value};
+use vkad_core::value::Value;
 use vkad_spirv::error::{Error, RuntimeKind};
 use vkad_spirv::{Arg, CallOptions, DeviceArray, Out, Program, Source, TimelinePoint};
-
-const SRC: &str = "
-def loss [n] (xs: [n]f64) (w: f64) : f64 =
-  f64.sum (map (\\x -> (x * w - 1.0) ** 2.0) xs)
-
-entry main [n] (xs: [n]f64) (w: f64) : (f64, [n]f64, [n]f64) =
-  let g = vjp (\\ys -> loss ys w) xs 1.0
-  in (loss xs w, g, scan (+) 0.0 (map (* w) xs))
-";
-
-/// `n` pseudo-random f64s in [-0.5, 0.5) from `seed`.
-fn f64s(n: usize, seed: u64) -> ArrayValue {
-    let mut x = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    let data: Vec<f64> = (0..n)
-        .map(|_| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (x >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        })
-        .collect();
-    ArrayValue {
-        shape: vec![n],
-        data: Buffer::F64(data),
-    }
-}
 
 #[test]
 fn an_entry_called_100_times_through_the_api_makes_its_kernels_once() {
     let ctx = common::ctx();
-    let c = vkad_core::compile("t.fut", SRC).unwrap_or_else(|e| panic!("{}", e.render()));
+    let c =
+        vkad_core::compile("t.fut", common::LOSS_SRC).unwrap_or_else(|e| panic!("{}", e.render()));
     let program = Program::compile(&ctx, &c).expect("compiled");
     let main = program.entry("main").expect("entry");
     let mut after_first = None;
     for k in 0..100u64 {
         // Sizes from 1 to 3000, every third call on a device buffer with device results.
         let n = 1 + (k as usize * 997) % 3000;
-        let xs = f64s(n, k);
+        let xs = common::f64s(n, k);
         let w = PrimValue::F64(0.5 + k as f64 / 100.0);
         let want = c
             .run_interp("main", vec![Value::Array(xs.clone()), Value::Scalar(w)])

@@ -28,7 +28,7 @@
 use super::plan::{MapStep, PlanBody, Step};
 use super::DeviceProgram;
 use crate::error::{Error, Result};
-use crate::exec::{reduce_passes, scan_passes, split_operator, tiled_scan_fits, tuple_too_big};
+use crate::exec::{hist_operators, reduce_passes, scan_passes, tiled_scan_fits, tuple_too_big};
 use crate::gen::{word_kind, Addressing};
 use crate::kernel::{BindSrc, HostTy, KernelCode};
 use crate::prims::{self, Io, Phase};
@@ -475,16 +475,7 @@ impl<'a> Aot<'a> {
                 vals,
                 ..
             } => {
-                let ops: Vec<ir::Operator> = if dest.len() == 1 {
-                    vec![op.clone()]
-                } else {
-                    split_operator(op).ok_or_else(|| {
-                        Error::unsupported(
-                            "`reduce_by_index` on tuples whose operator mixes components",
-                            loc,
-                        )
-                    })?
-                };
+                let ops = hist_operators(dest.len(), op, loc)?;
                 let info = self.ctx.info().clone();
                 let disjoint = stm.attrs.has(DISJOINT_INDICES);
                 for (k, op1) in ops.iter().enumerate() {

@@ -58,3 +58,32 @@ pub fn run(
     let c = vkad_core::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
     run_entry(&ctx(), &c, entry, args)
 }
+
+/// A program with a primal, its `vjp` and a `scan`, for tests that call one entry many times.
+pub const LOSS_SRC: &str = "
+def loss [n] (xs: [n]f64) (w: f64) : f64 =
+  f64.sum (map (\\x -> (x * w - 1.0) ** 2.0) xs)
+
+entry main [n] (xs: [n]f64) (w: f64) : (f64, [n]f64, [n]f64) =
+  let g = vjp (\\ys -> loss ys w) xs 1.0
+  in (loss xs w, g, scan (+) 0.0 (map (* w) xs))
+";
+
+/// `n` pseudo-random f64s in [-0.5, 0.5) from `seed`.
+pub fn f64s(n: usize, seed: u64) -> vkad_core::value::ArrayValue {
+    let mut x = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    let data: Vec<f64> = (0..n)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        })
+        .collect();
+    vkad_core::value::ArrayValue {
+        shape: vec![n],
+        data: vkad_core::value::Buffer::F64(data),
+    }
+}
