@@ -24,6 +24,10 @@ pub(super) struct Flattener<'a> {
     /// How many more host `loop`s along the current path may be versioned (rule 6): starts at
     /// [`MAX_VERSIONED_DEPTH`], one less inside the parallel version of a versioned loop.
     pub loop_versions: usize,
+    /// Set by [`Flattener::version_fused`] for the producer of its distributed version: the
+    /// next [`Flattener::nest_body`] (the producer's) distributes without versioning, as the
+    /// versioning already happened around the pair.
+    pub distribute_next: bool,
 }
 
 /// A unit of flattening: a statement, or a producer `map` fused into the SOAC that consumes
@@ -592,6 +596,8 @@ impl Flattener<'_> {
                 self.nest_body(&inner, &lam.body, pat, &s.loc, versions, out);
                 return;
             }
+        } else if self.version_fused(nest, u, pat, versions, out) {
+            return;
         } else if let Some(stm) = self.segop(nest, u, pat) {
             out.push(stm);
             return;
@@ -606,8 +612,107 @@ impl Flattener<'_> {
         out.push(self.segmap(nest, stms, results, pat.to_vec(), &s.loc));
     }
 
+    /// Rule 3, versioned with rule 4 where the producer fused into a segmented operation has
+    /// inner parallelism (Futhark splits such a redomap the same way): where the segmented
+    /// operation's own space (`nest` and the consumer's width) fills the device, the fused
+    /// kernel, its producer's inner SOACs run sequentially by each thread; otherwise the
+    /// producer is flattened in `nest` as a `map` of its own (so its inner parallelism
+    /// becomes kernels), and the consumer reads its materialised results. Returns whether it
+    /// applied (a fused unit whose producer has inner parallelism, with versions left, whose
+    /// producer's results have shapes known outside the nest and which rule 3 can build).
+    fn version_fused(
+        &mut self,
+        nest: &Nest,
+        u: &Unit,
+        pat: &[Param],
+        versions: usize,
+        out: &mut Vec<HostStm>,
+    ) -> bool {
+        let Unit::Fused {
+            producer,
+            consumer,
+            map_outs,
+        } = u
+        else {
+            return false;
+        };
+        let Exp::Soac(Soac::Map { w, lam, .. }) = &producer.exp else {
+            return false;
+        };
+        let both = Body {
+            stms: vec![(*producer).clone(), (*consumer).clone()],
+            result: u
+                .pat()
+                .iter()
+                .map(|p| SubExp::Var(p.name.clone()))
+                .collect(),
+        };
+        if versions == 0 || !has_soac(&lam.body) || !self.distributable(nest, &both) {
+            return false;
+        }
+        // The fused version, on a copy with fresh names (the program binds every name once).
+        let copy = self.fresh_body(&both);
+        let fused = Unit::Fused {
+            producer: &copy.stms[0],
+            consumer: &copy.stms[1],
+            map_outs: map_outs.clone(),
+        };
+        let seq_pat: Vec<Param> = pat
+            .iter()
+            .map(|p| self.fresh_param(&p.name, p.ty.clone()))
+            .collect();
+        let mut pre = Vec::new();
+        let Some(seq) = self.segop(nest, &fused, &seq_pat) else {
+            return false;
+        };
+        let mut space = nest.clone();
+        space.levels.push(Level {
+            gtid: self.ns.fresh("unused"),
+            width: w.clone(),
+        });
+        let size = self.nest_size(&space, &mut pre);
+        let loc = &consumer.loc;
+        let cond = self.threshold("suff_outer_par", size, ThresholdKind::Nest, loc, &mut pre);
+        let dist_pat: Vec<Param> = pat
+            .iter()
+            .map(|p| self.fresh_param(&p.name, p.ty.clone()))
+            .collect();
+        let mut dist = Vec::new();
+        let split = vec![Unit::One(producer), Unit::One(consumer)];
+        self.distribute_next = true;
+        self.distribute_units(
+            nest,
+            split,
+            &both.result,
+            &dist_pat,
+            loc,
+            versions,
+            &mut dist,
+        );
+        self.distribute_next = false;
+        let vars = |ps: &[Param]| ps.iter().map(|p| SubExp::Var(p.name.clone())).collect();
+        out.extend(pre);
+        out.push(host(
+            pat.to_vec(),
+            HostExp::If {
+                cond: SubExp::Var(cond.name),
+                then_b: HostBody {
+                    stms: vec![seq],
+                    result: vars(&seq_pat),
+                },
+                else_b: HostBody {
+                    stms: dist,
+                    result: vars(&dist_pat),
+                },
+                ret: pat.iter().map(|p| p.ty.to_ext()).collect::<Vec<ExtType>>(),
+            },
+            loc,
+        ));
+        true
+    }
+
     /// Flattens the body `b` of the innermost map of `nest`; `pat` binds its results expanded.
-    fn nest_body(
+    pub(super) fn nest_body(
         &mut self,
         nest: &Nest,
         b: &Body,
@@ -616,6 +721,7 @@ impl Flattener<'_> {
         versions: usize,
         out: &mut Vec<HostStm>,
     ) {
+        let forced = std::mem::take(&mut self.distribute_next);
         if !has_soac(b) {
             out.push(self.segmap(nest, b.stms.clone(), b.result.clone(), pat.to_vec(), loc));
             return;
@@ -637,7 +743,11 @@ impl Flattener<'_> {
                 return;
             }
         }
-        // Rule 4, versioned with rule 5.
+        // Rule 4, versioned with rule 5 (unless the caller versioned already).
+        if versions > 0 && self.distributable(nest, b) && forced {
+            self.distribute(nest, b, pat, loc, versions - 1, out);
+            return;
+        }
         if versions > 0 && self.distributable(nest, b) {
             let size = self.nest_size(nest, out);
             let cond = self.threshold("suff_outer_par", size, ThresholdKind::Nest, loc, out);
@@ -936,7 +1046,7 @@ impl Flattener<'_> {
 
     /// The host array whose rows, one per thread of `nest`, are the thread's value of `d` (the
     /// destination of a histogram or scatter in the nest).
-    fn resolve_dest(&self, nest: &Nest, d: &VName) -> Option<VName> {
+    pub(super) fn resolve_dest(&self, nest: &Nest, d: &VName) -> Option<VName> {
         let bound = nest.bound();
         let mut name = d.clone();
         let mut idx: Vec<VName> = Vec::new();
@@ -984,13 +1094,30 @@ impl Flattener<'_> {
         out: &mut Vec<HostStm>,
     ) {
         let all = units(&b.stms, &b.result, &self.types);
+        self.distribute_units(nest, all, &b.result, pat, loc, versions, out);
+    }
+
+    /// Rule 4 on statements already split into units; `result` is what they return, bound
+    /// expanded to `pat`.
+    #[allow(clippy::too_many_arguments)]
+    fn distribute_units(
+        &mut self,
+        nest: &Nest,
+        all: Vec<Unit>,
+        result: &[SubExp],
+        pat: &[Param],
+        loc: &Option<SrcLoc>,
+        versions: usize,
+        out: &mut Vec<HostStm>,
+    ) {
         // Groups: a SOAC unit or a for loop with inner parallelism alone, other statements
         // together.
         let mut groups: Vec<Vec<Unit>> = Vec::new();
         let mut seq: Vec<Unit> = Vec::new();
         for u in all {
             let alone = u.is_soac()
-                || matches!(&u.stm().exp, Exp::Loop { form: LoopForm::For { .. }, body, .. } if has_soac(body));
+                || matches!(&u.stm().exp, Exp::Loop { form: LoopForm::For { .. }, body, .. } if has_soac(body))
+                || matches!(&u.stm().exp, Exp::WithAcc { lam, .. } if has_soac(&lam.body));
             if alone {
                 if !seq.is_empty() {
                     groups.push(std::mem::take(&mut seq));
@@ -1003,15 +1130,24 @@ impl Flattener<'_> {
         if !seq.is_empty() {
             groups.push(seq);
         }
-        let result_vars: Vec<Option<&VName>> = b.result.iter().map(|r| r.as_var()).collect();
+        let result_vars: Vec<Option<&VName>> = result.iter().map(|r| r.as_var()).collect();
         let mut named: HashSet<usize> = HashSet::new();
         let mut nest_d = nest.clone();
         for (g, group) in groups.iter().enumerate() {
+            // Cheap scalar statements between kernels are no kernel of their own: the later
+            // kernels that need them recompute them (as the cheap statements of a perfect
+            // nest are).
+            if group.iter().all(|u| matches!(u, Unit::One(s) if cheap(s))) {
+                nest_d
+                    .entries
+                    .extend(group.iter().map(|u| Entry::Stm(u.stm().clone())));
+                continue;
+            }
             let later_stms: Vec<Stm> = groups[g + 1..]
                 .iter()
                 .flat_map(|gr| gr.iter().flat_map(|u| u.stms()))
                 .collect();
-            let later = uses_of(&later_stms, &b.result);
+            let later = uses_of(&later_stms, result);
             // Host names for what the group binds (all of a SOAC unit's pattern; what later
             // groups use of a sequential group).
             let binds: Vec<Param> = group.iter().flat_map(|u| u.pat()).collect();
@@ -1041,6 +1177,15 @@ impl Flattener<'_> {
                 [u] if matches!(u.stm().exp, Exp::Loop { .. }) => {
                     self.interchange(&nest_d, u.stm(), &outputs, &host_pat, versions, out)
                 }
+                [u] if matches!(u.stm().exp, Exp::WithAcc { .. })
+                    && self.interchange_acc(
+                        &nest_d,
+                        u.stm(),
+                        &outputs,
+                        &host_pat,
+                        versions,
+                        out,
+                    ) => {}
                 _ => {
                     let stms: Vec<Stm> = group.iter().flat_map(|u| u.stms()).collect();
                     let results = outputs
@@ -1058,7 +1203,7 @@ impl Flattener<'_> {
         // one more kernel returns them.
         let rest: Vec<usize> = (0..pat.len()).filter(|k| !named.contains(k)).collect();
         if !rest.is_empty() {
-            let results = rest.iter().map(|&k| b.result[k].clone()).collect();
+            let results = rest.iter().map(|&k| result[k].clone()).collect();
             let pats = rest.iter().map(|&k| pat[k].clone()).collect();
             out.push(self.segmap(&nest_d, Vec::new(), results, pats, loc));
         }

@@ -19,7 +19,11 @@
 //!    is fused into it (Futhark's *redomap* and *scanomap*): the kernel computes the producer's
 //!    lambda per element, and the producer's results that other statements use become map
 //!    outputs of the same kernel. A `reduce_by_index` or `scatter` in a nest updates an array
-//!    that has one row per thread of the nest (a histogram per segment).
+//!    that has one row per thread of the nest (a histogram per segment). Where the producer
+//!    itself has inner parallelism, the fused kernel runs it sequentially in each thread;
+//!    that version is chosen at run time (`suff_outer_par`) against a distributed one in
+//!    which the producer is a `map` of its own, flattened by these rules, and the consumer
+//!    reads its results (Futhark splits such a redomap the same way).
 //! 4. **Distribution** (with **loop interchange**). Otherwise `B`'s statements are split into
 //!    groups: each SOAC (with its fused producer) and each `for` loop whose body contains SOACs
 //!    is a group of its own; consecutive other statements form one group. Each group becomes
@@ -27,7 +31,11 @@
 //!    a later one uses is *expanded*: the kernel writes it to an array with the nest's
 //!    dimensions in front, and later kernels read their thread's element. A `for` loop is
 //!    interchanged with the nest: it runs on the host, its parameters expanded to arrays, and
-//!    its body is flattened in the nest. Distribution needs every expanded value's shape, every
+//!    its body is flattened in the nest; a `with_acc` whose body has inner parallelism and
+//!    whose accumulators are rows of the nest's threads is interchanged likewise (module
+//!    `with_acc`: one host `with_acc` over the expanded arrays, updates indexed by the thread
+//!    first). A group of cheap scalar statements is no kernel: the later kernels that need
+//!    its values recompute them. Distribution needs every expanded value's shape, every
 //!    inner width and every interchanged loop's bound to be known outside the nest; where one
 //!    is not (irregular nested parallelism), rule 5 applies.
 //! 5. **Sequentialisation.** One `SegMap` over the nest whose thread code runs `B`, inner SOACs
@@ -66,6 +74,7 @@
 mod kernel;
 mod nest;
 mod seq_loop;
+mod with_acc;
 
 use crate::ir::{self, Type, VName};
 use crate::seg;
@@ -98,6 +107,7 @@ pub fn flatten_program(p: &ir::Program) -> seg::Program {
                 thresholds: &mut thresholds,
                 host_loc: None,
                 loop_versions: MAX_VERSIONED_DEPTH,
+                distribute_next: false,
             };
             let body = fl.host_body(&f.body);
             seg::FunDef {

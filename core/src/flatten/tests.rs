@@ -244,3 +244,66 @@ fn one_thread_loop_in_chunks_gives_the_same_results_for_every_chunk_size() {
         assert!(th.set(bad).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn reduction_of_a_map_with_inner_parallelism_is_versioned_and_split() {
+    // The producer `map` has an inner reduction: fused, each thread of the segred sums a row
+    // sequentially; split, the rows are a segmented reduction and the outer sum reads them.
+    let src = "entry main (a: [][]f32) = f32.sum (map (\\r -> f32.sum r * 2) a)";
+    let ks = kernels(src, "main");
+    assert_eq!(
+        shape(&ks),
+        vec![("segred", 1), ("segred", 2), ("segmap", 1), ("segred", 1)],
+        "the fused version, then the split one (the rows' sums, their doubling, the sum)"
+    );
+    check_both_versions(src, "main", "[[1f32, 2f32, 3f32], [4f32, 5f32, 6f32]]");
+}
+
+#[test]
+fn with_acc_in_a_nest_is_interchanged_with_the_nest() {
+    // A GMM gradient: the reverse sweep of the map over points accumulates each point's
+    // adjoint from the inner map over the components in a `with_acc` inside the map.
+    // Distributed, that `with_acc` is one host `with_acc` over all points ([n][d]).
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/programs/kernels/gmm.fut");
+    let src = std::fs::read_to_string(path).expect("gmm.fut");
+    let c = crate::compile("gmm.fut", &src).unwrap_or_else(|e| panic!("{}", e.render()));
+    let p = super::extract_kernels(&c.ir);
+    crate::seg::check::check_program(&p).expect("checked kernel IR");
+    fn host_with_acc_over(b: &HostBody, dims: usize) -> bool {
+        b.stms.iter().any(|s| match &s.exp {
+            HostExp::WithAcc { inputs, lam } => {
+                inputs.iter().any(|i| i.shape.len() == dims) || host_with_acc_over(&lam.body, dims)
+            }
+            HostExp::If { then_b, else_b, .. } => {
+                host_with_acc_over(then_b, dims) || host_with_acc_over(else_b, dims)
+            }
+            _ => false,
+        })
+    }
+    let f = p.entry("grad").expect("entry");
+    assert!(
+        host_with_acc_over(&f.body, 2),
+        "a host with_acc over [n][d]:\n{}",
+        crate::seg::print::program_to_string(&p)
+    );
+    check_both_versions(
+        &src,
+        "grad",
+        "2.0 [[0.0, 1.0], [1.0, -1.0]] [0.5, -0.5] [[0.0, 0.0], [1.0, 1.0]] [[0.1, -0.2], [0.0, 0.3]]",
+    );
+}
+
+/// Runs `entry` on the kernel IR with every nest sequentialised and with every nest
+/// distributed, and compares both with the interpreter.
+fn check_both_versions(src: &str, entry: &str, args: &str) {
+    let c = crate::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
+    let args = || crate::values::parse_values(args.as_bytes()).expect("values");
+    let want = c.run_interp(entry, args()).expect("interpreter");
+    for nest in [0, i64::MAX] {
+        let mut th = crate::seg::Thresholds::default();
+        th.set(&format!("nest={nest}")).unwrap();
+        let (got, _) = c.run_kernels(entry, args(), &th).expect("kernel IR");
+        assert_eq!(got, want, "nest threshold {nest}");
+    }
+}

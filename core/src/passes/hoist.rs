@@ -1,12 +1,16 @@
-//! Hoisting of invariant `iota` and `rearrange` statements out of `map` and `with_acc` lambdas.
+//! Hoisting of invariant `iota`, `rearrange` and scalar statements out of `map` and `with_acc`
+//! lambdas.
 //!
-//! A statement at the top of a lambda's body that is `iota n` (with `n` a constant `≥ 0` or a
-//! size of the function's params, so it cannot fail) or `rearrange` of an array, and that uses
+//! A statement of a lambda's body that is `iota n` (with `n` a constant `≥ 0` or a size of the
+//! function's params, so it cannot fail), `rearrange` of an array, or a scalar operator or
+//! comparison that cannot fail (not an integer division, remainder or power), and that uses
 //! no name bound inside the lambda (its params or earlier statements), is moved before the
-//! `map`/`with_acc`. Both are cheap and pure, so this never changes what the program computes;
+//! `map`/`with_acc`. All are cheap and pure, so this never changes what the program computes;
 //! it turns per-iteration index arrays and transpositions into values bound once outside the
 //! nest, which is the form [`super::acc_to_reduce`] needs (AD's return sweeps put `iota`s and
-//! transpositions inside the maps they make). Nested lambdas are processed first, so a
+//! transpositions inside the maps they make), and it makes sizes computed from invariant
+//! values (the `min w 1` of a `min`/`max` reduction's adjoint) known outside the nest, which
+//! is what flattening needs to distribute the nest. Nested lambdas are processed first, so a
 //! statement moves out of as many levels as it is invariant to.
 
 use super::traverse::{nested_bodies, uses_in_exp, walk_stm, Binders};
@@ -70,6 +74,8 @@ fn hoistable(st: &Stm, bound: &HashSet<VName>, sizes: &HashSet<VName>) -> bool {
             SubExp::Var(v) => sizes.contains(v),
         },
         Exp::Rearrange(..) => true,
+        Exp::BinOp(op, ..) => !can_fail(*op),
+        Exp::CmpOp(..) => true,
         _ => false,
     };
     if !ok_exp {
@@ -84,6 +90,17 @@ fn hoistable(st: &Stm, bound: &HashSet<VName>, sizes: &HashSet<VName>) -> bool {
         }
     }
     uses.iter().all(|u| !bound.contains(u))
+}
+
+/// Whether `op` can fail at run time: integer division and remainder (by zero) and integer
+/// powers (negative exponents). Every other operator is total (integers wrap).
+fn can_fail(op: BinOp) -> bool {
+    use crate::prim::PrimType;
+    match op {
+        BinOp::Div(t) | BinOp::Mod(t) | BinOp::Pow(t) => !matches!(t, PrimType::Float(_)),
+        BinOp::Quot(_) | BinOp::Rem(_) => true,
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -147,5 +164,35 @@ mod tests {
         )
         .expect("no iota of a negative size runs");
         assert_eq!(out.len(), 2);
+    }
+
+    #[test]
+    fn total_scalar_operators_leave_the_nest_and_divisions_stay() {
+        let src =
+            "entry main [n] (xs: [n]i64) (k: i64) (d: i64) = map (\\x -> x + k * 3 + k / d) xs";
+        let count = |p: &Program, div: bool| {
+            p.entry("main")
+                .expect("main")
+                .body
+                .stms
+                .iter()
+                .filter(|s| match &s.exp {
+                    Exp::BinOp(BinOp::Mul(_), ..) => !div,
+                    Exp::BinOp(BinOp::Div(_), ..) => div,
+                    _ => false,
+                })
+                .count()
+        };
+        let p = hoist(compile(src));
+        crate::ir::check::check_program(&p).expect("valid IR");
+        assert_eq!(count(&p, false), 1, "k * 3 is bound once, before the map");
+        assert_eq!(count(&p, true), 0, "k / d could fail: it stays in the map");
+        // The map runs no iteration: no division by zero.
+        let out = crate::interp::run_entry(
+            &p,
+            "main",
+            crate::values::parse_values("empty([0]i64) 1i64 0i64".as_bytes()).expect("values"),
+        );
+        assert!(out.is_ok(), "{out:?}");
     }
 }

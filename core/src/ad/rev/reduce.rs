@@ -522,35 +522,39 @@ impl Rev<'_> {
             }),
         );
         let idx = SubExp::Var(res[1].clone());
-        // ā[idx : idx + n] += replicate n ȳ with n = 1 if an element won, else 0.
+        // ā[start : start + n] += replicate n v, with n = min(w, 1), start = min(idx, w - n)
+        // and v = ȳ if an element won (idx < w), else -0.0 for floats (x + -0.0 = x for every
+        // x, -0.0 included) and 0 for integers. The slice's length depends only on `w`, not on the data: inside a `map`
+        // nest the statement keeps a shape known outside the nest (so flattening can
+        // distribute it), where a slice of 1 or 0 elements (won or not) would not.
+        // (Integers have adjoints too, where a program asks for them: there 0 is the identity.)
+        let identity = match t {
+            PrimType::Float(ft) => crate::ad::derivatives::fconst(ft, -0.0),
+            _ => super::zero_of(t),
+        };
         let won = self.bind(
             "won",
             Type::Prim(PrimType::Bool),
             Exp::CmpOp(CmpOp::Lt(I64), idx.clone(), w.clone()),
         );
-        let n = SubExp::Var(self.bind(
-            "n",
-            Type::Prim(I64),
-            Exp::Conv(
-                ConvOp {
-                    from: PrimType::Bool,
-                    to: I64,
-                },
-                SubExp::Var(won),
-            ),
-        ));
+        let n = self.binop(BinOp::Min(I64), w.clone(), SubExp::i64(1));
+        let last = self.binop(BinOp::Sub(I64), w.clone(), n.clone());
+        let start = self.binop(BinOp::Min(I64), idx, last);
+        let th = self.in_body(|_| Ok(vec![yb]))?;
+        let el = self.in_body(|_| Ok(vec![identity]))?;
+        let v = self.select(SubExp::Var(won), th, el, &[Type::Prim(t)])?;
         let d = self.bind(
             "minmax_adj",
             Type::array(t, vec![n.clone()]),
             Exp::Replicate {
                 shape: vec![n.clone()],
-                value: yb,
+                value: v[0].clone(),
             },
         );
         self.add_adj_index(
             a,
             &[DimIndex::Slice {
-                start: idx,
+                start,
                 len: n,
                 stride: SubExp::i64(1),
             }],
