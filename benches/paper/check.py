@@ -6,7 +6,7 @@ max|vkad - jax| / max|jax| (the absolute error where jax's value is all zeros).
     ../peers/.venv/bin/python check.py [-b BACKEND]... [--vkad PATH] [DATA.in ...]
 
 Default data: the small data sets (small/*_small.in); default backends: interp, kernels,
-vulkan and vulkan-kernels. An entry a backend does not support ("not supported" on stderr) is
+and vulkan. An entry a backend does not support ("not supported" on stderr) is
 reported as skipped. Exit status 1 if any value differs by more than the tolerance."""
 import argparse
 import glob
@@ -40,7 +40,7 @@ def main():
     ap.add_argument("--vkad", default=os.environ.get("VKAD", "vkad"))
     ap.add_argument("data", nargs="*")
     args = ap.parse_args()
-    backends = args.backend or ["interp", "kernels", "vulkan", "vulkan-kernels"]
+    backends = args.backend or ["interp", "kernels", "vulkan"]
     data = args.data or sorted(glob.glob(os.path.join(here, "small", "*_small.in")))
     peers = {}
     for name in ("jax", "torch"):

@@ -9,13 +9,13 @@
 # 3. generates the data sets (gen_data.py, into benches/paper/data/, git-ignored),
 # 4. checks vkad against JAX on the small data sets (check.py, relative error 1e-6),
 # 5. times, for each data set, the primal and gradient entries: whole `vkad run` processes on
-#    -b interp, -b vulkan and -b vulkan-kernels, `vkad bench` (Vulkan, in process), JAX and
+#    -b interp and -b vulkan, `vkad bench` (Vulkan, in process), JAX and
 #    PyTorch (median after a warm-up), and writes benches/RESULTS.md's paper section.
 #
 # The default data sets are sized for a 2-core machine with lavapipe (about 10 minutes in all);
 # the paper's own shapes (`gen_data.py paper`) are far larger. Environment: VKAD (binary), REPS
 # (timed runs of `vkad bench`, default 1), PEER_RUNS (default 10), TIMEOUT (seconds per vkad
-# process, default 100; `vkad bench` gets twice that), BACKENDS (default interp,vulkan,vulkan-kernels).
+# process, default 100; `vkad bench` gets twice that), BACKENDS (default interp,vulkan).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -39,5 +39,5 @@ if [ $# -eq 0 ]; then
   note='Sizes: the k-means set of the paper is (n, d, k) = (494019, 35, 5); here n = 20000 (at n = 494019 the Newton step takes 387 s on the interpreter on this machine, and at n = 1000 already 202 s on -b vulkan, whose accumulators of several arrays run iteration by iteration). GMM: n = 1000 with (d, K) = (2, 5) and (10, 25), the smallest of the ADBench grid (the smallest of the paper, D0, is d = 64, K = 200). LSTM: the smallest of ADBench, l = 2, c = 1024, b = 14.'
 fi
 "$py" "$here/run_bench.py" --vkad "$VKAD" --python "$py" \
-  --backends "${BACKENDS:-interp,vulkan,vulkan-kernels}" --reps "${REPS:-1}" \
+  --backends "${BACKENDS:-interp,vulkan}" --reps "${REPS:-1}" \
   --peer-runs "${PEER_RUNS:-10}" --timeout "${TIMEOUT:-100}" --note "$note" "${files[@]}"

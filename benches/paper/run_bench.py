@@ -131,7 +131,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--vkad", required=True)
     ap.add_argument("--python", required=True)
-    ap.add_argument("--backends", default="interp,vulkan,vulkan-kernels")
+    ap.add_argument("--backends", default="interp,vulkan")
     ap.add_argument("--reps", type=int, default=3, help="timed runs of `vkad bench`")
     ap.add_argument("--peer-runs", type=int, default=10)
     ap.add_argument("--timeout", type=float, default=300)
@@ -181,7 +181,7 @@ def main():
              f"Measured {datetime.date.today().isoformat()} by `benches/paper/run.sh` (vkad at commit {commit}, "
              f"{elapsed / 60:.1f} minutes in all).", "",
              f"- CPU: {machine()}.",
-             f"- Vulkan device (vkad's `-b vulkan` and `-b vulkan-kernels`): {vk_dev} ({vk_info}).",
+             f"- Vulkan device (vkad's `-b vulkan`): {vk_dev} ({vk_info}).",
              f"- vkad binary: `{os.path.relpath(args.vkad, root) if args.vkad.startswith(root) else args.vkad}` "
              f"(built {datetime.datetime.fromtimestamp(os.path.getmtime(args.vkad)).isoformat(timespec='minutes')}).",
              "- JAX and PyTorch run on the same CPU (64-bit floats; JAX jitted, PyTorch eager).",

@@ -178,38 +178,29 @@ pub(crate) fn bench_program(args: BenchProgram) -> Result<ExitCode, Failure> {
     }
     let mut timed: Vec<Timed> = Vec::new();
     let mut failed = false;
-    // With `--kernel-ir`, the program is prepared for the device once, outside the timings.
-    let prepared = if args.kernel_ir {
-        Some(
-            vkad_spirv::runtime::DeviceProgram::new(&ctx, &compiled.ir)
-                .map_err(|e| Failure(format!("error: {e}")))?,
-        )
-    } else {
-        None
-    };
+    // The program is prepared for the device once, outside the timings: every timed run
+    // reuses its kernels.
+    let prepared = vkad_spirv::runtime::DeviceProgram::new(&ctx, &compiled.ir)
+        .map_err(|e| Failure(format!("error: {e}")))?;
     let thresholds = vkad_spirv::runtime::device_thresholds(&ctx);
     let run_once = |entry: &str,
                     input: Vec<Value>|
      -> Result<(Vec<Value>, vkad_profile::Run), vkad_spirv::error::Error> {
-        match &prepared {
-            None => vkad_spirv::profile::profile_run(&ctx, &compiled, &profile, entry, input),
-            Some(p) => {
-                let start = std::time::Instant::now();
-                let (values, timings) = p.run(&ctx, entry, input, &thresholds, true)?;
-                let wall_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-                let fun = compiled.ir_ad.entry(entry).map(|f| f.name.to_string());
-                let kind = vkad_spirv::profile::run_kind(&compiled, entry);
-                let run = vkad_spirv::profile::run_from_timings(
-                    &profile,
-                    entry,
-                    fun.as_deref(),
-                    kind,
-                    wall_ns,
-                    &timings,
-                );
-                Ok((values, run))
-            }
-        }
+        vkad_spirv::entry_error(&compiled, entry)?;
+        let start = std::time::Instant::now();
+        let (values, timings) = prepared.run(&ctx, entry, input, &thresholds, true)?;
+        let wall_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let fun = compiled.ir_ad.entry(entry).map(|f| f.name.to_string());
+        let kind = vkad_spirv::profile::run_kind(&compiled, entry);
+        let run = vkad_spirv::profile::run_from_timings(
+            &profile,
+            entry,
+            fun.as_deref(),
+            kind,
+            wall_ns,
+            &timings,
+        );
+        Ok((values, run))
     };
     let mut runs = Vec::new();
     for d in chosen {

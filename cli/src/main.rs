@@ -41,11 +41,9 @@ enum BackendKind {
     /// segmented operations (`vkad dump-ir --kernels` shows it), each kernel run thread by
     /// thread. Its results must be the interpreter's.
     Kernels,
-    /// SPIR-V kernels on a Vulkan device (`--device N` picks one; lavapipe runs on the CPU).
+    /// The kernel IR on a Vulkan device (`--device N` picks one; lavapipe runs on the CPU):
+    /// the flattened program's kernels generated as SPIR-V and run by the Vulkan runtime.
     Vulkan,
-    /// The kernel IR on a Vulkan device: the flattened program's kernels generated and run by
-    /// the new runtime (it runs beside `vulkan` until it replaces it).
-    VulkanKernels,
 }
 
 /// The Vulkan context the flags of a command ask for.
@@ -78,12 +76,9 @@ impl BackendKind {
     /// `settings` are `--threshold NAME=VALUE`s, for the kernel-IR backends only.
     fn backend(self, vk: VkFlags, settings: &[String]) -> Result<Box<dyn Backend>, Failure> {
         let bad = |e: vkad_core::seg::ThresholdSettingError| Failure(format!("error: {e}"));
-        if !settings.is_empty()
-            && !matches!(self, BackendKind::Kernels | BackendKind::VulkanKernels)
-        {
+        if !settings.is_empty() && !matches!(self, BackendKind::Kernels | BackendKind::Vulkan) {
             return Err(Failure(
-                "error: --threshold needs a kernel-IR backend (`-b kernels` or `-b vulkan-kernels`)"
-                    .into(),
+                "error: --threshold needs a kernel-IR backend (`-b kernels` or `-b vulkan`)".into(),
             ));
         }
         match self {
@@ -96,13 +91,9 @@ impl BackendKind {
                 }
                 Ok(Box::new(b))
             }
-            BackendKind::Vulkan | BackendKind::VulkanKernels => {
-                let b = if matches!(self, BackendKind::Vulkan) {
-                    vkad_spirv::VulkanBackend::new(vk.options())
-                } else {
-                    vkad_spirv::VulkanBackend::kernels_tuned(vk.options(), settings.to_vec())
-                        .map_err(bad)?
-                };
+            BackendKind::Vulkan => {
+                let b = vkad_spirv::VulkanBackend::tuned(vk.options(), settings.to_vec())
+                    .map_err(bad)?;
                 b.context().map_err(|e| Failure(format!("error: {e}")))?;
                 Ok(Box::new(b))
             }
@@ -275,10 +266,6 @@ struct BenchProgram {
     /// `VKAD_PIPELINE_CACHE=0` also turns it off, `VKAD_PIPELINE_CACHE=DIR` moves it.
     #[arg(long)]
     no_pipeline_cache: bool,
-    /// Run through the kernel IR (as `-b vulkan-kernels`): the program is prepared once and
-    /// every timed run reuses its kernels.
-    #[arg(long)]
-    kernel_ir: bool,
 }
 
 /// What `vkad bench` measures.

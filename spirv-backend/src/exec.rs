@@ -49,9 +49,7 @@ pub(crate) fn device_addressing(ctx: &Context) -> Addressing {
 }
 
 /// Kernels made from IR and what launching them taught, kept for later runs of the same
-/// program (the SOAC-level executor makes a new cache per run: its keys are addresses of
-/// statements of a program it rewrites per run; the kernel-IR runtime keeps one per prepared
-/// program).
+/// program (the runtime keeps one per prepared program and way of reaching arrays).
 #[derive(Default)]
 pub(crate) struct KernelCache {
     /// How the kernels reach arrays (`None`: not known yet).
@@ -209,7 +207,6 @@ pub struct Exec<'a> {
     pub ctx: &'a Context,
     pub(crate) prog: &'a ir::Program,
     env: HashMap<u32, HVal>,
-    funs: HashMap<&'a str, &'a FunDef>,
     /// Kernels made from IR, by statement address and kind.
     pub(crate) kernels: KernelCache,
     /// The status buffer: [`STATUS_SLOTS`] slots of 4 words, one per launch of a batch that
@@ -237,10 +234,6 @@ pub struct Exec<'a> {
 }
 
 impl<'a> Exec<'a> {
-    pub fn new(ctx: &'a Context, prog: &'a ir::Program) -> E<Exec<'a>> {
-        Self::with_cache(ctx, prog, KernelCache::default())
-    }
-
     /// An executor that starts with the kernels (and status buffer) of earlier runs.
     pub(crate) fn with_cache(
         ctx: &'a Context,
@@ -259,7 +252,6 @@ impl<'a> Exec<'a> {
             ctx,
             prog,
             env: HashMap::new(),
-            funs: prog.funs.iter().map(|f| (&*f.name, f)).collect(),
             kernels,
             status,
             batch: Default::default(),
@@ -758,29 +750,6 @@ impl<'a> Exec<'a> {
 
     // ----- bodies and statements ----------------------------------------------------------------
 
-    pub fn apply(&mut self, fun: &str, args: Vec<HVal>, loc: &Option<SrcLoc>) -> E<Vec<HVal>> {
-        let f = *self
-            .funs
-            .get(fun)
-            .ok_or_else(|| Error::internal(loc, format!("unknown function `{fun}`")))?;
-        let names: Vec<&ir::VName> = f
-            .size_params
-            .iter()
-            .chain(f.params.iter().map(|p| &p.name))
-            .collect();
-        if names.len() != args.len() {
-            return Err(Error::internal(loc, format!("`{fun}` arity")));
-        }
-        for (n, a) in names.iter().zip(args) {
-            self.set(n, a);
-        }
-        let r = self.body(&f.body, loc);
-        for n in names {
-            self.env.remove(&n.id);
-        }
-        r
-    }
-
     fn body(&mut self, body: &'a Body, loc: &Option<SrcLoc>) -> E<Vec<HVal>> {
         let mut r = Ok(());
         for s in &body.stms {
@@ -882,32 +851,10 @@ impl<'a> Exec<'a> {
                 }
                 self.bind(stm, vec![])
             }
-            Exp::If {
-                cond,
-                then_b,
-                else_b,
-                ..
-            } => {
-                let b = if self.prim(cond, loc)? == PrimValue::Bool(true) {
-                    then_b
-                } else {
-                    else_b
-                };
-                let r = self.body(b, loc)?;
-                self.bind(stm, r)
-            }
-            Exp::Loop { params, form, body } => {
-                let r = self.run_loop(params, form, body, loc)?;
-                self.bind(stm, r)
-            }
-            Exp::Apply { fun, args, .. } => {
-                let args = args
-                    .iter()
-                    .map(|a| self.val(a, loc))
-                    .collect::<E<Vec<_>>>()?;
-                let r = self.apply(fun, args, loc)?;
-                self.bind(stm, r)
-            }
+            // Host control flow is the runtime's: plan steps, never statements of their own.
+            Exp::If { .. } | Exp::Loop { .. } | Exp::Apply { .. } | Exp::WithAcc { .. } => Err(
+                Error::internal(loc, "host control flow as an executor statement"),
+            ),
             Exp::Index(v, idx) => {
                 let a = self.arr(v, loc)?;
                 let r = self.index(&a, idx, loc)?;
@@ -1080,10 +1027,6 @@ impl<'a> Exec<'a> {
                 let r = self.soac(stm, s, loc)?;
                 self.bind(stm, r)
             }
-            Exp::WithAcc { inputs, lam } => {
-                let r = self.with_acc(inputs, lam, loc)?;
-                self.bind(stm, r)
-            }
             Exp::UpdAcc { acc, idx, vals } => {
                 let r = self.upd_acc(acc, idx, vals, loc)?;
                 self.bind(stm, vec![r])
@@ -1092,16 +1035,6 @@ impl<'a> Exec<'a> {
                 Err(Error::unsupported(kernel::construct_name(&stm.exp), loc))
             }
         }
-    }
-
-    fn run_loop(
-        &mut self,
-        params: &'a [(ir::Param, SubExp)],
-        form: &'a LoopForm,
-        body: &'a Body,
-        loc: &Option<SrcLoc>,
-    ) -> E<Vec<HVal>> {
-        Self::loop_then(self, params, form, loc, |ex| ex.body(body, loc))
     }
 
     /// Runs a host-level `loop` on `state` (the executor, or a runtime around it): `body` runs
@@ -1466,12 +1399,9 @@ impl<'a> Exec<'a> {
 
     fn soac(&mut self, stm: &'a Stm, s: &'a Soac, loc: &Option<SrcLoc>) -> E<Vec<HVal>> {
         match s {
-            Soac::Map { w, arrs, lam } if acc::map_uses_acc(self, arrs, lam) => {
-                match self.acc_map_kernel(stm, w, arrs, lam, loc)? {
-                    Some(r) => Ok(r),
-                    None => self.acc_map(w, arrs, lam, loc),
-                }
-            }
+            Soac::Map { arrs, lam, .. } if acc::map_uses_acc(self, arrs, lam) => Err(
+                Error::internal(loc, "a `map` updating accumulators outside a kernel"),
+            ),
             Soac::Map { w, arrs, lam } => {
                 if let Some(r) = self.try_segmented(stm, arrs, lam, loc)? {
                     return Ok(r);
@@ -2427,16 +2357,10 @@ fn type_name(t: &Type) -> String {
     s
 }
 
-/// Runs an entry point (see [`crate::run_entry`]).
+/// Runs an entry point (see [`crate::run_entry`]) through the kernel IR: prepared for the
+/// device ([`crate::runtime::DeviceProgram`]) and run once with the device's thresholds.
 pub fn run(ctx: &Context, prog: &ir::Program, entry: &str, args: Vec<Value>) -> E<Vec<Value>> {
-    let args = args.into_iter().map(crate::device::Arg::Host).collect();
-    let (outs, _) = run_args(ctx, prog, entry, args, false, false)?;
-    outs.into_iter()
-        .map(|o| match o {
-            crate::device::Out::Host(v) => Ok(v),
-            crate::device::Out::Device(_) => Err(Error::bug("device result")),
-        })
-        .collect()
+    run_profiled(ctx, prog, entry, args, false).map(|(v, _)| v)
 }
 
 /// Runs an entry point on host or device arguments. Array results stay on the device with
@@ -2450,7 +2374,15 @@ pub fn run_args(
     device_out: bool,
     record: bool,
 ) -> E<(Vec<crate::device::Out>, Vec<crate::record::CompiledModule>)> {
-    run_args_timed(ctx, prog, entry, args, device_out, record, false).map(|(o, m, _)| (o, m))
+    let opts = crate::runtime::RunOptions {
+        record,
+        device_out,
+        ..Default::default()
+    };
+    let p = crate::runtime::DeviceProgram::new(ctx, prog)?;
+    let th = crate::runtime::device_thresholds(ctx);
+    let r = p.run_args(ctx, entry, args, &th, &opts)?;
+    Ok((r.outs, r.modules))
 }
 
 /// Runs an entry point on host values; with `profile`, also returns the device timing of every
@@ -2462,117 +2394,9 @@ pub fn run_profiled(
     args: Vec<Value>,
     profile: bool,
 ) -> E<(Vec<Value>, Vec<KernelTiming>)> {
-    let args = args.into_iter().map(crate::device::Arg::Host).collect();
-    let (outs, _, timings) = run_args_timed(ctx, prog, entry, args, false, false, profile)?;
-    let values = outs
-        .into_iter()
-        .map(|o| match o {
-            crate::device::Out::Host(v) => Ok(v),
-            crate::device::Out::Device(_) => Err(Error::bug("device result")),
-        })
-        .collect::<E<Vec<Value>>>()?;
-    Ok((values, timings))
-}
-
-/// [`run_args`], also returning the kernel timings when `profile` is set.
-#[allow(clippy::too_many_arguments)] // the flags of one run; a struct would only rename them
-fn run_args_timed(
-    ctx: &Context,
-    prog: &ir::Program,
-    entry: &str,
-    args: Vec<crate::device::Arg>,
-    device_out: bool,
-    record: bool,
-    profile: bool,
-) -> E<(
-    Vec<crate::device::Out>,
-    Vec<crate::record::CompiledModule>,
-    Vec<KernelTiming>,
-)> {
-    use crate::device::Arg;
-    let f = prog.entry(entry).ok_or_else(|| Error::no_entry(entry))?;
-    let descs = describe_args(&args)?;
-    let sizes = check_arg_descs(f, entry, &descs)?;
-    let rewritten = crate::passes::vulkan_passes(prog, ctx.info());
-    let prog = rewritten.as_ref().unwrap_or(prog);
-    let mut ex = Exec::new(ctx, prog)?;
-    // Device addresses when every buffer has one; descriptors for recorded modules (their
-    // documented layout) and for arguments in buffers without addresses (an embedding
-    // application's).
-    let all_addressed = args.iter().all(|a| match a {
-        Arg::Device(d) => d.buffer.device_address().is_some(),
-        Arg::Host(_) => true,
-    });
-    if record || !all_addressed {
-        ex.addressing = Addressing::Descriptors;
-    }
-    crate::gen::with_addressing(ex.addressing, || {
-        run_on(&mut ex, f, entry, sizes, args, device_out, record, profile)
-    })
-}
-
-/// The rest of [`run_args_timed`], with the addressing mode set.
-#[allow(clippy::too_many_arguments)] // the flags of one run, as above
-fn run_on(
-    ex: &mut Exec<'_>,
-    f: &FunDef,
-    entry: &str,
-    sizes: Vec<PrimValue>,
-    args: Vec<crate::device::Arg>,
-    device_out: bool,
-    record: bool,
-    profile: bool,
-) -> E<(
-    Vec<crate::device::Out>,
-    Vec<crate::record::CompiledModule>,
-    Vec<KernelTiming>,
-)> {
-    use crate::device::{Arg, DeviceArray, Out};
-    if record {
-        ex.record = Some(Vec::new());
-    }
-    if profile {
-        *ex.timings.get_mut() = Some(Vec::new());
-    }
-    let mut all: Vec<HVal> = sizes.into_iter().map(HVal::P).collect();
-    for a in args {
-        all.push(match a {
-            Arg::Host(Value::Scalar(p)) => HVal::P(p),
-            Arg::Host(Value::Array(arr)) => HVal::A(ex.upload(&arr)?),
-            Arg::Device(d) => HVal::A(DArr {
-                buf: d.buffer,
-                elem: d.elem,
-                shape: d.shape,
-                off: 0,
-            }),
-        });
-    }
-    let results = ex.apply(&f.name, all, &None)?;
-    // Kernel errors surface when their batch is submitted: before any result is given.
-    ex.flush()?;
-    let mut outs = Vec::with_capacity(results.len());
-    for v in results.into_iter().skip(f.num_ext_results()) {
-        outs.push(match v {
-            HVal::P(p) => Out::Host(Value::Scalar(p)),
-            HVal::A(a) if device_out => {
-                let a = if a.off == 0 { a } else { ex.copy(&a, &None)? };
-                Out::Device(DeviceArray {
-                    buffer: a.buf,
-                    elem: a.elem,
-                    shape: a.shape,
-                })
-            }
-            HVal::A(a) => Out::Host(Value::Array(ex.download(&a)?)),
-            HVal::Acc(_) | HVal::Empty => {
-                return Err(Error::bug(format!("entry `{entry}` returned nothing")))
-            }
-        });
-    }
-    Ok((
-        outs,
-        ex.record.take().unwrap_or_default(),
-        ex.timings.take().unwrap_or_default(),
-    ))
+    let p = crate::runtime::DeviceProgram::new(ctx, prog)?;
+    let th = crate::runtime::device_thresholds(ctx);
+    p.run(ctx, entry, args, &th, profile)
 }
 
 /// Converts storage bytes (see the crate docs) of `elem`s to a host array of `shape`.

@@ -9,9 +9,9 @@
 //! the interpreter. An accumulator of several arrays is supported where its operator combines
 //! each component on its own (result `j` depends only on parameters `j` and `k + j`, checked
 //! on the operator's IR): one atomic update per component, each running its slice of the
-//! operator. Still "not supported" here (the SOAC-level executor then runs the `map`
-//! iteration by iteration, module `acc`): operators that mix components, row updates, no
-//! operator (plain writes, whose order would matter).
+//! operator. Still "not supported" here: operators that mix components, row updates,
+//! no operator (plain writes, whose order would matter); flattening leaves none of these
+//! to a kernel of this kind (`segmap` kernels update accumulators in their thread code).
 //!
 //! **Accumulators of the thread** (a `withacc` in per-thread code: the flattener keeps one
 //! nested in a `map` as sequential code of the thread): the arrays are per-thread arrays in

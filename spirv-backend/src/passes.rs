@@ -1,5 +1,5 @@
-//! The Vulkan backend's own pass pipeline, run on the SOAC IR before kernels are made (by the
-//! SOAC-level executor and, before flattening, by the kernel-IR runtime):
+//! The Vulkan backend's own pass pipeline, run on the SOAC IR before flattening
+//! ([`crate::runtime::DeviceProgram::new`]):
 //! - accumulators that only maps update become histograms (`passes::acc_to_hist`);
 //! - vectorised histograms become histograms of scalars (`passes::hist_flatten`);
 //! - histograms whose indices are provably distinct are marked for plain read-modify-writes

@@ -447,7 +447,7 @@ mod tests {
         assert_eq!(
             names,
             [
-                "map.1 @ p.fut:1:45",
+                "segmap.1 @ p.fut:1:32",
                 "reduce.1 @ p.fut:1:32",
                 "reduce.2 @ p.fut:1:32"
             ],

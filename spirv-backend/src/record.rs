@@ -2,13 +2,12 @@
 //!
 //! [`generate_entry`] makes them from the entry's kernel-IR plan without inputs (module
 //! [`crate::runtime::aot`]), optionally adding what a run on given inputs records.
-//! [`compile_entry`] is the SOAC-level executor's way, described below.
+//! [`compile_entry`] records what one run makes instead, described below.
 //!
-//! The executor makes kernels lazily: which modules an entry needs depends on the host types
-//! and ranks it meets, on which branch of a top-level `if` runs and on the builtin copy kernels
-//! its array statements use. So the modules are collected by *running* the entry once on
-//! given inputs with recording on ([`compile_entry`]): every module the executor builds during
-//! that run is recorded, with the statement and source location that first needed it. Branches
+//! The runtime makes kernels lazily: which modules a run needs depends on the host types and
+//! ranks it meets, on which branch of an `if` runs and on the builtin copy kernels its array
+//! statements use. [`compile_entry`] *runs* the entry once on given inputs with recording on:
+//! every module made during that run is recorded, with the statement and source location that first needed it. Branches
 //! not taken on those inputs contribute no modules.
 //!
 //! Recorded modules always use descriptor bindings for their arrays (the layout documented on

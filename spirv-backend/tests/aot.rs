@@ -71,7 +71,7 @@ impl Check {
 
 impl Backend for Check {
     fn name(&self) -> &str {
-        "vulkan-kernels"
+        "vulkan"
     }
     fn run(
         &self,

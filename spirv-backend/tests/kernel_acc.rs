@@ -349,14 +349,12 @@ fn check_all(prog: &Program, args: Vec<Value>) -> Vec<Value> {
         same("kernel IR evaluator", &got, &want);
     }
     let ctx = common::ctx();
-    let got = vkad_spirv::run_ir(&ctx, prog, "main", args.clone()).expect("vulkan");
-    same("vulkan", &got, &want);
     let dp = vkad_spirv::runtime::DeviceProgram::new(&ctx, prog).expect("plan");
     for th in [Thresholds::all(0), Thresholds::default()] {
         let (got, _) = dp
             .run(&ctx, "main", args.clone(), &th, false)
-            .expect("vulkan-kernels");
-        same("vulkan-kernels", &got, &want);
+            .expect("vulkan");
+        same("vulkan", &got, &want);
     }
     want
 }

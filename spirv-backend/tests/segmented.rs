@@ -1,7 +1,8 @@
 //! Segmented reductions (`map (\row -> reduce op ne row) xss` over few long rows, run with a
 //! workgroup per row: spirv-backend/src/segmented.rs): the kernel is used where it should be
 //! (and not for many rows or short ones) and its results match the interpreter's, for
-//! commutative and non-commutative operators, tuples and every size class of rows.
+//! commutative and non-commutative operators, tuples and every size class of rows; scans
+//! over rows (a flat scan restarting at each row) give the interpreter's results.
 
 use std::sync::{Arc, OnceLock};
 use vkad_core::testing::compare_values;
@@ -65,11 +66,10 @@ fn few_long_rows_are_segmented() {
             run("affine", vec![matrix(m, k, 2), matrix(m, k, 3)]),
             "affine {m}x{k}"
         );
-        assert!(run("scan_sum", vec![matrix(m, k, 6)]), "scan_sum {m}x{k}");
-        assert!(
-            run("scan_affine", vec![matrix(m, k, 7), matrix(m, k, 8)]),
-            "scan_affine {m}x{k}"
-        );
+        // Scans of scalars over rows are one flat scan with the operator lifted to restart
+        // at each row (runtime/plan.rs), whatever the rows: only the results are checked.
+        run("scan_sum", vec![matrix(m, k, 6)]);
+        run("scan_affine", vec![matrix(m, k, 7), matrix(m, k, 8)]);
     }
 }
 
@@ -83,7 +83,7 @@ fn many_or_short_rows_keep_the_map_kernel() {
     };
     for (m, k) in [(many, 2048), (many + 7, 1024), (3, 1023), (4, 7), (0, 5000)] {
         assert!(!run("sum", vec![matrix(m, k, 4)]), "sum {m}x{k}");
-        assert!(!run("scan_sum", vec![matrix(m, k, 4)]), "scan_sum {m}x{k}");
+        run("scan_sum", vec![matrix(m, k, 4)]);
     }
 }
 

@@ -1,7 +1,7 @@
 -- Reverse mode of a loop that updates a row in place: the return sweep reads the row's adjoint
 -- ȳ[j] and zeroes it in ȳ (in place when ȳ is owned). The row's adjoint is later read by the
 -- map's return sweep, so it must not be a view of the ȳ that was zeroed (it once was: the
--- one-thread version of the reverse loop on `-b vulkan-kernels` read zeros, as did the LSTM's
+-- one-thread version of the reverse loop on `-b vulkan` read zeros, as did the LSTM's
 -- gradient from its second time step on).
 -- ==
 -- entry: main

@@ -10,8 +10,8 @@
 //! values they read, and the primitives planned after them (reductions, scans, histograms,
 //! scatters over materialised operands) run as the executor's chunked kernels.
 //!
-//! This path runs beside the SOAC-level executor until it passes everything that one does; it
-//! is selected by `-b vulkan-kernels` in the CLI and the test runner.
+//! It is the Vulkan backend (`-b vulkan`, the default, in the CLI and the test runner): the
+//! executor runs only what the plan gives it, never a function body of its own.
 
 pub mod aot;
 pub mod plan;
