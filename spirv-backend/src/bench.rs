@@ -1,6 +1,6 @@
 //! Benchmarks of the parallel primitives as users run them: each primitive is a small vkad
-//! program (source text compiled with [`vkad_core::compile`]) run with
-//! [`crate::run_entry_profiled`]; its time is the sum of the device timestamps of all kernel
+//! program (source text compiled with [`vkad_core::compile`]) prepared once for the device
+//! ([`crate::runtime::DeviceProgram`]) and run with timestamps; its time is the sum of the device timestamps of all kernel
 //! launches of one run (uploads and downloads are not counted), the median over repetitions
 //! after one warm-up run (which also builds the pipelines).
 //!
@@ -14,7 +14,7 @@
 //! table's "vs copy" column shows.
 
 use crate::profile::total_ns;
-use crate::{run_entry_profiled, Context};
+use crate::Context;
 use vkad_core::value::{ArrayValue, Buffer, Value};
 use vkad_core::Compiled;
 
@@ -374,18 +374,29 @@ pub fn measure(
     n: usize,
     reps: usize,
 ) -> crate::error::Result<Measurement> {
+    // Each program is prepared for the device once; the warm-up run makes its kernels.
+    let th = crate::runtime::device_thresholds(ctx);
+    let prepare = |c: &Compiled| {
+        crate::entry_error(c, "main")?;
+        crate::runtime::DeviceProgram::new(ctx, &c.ir)
+    };
+    let timed = |dp: &crate::runtime::DeviceProgram, args: &[Value]| {
+        dp.run(ctx, "main", args.to_vec(), &th, true)
+            .map(|(_, ts)| ts)
+    };
     let inputs = (p.inputs)(n);
-    run_entry_profiled(ctx, compiled, "main", inputs.clone())?;
+    let prog = prepare(compiled)?;
+    timed(&prog, &inputs)?;
     let copy = primitives()
         .into_iter()
         .next()
         .filter(|c| c.name == "copy" && p.name != "copy");
     let copy = match copy {
         Some(c) => {
-            let cc = compile(&c)?;
+            let cp = prepare(&compile(&c)?)?;
             let ci = (c.inputs)(n);
-            run_entry_profiled(ctx, &cc, "main", ci.clone())?;
-            Some((c, cc, ci))
+            timed(&cp, &ci)?;
+            Some((c, cp, ci))
         }
         None => None,
     };
@@ -394,13 +405,10 @@ pub fn measure(
     let mut launches = 0;
     for _ in 0..reps.max(1) {
         let copy_ns = match &copy {
-            Some((_, cc, ci)) => {
-                let (_, ts) = run_entry_profiled(ctx, cc, "main", ci.clone())?;
-                Some(total_ns(&ts))
-            }
+            Some((_, cp, ci)) => Some(total_ns(&timed(cp, ci)?)),
             None => None,
         };
-        let (_, ts) = run_entry_profiled(ctx, compiled, "main", inputs.clone())?;
+        let ts = timed(&prog, &inputs)?;
         launches = ts.len();
         let t = total_ns(&ts);
         times.push(t);

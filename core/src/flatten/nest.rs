@@ -184,6 +184,10 @@ impl Nest {
                                 .collect(),
                         ),
                     );
+                    // In bounds by construction: each index is a thread index of a level
+                    // whose width is the array's dimension (a `map`'s input, or a value the
+                    // nest expanded), so no bounds check is compiled.
+                    stm.attrs = crate::ir::Attrs(vec!["unsafe".into()]);
                     rename_fresh(ns, &mut map, &mut stm);
                     prologue.push(stm);
                 }

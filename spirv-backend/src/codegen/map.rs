@@ -61,11 +61,31 @@ pub fn seg_map_kernel<'p>(
     }
     let space = code.space;
     let (stms, results) = (code.stms, code.results);
+    // The host scalars and arrays the body reads, loaded once before the grid loop: loaded
+    // at their uses inside it, the driver reloads them from the argument buffer at every
+    // point (it cannot tell that the outputs' stores leave them alone), which costs a copy
+    // kernel half its speed on lavapipe.
+    let mut free: Vec<_> = vkad_core::passes::traverse::free_vars(stms, results)
+        .into_iter()
+        .collect();
+    free.sort_by_key(|v| v.id);
+    for v in &free {
+        if matches!(host_types(v), Some(HostTy::Prim(_) | HostTy::Arr(..))) {
+            let x = k.var(&mut g, v, loc)?;
+            k.env.insert(v.id, x);
+        }
+    }
     grid(k, g, n, code.ret, loc, lavapipe, |k, g, i| {
-        // Thread indices, innermost first: gtid_n = i % d_n, i / d_n for the rest.
+        // Thread indices, innermost first: gtid_n = i % d_n, i / d_n for the rest; the
+        // outermost is what is left (i < N), so a 1-D space divides nothing (a 64-bit
+        // division per point costs a copy kernel half its speed on lavapipe).
         let u64t = g.t_u64();
         let mut rest = i;
-        for ((v, _), &d) in space.dims.iter().zip(&dims).rev() {
+        for (k_dim, ((v, _), &d)) in space.dims.iter().zip(&dims).enumerate().rev() {
+            if k_dim == 0 {
+                k.env.insert(v.id, KVal::S(rest, PrimType::I64));
+                break;
+            }
             let q = g.b.u_div(u64t, None, rest, d).ie()?;
             let qd = g.b.i_mul(u64t, None, q, d).ie()?;
             let r = g.b.i_sub(u64t, None, rest, qd).ie()?;

@@ -9,12 +9,14 @@
 //!   (and the map outputs) into arrays of the space's shape, then the primitive over those
 //!   arrays as a SOAC statement ([`Step::Ir`]) that the executor runs with its chunked kernels:
 //!   `reduce`/`scan`/`reduce_by_index` for a one-dimensional space. For more dimensions, scans
-//!   of scalars are one flat scan of the flattened operands with the operator lifted to
-//!   restart at each segment's first element (the kernel computes those flags); reductions,
+//!   of scalars computed by the kernel are one flat scan of the flattened operands with the
+//!   operator lifted to restart at each segment's first element (the kernel computes those
+//!   flags); reductions,
 //!   histograms and scans of arrays reshape the operands to `[segments][inner]` and run the
 //!   primitive per segment (`map` of the primitive: one workgroup or one thread per segment).
-//!   The results are reshaped back. Where every operand is an element `xs[gtid]` of a host
-//!   array, the arrays are used directly (no kernel);
+//!   The results are reshaped back. Where every operand is the element of a host array at
+//!   the thread's point (`xs[gtid_1, …, gtid_n]`), the arrays are used directly (no kernel,
+//!   and scans of them run per segment too);
 //! - [`KernelResult::Write`]: the map kernel also computes the written indices and values, and
 //!   a `scatter` (later writes win, as in the kernel IR) applies them.
 //!
@@ -439,8 +441,16 @@ impl Planner {
                 }
             }
         }
-        // Segmented scans over more than one dimension run as one flat scan whose operator
-        // restarts at every segment's first element: the kernel also computes that flag.
+        // Operands that are whole host arrays need no kernel.
+        let direct = match &op.kind {
+            SegKind::Map => None,
+            _ if results.len() == nops => direct_operands(op, nops, &self.types),
+            _ => None,
+        };
+        // Segmented scans over more than one dimension whose operands a kernel computes run
+        // as one flat scan whose operator restarts at every segment's first element: the
+        // kernel also computes that flag. Scans of host arrays run per segment (as the `map`
+        // of a scan: a workgroup per row where rows are few and long).
         let mut extra_stms = Vec::new();
         let mut flag = None;
         let scalar_ops = match &op.kind {
@@ -449,7 +459,7 @@ impl Planner {
                 .all(|o| o.lam.params.iter().all(|p| p.ty.rank() == 0)),
             _ => false,
         };
-        if scalar_ops && dims.len() > 1 {
+        if scalar_ops && dims.len() > 1 && direct.is_none() {
             let (inner, _) = &op.space.dims[dims.len() - 1];
             let f = self.fresh("seg_start");
             extra_stms.push(stm(
@@ -472,11 +482,6 @@ impl Planner {
             outs.push(fo.clone());
             flag = Some(fo);
         }
-        let direct = match &op.kind {
-            SegKind::Map => None,
-            _ if results.len() == nops => direct_operands(op, nops, &self.types),
-            _ => None,
-        };
         let operand_arrays: Vec<(VName, Type)> = match direct {
             Some(arrs) => arrs,
             None => {
@@ -890,45 +895,58 @@ impl Prim<'_> {
     }
 }
 
-/// When every operand of a one-dimensional reduction, scan or histogram is `xs[gtid]` of a
-/// host array `xs` (a body of such indexings only), those arrays.
+/// When every operand of a reduction, scan or histogram is the element `xs[gtid_1, …, gtid_n]`
+/// of a host array `xs` at the thread's point (a body of such indexings only, possibly one
+/// dimension at a time, as flattening's nests write them), those arrays.
 fn direct_operands(
     op: &SegOp,
     nops: usize,
     types: &HashMap<u32, Type>,
 ) -> Option<Vec<(VName, Type)>> {
-    let [(gtid, w)] = &op.space.dims[..] else {
-        return None;
+    let gtids: Vec<&VName> = op.space.indices().collect();
+    let widths: Vec<&SubExp> = op.space.sizes().collect();
+    let def = |v: &VName| {
+        op.body
+            .stms
+            .iter()
+            .find(|s| s.pat.elems.len() == 1 && s.pat.elems[0].name == *v)
     };
-    let defined: Vec<&VName> = op
-        .body
-        .stms
-        .iter()
-        .flat_map(|s| s.pat.elems.iter().map(|p| &p.name))
-        .collect();
+    let mut used: Vec<&VName> = Vec::new();
     let mut out = Vec::with_capacity(nops);
     for (r, t) in op.body.results.iter().zip(&op.ret).take(nops) {
         let KernelResult::Returns(SubExp::Var(v)) = r else {
             return None;
         };
-        let s = op
-            .body
-            .stms
-            .iter()
-            .find(|s| s.pat.elems.len() == 1 && s.pat.elems[0].name == *v)?;
-        let Exp::Index(xs, idx) = &s.exp else {
-            return None;
-        };
-        // A whole row of a host array exactly as long as the space.
-        match &idx[..] {
-            [DimIndex::Fix(SubExp::Var(i))] if i == gtid && !defined.contains(&xs) => {}
-            _ => return None,
+        // Back along the indexings to the host array, collecting the indices (innermost
+        // first).
+        let mut idx: Vec<&VName> = Vec::new();
+        let mut cur = v;
+        while let Some(s) = def(cur) {
+            let Exp::Index(xs, is) = &s.exp else {
+                return None;
+            };
+            for d in is.iter().rev() {
+                match d {
+                    DimIndex::Fix(SubExp::Var(i)) => idx.push(i),
+                    _ => return None,
+                }
+            }
+            if !used.contains(&&s.pat.elems[0].name) {
+                used.push(&s.pat.elems[0].name);
+            }
+            cur = xs;
         }
-        if types.get(&xs.id)?.shape().first() != Some(w) {
+        idx.reverse();
+        // The whole host array, exactly the space's shape in front.
+        if idx != gtids {
             return None;
         }
-        out.push((xs.clone(), t.clone()));
+        let shape = types.get(&cur.id)?.shape().to_vec();
+        if shape.len() < widths.len() || shape.iter().zip(&widths).any(|(a, b)| a != *b) {
+            return None;
+        }
+        out.push((cur.clone(), t.clone()));
     }
     // Every statement must be one of those indexings (nothing else to compute).
-    (op.body.stms.len() == out.len()).then_some(out)
+    (op.body.stms.len() == used.len()).then_some(out)
 }
