@@ -61,16 +61,17 @@ pub fn seg_map_kernel<'p>(
     }
     let space = code.space;
     let (stms, results) = (code.stms, code.results);
-    // The host scalars and arrays the body reads, loaded once before the grid loop: loaded
-    // at their uses inside it, the driver reloads them from the argument buffer at every
-    // point (it cannot tell that the outputs' stores leave them alone), which costs a copy
-    // kernel half its speed on lavapipe.
+    // The host arrays the body reads (their offsets and dimensions), loaded once before the
+    // grid loop: loaded at their uses inside it, the driver reloads them from the argument
+    // buffer at every point (it cannot tell that the outputs' stores leave them alone), which
+    // costs a copy kernel half its speed on lavapipe. (Host scalars stay loaded at their
+    // uses: `runtime::aot` generates the same modules without knowing which are used.)
     let mut free: Vec<_> = vkad_core::passes::traverse::free_vars(stms, results)
         .into_iter()
         .collect();
     free.sort_by_key(|v| v.id);
     for v in &free {
-        if matches!(host_types(v), Some(HostTy::Prim(_) | HostTy::Arr(..))) {
+        if matches!(host_types(v), Some(HostTy::Arr(..))) {
             let x = k.var(&mut g, v, loc)?;
             k.env.insert(v.id, x);
         }
