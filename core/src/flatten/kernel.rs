@@ -364,12 +364,47 @@ pub(super) fn host(pat: Vec<Param>, exp: HostExp, loc: &Option<SrcLoc>) -> HostS
     }
 }
 
+/// `pat = if cond then seq else dist`: a nest in two versions chosen by a threshold's `cond`,
+/// each version's statements with the pattern they bind.
+fn versioned(
+    pat: &[Param],
+    cond: Param,
+    (seq, seq_pat): (Vec<HostStm>, &[Param]),
+    (dist, dist_pat): (Vec<HostStm>, &[Param]),
+    loc: &Option<SrcLoc>,
+) -> HostStm {
+    let vars = |ps: &[Param]| ps.iter().map(|p| SubExp::Var(p.name.clone())).collect();
+    host(
+        pat.to_vec(),
+        HostExp::If {
+            cond: SubExp::Var(cond.name),
+            then_b: HostBody {
+                stms: seq,
+                result: vars(seq_pat),
+            },
+            else_b: HostBody {
+                stms: dist,
+                result: vars(dist_pat),
+            },
+            ret: pat.iter().map(|p| p.ty.to_ext()).collect::<Vec<ExtType>>(),
+        },
+        loc,
+    )
+}
+
 impl Flattener<'_> {
     fn type_of(&self, se: &SubExp) -> Type {
         match se {
             SubExp::Const(c) => Type::Prim(c.prim_type()),
             SubExp::Var(v) => self.types.get(v).cloned().unwrap_or_else(i64t),
         }
+    }
+
+    /// Fresh names for `ps`, of the same types.
+    pub(super) fn fresh_params(&mut self, ps: &[Param]) -> Vec<Param> {
+        ps.iter()
+            .map(|p| self.fresh_param(&p.name, p.ty.clone()))
+            .collect()
     }
 
     pub(super) fn fresh_param(&mut self, like: &VName, ty: Type) -> Param {
@@ -545,12 +580,7 @@ impl Flattener<'_> {
             ps.iter().map(|p| SubExp::Var(p.name.clone())).collect()
         };
         // The parallel version: the flattened loop.
-        let par_pat: Vec<Param> = s
-            .pat
-            .elems
-            .iter()
-            .map(|p| self.fresh_param(&p.name, p.ty.clone()))
-            .collect();
+        let par_pat: Vec<Param> = self.fresh_params(&s.pat.elems);
         let par_stm = HostStm {
             pat: ir::Pat {
                 elems: par_pat.clone(),
@@ -657,10 +687,7 @@ impl Flattener<'_> {
             consumer: &copy.stms[1],
             map_outs: map_outs.clone(),
         };
-        let seq_pat: Vec<Param> = pat
-            .iter()
-            .map(|p| self.fresh_param(&p.name, p.ty.clone()))
-            .collect();
+        let seq_pat: Vec<Param> = self.fresh_params(pat);
         let mut pre = Vec::new();
         let Some(seq) = self.segop(nest, &fused, &seq_pat) else {
             return false;
@@ -673,10 +700,7 @@ impl Flattener<'_> {
         let size = self.nest_size(&space, &mut pre);
         let loc = &consumer.loc;
         let cond = self.threshold("suff_outer_par", size, ThresholdKind::Nest, loc, &mut pre);
-        let dist_pat: Vec<Param> = pat
-            .iter()
-            .map(|p| self.fresh_param(&p.name, p.ty.clone()))
-            .collect();
+        let dist_pat: Vec<Param> = self.fresh_params(pat);
         let mut dist = Vec::new();
         let split = vec![Unit::One(producer), Unit::One(consumer)];
         self.distribute_next = true;
@@ -690,22 +714,12 @@ impl Flattener<'_> {
             &mut dist,
         );
         self.distribute_next = false;
-        let vars = |ps: &[Param]| ps.iter().map(|p| SubExp::Var(p.name.clone())).collect();
         out.extend(pre);
-        out.push(host(
-            pat.to_vec(),
-            HostExp::If {
-                cond: SubExp::Var(cond.name),
-                then_b: HostBody {
-                    stms: vec![seq],
-                    result: vars(&seq_pat),
-                },
-                else_b: HostBody {
-                    stms: dist,
-                    result: vars(&dist_pat),
-                },
-                ret: pat.iter().map(|p| p.ty.to_ext()).collect::<Vec<ExtType>>(),
-            },
+        out.push(versioned(
+            pat,
+            cond,
+            (vec![seq], &seq_pat),
+            (dist, &dist_pat),
             loc,
         ));
         true
@@ -751,33 +765,17 @@ impl Flattener<'_> {
         if versions > 0 && self.distributable(nest, b) {
             let size = self.nest_size(nest, out);
             let cond = self.threshold("suff_outer_par", size, ThresholdKind::Nest, loc, out);
-            let seq_pat: Vec<Param> = pat
-                .iter()
-                .map(|p| self.fresh_param(&p.name, p.ty.clone()))
-                .collect();
-            let dist_pat: Vec<Param> = pat
-                .iter()
-                .map(|p| self.fresh_param(&p.name, p.ty.clone()))
-                .collect();
+            let seq_pat: Vec<Param> = self.fresh_params(pat);
+            let dist_pat: Vec<Param> = self.fresh_params(pat);
             let copy = self.fresh_body(b);
             let seq = vec![self.segmap(nest, copy.stms, copy.result, seq_pat.clone(), loc)];
             let mut dist = Vec::new();
             self.distribute(nest, b, &dist_pat, loc, versions - 1, &mut dist);
-            let vars = |ps: &[Param]| ps.iter().map(|p| SubExp::Var(p.name.clone())).collect();
-            out.push(host(
-                pat.to_vec(),
-                HostExp::If {
-                    cond: SubExp::Var(cond.name),
-                    then_b: HostBody {
-                        stms: seq,
-                        result: vars(&seq_pat),
-                    },
-                    else_b: HostBody {
-                        stms: dist,
-                        result: vars(&dist_pat),
-                    },
-                    ret: pat.iter().map(|p| p.ty.to_ext()).collect::<Vec<ExtType>>(),
-                },
+            out.push(versioned(
+                pat,
+                cond,
+                (seq, &seq_pat),
+                (dist, &dist_pat),
                 loc,
             ));
             return;
@@ -1284,15 +1282,7 @@ impl Flattener<'_> {
         let mut stms = Vec::new();
         self.nest_body(&inner, body, &new_vals, &s.loc, versions, &mut stms);
         // The loop binds every parameter; the group's outputs are some of them.
-        let loop_pat: Vec<Param> = s
-            .pat
-            .elems
-            .iter()
-            .map(|e| match outputs.iter().position(|o| o.name == e.name) {
-                Some(k) => host_pat[k].clone(),
-                None => self.fresh_param(&e.name, nest.expand(&e.ty)),
-            })
-            .collect();
+        let loop_pat = self.expanded_pat(nest, s, outputs, host_pat);
         out.push(host(
             loop_pat,
             HostExp::Loop {
@@ -1308,6 +1298,25 @@ impl Flattener<'_> {
             },
             &s.loc,
         ));
+    }
+
+    /// The host names of everything statement `s` of `nest` binds, expanded by the nest:
+    /// `host_pat` for the group's `outputs`, fresh names for the rest.
+    pub(super) fn expanded_pat(
+        &mut self,
+        nest: &Nest,
+        s: &Stm,
+        outputs: &[Param],
+        host_pat: &[Param],
+    ) -> Vec<Param> {
+        s.pat
+            .elems
+            .iter()
+            .map(|e| match outputs.iter().position(|o| o.name == e.name) {
+                Some(k) => host_pat[k].clone(),
+                None => self.fresh_param(&e.name, nest.expand(&e.ty)),
+            })
+            .collect()
     }
 
     /// The host accumulator that the nest's accumulator `init` is.

@@ -179,12 +179,7 @@ impl Flattener<'_> {
         let chunks = self.int_op("chunks", BinOp::Div, up, k.clone(), loc, &mut stms);
 
         // The host loop over chunks, carrying the loop's values.
-        let carried: Vec<Param> = s
-            .pat
-            .elems
-            .iter()
-            .map(|p| self.fresh_param(&p.name, p.ty.clone()))
-            .collect();
+        let carried: Vec<Param> = self.fresh_params(&s.pat.elems);
         let c = self.ns.fresh("chunk_i");
         self.types.insert(c.clone(), i64t());
         let mut inner = Vec::new();
@@ -249,12 +244,7 @@ impl Flattener<'_> {
         });
         let next = self.one_thread(&s.pat.elems, copy, loc, &mut inner);
 
-        let results: Vec<Param> = s
-            .pat
-            .elems
-            .iter()
-            .map(|p| self.fresh_param(&p.name, p.ty.clone()))
-            .collect();
+        let results: Vec<Param> = self.fresh_params(&s.pat.elems);
         stms.push(host(
             results.clone(),
             HostExp::Loop {

@@ -121,15 +121,7 @@ impl Flattener<'_> {
         // The statement binds every array of the accumulators and every other result; the
         // group's outputs are some of them.
         let ret: Vec<Type> = wide.ret.iter().map(|t| nest.expand(t)).collect();
-        let with_pat: Vec<Param> = s
-            .pat
-            .elems
-            .iter()
-            .map(|e| match outputs.iter().position(|o| o.name == e.name) {
-                Some(k) => host_pat[k].clone(),
-                None => self.fresh_param(&e.name, nest.expand(&e.ty)),
-            })
-            .collect();
+        let with_pat = self.expanded_pat(nest, s, outputs, host_pat);
         out.push(host(
             with_pat,
             HostExp::WithAcc {
