@@ -1,7 +1,8 @@
 //! The flattening rules (see the module docs of [`super`]) applied to host bodies and map
 //! nests.
 
-use super::nest::{invariant, rename_se, rename_stms, Entry, Level, Nest, Types};
+use super::nest::{invariant, invariant_operator, rename_se, rename_stms};
+use super::nest::{Entry, Level, Nest, Types};
 use super::MAX_VERSIONED_DEPTH;
 use crate::diag::SrcLoc;
 use crate::ir::{self, Attrs, BinOp, Body, Exp, ExtType, LoopForm, NameSource};
@@ -903,14 +904,9 @@ impl Flattener<'_> {
         if !invariant(w, &bound) {
             return None;
         }
-        let op_free = |op: &ir::Operator| {
-            let mut f = free_vars(&op.lam.body.stms, &op.lam.body.result);
-            f.extend(op.neutral.iter().filter_map(|n| n.as_var().cloned()));
-            f.iter().all(|v| !bound.contains(v))
-        };
         match soac {
             Soac::Reduce { op, .. } | Soac::Scan { op, .. } | Soac::Hist { op, .. }
-                if !op_free(op) =>
+                if !invariant_operator(op, &bound) =>
             {
                 return None
             }

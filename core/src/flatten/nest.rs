@@ -231,6 +231,14 @@ fn shape_vars(t: &Type) -> impl Iterator<Item = VName> + '_ {
     t.shape().iter().filter_map(|d| d.as_var().cloned())
 }
 
+/// Whether an operator (its lambda and neutral elements) uses none of `bound`: the same for
+/// every thread of the nest that binds them.
+pub(super) fn invariant_operator(op: &crate::ir::Operator, bound: &HashSet<VName>) -> bool {
+    let mut f = free_vars(&op.lam.body.stms, &op.lam.body.result);
+    f.extend(op.neutral.iter().filter_map(|n| n.as_var().cloned()));
+    f.iter().all(|v| !bound.contains(v))
+}
+
 /// Whether a size is known outside the nest (binds `bound`).
 pub(super) fn invariant(d: &SubExp, bound: &HashSet<VName>) -> bool {
     d.as_var().is_none_or(|v| !bound.contains(v))

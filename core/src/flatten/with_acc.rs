@@ -22,10 +22,9 @@
 //! inner `map` with free arrays (ADBench GMM's gradient) is such a nest.
 
 use super::kernel::{host, Flattener};
-use super::nest::{invariant, Nest};
+use super::nest::{invariant, invariant_operator, Nest};
 use crate::ir::{AccInput, Body, Exp, ExtType, Lambda, Param, Soac, Stm, SubExp};
 use crate::ir::{Type, TypeBase, VName};
-use crate::passes::traverse::free_vars;
 use crate::seg::{HostBody, HostExp, HostLambda, HostStm};
 use std::collections::HashSet;
 
@@ -48,13 +47,9 @@ impl Flattener<'_> {
             return false;
         };
         let bound = nest.bound();
-        let op_free = |i: &AccInput| match &i.op {
-            None => true,
-            Some(op) => {
-                let mut f = free_vars(&op.lam.body.stms, &op.lam.body.result);
-                f.extend(op.neutral.iter().filter_map(|n| n.as_var().cloned()));
-                f.iter().all(|v| !bound.contains(v))
-            }
+        let op_free = |i: &AccInput| {
+            i.op.as_ref()
+                .is_none_or(|op| invariant_operator(op, &bound))
         };
         let regular = inputs
             .iter()
