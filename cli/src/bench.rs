@@ -182,7 +182,8 @@ pub(crate) fn bench_program(args: BenchProgram) -> Result<ExitCode, Failure> {
     // reuses its kernels.
     let prepared = vkad_spirv::runtime::DeviceProgram::new(&ctx, &compiled.ir)
         .map_err(|e| Failure(format!("error: {e}")))?;
-    let thresholds = vkad_spirv::runtime::device_thresholds(&ctx);
+    let thresholds = vkad_spirv::runtime::tuned_thresholds(&ctx, &args.thresholds)
+        .map_err(|e| Failure(format!("error: {e}")))?;
     let run_once = |entry: &str,
                     input: Vec<Value>|
      -> Result<(Vec<Value>, vkad_profile::Run), vkad_spirv::error::Error> {

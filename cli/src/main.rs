@@ -266,6 +266,10 @@ struct BenchProgram {
     /// `VKAD_PIPELINE_CACHE=0` also turns it off, `VKAD_PIPELINE_CACHE=DIR` moves it.
     #[arg(long)]
     no_pipeline_cache: bool,
+    /// A tuning value (repeatable), as for `vkad run --threshold`: `loop=N`, `nest=N`,
+    /// `seq_chunk=N` or `NAME=N` (`vkad dump-ir --kernels` prints the names).
+    #[arg(long = "threshold", value_name = "NAME=VALUE")]
+    thresholds: Vec<String>,
 }
 
 /// What `vkad bench` measures.
@@ -439,7 +443,7 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
                     (&file, &source),
                     &entry,
                     args,
-                    vk,
+                    (vk, &thresholds),
                     binary_output,
                     (profile, profile_out.as_deref()),
                 );
@@ -606,16 +610,19 @@ fn run_profiled(
     (file, source): (&Path, &str),
     entry: &str,
     args: Vec<Value>,
-    vk: VkFlags,
+    (vk, settings): (VkFlags, &[String]),
     binary_output: bool,
     (table, out): (bool, Option<&Path>),
 ) -> Result<ExitCode, Failure> {
     use vkad_spirv::profile;
     let ctx = vulkan_context(vk)?;
+    let thresholds = vkad_spirv::runtime::tuned_thresholds(&ctx, settings)
+        .map_err(|e| Failure(format!("error: {e}")))?;
     let mut p = profile::new_profile(compiled, &file.display().to_string(), source, ctx.info());
     let start = std::time::Instant::now();
-    let (results, timings) = vkad_spirv::run_entry_profiled(&ctx, compiled, entry, args)
-        .map_err(|e| Failure(format!("error: {e}")))?;
+    let (results, timings) =
+        vkad_spirv::run_entry_kernels(&ctx, compiled, entry, args, &thresholds, true)
+            .map_err(|e| Failure(format!("error: {e}")))?;
     let wall_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
     print_results(&results, binary_output)
         .map_err(|e| Failure(format!("error: cannot write output: {e}")))?;

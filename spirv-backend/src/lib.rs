@@ -289,10 +289,8 @@ impl Backend for VulkanBackend {
         args: Vec<Value>,
     ) -> Result<Vec<Value>, RunError> {
         let ctx = self.context()?;
-        let mut th = runtime::device_thresholds(&ctx);
-        for s in &self.settings {
-            th.set(s).map_err(|e| RunError::Internal(e.to_string()))?;
-        }
+        let th = runtime::tuned_thresholds(&ctx, &self.settings)
+            .map_err(|e| RunError::Internal(e.to_string()))?;
         let r = run_entry_kernels(&ctx, compiled, entry, args, &th, false).map(|(v, _)| v);
         // A run that timed out (or lost the device) leaves the context unusable: the next run
         // gets a fresh one instead of failing too.

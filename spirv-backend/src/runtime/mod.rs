@@ -239,6 +239,19 @@ pub fn device_thresholds(ctx: &Context) -> Thresholds {
     th
 }
 
+/// [`device_thresholds`] with the user's tuning settings (`NAME=VALUE`, see
+/// [`Thresholds::set`]) applied over them: what `--threshold` means on every command.
+pub fn tuned_thresholds(
+    ctx: &Context,
+    settings: &[String],
+) -> Result<Thresholds, vkad_core::seg::ThresholdSettingError> {
+    let mut th = device_thresholds(ctx);
+    for s in settings {
+        th.set(s)?;
+    }
+    Ok(th)
+}
+
 /// One run of a planned program.
 struct Runtime<'a> {
     ex: Exec<'a>,
