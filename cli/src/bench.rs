@@ -10,7 +10,10 @@
 //! kernel time of the gradient entries divided by that of the primal entries. `--profile-out`
 //! writes a profile holding the fastest (least kernel time) timed run of each entry.
 
-use super::{compile, read_source, vulkan_context, write_profile, BenchProgram, Failure, VkFlags};
+use super::{
+    compile_while_device_opens, device_of, read_source, write_profile, BenchProgram, Failure,
+    VkFlags,
+};
 use std::path::Path;
 use std::process::ExitCode;
 use vkad_core::testing::random::{fnv1a, random_value};
@@ -130,7 +133,11 @@ pub(crate) fn bench_program(args: BenchProgram) -> Result<ExitCode, Failure> {
         ));
     };
     let source = read_source(&file)?;
-    let compiled = compile(&file)?;
+    let vk = VkFlags {
+        device: args.device,
+        no_pipeline_cache: args.no_pipeline_cache,
+    };
+    let (compiled, ctx) = compile_while_device_opens(&file, Some(vk))?;
     let all = datasets(&source, &file)?;
     let chosen: Vec<&Dataset> = if args.entries.is_empty() {
         all.iter().collect()
@@ -162,10 +169,7 @@ pub(crate) fn bench_program(args: BenchProgram) -> Result<ExitCode, Failure> {
         )));
     }
     let reps = args.reps.max(1);
-    let ctx = vulkan_context(VkFlags {
-        device: args.device,
-        no_pipeline_cache: args.no_pipeline_cache,
-    })?;
+    let ctx = device_of(ctx)?;
     let info = ctx.info();
     let path = file.display().to_string();
     let mut profile = vkad_spirv::profile::new_profile(&compiled, &path, &source, info);

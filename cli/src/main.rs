@@ -75,6 +75,16 @@ impl BackendKind {
     /// once (with what to install) instead of once per test.
     /// `settings` are `--threshold NAME=VALUE`s, for the kernel-IR backends only.
     fn backend(self, vk: VkFlags, settings: &[String]) -> Result<Box<dyn Backend>, Failure> {
+        self.backend_on(vk, settings, None)
+    }
+
+    /// [`BackendKind::backend`] on a device already opened (or failed to open) for it.
+    fn backend_on(
+        self,
+        vk: VkFlags,
+        settings: &[String],
+        opened: OpenedDevice,
+    ) -> Result<Box<dyn Backend>, Failure> {
         let bad = |e: vkad_core::seg::ThresholdSettingError| Failure(format!("error: {e}"));
         if !settings.is_empty() && !matches!(self, BackendKind::Kernels | BackendKind::Vulkan) {
             return Err(Failure(
@@ -92,9 +102,14 @@ impl BackendKind {
                 Ok(Box::new(b))
             }
             BackendKind::Vulkan => {
-                let b = vkad_spirv::VulkanBackend::tuned(vk.options(), settings.to_vec())
+                let mut b = vkad_spirv::VulkanBackend::tuned(vk.options(), settings.to_vec())
                     .map_err(bad)?;
-                b.context().map_err(|e| Failure(format!("error: {e}")))?;
+                match opened {
+                    Some(ctx) => b = b.with_context(ctx?),
+                    None => {
+                        b.context().map_err(|e| Failure(format!("error: {e}")))?;
+                    }
+                }
                 Ok(Box::new(b))
             }
         }
@@ -391,7 +406,10 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
                     }
                 )));
             }
-            let compiled = compile(&file)?;
+            // The Vulkan device opens (driver libraries load: tens to hundreds of
+            // milliseconds) while the program compiles.
+            let opens_device = matches!(backend, BackendKind::Vulkan);
+            let (compiled, ctx) = compile_while_device_opens(&file, opens_device.then_some(vk))?;
             if !compiled.entry_names().contains(&entry) {
                 let names = compiled.entry_names().join(", ");
                 return Err(Failure(format!(
@@ -443,13 +461,13 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
                     (&file, &source),
                     &entry,
                     args,
-                    (vk, &thresholds),
+                    (device_of(ctx)?, &thresholds),
                     binary_output,
                     (profile, profile_out.as_deref()),
                 );
             }
             let results = backend
-                .backend(vk, &thresholds)?
+                .backend_on(vk, &thresholds, ctx)?
                 .run(&compiled, &entry, args)
                 .map_err(|e| Failure(format!("error: {e}")))?;
             print_results(&results, binary_output)
@@ -603,6 +621,38 @@ fn vulkan_context(vk: VkFlags) -> Result<std::sync::Arc<vkad_spirv::Context>, Fa
         .map_err(|e| Failure(format!("error: {e}")))
 }
 
+/// A device that [`compile_while_device_opens`] opened, or why it could not.
+type OpenedDevice = Option<Result<std::sync::Arc<vkad_spirv::Context>, Failure>>;
+
+/// Compiles `file` while the Vulkan device of `vk` (if any) opens on another thread: loading
+/// the driver costs tens of milliseconds on lavapipe and hundreds on some GPU drivers, about
+/// what compiling a program costs. An error in the program is reported before one of the
+/// device.
+fn compile_while_device_opens(
+    file: &Path,
+    vk: Option<VkFlags>,
+) -> Result<(vkad_core::Compiled, OpenedDevice), Failure> {
+    std::thread::scope(|s| {
+        let opening = vk.map(|vk| s.spawn(move || vulkan_context(vk)));
+        let compiled = compile(file);
+        let ctx = opening.map(|h| {
+            h.join().unwrap_or_else(|_| {
+                Err(Failure("error: opening the Vulkan device panicked".into()))
+            })
+        });
+        Ok((compiled?, ctx))
+    })
+}
+
+/// The device [`compile_while_device_opens`] opened (an internal error if it was not asked to).
+fn device_of(ctx: OpenedDevice) -> Result<std::sync::Arc<vkad_spirv::Context>, Failure> {
+    ctx.unwrap_or_else(|| {
+        Err(Failure(
+            "error: internal: no Vulkan device was opened".into(),
+        ))
+    })
+}
+
 /// `vkad run --profile` / `--profile-out FILE`: the results, then (`--profile`) a table of
 /// kernel times on stderr and (`--profile-out`) the profile written to FILE.
 fn run_profiled(
@@ -610,12 +660,11 @@ fn run_profiled(
     (file, source): (&Path, &str),
     entry: &str,
     args: Vec<Value>,
-    (vk, settings): (VkFlags, &[String]),
+    (ctx, settings): (std::sync::Arc<vkad_spirv::Context>, &[String]),
     binary_output: bool,
     (table, out): (bool, Option<&Path>),
 ) -> Result<ExitCode, Failure> {
     use vkad_spirv::profile;
-    let ctx = vulkan_context(vk)?;
     let thresholds = vkad_spirv::runtime::tuned_thresholds(&ctx, settings)
         .map_err(|e| Failure(format!("error: {e}")))?;
     let mut p = profile::new_profile(compiled, &file.display().to_string(), source, ctx.info());

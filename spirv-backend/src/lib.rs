@@ -265,6 +265,16 @@ impl VulkanBackend {
         })
     }
 
+    /// The backend on the device context `ctx`, already opened (for example while the
+    /// program compiled); if a run leaves it unusable, the next run opens a fresh one as
+    /// [`VulkanBackend::new`]'s options say.
+    pub fn with_context(self, ctx: std::sync::Arc<Context>) -> VulkanBackend {
+        VulkanBackend {
+            ctx: Mutex::new(Some(ctx)),
+            ..self
+        }
+    }
+
     /// The device context (created on the first call).
     pub fn context(&self) -> error::Result<std::sync::Arc<Context>> {
         let mut g = self.ctx.lock().map_err(|_| Error::bug("poisoned lock"))?;
