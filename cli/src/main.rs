@@ -151,8 +151,9 @@ enum Command {
         /// `VKAD_PIPELINE_CACHE=0` also turns it off, `VKAD_PIPELINE_CACHE=DIR` moves it.
         #[arg(long)]
         no_pipeline_cache: bool,
-        /// A tuning value for the kernel-IR backends (repeatable): `loop=N` / `nest=N` set
-        /// the default threshold of host loops / map nests, `seq_chunk=N` the iterations per
+        /// A tuning value for the kernel-IR backends (repeatable): `loop=N` / `nest=N` /
+        /// `acc_red=N` set the default threshold of host loops / map nests / reductions of
+        /// accumulator updates, `seq_chunk=N` the iterations per
         /// launch of one-thread loops, `NAME=N` one threshold (`vkad dump-ir --kernels` prints
         /// their names). `loop=0` always takes the flattened version of a host loop,
         /// `loop=9223372036854775807` the one-thread version.
@@ -177,8 +178,9 @@ enum Command {
         /// `VKAD_PIPELINE_CACHE=0` also turns it off, `VKAD_PIPELINE_CACHE=DIR` moves it.
         #[arg(long)]
         no_pipeline_cache: bool,
-        /// A tuning value for the kernel-IR backends (repeatable): `loop=N` / `nest=N` set
-        /// the default threshold of host loops / map nests, `seq_chunk=N` the iterations per
+        /// A tuning value for the kernel-IR backends (repeatable): `loop=N` / `nest=N` /
+        /// `acc_red=N` set the default threshold of host loops / map nests / reductions of
+        /// accumulator updates, `seq_chunk=N` the iterations per
         /// launch of one-thread loops, `NAME=N` one threshold (`vkad dump-ir --kernels` prints
         /// their names). `loop=0` always takes the flattened version of a host loop,
         /// `loop=9223372036854775807` the one-thread version.

@@ -84,3 +84,31 @@ fn vk_acc_program_runs_unskipped() {
     assert!(!text.contains("skipped:"), "{text}");
     assert!(s.passed >= 9, "{text}");
 }
+
+/// Accumulator updates that many threads make to each element (the reverse sweeps of the
+/// k-means Newton step and of the GMM gradient) run as a segmented reduction with
+/// `acc_red=0` and as atomic updates with `acc_red=MAX` (the CPU default): both pass
+/// `tests/programs/kernels/{kmeans,gmm}.fut` on Vulkan.
+#[test]
+fn accumulator_updates_reduced_first_or_atomic() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/programs/kernels");
+    let files = [dir.join("kmeans.fut"), dir.join("gmm.fut")];
+    for setting in ["acc_red=0", "acc_red=9223372036854775807"] {
+        let backend = VulkanBackend::tuned(
+            ContextOptions {
+                device: None,
+                validation: true,
+                pipeline_cache: vkad_vk::PipelineCacheMode::Off,
+            },
+            vec![setting.to_string()],
+        )
+        .expect("a valid setting");
+        let mut out = Vec::new();
+        let s = run_paths_with(&files, &backend, &RunOptions::default(), &mut out)
+            .expect("writing to a Vec");
+        let text = String::from_utf8_lossy(&out);
+        assert_eq!(s.failed, 0, "{setting}: {text}");
+        assert!(!text.contains("skipped:"), "{setting}: {text}");
+        assert!(s.passed >= 4, "{setting}: {text}");
+    }
+}

@@ -367,7 +367,7 @@ pub(super) fn host(pat: Vec<Param>, exp: HostExp, loc: &Option<SrcLoc>) -> HostS
 
 /// `pat = if cond then seq else dist`: a nest in two versions chosen by a threshold's `cond`,
 /// each version's statements with the pattern they bind.
-fn versioned(
+pub(super) fn versioned(
     pat: &[Param],
     cond: Param,
     (seq, seq_pat): (Vec<HostStm>, &[Param]),
@@ -499,7 +499,7 @@ impl Flattener<'_> {
 
     /// Binds a new threshold `BASE_N` of `kind` on `size` (each threshold has its own number)
     /// to a fresh `bool`, returned.
-    fn threshold(
+    pub(super) fn threshold(
         &mut self,
         base: &str,
         size: SubExp,

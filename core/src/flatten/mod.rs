@@ -58,6 +58,13 @@
 //!    iterations, the Vulkan runtime halves the chunk where the limiter cut it, and runs the
 //!    flattened version only where one iteration per launch is too many.
 //!
+//! 7. **Reduced accumulator updates** (module `acc_red`, after the rules above). A `segmap`
+//!    whose every result is one update of a host accumulator, at indices that are distinct
+//!    thread indices of its space, with exactly one thread index left over, updates each
+//!    element from as many threads as that dimension is wide (k-means' Newton step: 20,000
+//!    per element). It is versioned on that width (`acc_threshold(acc_red_N)`): a `segred`
+//!    over the left-over dimension followed by one update per element, or the atomic kernel.
+//!
 //! Where distribution applies, both versions are generated (incremental flattening): the host
 //! compares the nest's size with a run-time threshold ([`crate::seg::HostExp::Threshold`]) and
 //! runs the sequentialised version when the outer parallelism already fills the device, the
@@ -71,6 +78,7 @@
 //! arrays, rows, inside loops, nested `with_acc`s): kernels never hand an accumulator back to
 //! the host to be updated element by element. Host code never iterates over an array.
 
+mod acc_red;
 mod kernel;
 mod nest;
 mod seq_loop;
@@ -109,7 +117,8 @@ pub fn flatten_program(p: &ir::Program) -> seg::Program {
                 loop_versions: MAX_VERSIONED_DEPTH,
                 distribute_next: false,
             };
-            let body = fl.host_body(&f.body);
+            let mut body = fl.host_body(&f.body);
+            fl.reduce_acc_updates(&mut body);
             seg::FunDef {
                 name: f.name.clone(),
                 entry: f.entry.clone(),

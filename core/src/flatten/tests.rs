@@ -307,3 +307,66 @@ fn check_both_versions(src: &str, entry: &str, args: &str) {
         assert_eq!(got, want, "nest threshold {nest}");
     }
 }
+
+#[test]
+fn accumulator_updates_from_many_threads_become_a_versioned_segmented_reduction() {
+    // k-means' Newton step: the reverse sweep sums every point's contribution into the
+    // [k][d] adjoint of the centres, a kernel over (n, k, d) updating element (j, l) from n
+    // threads. Rule 7 versions it with a reduction over n, then one update per element.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/programs/kernels/kmeans.fut");
+    let src = std::fs::read_to_string(path).expect("kmeans.fut");
+    let c = crate::compile("kmeans.fut", &src).unwrap_or_else(|e| panic!("{}", e.render()));
+    let p = super::extract_kernels(&c.ir);
+    crate::seg::check::check_program(&p).expect("checked kernel IR");
+    fn acc_versions(b: &HostBody, out: &mut Vec<(SegOp, SegOp)>) {
+        for s in &b.stms {
+            match &s.exp {
+                HostExp::If { then_b, else_b, .. } => {
+                    // The reduction's version: a segred whose space is the updated element's
+                    // indices plus the reduced one, then a segmap over the elements.
+                    if let [red, upd] = then_b.stms.as_slice() {
+                        if let (HostExp::Seg(r), HostExp::Seg(u)) = (&red.exp, &upd.exp) {
+                            if matches!(r.kind, SegKind::Red(_))
+                                && u.kind == SegKind::Map
+                                && r.space.dims.len() == u.space.dims.len() + 1
+                            {
+                                out.push((r.clone(), u.clone()));
+                            }
+                        }
+                    }
+                    acc_versions(then_b, out);
+                    acc_versions(else_b, out);
+                }
+                HostExp::WithAcc { lam, .. } => acc_versions(&lam.body, out),
+                HostExp::VersionedLoop { par, seq, .. } => {
+                    acc_versions(par, out);
+                    acc_versions(seq, out);
+                }
+                HostExp::Loop { body, .. } => acc_versions(body, out),
+                _ => {}
+            }
+        }
+    }
+    let f = p.entry("newton").expect("entry");
+    let mut found = Vec::new();
+    acc_versions(&f.body, &mut found);
+    let printed = crate::seg::print::program_to_string(&p);
+    assert!(
+        found
+            .iter()
+            .any(|(r, u)| r.space.dims.len() == 3 && u.space.dims.len() == 2),
+        "a segred over (k, d, n) and a segmap over (k, d):\n{printed}"
+    );
+    assert!(printed.contains("acc_threshold(acc_red_"), "{printed}");
+    // Both versions agree with the interpreter.
+    let args = "[[0.0, 0.0], [4.0, 4.0], [1.0, 2.0], [3.0, 3.5]] [[1.0, 0.0], [3.0, 5.0]]";
+    let args = || crate::values::parse_values(args.as_bytes()).expect("values");
+    let want = c.run_interp("newton", args()).expect("interpreter");
+    for v in [0, i64::MAX] {
+        let mut th = crate::seg::Thresholds::default();
+        th.set(&format!("acc_red={v}")).unwrap();
+        let (got, _) = c.run_kernels("newton", args(), &th).expect("kernel IR");
+        assert_eq!(got, want, "acc_red threshold {v}");
+    }
+}

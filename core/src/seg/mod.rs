@@ -274,6 +274,9 @@ pub enum ThresholdKind {
     /// Whether the kernels of a host loop are wide enough to run as kernels of their own
     /// (true: the flattened loop; false: the whole loop in one thread; rule 6).
     Loop,
+    /// Whether the threads updating each element of an accumulator are many enough that a
+    /// segmented reduction beats atomic updates (true: the reduction; rule 7).
+    AccRed,
 }
 
 /// Tuning values for [`HostExp::Threshold`], by name; a name not listed uses the default of
@@ -283,6 +286,7 @@ pub struct Thresholds {
     pub values: std::collections::BTreeMap<String, i64>,
     pub nest_default: i64,
     pub loop_default: i64,
+    pub acc_red_default: i64,
     /// The iterations per launch of every one-thread loop run in chunks ([`SeqChunk`]);
     /// `None`: the whole loop in one launch. Any value gives the same results.
     pub seq_chunk: Option<i64>,
@@ -295,15 +299,19 @@ impl Thresholds {
     /// The default width below which a host loop's kernels run in one thread: about the
     /// number of element operations that one thread does in the time of one more launch.
     pub const LOOP_DEFAULT: i64 = 1 << 8;
+    /// The default number of updates per accumulator element from which they are reduced
+    /// first rather than made atomically.
+    pub const ACC_RED_DEFAULT: i64 = 32;
 
-    /// Every threshold at `v` (0: always take the sequentialised version of a map nest and the
-    /// flattened version of a host loop; `i64::MAX`: the fully flattened nest and the
-    /// one-thread loop).
+    /// Every threshold at `v` (0: always take the sequentialised version of a map nest, the
+    /// flattened version of a host loop and the reduction of accumulator updates; `i64::MAX`:
+    /// the fully flattened nest, the one-thread loop and atomic accumulator updates).
     pub fn all(v: i64) -> Thresholds {
         Thresholds {
             values: Default::default(),
             nest_default: v,
             loop_default: v,
+            acc_red_default: v,
             seq_chunk: None,
         }
     }
@@ -312,6 +320,7 @@ impl Thresholds {
         self.values.get(name).copied().unwrap_or(match kind {
             ThresholdKind::Nest => self.nest_default,
             ThresholdKind::Loop => self.loop_default,
+            ThresholdKind::AccRed => self.acc_red_default,
         })
     }
 }
@@ -319,14 +328,15 @@ impl Thresholds {
 /// A tuning setting that is not `NAME=VALUE` with an `i64` value ([`Thresholds::set`]).
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error(
-    "invalid threshold setting `{0}`: expected NAME=VALUE, VALUE an integer and NAME `nest` or \
-     `loop` (the defaults of each kind), `seq_chunk`, or a threshold's name as \
+    "invalid threshold setting `{0}`: expected NAME=VALUE, VALUE an integer and NAME `nest`, \
+     `loop` or `acc_red` (the defaults of each kind), `seq_chunk`, or a threshold's name as \
      `vkad dump-ir --kernels` prints it (`loop_par_3`)"
 )]
 pub struct ThresholdSettingError(pub String);
 
 impl Thresholds {
-    /// Applies the setting `NAME=VALUE`: `nest` and `loop` set the default of their kind,
+    /// Applies the setting `NAME=VALUE`: `nest`, `loop` and `acc_red` set the default of their
+    /// kind,
     /// `seq_chunk` the iterations per launch of chunked one-thread loops, any other name that
     /// threshold.
     pub fn set(&mut self, setting: &str) -> Result<(), ThresholdSettingError> {
@@ -338,6 +348,7 @@ impl Thresholds {
             "" => return Err(bad()),
             "nest" => self.nest_default = value,
             "loop" => self.loop_default = value,
+            "acc_red" => self.acc_red_default = value,
             "seq_chunk" if value >= 1 => self.seq_chunk = Some(value),
             "seq_chunk" => return Err(bad()),
             _ => {
@@ -354,6 +365,7 @@ impl Default for Thresholds {
             values: Default::default(),
             nest_default: Thresholds::DEFAULT,
             loop_default: Thresholds::LOOP_DEFAULT,
+            acc_red_default: Thresholds::ACC_RED_DEFAULT,
             seq_chunk: None,
         }
     }

@@ -105,6 +105,7 @@ fn write_host_exp(out: &mut String, e: &HostExp, level: usize) {
             let k = match kind {
                 ThresholdKind::Nest => "threshold",
                 ThresholdKind::Loop => "loop_threshold",
+                ThresholdKind::AccRed => "acc_threshold",
             };
             let _ = write!(out, "{k}({name}) {size}");
         }

@@ -1,0 +1,370 @@
+//! Accumulator updates that many threads make to the same element become a segmented
+//! reduction (rule 7 of [`super`]).
+//!
+//! Distribution leaves kernels such as the reverse sweep of `map (\p -> f64.sum (...)) points`
+//! summing into a nest-invariant accumulator, in the form
+//!
+//! ```text
+//! segmap (gi < n, gj < k, gl < d) { ...; upd_acc(acc, [gj, gl], v) }     -- acc: [k][d]
+//! ```
+//!
+//! where every element of `acc` is updated by `n` threads (k-means' Newton step: 20,000 atomic
+//! additions to each of 175 elements, which serialise on a GPU and on lavapipe alike). When
+//! the update's indices are distinct thread indices of the space (directly, or through an
+//! `iota` starting at 0 with stride 1) and exactly one thread index `gi` is not among them,
+//! the kernel is rewritten into
+//!
+//! ```text
+//! let r = segred (gj < k, gl < d, gi < n) op { ...; return v }            -- r: [k][d]
+//! segmap (hj < k, hl < d) { upd_acc(acc, [hj, hl], r[hj, hl]) }
+//! ```
+//!
+//! with `op` the accumulator's operator (from its `with_acc`): each element is updated once.
+//! The sum is the same up to the order of the operator's applications, which atomics do not
+//! fix either (the operator is associative and commutative, as a `with_acc` operator must
+//! be). Accumulators without an operator (writes), updates of whole rows, and updates whose
+//! indices depend on data are left alone.
+//!
+//! Both versions are kept, chosen at run time by `acc_threshold(acc_red_N) n` (true: the
+//! reduction): where atomics are cheap (a CPU device, few updates per element) the original
+//! kernel is faster than materialising the reduction's operands.
+
+use super::kernel::{versioned, Flattener};
+use crate::ir::{Body, DimIndex, Exp, Lambda, Operator, Param, Pat, Stm, SubExp, Type, VName};
+use crate::prim::PrimValue;
+use crate::seg::ThresholdKind;
+use crate::seg::{HostBody, HostExp, HostStm, KernelBody, KernelResult, SegKind, SegOp, SegSpace};
+use std::collections::HashMap;
+
+impl Flattener<'_> {
+    /// Versions every kernel of `body` (and of the bodies nested in it) that matches the
+    /// module doc's pattern.
+    pub(super) fn reduce_acc_updates(&mut self, body: &mut HostBody) {
+        Env::default().body(body, self);
+    }
+}
+
+/// What is known about host names: the operators of the accumulators in scope (by the name
+/// of the `with_acc` lambda's parameter) and the `iota n 0 1`s (by name). Names are unique in a
+/// program, so one map serves every scope.
+#[derive(Default)]
+struct Env {
+    ops: HashMap<VName, Operator>,
+    iotas: HashMap<VName, SubExp>,
+}
+
+impl Env {
+    fn body(&mut self, body: &mut HostBody, fl: &mut Flattener) {
+        let stms = std::mem::take(&mut body.stms);
+        for mut s in stms {
+            match &mut s.exp {
+                HostExp::Plain(Exp::Iota {
+                    n, start, stride, ..
+                }) if is_int(start, 0) && is_int(stride, 1) && s.pat.elems.len() == 1 => {
+                    self.iotas.insert(s.pat.elems[0].name.clone(), n.clone());
+                }
+                HostExp::If { then_b, else_b, .. } => {
+                    self.body(then_b, fl);
+                    self.body(else_b, fl);
+                }
+                HostExp::Loop { body, .. } => self.body(body, fl),
+                HostExp::VersionedLoop { par, seq, .. } => {
+                    self.body(par, fl);
+                    self.body(seq, fl);
+                }
+                HostExp::WithAcc { inputs, lam } => {
+                    for (i, p) in inputs.iter().zip(&lam.params) {
+                        if let Some(op) = &i.op {
+                            self.ops.insert(p.name.clone(), op.clone());
+                        }
+                    }
+                    self.body(&mut lam.body, fl);
+                }
+                HostExp::Seg(_) => {
+                    if let Some(rewritten) = self.rewrite(&s, fl) {
+                        body.stms.extend(rewritten);
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+            body.stms.push(s);
+        }
+    }
+
+    /// The statements replacing statement `s`, if it is a kernel that matches: the threshold
+    /// and an `if` between the reduction and `s`.
+    fn rewrite(&self, s: &HostStm, fl: &mut Flattener) -> Option<Vec<HostStm>> {
+        let HostExp::Seg(op) = &s.exp else {
+            return None;
+        };
+        if op.kind != SegKind::Map || op.body.results.len() != s.pat.elems.len() {
+            return None;
+        }
+        // The kernel's aliases of accumulators, its updates (by the name they bind) and the
+        // statements that compute values.
+        let mut aliases: HashMap<&VName, &VName> = HashMap::new();
+        let mut updates: HashMap<&VName, &Stm> = HashMap::new();
+        let mut values: Vec<Stm> = Vec::new();
+        for st in &op.body.stms {
+            let acc_typed = st
+                .pat
+                .elems
+                .iter()
+                .any(|p| matches!(p.ty, Type::Acc { .. }));
+            match (&st.exp, acc_typed) {
+                (Exp::SubExp(SubExp::Var(v)), true) if st.pat.elems.len() == 1 => {
+                    aliases.insert(&st.pat.elems[0].name, v);
+                }
+                (Exp::UpdAcc { .. }, true) if st.pat.elems.len() == 1 => {
+                    updates.insert(&st.pat.elems[0].name, st);
+                }
+                (Exp::UpdAcc { .. } | Exp::WithAcc { .. }, _) | (_, true) => return None,
+                _ => values.push(st.clone()),
+            }
+        }
+        let defs: HashMap<&VName, &Stm> = values
+            .iter()
+            .flat_map(|st| st.pat.elems.iter().map(move |p| (&p.name, st)))
+            .collect();
+        let space: HashMap<&VName, &SubExp> = op.space.dims.iter().map(|(g, d)| (g, d)).collect();
+        // Every result is one update of a host accumulator with an operator, each at the same
+        // distinct thread indices, and each accumulator is updated once.
+        let mut kept: Option<Vec<(VName, SubExp)>> = None;
+        let mut accs: Vec<(&VName, &Operator, &[SubExp], &[Type])> = Vec::new();
+        for (r, p) in op.body.results.iter().zip(&s.pat.elems) {
+            let KernelResult::Returns(SubExp::Var(r)) = r else {
+                return None;
+            };
+            let Exp::UpdAcc { acc, idx, vals } = &updates.get(r)?.exp else {
+                return None;
+            };
+            let mut host_acc = acc;
+            while let Some(v) = aliases.get(host_acc) {
+                host_acc = v;
+            }
+            let operator = self.ops.get(host_acc)?;
+            let Type::Acc { shape, elems, .. } = &p.ty else {
+                return None;
+            };
+            if idx.len() != shape.len()
+                || vals.len() != operator.neutral.len()
+                || !elems.iter().all(|t| matches!(t, Type::Prim(_)))
+                || accs.iter().any(|a| a.0 == host_acc)
+            {
+                return None;
+            }
+            let mut these: Vec<(VName, SubExp)> = Vec::new();
+            for i in idx {
+                let g = self.thread_index(i, &defs, &space)?;
+                if these.iter().any(|(k, _)| *k == g) {
+                    return None;
+                }
+                these.push((g.clone(), space[&g].clone()));
+            }
+            if kept.as_ref().is_some_and(|k| *k != these) {
+                return None;
+            }
+            kept = Some(these);
+            accs.push((host_acc, operator, vals, elems));
+        }
+        if updates.len() != accs.len() {
+            return None;
+        }
+        let kept = kept?;
+        let reduced: Vec<&(VName, SubExp)> = op
+            .space
+            .dims
+            .iter()
+            .filter(|(g, _)| !kept.iter().any(|(k, _)| k == g))
+            .collect();
+        let [reduced] = reduced.as_slice() else {
+            return None;
+        };
+        let sizes: Vec<SubExp> = kept.iter().map(|(_, d)| d.clone()).collect();
+        let val_types: Vec<Type> = accs.iter().flat_map(|a| a.3.iter().cloned()).collect();
+        let red_pat: Vec<Param> = val_types
+            .iter()
+            .map(|t| {
+                Some(Param {
+                    name: fl.ns.fresh("acc_red"),
+                    ty: Type::Array {
+                        elem: t.elem()?,
+                        shape: sizes.clone(),
+                    },
+                })
+            })
+            .collect::<Option<_>>()?;
+        // The reduction is a copy of the kernel's space and value statements with fresh names
+        // (the original stays as the other version).
+        let mut red_space = kept.clone();
+        red_space.push((*reduced).clone());
+        let i64t = Type::Prim(crate::prim::PrimType::Int(crate::prim::IntType::I64));
+        let copy = crate::passes::traverse::fresh_lambda(
+            fl.ns,
+            &Lambda {
+                params: red_space
+                    .iter()
+                    .map(|(g, _)| Param {
+                        name: g.clone(),
+                        ty: i64t.clone(),
+                    })
+                    .collect(),
+                body: Body {
+                    stms: values,
+                    result: accs.iter().flat_map(|a| a.2.iter().cloned()).collect(),
+                },
+                ret: val_types.clone(),
+            },
+        );
+        let red_space: Vec<(VName, SubExp)> = copy
+            .params
+            .into_iter()
+            .zip(red_space)
+            .map(|(p, (_, d))| (p.name, d))
+            .collect();
+        let red = HostStm {
+            pat: Pat {
+                elems: red_pat.clone(),
+            },
+            exp: HostExp::Seg(SegOp {
+                kind: SegKind::Red(
+                    accs.iter()
+                        .map(|a| Operator {
+                            lam: crate::passes::traverse::fresh_lambda(fl.ns, &a.1.lam),
+                            ..a.1.clone()
+                        })
+                        .collect(),
+                ),
+                space: SegSpace { dims: red_space },
+                ret: val_types.clone(),
+                body: KernelBody {
+                    stms: copy.body.stms,
+                    results: copy
+                        .body
+                        .result
+                        .into_iter()
+                        .map(KernelResult::Returns)
+                        .collect(),
+                },
+            }),
+            attrs: s.attrs.clone(),
+            loc: s.loc.clone(),
+        };
+        // One thread per element: read the sums, update each accumulator once.
+        let gtids: Vec<VName> = kept.iter().map(|(g, _)| fl.ns.fresh_like(g)).collect();
+        let index: Vec<DimIndex> = gtids
+            .iter()
+            .map(|g| DimIndex::Fix(SubExp::Var(g.clone())))
+            .collect();
+        let mut stms: Vec<Stm> = Vec::new();
+        let mut sums = Vec::new();
+        for (r, t) in red_pat.iter().zip(&val_types) {
+            let sum = fl.ns.fresh("acc_sum");
+            stms.push(Stm {
+                pat: Pat {
+                    elems: vec![Param {
+                        name: sum.clone(),
+                        ty: t.clone(),
+                    }],
+                },
+                exp: Exp::Index(r.name.clone(), index.clone()),
+                attrs: crate::ir::Attrs(vec!["unsafe".into()]),
+                loc: None,
+            });
+            sums.push(SubExp::Var(sum));
+        }
+        let mut sums = sums.into_iter();
+        let mut results = Vec::new();
+        for ((host_acc, _, vals, _), p) in accs.iter().zip(&s.pat.elems) {
+            let vals: Vec<SubExp> = sums.by_ref().take(vals.len()).collect();
+            let updated = fl.ns.fresh("acc_upd");
+            stms.push(Stm {
+                pat: Pat {
+                    elems: vec![Param {
+                        name: updated.clone(),
+                        ty: p.ty.clone(),
+                    }],
+                },
+                exp: Exp::UpdAcc {
+                    acc: (*host_acc).clone(),
+                    idx: gtids.iter().cloned().map(SubExp::Var).collect(),
+                    vals,
+                },
+                attrs: Default::default(),
+                loc: s.loc.clone(),
+            });
+            results.push(KernelResult::Returns(SubExp::Var(updated)));
+        }
+        let red_result = fl.fresh_params(&s.pat.elems);
+        let upd = HostStm {
+            pat: Pat {
+                elems: red_result.clone(),
+            },
+            exp: HostExp::Seg(SegOp {
+                kind: SegKind::Map,
+                space: SegSpace {
+                    dims: gtids.into_iter().zip(sizes).collect(),
+                },
+                ret: op.ret.clone(),
+                body: KernelBody { stms, results },
+            }),
+            attrs: s.attrs.clone(),
+            loc: s.loc.clone(),
+        };
+        let mut out = Vec::new();
+        let cond = fl.threshold(
+            "acc_red",
+            reduced.1.clone(),
+            ThresholdKind::AccRed,
+            &s.loc,
+            &mut out,
+        );
+        let atomic_result = fl.fresh_params(&s.pat.elems);
+        let atomic = HostStm {
+            pat: Pat {
+                elems: atomic_result.clone(),
+            },
+            ..s.clone()
+        };
+        out.push(versioned(
+            &s.pat.elems,
+            cond,
+            (vec![red, upd], &red_result),
+            (vec![atomic], &atomic_result),
+            &s.loc,
+        ));
+        Some(out)
+    }
+
+    /// The thread index of `space` that index `i` is: the index itself, or an element of an
+    /// `iota n 0 1` at it (bound by a statement of `defs`).
+    fn thread_index(
+        &self,
+        i: &SubExp,
+        defs: &HashMap<&VName, &Stm>,
+        space: &HashMap<&VName, &SubExp>,
+    ) -> Option<VName> {
+        let SubExp::Var(v) = i else {
+            return None;
+        };
+        if space.contains_key(v) {
+            return Some(v.clone());
+        }
+        let st = defs.get(v)?;
+        let Exp::Index(arr, ix) = &st.exp else {
+            return None;
+        };
+        let [DimIndex::Fix(SubExp::Var(g))] = ix.as_slice() else {
+            return None;
+        };
+        // The iota's length covers the thread index's range (it was mapped over).
+        let n = self.iotas.get(arr)?;
+        (space.get(g) == Some(&n)).then(|| g.clone())
+    }
+}
+
+/// `e` is the `i64` constant `v`.
+fn is_int(e: &SubExp, v: i64) -> bool {
+    matches!(e, SubExp::Const(PrimValue::I64(x)) if *x == v)
+}
