@@ -87,7 +87,7 @@ fn vk_acc_program_runs_unskipped() {
 
 /// Accumulator updates that many threads make to each element (the reverse sweeps of the
 /// k-means Newton step and of the GMM gradient) run as a segmented reduction with
-/// `acc_red=0` and as atomic updates with `acc_red=MAX` (the CPU default): both pass
+/// `acc_red=0` and as atomic updates with `acc_red=MAX`: both pass
 /// `tests/programs/kernels/{kmeans,gmm}.fut` on Vulkan.
 #[test]
 fn accumulator_updates_reduced_first_or_atomic() {

@@ -26,8 +26,10 @@
 //! indices depend on data are left alone.
 //!
 //! Both versions are kept, chosen at run time by `acc_threshold(acc_red_N) n` (true: the
-//! reduction): where atomics are cheap (a CPU device, few updates per element) the original
-//! kernel is faster than materialising the reduction's operands.
+//! reduction): where few threads update each element, the atomic kernel is cheaper than
+//! materialising the reduction's operands. Dead `#[unsafe]` indexings (the indices' reads of
+//! the `iota`) are dropped from the reduction's body, so that operands which are elements of
+//! host arrays stay recognisable as such to the backend.
 
 use super::kernel::{versioned, Flattener};
 use crate::ir::{Body, DimIndex, Exp, Lambda, Operator, Param, Pat, Stm, SubExp, Type, VName};
@@ -172,6 +174,9 @@ impl Env {
             return None;
         }
         let kept = kept?;
+        // Only what the updated values need (the indices' `iota` reads are dead now).
+        let results: Vec<SubExp> = accs.iter().flat_map(|a| a.2.iter().cloned()).collect();
+        let values = live(values, &results);
         let reduced: Vec<&(VName, SubExp)> = op
             .space
             .dims
@@ -212,7 +217,7 @@ impl Env {
                     .collect(),
                 body: Body {
                     stms: values,
-                    result: accs.iter().flat_map(|a| a.2.iter().cloned()).collect(),
+                    result: results,
                 },
                 ret: val_types.clone(),
             },
@@ -367,4 +372,31 @@ impl Env {
 /// `e` is the `i64` constant `v`.
 fn is_int(e: &SubExp, v: i64) -> bool {
     matches!(e, SubExp::Const(PrimValue::I64(x)) if *x == v)
+}
+
+/// The statements of `stms` that `results` need, directly or through later statements, in
+/// order, and every statement that could fail (only indexings known to be in bounds, marked
+/// `#[unsafe]`, and copies of names are dropped when unneeded).
+fn live(stms: Vec<Stm>, results: &[SubExp]) -> Vec<Stm> {
+    let mut needed: std::collections::HashSet<VName> =
+        results.iter().filter_map(|r| r.as_var().cloned()).collect();
+    let mut keep = vec![false; stms.len()];
+    for (i, st) in stms.iter().enumerate().rev() {
+        let droppable = match &st.exp {
+            Exp::Index(..) => st.attrs.has("unsafe"),
+            Exp::SubExp(_) => true,
+            _ => false,
+        };
+        if !droppable || st.pat.elems.iter().any(|p| needed.contains(&p.name)) {
+            keep[i] = true;
+            needed.extend(crate::passes::traverse::free_vars(
+                std::slice::from_ref(st),
+                &[],
+            ));
+        }
+    }
+    stms.into_iter()
+        .zip(keep)
+        .filter_map(|(st, k)| k.then_some(st))
+        .collect()
 }

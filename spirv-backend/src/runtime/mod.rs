@@ -231,14 +231,12 @@ pub struct RunOutput {
 /// about the number of element operations one thread does in the time of one more launch:
 /// [`Thresholds::LOOP_DEFAULT`] on a GPU (a launch in a batch costs a few microseconds), 2^14
 /// on a CPU device such as lavapipe (about 50 µs per launch, a fast thread); accumulator
-/// updates are reduced first from [`Thresholds::ACC_RED_DEFAULT`] updates per element on a
-/// GPU and never on a CPU device.
+/// updates are reduced first from [`Thresholds::ACC_RED_DEFAULT`] updates per element on
+/// every device.
 pub fn device_thresholds(ctx: &Context) -> Thresholds {
     let mut th = Thresholds::default();
     if crate::exec::cpu_device(ctx) {
         th.loop_default = 1 << 14;
-        // A CPU's atomics are cheap next to materialising a reduction's operands.
-        th.acc_red_default = i64::MAX;
     }
     th
 }

@@ -483,7 +483,29 @@ impl Planner {
             flag = Some(fo);
         }
         let operand_arrays: Vec<(VName, Type)> = match direct {
-            Some(arrs) => arrs,
+            // Arrays read in another order are transposed first: the segmented primitives
+            // read each segment contiguously.
+            Some(arrs) => arrs
+                .into_iter()
+                .map(|d| match d.rearrange {
+                    None => (d.array, d.elem),
+                    Some((perm, ty)) => {
+                        let t = self.fresh("operand_t");
+                        self.types.insert(t.id, ty.clone());
+                        out.push(Step::Ir(stm(
+                            Pat {
+                                elems: vec![Param {
+                                    name: t.clone(),
+                                    ty,
+                                }],
+                            },
+                            Exp::Rearrange(perm, d.array),
+                            loc,
+                        )));
+                        (t, d.elem)
+                    }
+                })
+                .collect(),
             None => {
                 let id = self.kernel_id();
                 let dims_names: Vec<SubExp> = op.space.sizes().cloned().collect();
@@ -897,12 +919,15 @@ impl Prim<'_> {
 
 /// When every operand of a reduction, scan or histogram is the element `xs[gtid_1, …, gtid_n]`
 /// of a host array `xs` at the thread's point (a body of such indexings only, possibly one
-/// dimension at a time, as flattening's nests write them), those arrays.
+/// dimension at a time, as flattening's nests write them), those arrays, each with the
+/// permutation that brings its dimensions into the space's order where the indices are the
+/// thread indices in another order (`xs[gtid_2, gtid_1]`: a reduction along `xs`'s outer
+/// dimension, such as flattening's rule 7 makes).
 fn direct_operands(
     op: &SegOp,
     nops: usize,
     types: &HashMap<u32, Type>,
-) -> Option<Vec<(VName, Type)>> {
+) -> Option<Vec<DirectOperand>> {
     let gtids: Vec<&VName> = op.space.indices().collect();
     let widths: Vec<&SubExp> = op.space.sizes().collect();
     let def = |v: &VName| {
@@ -937,16 +962,45 @@ fn direct_operands(
             cur = xs;
         }
         idx.reverse();
-        // The whole host array, exactly the space's shape in front.
-        if idx != gtids {
+        // The whole host array, the space's dimensions in front in some order.
+        if idx.len() != gtids.len() {
             return None;
         }
+        let mut perm: Vec<usize> = gtids
+            .iter()
+            .map(|g| idx.iter().position(|i| i == g))
+            .collect::<Option<_>>()?;
         let shape = types.get(&cur.id)?.shape().to_vec();
-        if shape.len() < widths.len() || shape.iter().zip(&widths).any(|(a, b)| a != *b) {
+        if shape.len() < widths.len()
+            || perm
+                .iter()
+                .zip(&widths)
+                .any(|(&p, w)| shape.get(p) != Some(*w))
+        {
             return None;
         }
-        out.push((cur.clone(), t.clone()));
+        let permuted = perm.iter().enumerate().any(|(i, &p)| i != p);
+        perm.extend(widths.len()..shape.len());
+        let rearranged = Type::Array {
+            elem: types.get(&cur.id)?.elem()?,
+            shape: perm.iter().map(|&p| shape[p].clone()).collect(),
+        };
+        out.push(DirectOperand {
+            array: cur.clone(),
+            elem: t.clone(),
+            rearrange: permuted.then_some((perm, rearranged)),
+        });
     }
     // Every statement must be one of those indexings (nothing else to compute).
     (op.body.stms.len() == used.len()).then_some(out)
+}
+
+/// An operand of a segmented operation read straight from a host array ([`direct_operands`]).
+struct DirectOperand {
+    array: VName,
+    /// The operand's type (an element of the space).
+    elem: Type,
+    /// The permutation of the array's dimensions that puts them in the space's order, if it
+    /// is not the identity, and the type of the array rearranged so.
+    rearrange: Option<(Vec<usize>, Type)>,
 }
