@@ -169,6 +169,26 @@ fn decode(t: PrimType, w: u64) -> PrimValue {
 }
 
 fn buf_to_bytes(b: &HBuf) -> Vec<u8> {
+    // The element types stored as they are (64-bit and 32-bit words) are copied without going
+    // through `PrimValue`: an input of millions of elements is converted at memory speed.
+    macro_rules! words {
+        ($v:expr) => {{
+            let mut out = Vec::with_capacity($v.len() * std::mem::size_of_val(&$v[0]));
+            for x in $v {
+                out.extend_from_slice(&x.to_le_bytes());
+            }
+            out
+        }};
+    }
+    match b {
+        HBuf::F64(v) if !v.is_empty() => return words!(v),
+        HBuf::F32(v) if !v.is_empty() => return words!(v),
+        HBuf::I64(v) if !v.is_empty() => return words!(v),
+        HBuf::I32(v) if !v.is_empty() => return words!(v),
+        HBuf::U64(v) if !v.is_empty() => return words!(v),
+        HBuf::U32(v) if !v.is_empty() => return words!(v),
+        _ => {}
+    }
     let t = b.elem_type();
     let ws = wsize(t);
     let mut out = Vec::with_capacity(b.len() * ws);
@@ -184,6 +204,31 @@ fn buf_to_bytes(b: &HBuf) -> Vec<u8> {
 }
 
 fn bytes_to_buf(t: PrimType, bytes: &[u8]) -> HBuf {
+    // As in `buf_to_bytes`: words of the types stored as they are, straight from the bytes.
+    macro_rules! words {
+        ($ty:ty, $variant:ident) => {{
+            const W: usize = std::mem::size_of::<$ty>();
+            return HBuf::$variant(
+                bytes
+                    .chunks_exact(W)
+                    .map(|c| {
+                        let mut a = [0u8; W];
+                        a.copy_from_slice(c);
+                        <$ty>::from_le_bytes(a)
+                    })
+                    .collect(),
+            );
+        }};
+    }
+    match t {
+        PrimType::Float(FloatType::F64) => words!(f64, F64),
+        PrimType::Float(FloatType::F32) => words!(f32, F32),
+        PrimType::Int(IntType::I64) => words!(i64, I64),
+        PrimType::Int(IntType::I32) => words!(i32, I32),
+        PrimType::Int(IntType::U64) => words!(u64, U64),
+        PrimType::Int(IntType::U32) => words!(u32, U32),
+        _ => {}
+    }
     let ws = wsize(t);
     let n = bytes.len() / ws;
     let mut b = HBuf::with_capacity(t, n);
