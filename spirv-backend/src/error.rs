@@ -45,7 +45,7 @@ pub enum Error {
         device: Option<String>,
     },
     /// A thread of a kernel ran more loop iterations than lavapipe allows one invocation
-    /// ([`crate::gen::LAVAPIPE_LOOP_LIMIT`], counted as lavapipe does): a limit of the device
+    /// ([`crate::codegen::gen::LAVAPIPE_LOOP_LIMIT`], counted as lavapipe does): a limit of the device
     /// (`device`), reported for the loop at `loc`. A caller may run the loop another way.
     #[error("{}", not_supported(LOOP_LIMIT, loc, &Some(device.clone())))]
     LoopLimit { device: String, loc: Option<SrcLoc> },

@@ -1,8 +1,8 @@
 //! The host executor: walks an entry function's body like the interpreter, keeping scalars on
 //! the host and arrays on the device, and launches a kernel for every array statement.
 
+use crate::codegen::gen::{word_kind, Addressing, WordKind, WG};
 use crate::error::{Error, RuntimeKind};
-use crate::gen::{word_kind, Addressing, WordKind, WG};
 use crate::kernel::{self, ArgSrc, BindSrc, HostTy, KernelCode};
 use crate::prims::{self, Io, Phase};
 use crate::runtime::plan::KernelId;
@@ -92,7 +92,7 @@ struct Launch {
     bound: usize,
     groups: u32,
     /// The kernel's error sites (empty: it cannot fail and gets no status slot).
-    errors: Vec<crate::gen::ErrorSite>,
+    errors: Vec<crate::codegen::gen::ErrorSite>,
     loc: Option<SrcLoc>,
     /// The name profiles show.
     name: String,
@@ -647,7 +647,7 @@ impl<'a> Exec<'a> {
             if word(4 * k) != 0 {
                 self.ctx.upload(&self.status, 0, &vec![0u8; slots * 16])?;
                 let site = l.errors.get(word(4 * k + 2) as usize);
-                return Err(crate::gen::kernel_error(
+                return Err(crate::codegen::gen::kernel_error(
                     word(4 * k + 1),
                     site,
                     &l.loc,

@@ -13,8 +13,8 @@ pub use scratch::Scratch;
 mod kernel_acc;
 pub use kernel_acc::AccKernel;
 
+use crate::codegen::gen::{ErrorSite, Gen, Ie, ERR_ASSERT, ERR_BOUNDS, R};
 use crate::error::Error;
-use crate::gen::{ErrorSite, Gen, Ie, ERR_ASSERT, ERR_BOUNDS, R};
 use rspirv::spirv::Word;
 use std::collections::{HashMap, HashSet};
 use vkad_core::diag::SrcLoc;
@@ -222,7 +222,7 @@ impl<'p> KCtx<'p> {
         let bi = match self.bound_host.get(&v.id) {
             Some(&bi) => bi,
             None => {
-                let bi = g.binding(crate::gen::word_kind(elem));
+                let bi = g.binding(crate::codegen::gen::word_kind(elem));
                 self.binds.push(BindSrc::Var(v.clone()));
                 self.bound_host.insert(v.id, bi);
                 bi
@@ -1081,7 +1081,7 @@ pub fn natural(g: &mut Gen, sizes: &[Word]) -> R<Vec<(Word, Word)>> {
 pub fn constant(g: &mut Gen, c: PrimValue) -> Word {
     match c {
         PrimValue::Bool(b) => g.c_bool(b),
-        // +0.0 as a value the driver cannot fold (see `crate::ieee`).
+        // +0.0 as a value the driver cannot fold (see `crate::codegen::ieee`).
         PrimValue::F16(x) => g.ieee_float(FloatType::F16, x.to_f64()),
         PrimValue::F32(x) => g.ieee_float(FloatType::F32, x as f64),
         PrimValue::F64(x) => g.ieee_float(FloatType::F64, x),
@@ -1289,7 +1289,7 @@ pub fn column_kernel<'p>(
     }
     let mut outs = Vec::new();
     for (j, &t) in elems.iter().enumerate() {
-        outs.push(g.binding(crate::gen::word_kind(t)));
+        outs.push(g.binding(crate::codegen::gen::word_kind(t)));
         k.binds.push(BindSrc::Out(j));
     }
     let u64t = g.t_u64();
@@ -1299,7 +1299,7 @@ pub fn column_kernel<'p>(
     let gid = g.b.u_convert(u64t, None, gid).ie()?;
     let ng = g.num_groups()?;
     let ng = g.b.u_convert(u64t, None, ng).ie()?;
-    let wg = g.c_u64(crate::gen::WG as u64);
+    let wg = g.c_u64(crate::codegen::gen::WG as u64);
     let total = g.b.i_mul(u64t, None, ng, wg).ie()?;
     let jv = g.var(u64t);
     g.store(jv, gid)?;

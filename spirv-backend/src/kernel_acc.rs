@@ -28,8 +28,8 @@
 //! thread; its other results are per-thread arrays.
 
 use super::{natural, ArgSrc, BindSrc, KCtx, KVal, View};
+use crate::codegen::gen::{word_kind, Gen, Ie, WordKind, ERR_ASSERT, R};
 use crate::error::Error;
-use crate::gen::{word_kind, Gen, Ie, WordKind, ERR_ASSERT, R};
 use rspirv::spirv;
 use std::collections::HashMap;
 use vkad_core::diag::SrcLoc;

@@ -140,9 +140,6 @@ mod codegen;
 pub mod device;
 pub mod error;
 mod exec;
-mod f64math;
-mod gen;
-mod ieee;
 mod kernel;
 mod passes;
 mod prims;
@@ -150,7 +147,6 @@ pub mod profile;
 pub mod program;
 pub mod record;
 pub mod runtime;
-mod scalar;
 mod segmented;
 mod sort;
 

@@ -4,8 +4,8 @@
 //! [`SCRATCH_BUDGET`], and launches again with more when a thread reports that it overflowed.
 
 use super::{Exec, HVal, E};
+use crate::codegen::gen::WG;
 use crate::error::Error;
-use crate::gen::WG;
 use crate::kernel::{BindSrc, KernelCode};
 use std::sync::Arc;
 use vkad_core::diag::SrcLoc;
@@ -172,7 +172,9 @@ impl<'a> Exec<'a> {
                     None => return,
                 }
             }
-            let k = usize::from(crate::gen::word_kind(*elem) == crate::gen::WordKind::U64);
+            let k = usize::from(
+                crate::codegen::gen::word_kind(*elem) == crate::codegen::gen::WordKind::U64,
+            );
             c[k] = c[k].saturating_add(n);
         }
     }

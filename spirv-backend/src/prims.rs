@@ -2,8 +2,8 @@
 //! transposition, replication), `iota`, chunked reduction and scan phases, histograms and scatter.
 //! Every kernel reads its sizes from launch-time literals (`ArgSrc::Lit`).
 
+use crate::codegen::gen::{word_kind, Gen, Ie, WordKind, R, WG};
 use crate::error::Error;
-use crate::gen::{word_kind, Gen, Ie, WordKind, R, WG};
 use crate::kernel::{ArgSrc, BindSrc, HostTy, KCtx, KVal, KernelCode, View};
 use rspirv::spirv::{self, Word};
 use vkad_core::diag::SrcLoc;
@@ -1106,7 +1106,7 @@ mod tests {
 
     #[test]
     fn builtin_kernels_validate() {
-        use crate::gen::{with_addressing, Addressing};
+        use crate::codegen::gen::{with_addressing, Addressing};
         let prog = Program::default();
         for mode in [Addressing::Descriptors, Addressing::Addresses] {
             with_addressing(mode, || {
@@ -1159,7 +1159,7 @@ mod tests {
 
     #[test]
     fn map_kernels_validate_with_device_addresses() {
-        use crate::gen::{with_addressing, Addressing};
+        use crate::codegen::gen::{with_addressing, Addressing};
         with_addressing(Addressing::Addresses, || {
             map_kernels_validate(
                 "entry main [n] (xs: [n]f64) (ys: [n]i32) (zs: [n]bool) = map3 (\\x y z -> if z then (x + f64.i32 y, ys[0]) else (x, y)) xs ys zs",

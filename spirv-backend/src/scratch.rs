@@ -24,8 +24,8 @@
 //! literal 4 the number of threads that have scratch (threads beyond it get no rows).
 
 use super::{construct_name, natural, BindSrc, KCtx, KVal, Lazy, View};
+use crate::codegen::gen::{word_kind, Gen, Ie, WordKind, ERR_LOOP_LIMIT, LAVAPIPE_LOOP_LIMIT, R};
 use crate::error::Error;
-use crate::gen::{word_kind, Gen, Ie, WordKind, ERR_LOOP_LIMIT, LAVAPIPE_LOOP_LIMIT, R};
 use rspirv::spirv::Word;
 use vkad_core::diag::SrcLoc;
 use vkad_core::ir::{

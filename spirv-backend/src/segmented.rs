@@ -15,8 +15,8 @@
 //! operator's as contiguous runs (the tree combines runs in order), so the result is the
 //! sequential one for any associative operator.
 
+use crate::codegen::gen::{word_kind, Gen, Ie, R, WG};
 use crate::exec::{DArr, Exec, HVal};
-use crate::gen::{word_kind, Gen, Ie, R, WG};
 use crate::kernel::{BindSrc, HostTy, KCtx, KernelCode, View};
 use crate::prims::{finish, fold_batched, fold_range, io_view, lit, tree, Io};
 use rspirv::spirv;
@@ -253,7 +253,7 @@ impl<'a> Exec<'a> {
         // thread could not even finish (its loop limit) are always segmented.
         let gpu = self.gpu_layout();
         let busy_rows = if gpu { 8192 } else { 64 };
-        let too_long = !gpu && len >= crate::gen::LAVAPIPE_LOOP_LIMIT as usize / 2;
+        let too_long = !gpu && len >= crate::codegen::gen::LAVAPIPE_LOOP_LIMIT as usize / 2;
         if rows == 0 || len < 4 * WG as usize || (rows >= busy_rows && !too_long) {
             return Ok(None);
         }

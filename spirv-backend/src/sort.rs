@@ -17,9 +17,9 @@
 //! Nothing here needs forward progress between workgroups. Shared memory: [`SHARED_BYTES`]
 //! (the host falls back to the loop of SOACs, `passes::sort_lower`, where a device has less).
 
+use crate::codegen::gen::{Gen, Ie, WordKind, R, WG};
 use crate::error::Error;
 use crate::exec::{DArr, Exec};
-use crate::gen::{Gen, Ie, WordKind, R, WG};
 use crate::kernel::{BindSrc, KCtx, KernelCode};
 use crate::prims::{finish, lit};
 use rspirv::spirv::{self, Word};

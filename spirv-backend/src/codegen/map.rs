@@ -13,8 +13,8 @@
 //! temporaries 0..3 the scratch buffers; outputs `0..` the results that are not accumulators,
 //! in order.
 
+use crate::codegen::gen::{word_kind, Gen, Ie, R, WG};
 use crate::error::Error;
-use crate::gen::{word_kind, Gen, Ie, R, WG};
 use crate::kernel::{
     natural, AccKernel, ArgSrc, BindSrc, HostTy, KCtx, KVal, KernelCode, Scratch, View,
 };

@@ -11,4 +11,8 @@
 //! [`crate::runtime`] as a `segmap` that computes their operands followed by the chunked
 //! primitive kernels of [`crate::prims`] and [`crate::segmented`] over those operands.
 
+pub(crate) mod f64math;
+pub(crate) mod gen;
+pub(crate) mod ieee;
 pub mod map;
+pub(crate) mod scalar;

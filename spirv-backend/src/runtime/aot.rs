@@ -27,9 +27,9 @@
 
 use super::plan::{MapStep, PlanBody, Step};
 use super::DeviceProgram;
+use crate::codegen::gen::{word_kind, Addressing};
 use crate::error::{Error, Result};
 use crate::exec::{hist_operators, reduce_passes, scan_passes, tiled_scan_fits, tuple_too_big};
-use crate::gen::{word_kind, Addressing};
 use crate::kernel::{BindSrc, HostTy, KernelCode};
 use crate::prims::{self, Io, Phase};
 use crate::record::{lambda_kernel_name, CompiledModule};
@@ -84,7 +84,7 @@ pub fn generate(ctx: &Context, prog: &DeviceProgram, entry: &str) -> Result<AotM
         done_funs: HashSet::new(),
         out: AotModules::default(),
     };
-    crate::gen::with_addressing(Addressing::Descriptors, || {
+    crate::codegen::gen::with_addressing(Addressing::Descriptors, || {
         g.fun(&f.name)?;
         g.builtins()
     })?;
@@ -97,7 +97,7 @@ struct Aot<'a> {
     /// The static types of the host variables met so far (by id).
     types: HashMap<u32, Type>,
     /// Per word kind of the arrays met: the largest rank (for the strided built-ins).
-    arrays: BTreeMap<String, (crate::gen::WordKind, usize)>,
+    arrays: BTreeMap<String, (crate::codegen::gen::WordKind, usize)>,
     /// The modules made so far, to drop duplicates.
     words: HashSet<Vec<u32>>,
     done_funs: HashSet<String>,
@@ -356,7 +356,8 @@ impl<'a> Aot<'a> {
     /// The strided copies and fills for every word kind and rank of the entry's arrays (rank-1
     /// 32-bit fills too: scatters clear their claim words with one).
     fn builtins(&mut self) -> Result<()> {
-        let mut kinds: Vec<(crate::gen::WordKind, usize)> = self.arrays.values().cloned().collect();
+        let mut kinds: Vec<(crate::codegen::gen::WordKind, usize)> =
+            self.arrays.values().cloned().collect();
         let u32k = word_kind(PrimType::Int(IntType::U32));
         if !kinds.iter().any(|(k, _)| *k == u32k) {
             kinds.push((u32k, 1));

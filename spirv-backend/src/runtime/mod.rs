@@ -16,10 +16,10 @@
 pub mod aot;
 pub mod plan;
 
+use crate::codegen::gen::Addressing;
 use crate::device::{Arg, DeviceArray, Out};
 use crate::error::{Error, RuntimeKind};
 use crate::exec::{check_arg_descs, describe_args, map_scratch, DArr, Exec, HVal, KernelCache, E};
-use crate::gen::Addressing;
 use crate::kernel::HostTy;
 use plan::{MapStep, Plan, PlanBody, Step};
 use std::sync::Arc;
@@ -143,7 +143,7 @@ impl DeviceProgram {
             plan: &self.plan,
             thresholds,
         };
-        let r = crate::gen::with_addressing(addressing, || {
+        let r = crate::codegen::gen::with_addressing(addressing, || {
             let mut all: Vec<HVal> = sizes.into_iter().map(HVal::P).collect();
             for a in args {
                 all.push(match a {
