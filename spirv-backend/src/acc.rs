@@ -256,9 +256,9 @@ impl<'a> Exec<'a> {
     pub(crate) fn acc_kernel(
         &self,
         names: &[VName],
-    ) -> (crate::kernel::AccKernel<'a>, Vec<super::DArr>) {
+    ) -> (crate::codegen::acc::AccKernel<'a>, Vec<super::DArr>) {
         let info = self.ctx.info();
-        let mut ak = crate::kernel::AccKernel {
+        let mut ak = crate::codegen::acc::AccKernel {
             ops: Default::default(),
             f32_add: info.float32_atomic_add,
             i64_atomics: info.int64_atomics,

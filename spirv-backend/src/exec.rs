@@ -2,8 +2,8 @@
 //! the host and arrays on the device, and launches a kernel for every array statement.
 
 use crate::codegen::gen::{word_kind, Addressing, WordKind, WG};
+use crate::codegen::{self, ArgSrc, BindSrc, HostTy, KernelCode};
 use crate::error::{Error, RuntimeKind};
-use crate::kernel::{self, ArgSrc, BindSrc, HostTy, KernelCode};
 use crate::prims::{self, Io, Phase};
 use crate::runtime::plan::KernelId;
 use std::collections::HashMap;
@@ -1031,9 +1031,10 @@ impl<'a> Exec<'a> {
                 let r = self.upd_acc(acc, idx, vals, loc)?;
                 self.bind(stm, vec![r])
             }
-            Exp::Jvp { .. } | Exp::Vjp { .. } => {
-                Err(Error::unsupported(kernel::construct_name(&stm.exp), loc))
-            }
+            Exp::Jvp { .. } | Exp::Vjp { .. } => Err(Error::unsupported(
+                codegen::thread::construct_name(&stm.exp),
+                loc,
+            )),
         }
     }
 
@@ -1425,7 +1426,7 @@ impl<'a> Exec<'a> {
                 let prog = self.prog;
                 let lavapipe = self.is_lavapipe();
                 let code = self.lambda_kernel(stm, 0, &[], |_, ht| {
-                    kernel::map_kernel_on(prog, w, arrs, lam, loc, ht, lavapipe)
+                    codegen::map::map_kernel_on(prog, w, arrs, lam, loc, ht, lavapipe)
                 })?;
                 let bufs: Vec<Arc<Buffer>> = outs.iter().map(|o| o.buf.clone()).collect();
                 if map_scratch::uses_scratch(&code) {
@@ -1741,7 +1742,7 @@ impl<'a> Exec<'a> {
             "a reduction over arrays of arrays with this operator"
         };
         // Operators other than `map2 f` (and deeper arrays): the general pairwise passes.
-        let Some(vop) = kernel::vectorised_op(op) else {
+        let Some(vop) = codegen::columns::vectorised_op(op) else {
             return self.array_op(stm, w, arrs, op, scan, loc);
         };
         if arrs
@@ -1773,7 +1774,7 @@ impl<'a> Exec<'a> {
             let e = elems.clone();
             let sig: Vec<&ir::VName> = arrs.iter().collect();
             let code = self.lambda_kernel(stm, 8, &sig, |_, ht| {
-                kernel::column_kernel(prog, op, &vop, arrs, &e, scan, loc, ht)
+                codegen::columns::column_kernel(prog, op, &vop, arrs, &e, scan, loc, ht)
             })?;
             let bufs: Vec<Arc<Buffer>> = outs.iter().map(|o| o.buf.clone()).collect();
             // At most 32768 rows per launch: lavapipe stops a thread's loops after 65535

@@ -140,7 +140,6 @@ mod codegen;
 pub mod device;
 pub mod error;
 mod exec;
-mod kernel;
 mod passes;
 mod prims;
 pub mod profile;

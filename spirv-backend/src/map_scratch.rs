@@ -1,12 +1,12 @@
-//! Launching `map` kernels that use per-thread scratch memory (see `kernel::scratch`): the host
+//! Launching `map` kernels that use per-thread scratch memory (see `codegen::scratch`): the host
 //! picks a per-thread capacity (the last one that sufficed for this statement, else an estimate
 //! from the sizes it knows), limits the number of threads so the buffers stay within
 //! [`SCRATCH_BUDGET`], and launches again with more when a thread reports that it overflowed.
 
 use super::{Exec, HVal, E};
 use crate::codegen::gen::WG;
+use crate::codegen::{BindSrc, KernelCode};
 use crate::error::Error;
-use crate::kernel::{BindSrc, KernelCode};
 use std::sync::Arc;
 use vkad_core::diag::SrcLoc;
 use vkad_core::ir::{self, Body, Exp, Soac, SubExp, Type};

@@ -3,34 +3,16 @@
 //! Every kernel reads its sizes from launch-time literals (`ArgSrc::Lit`).
 
 use crate::codegen::gen::{word_kind, Gen, Ie, WordKind, R, WG};
+use crate::codegen::thread::{finish, lit, KCtx, KVal, View};
+use crate::codegen::{ArgSrc, BindSrc, HostTy, KernelCode};
 use crate::error::Error;
-use crate::kernel::{ArgSrc, BindSrc, HostTy, KCtx, KVal, KernelCode, View};
 use rspirv::spirv::{self, Word};
 use vkad_core::diag::SrcLoc;
 use vkad_core::ir::{BinOp, Exp, Operator, Program, SubExp, VName};
 use vkad_core::prim::{IntType, PrimType};
 
-pub(crate) fn finish(g: Gen, k: KCtx<'_>) -> R<KernelCode> {
-    let uses_f64 = g.uses_f64;
-    let errors = g.errors.clone();
-    let words = g.finish()?;
-    Ok(KernelCode {
-        words,
-        args: k.args,
-        binds: k.binds,
-        errors,
-        uses_f64,
-        pipelines: Default::default(),
-    })
-}
-
 fn no_host(_: &VName) -> Option<HostTy> {
     None
-}
-
-/// Launch-time literal `i` as u64.
-pub(crate) fn lit(k: &mut KCtx<'_>, g: &mut Gen, i: usize) -> R<Word> {
-    k.arg(g, ArgSrc::Lit(i), PrimType::I64)
 }
 
 /// `dst[dbase + sum i_k*ds_k] = src[sbase + sum i_k*ss_k]` (or `= value` when `scalar`) over the
@@ -915,7 +897,7 @@ pub fn hist<'p>(
         g.b.capability(spirv::Capability::Int64Atomics);
     }
     let dbi = g.binding(wk);
-    k.binds.push(crate::kernel::BindSrc::Var(dest.clone()));
+    k.binds.push(crate::codegen::BindSrc::Var(dest.clone()));
     let doff = k.arg(&mut g, ArgSrc::Off(dest.clone()), PrimType::I64)?;
     let u64t = g.t_u64();
     let bt = g.t_bool();
@@ -1097,7 +1079,7 @@ pub fn scatter<'p>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::map_kernel;
+    use crate::codegen::map::map_kernel;
     use vkad_core::ir::Soac;
 
     fn valid(code: &KernelCode) {

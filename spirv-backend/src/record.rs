@@ -15,8 +15,8 @@
 //! arrays through device addresses; so the recording run is subject to
 //! `maxStorageBufferRange` and `maxPerStageDescriptorStorageBuffers`.
 
+use crate::codegen::KernelCode;
 use crate::error::Error;
-use crate::kernel::KernelCode;
 use std::fmt::Write as _;
 use std::path::Path;
 use vkad_core::ir::{Exp, Stm};

@@ -16,9 +16,10 @@
 //! sequential one for any associative operator.
 
 use crate::codegen::gen::{word_kind, Gen, Ie, R, WG};
+use crate::codegen::thread::{finish, lit, KCtx, View};
+use crate::codegen::{BindSrc, HostTy, KernelCode};
 use crate::exec::{DArr, Exec, HVal};
-use crate::kernel::{BindSrc, HostTy, KCtx, KernelCode, View};
-use crate::prims::{finish, fold_batched, fold_range, io_view, lit, tree, Io};
+use crate::prims::{fold_batched, fold_range, io_view, tree, Io};
 use rspirv::spirv;
 use vkad_core::diag::SrcLoc;
 use vkad_core::ir::{Exp, Lambda, Operator, Program, Soac, Stm, SubExp, VName};

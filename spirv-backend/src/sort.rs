@@ -18,10 +18,10 @@
 //! (the host falls back to the loop of SOACs, `passes::sort_lower`, where a device has less).
 
 use crate::codegen::gen::{Gen, Ie, WordKind, R, WG};
+use crate::codegen::thread::{finish, lit, KCtx};
+use crate::codegen::{BindSrc, KernelCode};
 use crate::error::Error;
 use crate::exec::{DArr, Exec};
-use crate::kernel::{BindSrc, KCtx, KernelCode};
-use crate::prims::{finish, lit};
 use rspirv::spirv::{self, Word};
 use vkad_core::diag::SrcLoc;
 use vkad_core::ir::{Program, VName};
@@ -38,7 +38,7 @@ pub const TILE: u32 = WG * CHUNK;
 /// Shared memory [`scatter`] needs (the other kernels need less).
 pub const SHARED_BYTES: usize = ((BUCKETS * WG + WG + BUCKETS) * 4) as usize;
 
-fn no_host(_: &VName) -> Option<crate::kernel::HostTy> {
+fn no_host(_: &VName) -> Option<crate::codegen::HostTy> {
     None
 }
 

@@ -1,18 +1,25 @@
 //! Kernels generated from the kernel IR ([`vkad_core::seg`]): SPIR-V modules and their argument
-//! layouts ([`KernelCode`](crate::kernel::KernelCode)), made without inputs and without a device.
+//! layouts ([`KernelCode`]), made without inputs and without a device.
 //!
 //! One module per construct:
 //! - [`map`]: a segmented map (`segmap`) over a space of any rank: one thread per point (a
 //!   grid-stride loop over the flattened space), the per-thread code compiled by
-//!   [`crate::kernel::KCtx`] (scalar code, indexing, `if`, `loop`, inner SOACs run
+//!   [`thread::KCtx`] (scalar code, indexing, `if`, `loop`, inner SOACs run
 //!   sequentially, per-thread arrays in scratch memory, accumulator updates as atomics).
 //!
 //! Reductions, scans, histograms and scatters of the kernel IR are planned by
 //! [`crate::runtime`] as a `segmap` that computes their operands followed by the chunked
 //! primitive kernels of [`crate::prims`] and [`crate::segmented`] over those operands.
 
+pub(crate) mod acc;
+pub(crate) mod columns;
 pub(crate) mod f64math;
 pub(crate) mod gen;
 pub(crate) mod ieee;
+pub(crate) mod layout;
 pub mod map;
 pub(crate) mod scalar;
+pub(crate) mod scratch;
+pub(crate) mod thread;
+
+pub(crate) use layout::{ArgSrc, BindSrc, HostTy, KernelCode};

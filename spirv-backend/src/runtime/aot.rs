@@ -28,9 +28,9 @@
 use super::plan::{MapStep, PlanBody, Step};
 use super::DeviceProgram;
 use crate::codegen::gen::{word_kind, Addressing};
+use crate::codegen::{BindSrc, HostTy, KernelCode};
 use crate::error::{Error, Result};
 use crate::exec::{hist_operators, reduce_passes, scan_passes, tiled_scan_fits, tuple_too_big};
-use crate::kernel::{BindSrc, HostTy, KernelCode};
 use crate::prims::{self, Io, Phase};
 use crate::record::{lambda_kernel_name, CompiledModule};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -409,7 +409,7 @@ impl<'a> Aot<'a> {
                 }
                 let lavapipe = self.lavapipe();
                 self.lambda(stm, 0, |p, ht| {
-                    crate::kernel::map_kernel_on(p, w, arrs, lam, loc, ht, lavapipe)
+                    crate::codegen::map::map_kernel_on(p, w, arrs, lam, loc, ht, lavapipe)
                 })
             }
             Soac::Reduce { arrs, op, .. } | Soac::Scan { arrs, op, .. } => {
@@ -541,7 +541,7 @@ impl<'a> Aot<'a> {
         scan: bool,
     ) -> Result<()> {
         let loc = &stm.loc;
-        let vop = crate::kernel::vectorised_op(op);
+        let vop = crate::codegen::columns::vectorised_op(op);
         match vop {
             Some(vop) if arrs.iter().all(|a| self.rank(a) == 2) => {
                 let elems = arrs
@@ -549,7 +549,7 @@ impl<'a> Aot<'a> {
                     .map(|a| self.elem(a, loc))
                     .collect::<Result<Vec<_>>>()?;
                 self.lambda(stm, 8, |p, ht| {
-                    crate::kernel::column_kernel(p, op, &vop, arrs, &elems, scan, loc, ht)
+                    crate::codegen::columns::column_kernel(p, op, &vop, arrs, &elems, scan, loc, ht)
                 })
             }
             _ => {

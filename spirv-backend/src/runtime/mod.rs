@@ -17,10 +17,10 @@ pub mod aot;
 pub mod plan;
 
 use crate::codegen::gen::Addressing;
+use crate::codegen::HostTy;
 use crate::device::{Arg, DeviceArray, Out};
 use crate::error::{Error, RuntimeKind};
 use crate::exec::{check_arg_descs, describe_args, map_scratch, DArr, Exec, HVal, KernelCache, E};
-use crate::kernel::HostTy;
 use plan::{MapStep, Plan, PlanBody, Step};
 use std::sync::Arc;
 use vkad_core::diag::SrcLoc;

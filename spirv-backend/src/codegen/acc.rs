@@ -27,8 +27,9 @@
 //! over the row's elements, each an `upd_acc`) runs eagerly, its iterations in order in the
 //! thread; its other results are per-thread arrays.
 
-use super::{natural, ArgSrc, BindSrc, KCtx, KVal, View};
 use crate::codegen::gen::{word_kind, Gen, Ie, WordKind, ERR_ASSERT, R};
+use crate::codegen::layout::{ArgSrc, BindSrc};
+use crate::codegen::thread::{natural, KCtx, KVal, View};
 use crate::error::Error;
 use rspirv::spirv;
 use std::collections::HashMap;
