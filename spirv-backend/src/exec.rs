@@ -1,10 +1,11 @@
 //! The host executor: walks an entry function's body like the interpreter, keeping scalars on
 //! the host and arrays on the device, and launches a kernel for every array statement.
 
+use crate::codegen::chunked::{self, Io, Phase};
 use crate::codegen::gen::{word_kind, Addressing, WordKind, WG};
 use crate::codegen::{self, ArgSrc, BindSrc, HostTy, KernelCode};
+use crate::codegen::{copy, hist, operator, scatter};
 use crate::error::{Error, RuntimeKind};
-use crate::prims::{self, Io, Phase};
 use crate::runtime::plan::KernelId;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -705,7 +706,7 @@ impl<'a> Exec<'a> {
         let rank = dims.len();
         let scalar = src.is_none();
         let code = self.builtin(format!("strided {wk:?} {rank} {scalar}"), |p| {
-            prims::strided(p, wk, rank, scalar)
+            copy::strided(p, wk, rank, scalar)
         })?;
         let mut lits = vec![
             n as u64,
@@ -878,7 +879,7 @@ impl<'a> Exec<'a> {
                 let out = self.alloc(PrimType::Int(*it), vec![n])?;
                 if n > 0 {
                     let it = *it;
-                    let code = self.builtin(format!("iota {it:?}"), |p| prims::iota(p, it))?;
+                    let code = self.builtin(format!("iota {it:?}"), |p| copy::iota(p, it))?;
                     self.launch(
                         &code,
                         &[n as u64, s as u64, d as u64],
@@ -1456,7 +1457,7 @@ impl<'a> Exec<'a> {
                 // Pass 1: one partial per workgroup (n <= 2^17) or per thread (larger n, where
                 // it saves the workgroup combination); pass 2: one workgroup reduces them.
                 let big = tuple_too_big(&elems);
-                let strided = self.gpu_layout() && !big && prims::commutative(op);
+                let strided = self.gpu_layout() && !big && operator::commutative(op);
                 let (groups, chunk, per_thread) = if strided {
                     strided_chunking(n)
                 } else {
@@ -1491,7 +1492,7 @@ impl<'a> Exec<'a> {
                     stm,
                     kind1,
                     arrs.iter().collect::<Vec<_>>().as_slice(),
-                    |_, ht| prims::chunked(prog, op, &e2, &ios, &outs_io, &[], phase1, loc, ht),
+                    |_, ht| chunked::chunked(prog, op, &e2, &ios, &outs_io, &[], phase1, loc, ht),
                 )?;
                 let tbufs: Vec<Arc<Buffer>> = tmp.iter().map(|o| o.buf.clone()).collect();
                 self.launch(
@@ -1516,7 +1517,7 @@ impl<'a> Exec<'a> {
                     threads.div_ceil(WG as usize)
                 };
                 let code2 = self.lambda_kernel(stm, kind2, &[], |_, ht| {
-                    prims::chunked(prog, op, &e3, &ins2, &outs_io, &[], phase2, loc, ht)
+                    chunked::chunked(prog, op, &e3, &ins2, &outs_io, &[], phase2, loc, ht)
                 })?;
                 let rbufs: Vec<Arc<Buffer>> = res.iter().map(|o| o.buf.clone()).collect();
                 self.launch(
@@ -1547,13 +1548,13 @@ impl<'a> Exec<'a> {
                 // from the partials' prefix, reading each element once.
                 let big = tuple_too_big(&elems);
                 let (groups, chunk, per_thread) = chunking(n, big, self.gpu_layout());
-                let tiled = chunk == prims::TILE_CHUNK && tiled_scan_fits(self.ctx, &elems);
+                let tiled = chunk == chunked::TILE_CHUNK && tiled_scan_fits(self.ctx, &elems);
                 let [(phase1, kind1), (phase2, kind2), (phase3, kind3)] = scan_passes(
                     self.gpu_layout(),
                     big,
                     per_thread,
                     tiled,
-                    prims::commutative(op),
+                    operator::commutative(op),
                 );
                 let threads = if per_thread {
                     groups * WG as usize
@@ -1590,7 +1591,7 @@ impl<'a> Exec<'a> {
                 let arr_refs: Vec<&ir::VName> = arrs.iter().collect();
                 let e = elems.clone();
                 let c1 = self.lambda_kernel(stm, kind1, &arr_refs, |_, ht| {
-                    prims::chunked(prog, op, &e, &ios, &outs_io, &[], phase1, loc, ht)
+                    chunked::chunked(prog, op, &e, &ios, &outs_io, &[], phase1, loc, ht)
                 })?;
                 let pb: Vec<Arc<Buffer>> = part.iter().map(|o| o.buf.clone()).collect();
                 self.launch(&c1, &[n as u64, chunk as u64], &pb, &[], groups as u32, loc)?;
@@ -1602,13 +1603,13 @@ impl<'a> Exec<'a> {
                     threads.div_ceil(WG as usize) as u64
                 };
                 let c2 = self.lambda_kernel(stm, kind2, &[], |_, ht| {
-                    prims::chunked(prog, op, &e, &tmp_io, &outs_io, &[], phase2, loc, ht)
+                    chunked::chunked(prog, op, &e, &tmp_io, &outs_io, &[], phase2, loc, ht)
                 })?;
                 let sb: Vec<Arc<Buffer>> = pscan.iter().map(|o| o.buf.clone()).collect();
                 self.launch(&c2, &[threads as u64, chunk2], &sb, &pb, 1, loc)?;
                 let e = elems.clone();
                 let c3 = self.lambda_kernel(stm, kind3, &arr_refs, |_, ht| {
-                    prims::chunked(prog, op, &e, &ios, &outs_io, &pre_io, phase3, loc, ht)
+                    chunked::chunked(prog, op, &e, &ios, &outs_io, &pre_io, phase3, loc, ht)
                 })?;
                 let ob: Vec<Arc<Buffer>> = outs.iter().map(|o| o.buf.clone()).collect();
                 let mut tmps: Vec<Arc<Buffer>> = pb.clone();
@@ -1695,7 +1696,7 @@ impl<'a> Exec<'a> {
                     sigv.extend(vals.iter());
                     sigv.extend(dest.iter());
                     let c1 = self.lambda_kernel(stm, 6, &sigv, |_, ht| {
-                        prims::scatter(prog, inds, &vt, dest, true, ht)
+                        scatter::scatter(prog, inds, &vt, dest, true, ht)
                     })?;
                     self.launch(
                         &c1,
@@ -1706,7 +1707,7 @@ impl<'a> Exec<'a> {
                         loc,
                     )?;
                     let c2 = self.lambda_kernel(stm, 7, &sigv, |_, ht| {
-                        prims::scatter(prog, inds, &vt, dest, false, ht)
+                        scatter::scatter(prog, inds, &vt, dest, false, ht)
                     })?;
                     self.launch(
                         &c2,
@@ -1834,7 +1835,7 @@ impl<'a> Exec<'a> {
             let prog = self.prog;
             let t = d.elem;
             let code = self.lambda_kernel(stm, 16 + k as u32, &[inds, vname, dname], |_, ht| {
-                prims::hist(
+                hist::hist(
                     prog,
                     op,
                     t,
@@ -2017,7 +2018,7 @@ pub(crate) fn reduce_passes(
 }
 
 /// The three passes of a one-dimensional scan (phase and kernel kind of each): as
-/// [`reduce_passes`]; `tiled` (a size and device fact: the chunk is [`prims::TILE_CHUNK`] and
+/// [`reduce_passes`]; `tiled` (a size and device fact: the chunk is [`chunked::TILE_CHUNK`] and
 /// the tile fits in shared memory) goes through shared memory on GPUs, where a `commutative`
 /// operator's partials are read coalesced too.
 pub(crate) fn scan_passes(
@@ -2050,7 +2051,7 @@ pub(crate) fn scan_passes(
 /// Whether a tiled scan of tuples of `elems` fits in the shared memory of the device of `ctx`.
 pub(crate) fn tiled_scan_fits(ctx: &Context, elems: &[PrimType]) -> bool {
     let words: Vec<usize> = elems.iter().map(|&t| wsize(t)).collect();
-    prims::tiled_scan_bytes(&words) <= ctx.info().max_shared_memory as usize
+    chunked::tiled_scan_bytes(&words) <= ctx.info().max_shared_memory as usize
 }
 
 /// Number of workgroups and elements per thread for a chunked pass over `n` elements.

@@ -141,7 +141,6 @@ pub mod device;
 pub mod error;
 mod exec;
 mod passes;
-mod prims;
 pub mod profile;
 pub mod program;
 pub mod record;

@@ -15,11 +15,11 @@
 //! operator's as contiguous runs (the tree combines runs in order), so the result is the
 //! sequential one for any associative operator.
 
+use crate::codegen::chunked::{fold_batched, fold_range, io_view, tree, Io};
 use crate::codegen::gen::{word_kind, Gen, Ie, R, WG};
 use crate::codegen::thread::{finish, lit, KCtx, View};
 use crate::codegen::{BindSrc, HostTy, KernelCode};
 use crate::exec::{DArr, Exec, HVal};
-use crate::prims::{fold_batched, fold_range, io_view, tree, Io};
 use rspirv::spirv;
 use vkad_core::diag::SrcLoc;
 use vkad_core::ir::{Exp, Lambda, Operator, Program, Soac, Stm, SubExp, VName};
@@ -70,7 +70,7 @@ pub fn seg_kernel<'p>(
     let lid = g.local_id()?;
     let lid64 = g.b.u_convert(u64t, None, lid).ie()?;
     // (A scan needs each thread's elements contiguous.)
-    let strided = !scan && crate::prims::commutative(op);
+    let strided = !scan && crate::codegen::operator::commutative(op);
     // Contiguous runs: thread l folds [l·c, (l+1)·c) with c = ⌈len / WG⌉.
     let wg = g.c_u64(WG as u64);
     let wg1 = g.c_u64(WG as u64 - 1);

@@ -149,10 +149,9 @@ impl<'p> KCtx<'p> {
                     loc,
                 ));
             }
-            let fast = split
-                .as_ref()
-                .and_then(|s| s.get(j))
-                .and_then(|o| crate::prims::atomic_op(o, t, info.f32_add, info.i64_atomics));
+            let fast = split.as_ref().and_then(|s| s.get(j)).and_then(|o| {
+                crate::codegen::hist::atomic_op(o, t, info.f32_add, info.i64_atomics)
+            });
             let wk = if fast.is_some() && t == PrimType::Float(FloatType::F32) {
                 WordKind::F32
             } else {

@@ -12,14 +12,23 @@
 //! primitive kernels of [`crate::prims`] and [`crate::segmented`] over those operands.
 
 pub(crate) mod acc;
+pub(crate) mod chunked;
 pub(crate) mod columns;
+pub(crate) mod copy;
 pub(crate) mod f64math;
 pub(crate) mod gen;
+pub(crate) mod hist;
 pub(crate) mod ieee;
 pub(crate) mod layout;
 pub mod map;
+pub(crate) mod operator;
+pub(crate) mod red;
 pub(crate) mod scalar;
+pub(crate) mod scan;
+pub(crate) mod scatter;
 pub(crate) mod scratch;
+#[cfg(test)]
+mod tests;
 pub(crate) mod thread;
 
 pub(crate) use layout::{ArgSrc, BindSrc, HostTy, KernelCode};

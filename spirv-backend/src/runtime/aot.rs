@@ -27,11 +27,12 @@
 
 use super::plan::{MapStep, PlanBody, Step};
 use super::DeviceProgram;
+use crate::codegen::chunked::{self, Io, Phase};
 use crate::codegen::gen::{word_kind, Addressing};
+use crate::codegen::{copy, hist, operator, scatter};
 use crate::codegen::{BindSrc, HostTy, KernelCode};
 use crate::error::{Error, Result};
 use crate::exec::{hist_operators, reduce_passes, scan_passes, tiled_scan_fits, tuple_too_big};
-use crate::prims::{self, Io, Phase};
 use crate::record::{lambda_kernel_name, CompiledModule};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use vkad_core::diag::SrcLoc;
@@ -325,7 +326,7 @@ impl<'a> Aot<'a> {
         match &stm.exp {
             Exp::Iota { it, .. } => {
                 let it = *it;
-                self.builtin(format!("iota {it:?}"), |p| prims::iota(p, it), loc)
+                self.builtin(format!("iota {it:?}"), |p| copy::iota(p, it), loc)
             }
             Exp::SortByKey { .. } => {
                 self.builtin("sort count".into(), crate::sort::count, loc)?;
@@ -367,7 +368,7 @@ impl<'a> Aot<'a> {
                 for scalar in [false, true] {
                     self.builtin(
                         format!("strided {wk:?} {rank} {scalar}"),
-                        |p| prims::strided(p, wk, rank, scalar),
+                        |p| copy::strided(p, wk, rank, scalar),
                         &None,
                     )?;
                 }
@@ -440,7 +441,8 @@ impl<'a> Aot<'a> {
                 let outs = io(BindSrc::Out, 0);
                 let tmps = io(BindSrc::Tmp, 0);
                 let pres = io(BindSrc::Tmp, k);
-                let (gpu, big, comm) = (self.gpu(), tuple_too_big(&elems), prims::commutative(op));
+                let (gpu, big, comm) =
+                    (self.gpu(), tuple_too_big(&elems), operator::commutative(op));
                 let mut passes: Vec<(Phase, u32, &[Io], &[Io])> = Vec::new();
                 if scan {
                     let tiled = gpu && tiled_scan_fits(self.ctx, &elems);
@@ -464,7 +466,7 @@ impl<'a> Aot<'a> {
                 }
                 for (phase, kind, ins, pre) in passes {
                     self.lambda(stm, kind, |p, ht| {
-                        prims::chunked(p, op, &elems, ins, &outs, pre, phase, loc, ht)
+                        chunked::chunked(p, op, &elems, ins, &outs, pre, phase, loc, ht)
                     })?;
                 }
                 Ok(())
@@ -496,7 +498,7 @@ impl<'a> Aot<'a> {
                         });
                     }
                     self.lambda(stm, 16 + k as u32, |p, ht| {
-                        prims::hist(
+                        hist::hist(
                             p,
                             op1,
                             t,
@@ -523,7 +525,7 @@ impl<'a> Aot<'a> {
                     .collect::<Result<Vec<_>>>()?;
                 for (kind, claim) in [(6, true), (7, false)] {
                     self.lambda(stm, kind, |p, ht| {
-                        prims::scatter(p, inds, &vt, dest, claim, ht)
+                        scatter::scatter(p, inds, &vt, dest, claim, ht)
                     })?;
                 }
                 Ok(())
