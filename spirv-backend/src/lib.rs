@@ -145,8 +145,6 @@ pub mod profile;
 pub mod program;
 pub mod record;
 pub mod runtime;
-mod segmented;
-mod sort;
 
 use crate::error::Error;
 pub use device::{run_entry_device, storage_bytes, Arg, DeviceArray, Out};

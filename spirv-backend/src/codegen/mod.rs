@@ -27,6 +27,8 @@ pub(crate) mod scalar;
 pub(crate) mod scan;
 pub(crate) mod scatter;
 pub(crate) mod scratch;
+pub(crate) mod segmented;
+pub(crate) mod sort;
 #[cfg(test)]
 mod tests;
 pub(crate) mod thread;

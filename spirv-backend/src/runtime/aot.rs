@@ -329,9 +329,9 @@ impl<'a> Aot<'a> {
                 self.builtin(format!("iota {it:?}"), |p| copy::iota(p, it), loc)
             }
             Exp::SortByKey { .. } => {
-                self.builtin("sort count".into(), crate::sort::count, loc)?;
-                self.builtin("sort scan".into(), crate::sort::scan, loc)?;
-                self.builtin("sort scatter".into(), crate::sort::scatter, loc)
+                self.builtin("sort count".into(), crate::codegen::sort::count, loc)?;
+                self.builtin("sort scan".into(), crate::codegen::sort::scan, loc)?;
+                self.builtin("sort scatter".into(), crate::codegen::sort::scatter, loc)
             }
             Exp::Soac(s) => self.soac(stm, s),
             Exp::If { .. } | Exp::Loop { .. } | Exp::WithAcc { .. } | Exp::Apply { .. } => Err(
@@ -392,7 +392,8 @@ impl<'a> Aot<'a> {
                     return Ok(());
                 }
                 // Few long rows: a segmented reduction or scan; otherwise the map kernel.
-                if let Some((scan, op, inputs)) = crate::segmented::segmented_of(arrs, lam) {
+                if let Some((scan, op, inputs)) = crate::codegen::segmented::segmented_of(arrs, lam)
+                {
                     let ret_rank = usize::from(scan);
                     if inputs.iter().all(|v| self.rank(v) == 2)
                         && lam.ret.iter().all(|t| t.rank() == ret_rank)
@@ -404,7 +405,9 @@ impl<'a> Aot<'a> {
                             .collect::<Result<Vec<_>>>()?;
                         let names: Vec<VName> = inputs.iter().map(|v| (*v).clone()).collect();
                         self.lambda(stm, 50, |p, ht| {
-                            crate::segmented::seg_kernel(p, op, &elems, &names, scan, loc, ht)
+                            crate::codegen::segmented::seg_kernel(
+                                p, op, &elems, &names, scan, loc, ht,
+                            )
                         })?;
                     }
                 }

@@ -19,13 +19,11 @@ use vkad_vk::{Buffer, Context, Dispatch, KernelTiming};
 
 pub type E<T> = crate::error::Result<T>;
 
-#[path = "map_scratch.rs"]
-pub(crate) mod map_scratch;
-
-#[path = "acc.rs"]
 pub(crate) mod acc;
-#[path = "array_ops.rs"]
 mod array_ops;
+pub(crate) mod map_scratch;
+mod segmented;
+mod sort;
 
 /// Whether the device of `ctx` is a CPU (lavapipe): kernels are laid out for it, and host
 /// loops of narrow kernels run in one thread up to a larger width.
