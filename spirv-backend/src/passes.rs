@@ -12,7 +12,7 @@
 //!   everywhere on devices with too little shared memory for those kernels) as loops of SOACs
 //!   (`passes::sort_lower`).
 
-use crate::exec::split_operator;
+use crate::codegen::operator::split_operator;
 use vkad_core::ir::{self, Body, Exp, Soac};
 use vkad_core::passes;
 use vkad_vk::DeviceInfo;

@@ -127,13 +127,13 @@ impl<'p> KCtx<'p> {
                     loc,
                 )
             };
-            let keep = crate::exec::operator_slices(&op.lam).ok_or_else(mixes)?;
+            let keep = crate::codegen::operator::operator_slices(&op.lam).ok_or_else(mixes)?;
             // Statements no component needs would not run: refused rather than dropped.
             let all = (0..op.lam.body.stms.len()).all(|s| keep.iter().any(|kp| kp[s]));
             if !all {
                 return Err(mixes());
             }
-            (keep, crate::exec::split_operator(op))
+            (keep, crate::codegen::operator::split_operator(op))
         };
         let mut comps = Vec::with_capacity(k);
         for (j, &t) in elems.iter().enumerate() {

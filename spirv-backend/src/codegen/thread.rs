@@ -1055,7 +1055,6 @@ pub(crate) fn finish(g: Gen, k: KCtx<'_>) -> R<KernelCode> {
         binds: k.binds,
         errors,
         uses_f64,
-        pipelines: Default::default(),
     })
 }
 

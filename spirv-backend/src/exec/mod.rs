@@ -3,10 +3,12 @@
 
 use crate::codegen::chunked::{self, Io, Phase};
 use crate::codegen::gen::{word_kind, Addressing, WordKind, WG};
+use crate::codegen::operator::{self, free_vars_stm, split_operator};
 use crate::codegen::{self, ArgSrc, BindSrc, HostTy, KernelCode};
-use crate::codegen::{copy, hist, operator, scatter};
+use crate::codegen::{copy, hist, scatter};
 use crate::error::{Error, RuntimeKind};
 use crate::runtime::plan::KernelId;
+pub(crate) use pipeline::Kernel;
 use std::collections::HashMap;
 use std::sync::Arc;
 use vkad_core::diag::SrcLoc;
@@ -22,6 +24,7 @@ pub type E<T> = crate::error::Result<T>;
 pub(crate) mod acc;
 mod array_ops;
 pub(crate) mod map_scratch;
+mod pipeline;
 mod segmented;
 mod sort;
 
@@ -57,11 +60,11 @@ pub(crate) struct KernelCache {
     pub status: Option<Arc<Buffer>>,
     /// Kernels of SOAC statements, by statement address, kind and the types of the host values
     /// they read.
-    pub lambda: HashMap<(usize, u32, Vec<HostTy>), Arc<KernelCode>>,
+    pub lambda: HashMap<(usize, u32, Vec<HostTy>), Arc<Kernel>>,
     /// Built-in kernels (copies, fills, `iota`, sort passes), by name.
-    pub builtin: HashMap<String, Arc<KernelCode>>,
+    pub builtin: HashMap<String, Arc<Kernel>>,
     /// `segmap` kernels of a plan, by kernel and the types of the host values they read.
-    pub segmaps: HashMap<(KernelId, Vec<Option<HostTy>>), Arc<KernelCode>>,
+    pub segmaps: HashMap<(KernelId, Vec<Option<HostTy>>), Arc<Kernel>>,
     /// Per `map` kernel: the per-thread scratch capacity (32-bit, 64-bit words) that sufficed.
     pub scratch_caps: HashMap<map_scratch::ScratchKey, [u64; 2]>,
     /// Kernels generated into this cache (every miss of the three maps above).
@@ -456,7 +459,7 @@ impl<'a> Exec<'a> {
     /// `BindSrc::Out` / `BindSrc::Tmp`.
     pub(crate) fn launch(
         &mut self,
-        code: &KernelCode,
+        code: &Kernel,
         lits: &[u64],
         outs: &[Arc<Buffer>],
         tmps: &[Arc<Buffer>],
@@ -671,11 +674,11 @@ impl<'a> Exec<'a> {
         &mut self,
         key: String,
         make: impl FnOnce(&ir::Program) -> E<KernelCode>,
-    ) -> E<Arc<KernelCode>> {
+    ) -> E<Arc<Kernel>> {
         if let Some(k) = self.kernels.builtin.get(&key) {
             return Ok(k.clone());
         }
-        let k = Arc::new(make(self.prog)?);
+        let k = Arc::new(Kernel::from(make(self.prog)?));
         self.note(&key, &k);
         self.kernels.builtin.insert(key, k.clone());
         self.kernels.generated += 1;
@@ -1375,7 +1378,7 @@ impl<'a> Exec<'a> {
         kind: u32,
         sig_vars: &[&ir::VName],
         make: impl FnOnce(&Self, &dyn Fn(&ir::VName) -> Option<HostTy>) -> E<KernelCode>,
-    ) -> E<Arc<KernelCode>> {
+    ) -> E<Arc<Kernel>> {
         // The kernel depends on the types of the host values it reads: key on all of them.
         let mut sig: Vec<HostTy> = sig_vars.iter().filter_map(|v| self.host_ty(v)).collect();
         let mut fv = Vec::new();
@@ -1390,7 +1393,7 @@ impl<'a> Exec<'a> {
             return Ok(k.clone());
         }
         let ht = |v: &ir::VName| self.host_ty(v);
-        let code = Arc::new(make(self, &ht)?);
+        let code = Arc::new(Kernel::from(make(self, &ht)?));
         self.note(&crate::record::lambda_kernel_name(stm, kind), &code);
         self.kernels.lambda.insert(key, code.clone());
         self.kernels.generated += 1;
@@ -1902,76 +1905,6 @@ pub(crate) fn hist_operators(
     })
 }
 
-/// Splits an operator on `k`-tuples into `k` scalar operators when result `i` depends only on
-/// parameters `i` and `k + i` (and free variables).
-pub(crate) fn split_operator(op: &ir::Operator) -> Option<Vec<ir::Operator>> {
-    let lam = &op.lam;
-    let k = lam.body.result.len();
-    if op.neutral.len() != k {
-        return None;
-    }
-    let slices = operator_slices(lam)?;
-    let mut out = Vec::with_capacity(k);
-    for (i, keep) in slices.into_iter().enumerate() {
-        let stms: Vec<Stm> = lam
-            .body
-            .stms
-            .iter()
-            .zip(&keep)
-            .filter(|(_, &kp)| kp)
-            .map(|(s, _)| s.clone())
-            .collect();
-        out.push(ir::Operator {
-            lam: ir::Lambda {
-                params: vec![lam.params[i].clone(), lam.params[k + i].clone()],
-                body: Body {
-                    stms,
-                    result: vec![lam.body.result[i].clone()],
-                },
-                ret: vec![lam.ret.get(i)?.clone()],
-            },
-            neutral: vec![op.neutral[i].clone()],
-            commutative: op.commutative,
-        });
-    }
-    Some(out)
-}
-
-/// For an operator on `k`-tuples (`2k` parameters, `k` results) whose result `i` depends only
-/// on parameters `i` and `k + i` (and free variables): for each result, which statements of
-/// the body it needs. `None` where a result depends on other parameters.
-pub(crate) fn operator_slices(lam: &ir::Lambda) -> Option<Vec<Vec<bool>>> {
-    let k = lam.body.result.len();
-    if lam.params.len() != 2 * k {
-        return None;
-    }
-    let mut out = Vec::with_capacity(k);
-    for i in 0..k {
-        let mut needed: Vec<ir::VName> = Vec::new();
-        se_vars(&lam.body.result[i], &mut needed);
-        let mut keep = vec![false; lam.body.stms.len()];
-        for (j, s) in lam.body.stms.iter().enumerate().rev() {
-            if s.pat.elems.iter().any(|p| needed.contains(&p.name)) {
-                keep[j] = true;
-                free_vars_stm(s, &mut needed);
-            }
-        }
-        for (j, p) in lam.params.iter().enumerate() {
-            if j != i && j != k + i && needed.contains(&p.name) {
-                return None;
-            }
-        }
-        out.push(keep);
-    }
-    Some(out)
-}
-
-fn se_vars(s: &SubExp, out: &mut Vec<ir::VName>) {
-    if let SubExp::Var(v) = s {
-        out.push(v.clone());
-    }
-}
-
 /// How a workgroup combines its threads' partials of a reduction (`gpu`: the GPU layout).
 fn reduce_phase(gpu: bool) -> Phase {
     if gpu {
@@ -2115,92 +2048,6 @@ pub fn natural(shape: &[usize]) -> Vec<i64> {
         acc = acc.saturating_mul(shape[k] as i64);
     }
     s
-}
-
-/// All variables a statement mentions (over-approximates the free ones; used for cache keys).
-pub(crate) fn free_vars_stm(stm: &Stm, out: &mut Vec<ir::VName>) {
-    fn se(s: &SubExp, out: &mut Vec<ir::VName>) {
-        if let SubExp::Var(v) = s {
-            out.push(v.clone());
-        }
-    }
-    fn body(b: &Body, out: &mut Vec<ir::VName>) {
-        for s in &b.stms {
-            free_vars_stm(s, out);
-        }
-        for r in &b.result {
-            se(r, out);
-        }
-    }
-    fn lam(l: &ir::Lambda, out: &mut Vec<ir::VName>) {
-        body(&l.body, out);
-    }
-    match &stm.exp {
-        Exp::SubExp(a) | Exp::UnOp(_, a) | Exp::Conv(_, a) => se(a, out),
-        Exp::BinOp(_, a, b) | Exp::CmpOp(_, a, b) => {
-            se(a, out);
-            se(b, out)
-        }
-        Exp::Math(_, a) => a.iter().for_each(|x| se(x, out)),
-        Exp::Index(v, idx) => {
-            out.push(v.clone());
-            for d in idx {
-                match d {
-                    DimIndex::Fix(i) => se(i, out),
-                    DimIndex::Slice { start, len, stride } => {
-                        se(start, out);
-                        se(len, out);
-                        se(stride, out)
-                    }
-                }
-            }
-        }
-        Exp::If {
-            cond,
-            then_b,
-            else_b,
-            ..
-        } => {
-            se(cond, out);
-            body(then_b, out);
-            body(else_b, out)
-        }
-        Exp::Loop {
-            params,
-            form,
-            body: b,
-        } => {
-            for (_, i) in params {
-                se(i, out);
-            }
-            if let LoopForm::For { bound, .. } = form {
-                se(bound, out);
-            }
-            body(b, out)
-        }
-        Exp::Apply { args, .. } => args.iter().for_each(|x| se(x, out)),
-        Exp::Assert { cond, .. } => se(cond, out),
-        Exp::Soac(s) => match s {
-            Soac::Map { w, arrs, lam: l } => {
-                se(w, out);
-                out.extend(arrs.iter().cloned());
-                lam(l, out)
-            }
-            Soac::Reduce { w, arrs, op } | Soac::Scan { w, arrs, op } => {
-                se(w, out);
-                out.extend(arrs.iter().cloned());
-                op.neutral.iter().for_each(|x| se(x, out));
-                lam(&op.lam, out)
-            }
-            Soac::Hist { w, op, .. } => {
-                se(w, out);
-                op.neutral.iter().for_each(|x| se(x, out));
-                lam(&op.lam, out)
-            }
-            Soac::Scatter { w, .. } => se(w, out),
-        },
-        _ => {}
-    }
 }
 
 /// What [`check_arg_descs`] needs to know of an argument (host or device).

@@ -382,7 +382,7 @@ impl<'a> Aot<'a> {
         match s {
             Soac::Map { w, arrs, lam } => {
                 let mut fv = Vec::new();
-                crate::exec::free_vars_stm(stm, &mut fv);
+                crate::codegen::operator::free_vars_stm(stm, &mut fv);
                 if fv.iter().any(|v| self.is_acc(v)) {
                     self.unresolved(
                         "the kernel of a `map` that updates host accumulators (its code \

@@ -513,7 +513,7 @@ impl<'a> Runtime<'a> {
                         ex.is_lavapipe(),
                         accs,
                     )?;
-                    let code = Arc::new(code);
+                    let code = Arc::new(crate::exec::Kernel::from(code));
                     if let Some(rec) = &mut self.ex.record {
                         let mut cm = crate::record::CompiledModule::new(
                             &format!("segmap/{}", m.id.0),
