@@ -181,7 +181,7 @@ pub fn run_entry(
     args: Vec<Value>,
 ) -> error::Result<Vec<Value>> {
     entry_error(compiled, entry)?;
-    exec::run(ctx, &compiled.ir, entry, args)
+    runtime::run(ctx, &compiled.ir, entry, args)
 }
 
 /// Runs entry point `entry` of an IR program (built with [`vkad_core::ir::builder`] or taken
@@ -192,7 +192,7 @@ pub fn run_ir(
     entry: &str,
     args: Vec<Value>,
 ) -> error::Result<Vec<Value>> {
-    exec::run(ctx, prog, entry, args)
+    runtime::run(ctx, prog, entry, args)
 }
 
 /// [`run_entry`], also returning the device timing of every kernel launch of the run, in launch
@@ -204,7 +204,7 @@ pub fn run_entry_profiled(
     args: Vec<Value>,
 ) -> error::Result<(Vec<Value>, Vec<KernelTiming>)> {
     entry_error(compiled, entry)?;
-    exec::run_profiled(ctx, &compiled.ir, entry, args, true)
+    runtime::run_profiled(ctx, &compiled.ir, entry, args, true)
 }
 
 /// [`run_entry_profiled`] through the kernel IR: flattened, planned and run by module

@@ -22,27 +22,7 @@ use vkad_vk::KernelTiming;
 
 pub use vkad_profile::summary;
 
-/// The construct a statement's kernels implement.
-pub fn label(e: &Exp) -> &'static str {
-    match e {
-        Exp::Index(..) => "index",
-        Exp::Update(..) => "update",
-        Exp::Iota { .. } => "iota",
-        Exp::Replicate { .. } => "replicate",
-        Exp::ArrayLit { .. } => "array-literal",
-        Exp::Concat { .. } => "concat",
-        Exp::Copy(..) => "copy",
-        Exp::Reshape(..) => "reshape",
-        Exp::Rearrange(..) => "transpose",
-        Exp::Soac(Soac::Map { .. }) => "map",
-        Exp::Soac(Soac::Reduce { .. }) => "reduce",
-        Exp::Soac(Soac::Scan { .. }) => "scan",
-        Exp::Soac(Soac::Hist { .. }) => "hist",
-        Exp::Soac(Soac::Scatter { .. }) => "scatter",
-        Exp::SortByKey { .. } => "sort",
-        _ => "kernel",
-    }
-}
+pub use crate::exec::label;
 
 /// Device time of one launch in nanoseconds.
 pub fn duration_ns(t: &KernelTiming) -> u64 {

@@ -21,6 +21,7 @@ pub(crate) mod hist;
 pub(crate) mod ieee;
 pub(crate) mod layout;
 pub mod map;
+pub(crate) mod module;
 pub(crate) mod operator;
 pub(crate) mod red;
 pub(crate) mod scalar;

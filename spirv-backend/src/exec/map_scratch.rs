@@ -23,7 +23,7 @@ const MAX_TRIES: usize = 12;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ScratchKey {
     Stm(usize),
-    Kernel(crate::runtime::plan::KernelId),
+    Kernel(super::KernelId),
 }
 
 /// Whether a kernel uses scratch memory.

@@ -3,20 +3,20 @@
 
 use crate::codegen::chunked::{self, Io, Phase};
 use crate::codegen::gen::{word_kind, Addressing, WordKind, WG};
+use crate::codegen::module::CompiledModule;
 use crate::codegen::operator::{self, free_vars_stm, split_operator};
 use crate::codegen::{self, ArgSrc, BindSrc, HostTy, KernelCode};
 use crate::codegen::{copy, hist, scatter};
 use crate::error::{Error, RuntimeKind};
-use crate::runtime::plan::KernelId;
 pub(crate) use pipeline::Kernel;
 use std::collections::HashMap;
 use std::sync::Arc;
 use vkad_core::diag::SrcLoc;
-use vkad_core::ir::{self, Body, DimIndex, Exp, FunDef, LoopForm, Soac, Stm, SubExp, Type};
+use vkad_core::ir::{self, Body, DimIndex, Exp, LoopForm, Soac, Stm, SubExp, Type};
 use vkad_core::passes::hist_disjoint::DISJOINT_INDICES;
 use vkad_core::prim::{FloatType, IntType, PrimType, PrimValue};
 use vkad_core::primops;
-use vkad_core::value::{ArrayValue, Buffer as HBuf, Value};
+use vkad_core::value::{ArrayValue, Buffer as HBuf};
 use vkad_vk::{Buffer, Context, Dispatch, KernelTiming};
 
 pub type E<T> = crate::error::Result<T>;
@@ -49,6 +49,11 @@ pub(crate) fn device_addressing(ctx: &Context) -> Addressing {
         Addressing::Descriptors
     }
 }
+
+/// A kernel's identity in a plan ([`crate::runtime::plan`]): its index, in order of planning.
+/// The executor's caches know kernels by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct KernelId(pub usize);
 
 /// Kernels made from IR and what launching them taught, kept for later runs of the same
 /// program (the runtime keeps one per prepared program and way of reaching arrays).
@@ -200,7 +205,7 @@ fn bytes_to_buf(t: PrimType, bytes: &[u8]) -> HBuf {
     b
 }
 
-fn shape_str(shape: &[usize]) -> String {
+pub(crate) fn shape_str(shape: &[usize]) -> String {
     shape.iter().map(|d| format!("[{d}]")).collect()
 }
 
@@ -226,7 +231,7 @@ pub struct Exec<'a> {
     /// Timings of every launch, when profiling.
     pub(crate) timings: std::cell::RefCell<Option<Vec<KernelTiming>>>,
     /// When set, every kernel module made during the run is recorded here (`vkad spirv`).
-    pub record: Option<Vec<crate::record::CompiledModule>>,
+    pub record: Option<Vec<CompiledModule>>,
     /// The statement being run (innermost), for recording.
     cur: Option<&'a Stm>,
     /// How kernels reach arrays (set before the first kernel is made; see `gen::Addressing`).
@@ -785,7 +790,7 @@ impl<'a> Exec<'a> {
     fn note(&mut self, name: &str, code: &KernelCode) {
         let cur = self.cur;
         if let Some(rec) = &mut self.record {
-            rec.push(crate::record::CompiledModule::new(name, code, cur));
+            rec.push(CompiledModule::new(name, code, cur));
         }
     }
 
@@ -813,7 +818,7 @@ impl<'a> Exec<'a> {
 
     fn stm_at(&mut self, stm: &'a Stm, loc: &Option<SrcLoc>) -> E<()> {
         self.cur = Some(stm);
-        self.label = crate::profile::label(&stm.exp);
+        self.label = label(&stm.exp);
         self.pass = 0;
         let lift = |m: String| Error::runtime(RuntimeKind::Arithmetic, loc, m);
         match &stm.exp {
@@ -1394,7 +1399,7 @@ impl<'a> Exec<'a> {
         }
         let ht = |v: &ir::VName| self.host_ty(v);
         let code = Arc::new(Kernel::from(make(self, &ht)?));
-        self.note(&crate::record::lambda_kernel_name(stm, kind), &code);
+        self.note(&lambda_kernel_name(stm, kind), &code);
         self.kernels.lambda.insert(key, code.clone());
         self.kernels.generated += 1;
         Ok(code)
@@ -2050,202 +2055,6 @@ pub fn natural(shape: &[usize]) -> Vec<i64> {
     s
 }
 
-/// What [`check_arg_descs`] needs to know of an argument (host or device).
-pub struct ArgDesc {
-    pub elem: PrimType,
-    pub shape: Vec<usize>,
-    /// The value of a scalar argument.
-    pub scalar: Option<PrimValue>,
-}
-
-impl ArgDesc {
-    fn type_name(&self) -> String {
-        format!("{}{}", shape_str(&self.shape), self.elem.name())
-    }
-}
-
-/// What [`check_arg_descs`] needs of each argument; an error for a host array whose data does
-/// not fill its shape or a device array whose buffer is too small.
-pub(crate) fn describe_args(args: &[crate::device::Arg]) -> E<Vec<ArgDesc>> {
-    use crate::device::Arg;
-    let mut descs = Vec::with_capacity(args.len());
-    for (k, a) in args.iter().enumerate() {
-        descs.push(match a {
-            Arg::Host(Value::Array(arr)) => {
-                if arr.shape.iter().product::<usize>() != arr.data.len() {
-                    return Err(Error::runtime(
-                        RuntimeKind::Arguments,
-                        &None,
-                        format!(
-                            "argument {}: array of shape {:?} has {} elements",
-                            k + 1,
-                            arr.shape,
-                            arr.data.len()
-                        ),
-                    ));
-                }
-                ArgDesc {
-                    elem: arr.elem_type(),
-                    shape: arr.shape.clone(),
-                    scalar: None,
-                }
-            }
-            Arg::Host(Value::Scalar(p)) => ArgDesc {
-                elem: p.prim_type(),
-                shape: vec![],
-                scalar: Some(*p),
-            },
-            Arg::Device(d) => {
-                let need = (d.shape.iter().product::<usize>() * wsize(d.elem)) as u64;
-                if d.buffer.size() < need {
-                    return Err(Error::runtime(
-                        RuntimeKind::Arguments,
-                        &None,
-                        format!(
-                        "argument {}: a device array {}{} needs {need} bytes, the buffer has {}",
-                        k + 1,
-                        shape_str(&d.shape),
-                        d.elem.name(),
-                        d.buffer.size()
-                    ),
-                    ));
-                }
-                ArgDesc {
-                    elem: d.elem,
-                    shape: d.shape.clone(),
-                    scalar: None,
-                }
-            }
-        });
-    }
-    Ok(descs)
-}
-
-/// The sizes of an entry's parameters inferred from the arguments, checked like the interpreter.
-pub fn check_arg_descs(f: &FunDef, entry: &str, args: &[ArgDesc]) -> E<Vec<PrimValue>> {
-    if args.len() != f.params.len() {
-        return Err(Error::runtime(
-            RuntimeKind::Arguments,
-            &None,
-            format!(
-                "entry `{entry}` expects {} arguments, got {}",
-                f.params.len(),
-                args.len()
-            ),
-        ));
-    }
-    let mut sizes: HashMap<&ir::VName, (usize, usize)> = HashMap::new();
-    for (k, (p, a)) in f.params.iter().zip(args).enumerate() {
-        if let Some(v) = a.scalar {
-            if let Some(n) = v.as_i128().and_then(|n| usize::try_from(n).ok()) {
-                sizes.insert(&p.name, (n, k));
-            }
-        }
-    }
-    for (k, (p, a)) in f.params.iter().zip(args).enumerate() {
-        let bad = || {
-            format!(
-                "argument {}: expected {}, got {}",
-                k + 1,
-                type_name(&p.ty),
-                a.type_name()
-            )
-        };
-        if p.ty.elem() != Some(a.elem) || p.ty.rank() != a.shape.len() {
-            return Err(Error::runtime(RuntimeKind::Arguments, &None, bad()));
-        }
-        for (d, (dim, &n)) in p.ty.shape().iter().zip(&a.shape).enumerate() {
-            match dim {
-                SubExp::Const(c) => {
-                    if c.as_i128() != Some(n as i128) {
-                        return Err(Error::runtime(RuntimeKind::Arguments, &None, bad()));
-                    }
-                }
-                SubExp::Var(v) => match sizes.get(v) {
-                    Some(&(m, k0)) if m != n => {
-                        return Err(Error::runtime(RuntimeKind::Arguments, &None, format!(
-                            "shape mismatch: argument {} has size {n} in dimension {} where argument {} has size {m} for the same size `{}`",
-                            k + 1, d + 1, k0 + 1, v.base
-                        )))
-                    }
-                    Some(_) => {}
-                    None => {
-                        sizes.insert(v, (n, k));
-                    }
-                },
-            }
-        }
-    }
-    f.size_params
-        .iter()
-        .map(|s| match sizes.get(s) {
-            Some(&(n, _)) => Ok(PrimValue::I64(n as i64)),
-            None => Err(Error::runtime(
-                RuntimeKind::Arguments,
-                &None,
-                format!(
-                    "entry `{entry}`: size `{}` cannot be inferred from the arguments",
-                    s.base
-                ),
-            )),
-        })
-        .collect()
-}
-
-fn type_name(t: &Type) -> String {
-    let mut s = String::new();
-    for d in t.shape() {
-        match d {
-            SubExp::Const(c) => s.push_str(&format!("[{}]", c.as_i128().unwrap_or(0))),
-            SubExp::Var(_) => s.push_str("[]"),
-        }
-    }
-    s.push_str(t.elem().map(|e| e.name()).unwrap_or("accumulator"));
-    s
-}
-
-/// Runs an entry point (see [`crate::run_entry`]) through the kernel IR: prepared for the
-/// device ([`crate::runtime::DeviceProgram`]) and run once with the device's thresholds.
-pub fn run(ctx: &Context, prog: &ir::Program, entry: &str, args: Vec<Value>) -> E<Vec<Value>> {
-    run_profiled(ctx, prog, entry, args, false).map(|(v, _)| v)
-}
-
-/// Runs an entry point on host or device arguments. Array results stay on the device with
-/// `device_out` (as [`crate::device::Out::Device`]), and are downloaded otherwise. With
-/// `record`, also returns every kernel module made during the run, in order.
-pub fn run_args(
-    ctx: &Context,
-    prog: &ir::Program,
-    entry: &str,
-    args: Vec<crate::device::Arg>,
-    device_out: bool,
-    record: bool,
-) -> E<(Vec<crate::device::Out>, Vec<crate::record::CompiledModule>)> {
-    let opts = crate::runtime::RunOptions {
-        record,
-        device_out,
-        ..Default::default()
-    };
-    let p = crate::runtime::DeviceProgram::new(ctx, prog)?;
-    let th = crate::runtime::device_thresholds(ctx);
-    let r = p.run_args(ctx, entry, args, &th, &opts)?;
-    Ok((r.outs, r.modules))
-}
-
-/// Runs an entry point on host values; with `profile`, also returns the device timing of every
-/// kernel launch (named `what.pass @ file:line:col`, see [`crate::profile`]).
-pub fn run_profiled(
-    ctx: &Context,
-    prog: &ir::Program,
-    entry: &str,
-    args: Vec<Value>,
-    profile: bool,
-) -> E<(Vec<Value>, Vec<KernelTiming>)> {
-    let p = crate::runtime::DeviceProgram::new(ctx, prog)?;
-    let th = crate::runtime::device_thresholds(ctx);
-    p.run(ctx, entry, args, &th, profile)
-}
-
 /// Converts storage bytes (see the crate docs) of `elem`s to a host array of `shape`.
 pub fn array_from_bytes(elem: PrimType, shape: Vec<usize>, bytes: &[u8]) -> ArrayValue {
     ArrayValue {
@@ -2262,4 +2071,39 @@ pub fn array_to_bytes(a: &ArrayValue) -> Vec<u8> {
 /// Bytes per element in storage: 4, or 8 for 64-bit types.
 pub fn storage_bytes(t: PrimType) -> usize {
     wsize(t)
+}
+
+/// The name of the `kind`th kernel the executor makes for statement `stm`.
+pub(crate) fn lambda_kernel_name(stm: &Stm, kind: u32) -> String {
+    let dbg = match &stm.exp {
+        Exp::Soac(s) => format!("{s:?}"),
+        e => format!("{e:?}"),
+    };
+    let head: String = dbg
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    format!("{}/{kind}", head.to_lowercase())
+}
+
+/// The construct a statement's kernels implement.
+pub fn label(e: &Exp) -> &'static str {
+    match e {
+        Exp::Index(..) => "index",
+        Exp::Update(..) => "update",
+        Exp::Iota { .. } => "iota",
+        Exp::Replicate { .. } => "replicate",
+        Exp::ArrayLit { .. } => "array-literal",
+        Exp::Concat { .. } => "concat",
+        Exp::Copy(..) => "copy",
+        Exp::Reshape(..) => "reshape",
+        Exp::Rearrange(..) => "transpose",
+        Exp::Soac(Soac::Map { .. }) => "map",
+        Exp::Soac(Soac::Reduce { .. }) => "reduce",
+        Exp::Soac(Soac::Scan { .. }) => "scan",
+        Exp::Soac(Soac::Hist { .. }) => "hist",
+        Exp::Soac(Soac::Scatter { .. }) => "scatter",
+        Exp::SortByKey { .. } => "sort",
+        _ => "kernel",
+    }
 }

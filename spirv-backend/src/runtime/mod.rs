@@ -14,13 +14,15 @@
 //! executor runs only what the plan gives it, never a function body of its own.
 
 pub mod aot;
+mod args;
 pub mod plan;
 
 use crate::codegen::gen::Addressing;
 use crate::codegen::HostTy;
 use crate::device::{Arg, DeviceArray, Out};
 use crate::error::{Error, RuntimeKind};
-use crate::exec::{check_arg_descs, describe_args, map_scratch, DArr, Exec, HVal, KernelCache, E};
+use crate::exec::{map_scratch, DArr, Exec, HVal, KernelCache, E};
+use args::{check_arg_descs, describe_args};
 use plan::{MapStep, Plan, PlanBody, Step};
 use std::sync::Arc;
 use vkad_core::diag::SrcLoc;
@@ -223,7 +225,7 @@ pub struct RunOutput {
     /// With [`RunOptions::profile`]: the timing of every launch, in order.
     pub timings: Vec<KernelTiming>,
     /// With [`RunOptions::record`]: every module made, in order.
-    pub modules: Vec<crate::record::CompiledModule>,
+    pub modules: Vec<crate::codegen::module::CompiledModule>,
 }
 
 /// The default thresholds for the device of `ctx`: a nest's outer parallelism fills any
@@ -515,7 +517,7 @@ impl<'a> Runtime<'a> {
                     )?;
                     let code = Arc::new(crate::exec::Kernel::from(code));
                     if let Some(rec) = &mut self.ex.record {
-                        let mut cm = crate::record::CompiledModule::new(
+                        let mut cm = crate::codegen::module::CompiledModule::new(
                             &format!("segmap/{}", m.id.0),
                             &code,
                             None,
@@ -565,4 +567,51 @@ fn step_binds(s: &Step) -> Vec<&ir::VName> {
         | Step::VersionedLoop { pat, .. } => pat.elems.iter().map(|p| &p.name).collect(),
         Step::Map(m) => m.outs.iter().collect(),
     }
+}
+
+/// Runs an entry point (see [`crate::run_entry`]) through the kernel IR: prepared for the
+/// device ([`DeviceProgram`]) and run once with the device's thresholds.
+pub(crate) fn run(
+    ctx: &Context,
+    prog: &ir::Program,
+    entry: &str,
+    args: Vec<Value>,
+) -> E<Vec<Value>> {
+    run_profiled(ctx, prog, entry, args, false).map(|(v, _)| v)
+}
+
+/// Runs an entry point on host or device arguments. Array results stay on the device with
+/// `device_out` (as [`Out::Device`]), and are downloaded otherwise. With
+/// `record`, also returns every kernel module made during the run, in order.
+pub(crate) fn run_args(
+    ctx: &Context,
+    prog: &ir::Program,
+    entry: &str,
+    args: Vec<Arg>,
+    device_out: bool,
+    record: bool,
+) -> E<(Vec<Out>, Vec<crate::codegen::module::CompiledModule>)> {
+    let opts = RunOptions {
+        record,
+        device_out,
+        ..Default::default()
+    };
+    let p = DeviceProgram::new(ctx, prog)?;
+    let th = device_thresholds(ctx);
+    let r = p.run_args(ctx, entry, args, &th, &opts)?;
+    Ok((r.outs, r.modules))
+}
+
+/// Runs an entry point on host values; with `profile`, also returns the device timing of every
+/// kernel launch (named `what.pass @ file:line:col`, see [`crate::profile`]).
+pub(crate) fn run_profiled(
+    ctx: &Context,
+    prog: &ir::Program,
+    entry: &str,
+    args: Vec<Value>,
+    profile: bool,
+) -> E<(Vec<Value>, Vec<KernelTiming>)> {
+    let p = DeviceProgram::new(ctx, prog)?;
+    let th = device_thresholds(ctx);
+    p.run(ctx, entry, args, &th, profile)
 }
