@@ -108,7 +108,7 @@ pub fn report(ts: &[KernelTiming]) -> String {
 }
 
 /// The profile skeleton of a compiled program: program (path and source), device, IR stages
-/// (`before AD` = [`Compiled::ir_ad`], `after AD` = [`vkad_core::ad::transform`] of it before
+/// (`before AD` = [`Compiled::ir_ad`], `after AD` = [`vkad_core::ad::transform()`] of it before
 /// simplification, `optimised` = [`Compiled::ir`]), the scopes of the AD report of
 /// [`Compiled::ir_ad`] against [`Compiled::ir`] (ids unique, depth first from 0); no runs.
 pub fn new_profile(

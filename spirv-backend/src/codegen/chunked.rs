@@ -66,7 +66,8 @@ pub enum Phase {
     /// neighbouring elements) while each thread still scans a contiguous run in order. Needs
     /// [`tiled_scan_bytes`] of shared memory.
     TiledScan { prefix: bool },
-    /// As `TreeReduce` for commutative operators ([`commutative`]): thread `l` of the workgroup
+    /// As `TreeReduce` for commutative operators
+    /// ([`commutative`](crate::codegen::operator::commutative)): thread `l` of the workgroup
     /// takes elements `l, l + WG, l + 2 WG, ...` of the group's chunk, so that neighbouring
     /// threads read neighbouring elements (coalesced).
     StridedReduce,
@@ -398,7 +399,7 @@ pub(crate) fn fold_range<'p>(
     g.end_loop(st)
 }
 
-/// Loads issued together by [`fold_unrolled`].
+/// Loads issued together by [`fold_batched`].
 const UNROLL: usize = 8;
 
 /// [`fold_range`] with the loads of [`UNROLL`] elements issued before they are combined

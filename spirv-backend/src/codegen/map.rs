@@ -1,4 +1,4 @@
-//! `segmap`: one thread per point of a segmented operation's space.
+//! `segmap` and the SOAC-level `map`: one thread per point of the operation's space.
 //!
 //! The kernel is a grid-stride loop over the flattened space (`N = d_1 · … · d_n` points, in
 //! row-major order); the thread computing point `i` recovers the thread indices

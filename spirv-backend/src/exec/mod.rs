@@ -1,5 +1,10 @@
-//! The host executor: walks an entry function's body like the interpreter, keeping scalars on
-//! the host and arrays on the device, and launches a kernel for every array statement.
+//! The host executor: runs the host statements the runtime's plan gives it like the interpreter,
+//! keeping scalars on the host and arrays on the device, and launches a kernel for every array
+//! statement (the kernels of `crate::codegen`, kept in a [`KernelCache`] with the pipelines made
+//! from them, `pipeline`). It owns device memory, uploads and downloads, and the batching of
+//! launches. Child modules: the host side of per-thread scratch memory (`map_scratch`),
+//! accumulators (`acc`), reductions and scans over arrays of arrays (`array_ops`), segmented
+//! reductions and scans (`segmented`) and `sort_by_key` (`sort`).
 
 use crate::codegen::chunked::{self, Io, Phase};
 use crate::codegen::gen::{word_kind, Addressing, WordKind, WG};
@@ -234,7 +239,7 @@ pub struct Exec<'a> {
     pub record: Option<Vec<CompiledModule>>,
     /// The statement being run (innermost), for recording.
     cur: Option<&'a Stm>,
-    /// How kernels reach arrays (set before the first kernel is made; see `gen::Addressing`).
+    /// How kernels reach arrays (set before the first kernel is made; see `codegen::gen::Addressing`).
     pub(crate) addressing: Addressing,
     /// The accumulators of the running `withacc`s, innermost last.
     accs: Vec<acc::AccState<'a>>,
@@ -503,7 +508,7 @@ impl<'a> Exec<'a> {
             });
         }
         if self.addressing == Addressing::Addresses {
-            // The arrays' device addresses come first (see `gen::Addressing`).
+            // The arrays' device addresses come first (see `codegen::gen::Addressing`).
             let mut addrs = Vec::with_capacity(arrays.len() + words.len());
             for b in &arrays {
                 addrs.push(b.device_address().ok_or_else(|| {

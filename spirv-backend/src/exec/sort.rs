@@ -9,8 +9,8 @@ use vkad_core::prim::PrimType;
 
 impl Exec<'_> {
     /// `sort_by_key(bits, keys)`: the sorted keys and the permutation, by one pass of the three
-    /// kernels per [`DIGIT_BITS`] bits (at least one pass, which also makes the identity
-    /// permutation when there are no bits to sort by).
+    /// kernels per [`DIGIT_BITS`](crate::codegen::sort::DIGIT_BITS) bits (at least one pass,
+    /// which also makes the identity permutation when there are no bits to sort by).
     pub(crate) fn sort_by_key(
         &mut self,
         keys: &DArr,

@@ -10,7 +10,7 @@
 //! the plan of an entry (every branch, every called function, both versions of versioned
 //! loops) with a static type environment and generates, with the same generators and
 //! arguments as the executor, every variant any size could select:
-//! - `segmap` kernels ([`crate::codegen::map`]), named `segmap/<kernel id>`;
+//! - `segmap` kernels (`crate::codegen::map`), named `segmap/<kernel id>`;
 //! - the primitives planned after them and the host-level SOACs of the plan (reductions and
 //!   scans of scalars in all their pass layouts, column kernels of vectorised operators,
 //!   histograms per component, scatters, segmented reductions and scans and the `map` kernels
