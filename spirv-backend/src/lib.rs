@@ -7,7 +7,7 @@
 //!   module with its argument layout (`codegen::layout::KernelCode`). One file per construct:
 //!   `map` (`segmap` and SOAC-level `map` kernels), `copy` (strided copies and fills, `iota`),
 //!   `chunked` (the chunked reduction/scan kernel) with `red` and `scan` (their reduce- and
-//!   scan-only phases), `columns` (vectorised operators over arrays of arrays), `hist`,
+//!   scan-only phases) and `fold` (the folds and trees they share), `columns` (vectorised operators over arrays of arrays), `hist`,
 //!   `scatter`, `segmented` (a workgroup per row), `sort` (radix sort passes); the per-thread
 //!   code compiler `thread` with `scratch` (per-thread arrays) and `acc` (accumulators); the
 //!   builder `gen`, scalar operations `scalar`, float semantics `ieee` and `f64math`; what the

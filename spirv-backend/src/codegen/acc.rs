@@ -150,7 +150,7 @@ impl<'p> KCtx<'p> {
                 ));
             }
             let fast = split.as_ref().and_then(|s| s.get(j)).and_then(|o| {
-                crate::codegen::hist::atomic_op(o, t, info.f32_add, info.i64_atomics)
+                crate::codegen::operator::atomic_op(o, t, info.f32_add, info.i64_atomics)
             });
             let wk = if fast.is_some() && t == PrimType::Float(FloatType::F32) {
                 WordKind::F32

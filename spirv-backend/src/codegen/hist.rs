@@ -1,6 +1,6 @@
 //! `reduce_by_index`: one thread per update, with the device's atomic for the operator where it
-//! has one ([`atomic_op`]: integer add/min/max, `f32` add), a compare-exchange loop running the
-//! operator otherwise. Out-of-range indices are ignored.
+//! has one ([`atomic_op`](super::operator::atomic_op): integer add/min/max, `f32` add), a
+//! compare-exchange loop running the operator otherwise. Out-of-range indices are ignored.
 
 use crate::codegen::gen::{word_kind, Gen, Ie, WordKind, R};
 use crate::codegen::thread::{finish, lit, KCtx, KVal};
@@ -8,43 +8,8 @@ use crate::codegen::{ArgSrc, HostTy, KernelCode};
 use crate::error::Error;
 use rspirv::spirv::{self};
 use vkad_core::diag::SrcLoc;
-use vkad_core::ir::{BinOp, Exp, Operator, Program, SubExp, VName};
+use vkad_core::ir::{BinOp, Operator, Program, VName};
 use vkad_core::prim::PrimType;
-
-/// The atomic fast path for a histogram operator, if it has one on this device.
-pub(crate) fn atomic_op(
-    op: &Operator,
-    t: PrimType,
-    f32_add: bool,
-    i64_atomics: bool,
-) -> Option<(BinOp, bool)> {
-    let lam = &op.lam;
-    if lam.params.len() != 2 || lam.body.stms.len() != 1 || lam.body.result.len() != 1 {
-        return None;
-    }
-    let stm = &lam.body.stms[0];
-    let (a, b) = (&lam.params[0].name, &lam.params[1].name);
-    let res_ok = lam.body.result[0] == SubExp::Var(stm.pat.elems.first()?.name.clone());
-    let Exp::BinOp(bop, x, y) = &stm.exp else {
-        return None;
-    };
-    let args_ok = (x.as_var() == Some(a) && y.as_var() == Some(b))
-        || (x.as_var() == Some(b) && y.as_var() == Some(a));
-    if !res_ok || !args_ok {
-        return None;
-    }
-    match (bop, t) {
-        (BinOp::Add(_) | BinOp::Min(_) | BinOp::Max(_), PrimType::Int(it))
-            if it.bits() == 32 || (it.bits() == 64 && i64_atomics) =>
-        {
-            Some((*bop, it.signed()))
-        }
-        (BinOp::Add(_), PrimType::Float(vkad_core::prim::FloatType::F32)) if f32_add => {
-            Some((*bop, true))
-        }
-        _ => None,
-    }
-}
 
 /// `reduce_by_index`: literals 0 = w, 1 = dest length. Bindings: inds, vals, dest (in place).
 #[allow(clippy::too_many_arguments)]
@@ -70,7 +35,7 @@ pub fn hist<'p>(
     let fast = if disjoint {
         None
     } else {
-        atomic_op(op, t, f32_add, i64_atomics)
+        crate::codegen::operator::atomic_op(op, t, f32_add, i64_atomics)
     };
     let wk = if matches!(fast, Some((_, _))) && matches!(t, PrimType::Float(_)) {
         g.uses_float_atomic = true;

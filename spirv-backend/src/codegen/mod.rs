@@ -10,7 +10,8 @@
 //!   thread per point (a grid-stride loop over the flattened space);
 //! - `copy`: strided copies and fills, `iota`;
 //! - `chunked`: the chunked reduction/scan kernel (its shared part, [`chunked::Phase`]), with
-//!   `red` and `scan` (the reduce- and scan-only phases);
+//!   `red` and `scan` (the reduce- and scan-only phases) and `fold` (the folds and workgroup
+//!   trees they and `segmented` share);
 //! - `columns`: reductions and scans over arrays of arrays with a vectorised operator, one
 //!   thread per column;
 //! - `hist` (`reduce_by_index`), `scatter`, `segmented` (a reduction or scan per row, a
@@ -33,6 +34,7 @@ pub(crate) mod chunked;
 pub(crate) mod columns;
 pub(crate) mod copy;
 pub(crate) mod f64math;
+pub(crate) mod fold;
 pub(crate) mod gen;
 pub(crate) mod hist;
 pub(crate) mod ieee;

@@ -1,9 +1,10 @@
 //! What the generators (and the executor, and the Vulkan passes) need to know about an
-//! operator: whether it is commutative, and whether its components combine on their own
-//! (then it splits into one scalar operator per component); and the variables a statement
-//! mentions.
+//! operator: whether it is commutative, which device atomic runs it (if any), and whether its
+//! components combine on their own (then it splits into one scalar operator per component);
+//! and the variables a statement mentions.
 
 use vkad_core::ir::{self, BinOp, Body, DimIndex, Exp, LoopForm, Operator, Soac, Stm, SubExp};
+use vkad_core::prim::PrimType;
 
 /// Whether `op` is known to be commutative: marked so, or one commutative binary operator
 /// (`+`, `*`, min, max, bitwise and logical and/or/xor) applied to its two parameters.
@@ -39,6 +40,41 @@ pub fn commutative(op: &Operator) -> bool {
                 | BinOp::LogAnd
                 | BinOp::LogOr
         )
+}
+
+/// The atomic fast path for a histogram operator, if it has one on this device.
+pub(crate) fn atomic_op(
+    op: &Operator,
+    t: PrimType,
+    f32_add: bool,
+    i64_atomics: bool,
+) -> Option<(BinOp, bool)> {
+    let lam = &op.lam;
+    if lam.params.len() != 2 || lam.body.stms.len() != 1 || lam.body.result.len() != 1 {
+        return None;
+    }
+    let stm = &lam.body.stms[0];
+    let (a, b) = (&lam.params[0].name, &lam.params[1].name);
+    let res_ok = lam.body.result[0] == SubExp::Var(stm.pat.elems.first()?.name.clone());
+    let Exp::BinOp(bop, x, y) = &stm.exp else {
+        return None;
+    };
+    let args_ok = (x.as_var() == Some(a) && y.as_var() == Some(b))
+        || (x.as_var() == Some(b) && y.as_var() == Some(a));
+    if !res_ok || !args_ok {
+        return None;
+    }
+    match (bop, t) {
+        (BinOp::Add(_) | BinOp::Min(_) | BinOp::Max(_), PrimType::Int(it))
+            if it.bits() == 32 || (it.bits() == 64 && i64_atomics) =>
+        {
+            Some((*bop, it.signed()))
+        }
+        (BinOp::Add(_), PrimType::Float(vkad_core::prim::FloatType::F32)) if f32_add => {
+            Some((*bop, true))
+        }
+        _ => None,
+    }
 }
 
 /// Splits an operator on `k`-tuples into `k` scalar operators when result `i` depends only on

@@ -7,7 +7,7 @@
 //! [`TreeReduce`]: super::chunked::Phase::TreeReduce
 //! [`StridedReduce`]: super::chunked::Phase::StridedReduce
 
-use crate::codegen::chunked::{fold_range, store_all, Chunk};
+use crate::codegen::fold::{fold_range, store_all, Chunk};
 use crate::codegen::gen::{Gen, Ie, R, WG};
 use crate::codegen::thread::{KCtx, KVal};
 use rspirv::spirv::Word;
@@ -38,7 +38,7 @@ pub(super) fn thread_reduce<'p>(k: &mut KCtx<'p>, g: &mut Gen, c: &Chunk<'p, '_>
 }
 
 /// The end of a tree reduction (`TreeReduce`, `StridedReduce`): after
-/// [`tree`](super::chunked::tree), thread 0 writes the workgroup's result (`shared[0]`) to
+/// [`tree`](super::fold::tree), thread 0 writes the workgroup's result (`shared[0]`) to
 /// `out[group]`.
 pub(super) fn tree_result(
     g: &mut Gen,

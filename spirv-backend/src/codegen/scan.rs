@@ -8,7 +8,7 @@
 //! [`Scan`]: super::chunked::Phase::Scan
 //! [`TreeScan`]: super::chunked::Phase::TreeScan
 
-use crate::codegen::chunked::{fold_batched, fold_range, store_all, tree, Chunk, TILE_CHUNK};
+use crate::codegen::fold::{fold_batched, fold_range, store_all, tree, Chunk};
 use crate::codegen::gen::{word_kind, Gen, Ie, R, WG};
 use crate::codegen::thread::{KCtx, KVal, View};
 use crate::error::Error;
@@ -16,6 +16,14 @@ use rspirv::spirv::Word;
 use vkad_core::diag::SrcLoc;
 use vkad_core::ir::Operator;
 use vkad_core::prim::PrimType;
+
+/// Elements per thread of [`Phase::TiledScan`](super::chunked::Phase::TiledScan).
+pub const TILE_CHUNK: usize = 8;
+
+/// Shared memory [`Phase::TiledScan`](super::chunked::Phase::TiledScan) needs for components of these sizes (bytes each).
+pub fn tiled_scan_bytes(word_bytes: &[usize]) -> usize {
+    word_bytes.iter().sum::<usize>() * WG as usize * (TILE_CHUNK + 1)
+}
 
 /// [`Phase::ThreadScan`](super::chunked::Phase::ThreadScan): the thread scans its sub-chunk
 /// from the inclusive prefix of the threads before it (`pre[tid - 1]`), writing every element.

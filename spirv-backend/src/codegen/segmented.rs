@@ -15,7 +15,8 @@
 //! operator's as contiguous runs (the tree combines runs in order), so the result is the
 //! sequential one for any associative operator.
 
-use crate::codegen::chunked::{fold_batched, fold_range, io_view, tree, Io};
+use crate::codegen::chunked::{io_view, Io};
+use crate::codegen::fold::{fold_batched, fold_range, tree};
 use crate::codegen::gen::{word_kind, Gen, Ie, R, WG};
 use crate::codegen::thread::{finish, lit, KCtx, View};
 use crate::codegen::{BindSrc, HostTy, KernelCode};

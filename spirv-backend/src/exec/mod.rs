@@ -1559,7 +1559,8 @@ impl<'a> Exec<'a> {
                 // from the partials' prefix, reading each element once.
                 let big = tuple_too_big(&elems);
                 let (groups, chunk, per_thread) = chunking(n, big, self.gpu_layout());
-                let tiled = chunk == chunked::TILE_CHUNK && tiled_scan_fits(self.ctx, &elems);
+                let tiled =
+                    chunk == crate::codegen::scan::TILE_CHUNK && tiled_scan_fits(self.ctx, &elems);
                 let [(phase1, kind1), (phase2, kind2), (phase3, kind3)] = scan_passes(
                     self.gpu_layout(),
                     big,
@@ -1959,7 +1960,7 @@ pub(crate) fn reduce_passes(
 }
 
 /// The three passes of a one-dimensional scan (phase and kernel kind of each): as
-/// [`reduce_passes`]; `tiled` (a size and device fact: the chunk is [`chunked::TILE_CHUNK`] and
+/// [`reduce_passes`]; `tiled` (a size and device fact: the chunk is [`crate::codegen::scan::TILE_CHUNK`] and
 /// the tile fits in shared memory) goes through shared memory on GPUs, where a `commutative`
 /// operator's partials are read coalesced too.
 pub(crate) fn scan_passes(
@@ -1992,7 +1993,7 @@ pub(crate) fn scan_passes(
 /// Whether a tiled scan of tuples of `elems` fits in the shared memory of the device of `ctx`.
 pub(crate) fn tiled_scan_fits(ctx: &Context, elems: &[PrimType]) -> bool {
     let words: Vec<usize> = elems.iter().map(|&t| wsize(t)).collect();
-    chunked::tiled_scan_bytes(&words) <= ctx.info().max_shared_memory as usize
+    crate::codegen::scan::tiled_scan_bytes(&words) <= ctx.info().max_shared_memory as usize
 }
 
 /// Number of workgroups and elements per thread for a chunked pass over `n` elements.
