@@ -119,6 +119,6 @@ pub fn run_entry_device(
     args: Vec<Arg>,
 ) -> crate::error::Result<Vec<Out>> {
     crate::entry_error(compiled, entry)?;
-    let (outs, _) = crate::exec::run_args(ctx, &compiled.ir, entry, args, true, false)?;
+    let (outs, _) = crate::runtime::run_args(ctx, &compiled.ir, entry, args, true, false)?;
     Ok(outs)
 }

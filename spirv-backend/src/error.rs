@@ -45,8 +45,9 @@ pub enum Error {
         device: Option<String>,
     },
     /// A thread of a kernel ran more loop iterations than lavapipe allows one invocation
-    /// ([`crate::gen::LAVAPIPE_LOOP_LIMIT`], counted as lavapipe does): a limit of the device
-    /// (`device`), reported for the loop at `loc`. A caller may run the loop another way.
+    /// (`LAVAPIPE_LOOP_LIMIT` of module `codegen::gen`, counted as lavapipe does): a limit of
+    /// the device (`device`), reported for the loop at `loc`. A caller may run the loop another
+    /// way.
     #[error("{}", not_supported(LOOP_LIMIT, loc, &Some(device.clone())))]
     LoopLimit { device: String, loc: Option<SrcLoc> },
     /// The program failed on its input.

@@ -12,7 +12,7 @@
 //!   everywhere on devices with too little shared memory for those kernels) as loops of SOACs
 //!   (`passes::sort_lower`).
 
-use crate::exec::split_operator;
+use crate::codegen::operator::split_operator;
 use vkad_core::ir::{self, Body, Exp, Soac};
 use vkad_core::passes;
 use vkad_vk::DeviceInfo;
@@ -34,7 +34,7 @@ pub fn vulkan_passes(prog: &ir::Program, info: &DeviceInfo) -> Option<ir::Progra
     }
     let cur = rewritten.as_ref().unwrap_or(prog);
     if any_exp(cur, &|e| matches!(e, Exp::SortByKey { .. })) {
-        let everywhere = (info.max_shared_memory as usize) < crate::sort::SHARED_BYTES;
+        let everywhere = (info.max_shared_memory as usize) < crate::codegen::sort::SHARED_BYTES;
         rewritten = Some(passes::sort_lower::sort_lower(cur.clone(), everywhere));
     }
     rewritten

@@ -22,27 +22,7 @@ use vkad_vk::KernelTiming;
 
 pub use vkad_profile::summary;
 
-/// The construct a statement's kernels implement.
-pub fn label(e: &Exp) -> &'static str {
-    match e {
-        Exp::Index(..) => "index",
-        Exp::Update(..) => "update",
-        Exp::Iota { .. } => "iota",
-        Exp::Replicate { .. } => "replicate",
-        Exp::ArrayLit { .. } => "array-literal",
-        Exp::Concat { .. } => "concat",
-        Exp::Copy(..) => "copy",
-        Exp::Reshape(..) => "reshape",
-        Exp::Rearrange(..) => "transpose",
-        Exp::Soac(Soac::Map { .. }) => "map",
-        Exp::Soac(Soac::Reduce { .. }) => "reduce",
-        Exp::Soac(Soac::Scan { .. }) => "scan",
-        Exp::Soac(Soac::Hist { .. }) => "hist",
-        Exp::Soac(Soac::Scatter { .. }) => "scatter",
-        Exp::SortByKey { .. } => "sort",
-        _ => "kernel",
-    }
-}
+pub use crate::exec::label;
 
 /// Device time of one launch in nanoseconds.
 pub fn duration_ns(t: &KernelTiming) -> u64 {
@@ -128,7 +108,7 @@ pub fn report(ts: &[KernelTiming]) -> String {
 }
 
 /// The profile skeleton of a compiled program: program (path and source), device, IR stages
-/// (`before AD` = [`Compiled::ir_ad`], `after AD` = [`vkad_core::ad::transform`] of it before
+/// (`before AD` = [`Compiled::ir_ad`], `after AD` = [`vkad_core::ad::transform()`] of it before
 /// simplification, `optimised` = [`Compiled::ir`]), the scopes of the AD report of
 /// [`Compiled::ir_ad`] against [`Compiled::ir`] (ids unique, depth first from 0); no runs.
 pub fn new_profile(

@@ -15,81 +15,13 @@
 //! arrays through device addresses; so the recording run is subject to
 //! `maxStorageBufferRange` and `maxPerStageDescriptorStorageBuffers`.
 
+pub use crate::codegen::module::CompiledModule;
 use crate::error::Error;
-use crate::kernel::KernelCode;
 use std::fmt::Write as _;
 use std::path::Path;
-use vkad_core::ir::{Exp, Stm};
 use vkad_core::value::Value;
 use vkad_core::Compiled;
 use vkad_vk::Context;
-
-/// One SPIR-V compute module made for an entry point.
-#[derive(Clone, Debug)]
-pub struct CompiledModule {
-    /// What the kernel does: a builtin's key (`strided U32 1 false`) or the statement kind and
-    /// the executor's kernel number for it (`map/0`).
-    pub name: String,
-    /// The module (SPIR-V words; entry point `main`, `GLCompute`).
-    pub words: Vec<u32>,
-    /// Storage-buffer bindings in descriptor set 0: binding 0 is the status word buffer,
-    /// 1 the argument words (64-bit each), then the arrays.
-    pub bindings: u32,
-    /// Push-constant bytes (vkad's kernels take their arguments in a buffer: 0).
-    pub push_bytes: u32,
-    /// The first line of the IR statement that first needed the module, if any.
-    pub stm: Option<String>,
-    /// That statement's source location (`file:line:col`).
-    pub loc: Option<String>,
-}
-
-impl CompiledModule {
-    pub(crate) fn new(name: &str, code: &KernelCode, stm: Option<&Stm>) -> CompiledModule {
-        CompiledModule {
-            name: name.to_string(),
-            words: code.words.clone(),
-            bindings: 2 + code.binds.len() as u32,
-            push_bytes: 0,
-            stm: stm.map(|s| {
-                let text = s.to_string();
-                let line = text.lines().next().unwrap_or("").trim();
-                if line.chars().count() > 160 {
-                    let cut: String = line.chars().take(157).collect();
-                    format!("{cut}...")
-                } else {
-                    line.to_string()
-                }
-            }),
-            loc: stm.and_then(|s| s.loc.as_ref()).map(|l| l.to_string()),
-        }
-    }
-
-    /// A file-name-safe form of the name (`strided-U32-1-false`, `map-0`).
-    pub fn file_stem(&self) -> String {
-        let mut out = String::new();
-        for c in self.name.chars() {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                out.push(c);
-            } else if !out.ends_with('-') {
-                out.push('-');
-            }
-        }
-        out.trim_matches('-').to_string()
-    }
-}
-
-/// The name of the `kind`th kernel the executor makes for statement `stm`.
-pub(crate) fn lambda_kernel_name(stm: &Stm, kind: u32) -> String {
-    let dbg = match &stm.exp {
-        Exp::Soac(s) => format!("{s:?}"),
-        e => format!("{e:?}"),
-    };
-    let head: String = dbg
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-        .collect();
-    format!("{}/{kind}", head.to_lowercase())
-}
 
 /// Runs entry `entry` of `compiled` on `args` with recording on and returns its results and
 /// every SPIR-V module made during the run, in the order they were made.
@@ -101,7 +33,7 @@ pub fn compile_entry(
 ) -> crate::error::Result<(Vec<Value>, Vec<CompiledModule>)> {
     crate::entry_error(compiled, entry)?;
     let args = args.into_iter().map(crate::device::Arg::Host).collect();
-    let (outs, modules) = crate::exec::run_args(ctx, &compiled.ir, entry, args, false, true)?;
+    let (outs, modules) = crate::runtime::run_args(ctx, &compiled.ir, entry, args, false, true)?;
     let values = outs
         .into_iter()
         .map(|o| match o {

@@ -1,9 +1,9 @@
-//! f64 transcendental functions on the device (`src/f64math`): every function over special,
+//! f64 transcendental functions on the device (`src/codegen/f64math`): every function over special,
 //! tiny (1e-300, subnormal), huge (1e10, 1e300), negative and random arguments, in one `map`
 //! kernel each, within 2 ulp of the interpreter (Rust's `f64` methods, glibc's libm here), and
 //! bit for bit equal to it at the special values (NaN, ±inf, ±0).
 mod common;
-#[path = "../src/f64math/test_support.rs"]
+#[path = "../src/codegen/f64math/test_support.rs"]
 mod test_support;
 use test_support::Rng;
 use vkad_core::value::{ArrayValue, Buffer, Value};

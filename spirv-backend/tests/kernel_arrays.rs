@@ -1,4 +1,4 @@
-//! Per-thread arrays in `map` kernels and lavapipe's loop limit (see `kernel::scratch`).
+//! Per-thread arrays in `map` kernels and lavapipe's loop limit (see `codegen::scratch`).
 mod common;
 use vkad_core::values::parse_values;
 use vkad_spirv::error::Error;

@@ -1,5 +1,5 @@
 //! Segmented reductions (`map (\row -> reduce op ne row) xss` over few long rows, run with a
-//! workgroup per row: spirv-backend/src/segmented.rs): the kernel is used where it should be
+//! workgroup per row: spirv-backend/src/codegen/segmented.rs): the kernel is used where it should be
 //! (and not for many rows or short ones) and its results match the interpreter's, for
 //! commutative and non-commutative operators, tuples and every size class of rows; scans
 //! over rows (a flat scan restarting at each row) give the interpreter's results.

@@ -1,4 +1,4 @@
-//! `sort_by_key` on Vulkan (the radix sort kernels of `spirv-backend/src/sort.rs`) against the
+//! `sort_by_key` on Vulkan (the radix sort kernels of `spirv-backend/src/codegen/sort.rs`) against the
 //! interpreter: sizes around the tile (4096 elements) and across many tiles, bit counts that
 //! are and are not multiples of the digit (4 bits), skewed keys (all equal, two values, already
 //! sorted, reversed), negative keys and keys past 2^bits (only the low bits count), an array

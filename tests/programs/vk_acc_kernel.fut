@@ -1,6 +1,6 @@
 -- Gradients whose accumulators are updated inside loops in a `map` (reads of a free array in a
 -- loop body): on Vulkan the map runs as one kernel with atomic accumulator updates
--- (spirv-backend/src/kernel_acc.rs): f32 `+` with the device's float atomic where it has one,
+-- (spirv-backend/src/codegen/acc.rs): f32 `+` with the device's float atomic where it has one,
 -- f64 `+` by compare-exchange (lavapipe). Each entry is a dot-product test
 -- ⟨ȳ, J·ẋ⟩ = ⟨Jᵀ·ȳ, ẋ⟩ (forward mode has no accumulators) at sizes up to many workgroups.
 

@@ -1,5 +1,5 @@
 -- Reduce and scan over arrays of arrays with non-vectorised, non-commutative operators
--- (spirv-backend/src/array_ops.rs): each entry compares against a sequential loop.
+-- (spirv-backend/src/exec/array_ops.rs): each entry compares against a sequential loop.
 
 def mat (i: i64) : [2][2]i32 =
   let a = i32.i64 ((i * 7 + 3) % 5) - 2

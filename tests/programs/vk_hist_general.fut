@@ -56,7 +56,7 @@ entry vec_add_grad [m][k][n] (dst: [m][k]f64) (is: [n]i64) (vs: [n][k]f64) =
 
 -- The gradient of a histogram with a generic operator x⊙y = x+y+xy = (1+x)(1+y)-1 groups the
 -- elements by bin with `sort_by_key` (core/src/ad/rev/hist.rs), which the Vulkan backend runs
--- as its radix sort kernels (spirv-backend/src/sort.rs; several 4-bit passes and tiles at the
+-- as its radix sort kernels (spirv-backend/src/codegen/sort.rs; several 4-bit passes and tiles at the
 -- larger sizes). Checked against the closed form: ∂y_b/∂h_b = (1+y_b)/(1+h_b) and
 -- ∂y_b/∂a_i = (1+y_b)/(1+a_i) for the elements of bin b (nothing for out-of-range ones).
 def gop (x: f64) (y: f64) : f64 = x + y + x * y

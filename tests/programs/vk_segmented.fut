@@ -1,5 +1,5 @@
 -- `map (\row -> reduce op ne row) xss` (or `scan`) over few long rows: the Vulkan backend reduces each row
--- with a whole workgroup (spirv-backend/src/segmented.rs) instead of one thread per row. Each
+-- with a whole workgroup (spirv-backend/src/codegen/segmented.rs) instead of one thread per row. Each
 -- entry compares with the rows folded by a sequential loop, for a commutative operator (read
 -- at stride), a non-commutative one (affine maps composed in order, exact in wrapping i32),
 -- f32 sums and zipped rows, at row counts on both sides of the switch to the plain map kernel.

@@ -1,26 +1,27 @@
-//! `segmap`: one thread per point of a segmented operation's space.
+//! `segmap` and the SOAC-level `map`: one thread per point of the operation's space.
 //!
 //! The kernel is a grid-stride loop over the flattened space (`N = d_1 · … · d_n` points, in
 //! row-major order); the thread computing point `i` recovers the thread indices
 //! `gtid_1 … gtid_n` from `i` by division and remainder, runs the kernel body and writes each
 //! result at row `i` of its output (array results as whole rows). This is the loop the
-//! SOAC-level `map` kernel ([`crate::kernel::map_kernel_accs`]) uses too: [`grid`] builds it
+//! SOAC-level `map` kernel ([`map_kernel_accs`], below) uses too: [`grid`] builds it
 //! for both, with the per-thread code given as a closure.
 //!
-//! Launch layout (shared with the `map` kernel, see [`crate::kernel::Scratch`]): literals 0
+//! Launch layout (shared with the `map` kernel, see [`Scratch`]): literals 0
 //! and 1 are the per-thread scratch capacities, literals 2 and 3 a range of points `[r0, r1)`
 //! to compute (`r1 = 0`: all of them), literal 4 the number of threads that have scratch;
 //! temporaries 0..3 the scratch buffers; outputs `0..` the results that are not accumulators,
 //! in order.
 
+use crate::codegen::acc::AccKernel;
+use crate::codegen::gen::{word_kind, Gen, Ie, R, WG};
+use crate::codegen::layout::{ArgSrc, BindSrc, HostTy, KernelCode};
+use crate::codegen::scratch::Scratch;
+use crate::codegen::thread::{finish, natural, KCtx, KVal, View};
 use crate::error::Error;
-use crate::gen::{word_kind, Gen, Ie, R, WG};
-use crate::kernel::{
-    natural, AccKernel, ArgSrc, BindSrc, HostTy, KCtx, KVal, KernelCode, Scratch, View,
-};
 use rspirv::spirv::Word;
 use vkad_core::diag::SrcLoc;
-use vkad_core::ir::{Program, Stm, SubExp, Type};
+use vkad_core::ir::{Lambda, Program, Stm, SubExp, Type, VName};
 use vkad_core::prim::PrimType;
 use vkad_core::seg::SegSpace;
 
@@ -203,5 +204,65 @@ pub(crate) fn grid<'p>(
     // Loops that check no limit of their own (copies, fills, inner folds) may have been cut
     // short by lavapipe: a thread reports at the end if any loop left while its condition held.
     k.exhausted(&mut g, loc)?;
-    crate::prims::finish(g, k)
+    finish(g, k)
+}
+
+/// Compiles a top-level `map`: one thread per element of the outer dimension (grid-stride loop),
+/// each running `lam` on rows of `arrs` and storing its results into fresh outputs.
+/// `w` is argument 0. Per-thread arrays live in scratch memory (see [`Scratch`]: literals 0
+/// and 1 are the per-thread capacities, temporaries 0..3 the buffers). With `lavapipe`, loop
+/// iterations are counted and more than lavapipe's limit is reported as an error.
+#[allow(dead_code)] // the tests of `prims` use it
+pub fn map_kernel<'p>(
+    prog: &'p Program,
+    w: &SubExp,
+    arrs: &[VName],
+    lam: &'p Lambda,
+    loc: &Option<SrcLoc>,
+    host_types: &'p dyn Fn(&VName) -> Option<HostTy>,
+) -> R<KernelCode> {
+    map_kernel_on(prog, w, arrs, lam, loc, host_types, false)
+}
+
+/// [`map_kernel`], counting loop iterations against lavapipe's limit when `lavapipe`.
+pub fn map_kernel_on<'p>(
+    prog: &'p Program,
+    w: &SubExp,
+    arrs: &[VName],
+    lam: &'p Lambda,
+    loc: &Option<SrcLoc>,
+    host_types: &'p dyn Fn(&VName) -> Option<HostTy>,
+    lavapipe: bool,
+) -> R<KernelCode> {
+    map_kernel_accs(prog, w, arrs, lam, loc, host_types, lavapipe, None)
+}
+
+/// [`map_kernel_on`] for a `map` that may update the host accumulators `accs` describes (its
+/// accumulator results are not outputs: the host passes the accumulators on).
+#[allow(clippy::too_many_arguments)]
+pub fn map_kernel_accs<'p>(
+    prog: &'p Program,
+    w: &SubExp,
+    arrs: &[VName],
+    lam: &'p Lambda,
+    loc: &Option<SrcLoc>,
+    host_types: &'p dyn Fn(&VName) -> Option<HostTy>,
+    lavapipe: bool,
+    accs: Option<AccKernel<'p>>,
+) -> R<KernelCode> {
+    let mut g = Gen::new()?;
+    let mut k = KCtx::new(prog, host_types);
+    k.acc_info = accs;
+    let n = k.arg(&mut g, ArgSrc::Sub(w.clone()), PrimType::I64)?;
+    let mut views = Vec::with_capacity(arrs.len());
+    for a in arrs {
+        match k.var(&mut g, a, loc)? {
+            KVal::S(..) => return Err(Error::bug("map over a scalar")),
+            x => views.push(x),
+        }
+    }
+    grid(k, g, n, &lam.ret, loc, lavapipe, |k, g, i| {
+        let args = k.rows_of(g, &views, i, loc)?;
+        k.lambda(g, lam, args, loc)
+    })
 }

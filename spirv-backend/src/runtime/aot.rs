@@ -10,7 +10,7 @@
 //! the plan of an entry (every branch, every called function, both versions of versioned
 //! loops) with a static type environment and generates, with the same generators and
 //! arguments as the executor, every variant any size could select:
-//! - `segmap` kernels ([`crate::codegen::map`]), named `segmap/<kernel id>`;
+//! - `segmap` kernels (`crate::codegen::map`), named `segmap/<kernel id>`;
 //! - the primitives planned after them and the host-level SOACs of the plan (reductions and
 //!   scans of scalars in all their pass layouts, column kernels of vectorised operators,
 //!   histograms per component, scatters, segmented reductions and scans and the `map` kernels
@@ -27,12 +27,14 @@
 
 use super::plan::{MapStep, PlanBody, Step};
 use super::DeviceProgram;
+use crate::codegen::chunked::{self, Io, Phase};
+use crate::codegen::gen::{word_kind, Addressing};
+use crate::codegen::module::CompiledModule;
+use crate::codegen::{copy, hist, operator, scatter};
+use crate::codegen::{BindSrc, HostTy, KernelCode};
 use crate::error::{Error, Result};
+use crate::exec::lambda_kernel_name;
 use crate::exec::{hist_operators, reduce_passes, scan_passes, tiled_scan_fits, tuple_too_big};
-use crate::gen::{word_kind, Addressing};
-use crate::kernel::{BindSrc, HostTy, KernelCode};
-use crate::prims::{self, Io, Phase};
-use crate::record::{lambda_kernel_name, CompiledModule};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use vkad_core::diag::SrcLoc;
 use vkad_core::ir::{self, Exp, Soac, Stm, Type, VName};
@@ -84,7 +86,7 @@ pub fn generate(ctx: &Context, prog: &DeviceProgram, entry: &str) -> Result<AotM
         done_funs: HashSet::new(),
         out: AotModules::default(),
     };
-    crate::gen::with_addressing(Addressing::Descriptors, || {
+    crate::codegen::gen::with_addressing(Addressing::Descriptors, || {
         g.fun(&f.name)?;
         g.builtins()
     })?;
@@ -97,7 +99,7 @@ struct Aot<'a> {
     /// The static types of the host variables met so far (by id).
     types: HashMap<u32, Type>,
     /// Per word kind of the arrays met: the largest rank (for the strided built-ins).
-    arrays: BTreeMap<String, (crate::gen::WordKind, usize)>,
+    arrays: BTreeMap<String, (crate::codegen::gen::WordKind, usize)>,
     /// The modules made so far, to drop duplicates.
     words: HashSet<Vec<u32>>,
     done_funs: HashSet<String>,
@@ -325,12 +327,12 @@ impl<'a> Aot<'a> {
         match &stm.exp {
             Exp::Iota { it, .. } => {
                 let it = *it;
-                self.builtin(format!("iota {it:?}"), |p| prims::iota(p, it), loc)
+                self.builtin(format!("iota {it:?}"), |p| copy::iota(p, it), loc)
             }
             Exp::SortByKey { .. } => {
-                self.builtin("sort count".into(), crate::sort::count, loc)?;
-                self.builtin("sort scan".into(), crate::sort::scan, loc)?;
-                self.builtin("sort scatter".into(), crate::sort::scatter, loc)
+                self.builtin("sort count".into(), crate::codegen::sort::count, loc)?;
+                self.builtin("sort scan".into(), crate::codegen::sort::scan, loc)?;
+                self.builtin("sort scatter".into(), crate::codegen::sort::scatter, loc)
             }
             Exp::Soac(s) => self.soac(stm, s),
             Exp::If { .. } | Exp::Loop { .. } | Exp::WithAcc { .. } | Exp::Apply { .. } => Err(
@@ -356,7 +358,8 @@ impl<'a> Aot<'a> {
     /// The strided copies and fills for every word kind and rank of the entry's arrays (rank-1
     /// 32-bit fills too: scatters clear their claim words with one).
     fn builtins(&mut self) -> Result<()> {
-        let mut kinds: Vec<(crate::gen::WordKind, usize)> = self.arrays.values().cloned().collect();
+        let mut kinds: Vec<(crate::codegen::gen::WordKind, usize)> =
+            self.arrays.values().cloned().collect();
         let u32k = word_kind(PrimType::Int(IntType::U32));
         if !kinds.iter().any(|(k, _)| *k == u32k) {
             kinds.push((u32k, 1));
@@ -366,7 +369,7 @@ impl<'a> Aot<'a> {
                 for scalar in [false, true] {
                     self.builtin(
                         format!("strided {wk:?} {rank} {scalar}"),
-                        |p| prims::strided(p, wk, rank, scalar),
+                        |p| copy::strided(p, wk, rank, scalar),
                         &None,
                     )?;
                 }
@@ -380,7 +383,7 @@ impl<'a> Aot<'a> {
         match s {
             Soac::Map { w, arrs, lam } => {
                 let mut fv = Vec::new();
-                crate::exec::free_vars_stm(stm, &mut fv);
+                crate::codegen::operator::free_vars_stm(stm, &mut fv);
                 if fv.iter().any(|v| self.is_acc(v)) {
                     self.unresolved(
                         "the kernel of a `map` that updates host accumulators (its code \
@@ -390,7 +393,8 @@ impl<'a> Aot<'a> {
                     return Ok(());
                 }
                 // Few long rows: a segmented reduction or scan; otherwise the map kernel.
-                if let Some((scan, op, inputs)) = crate::segmented::segmented_of(arrs, lam) {
+                if let Some((scan, op, inputs)) = crate::codegen::segmented::segmented_of(arrs, lam)
+                {
                     let ret_rank = usize::from(scan);
                     if inputs.iter().all(|v| self.rank(v) == 2)
                         && lam.ret.iter().all(|t| t.rank() == ret_rank)
@@ -402,13 +406,15 @@ impl<'a> Aot<'a> {
                             .collect::<Result<Vec<_>>>()?;
                         let names: Vec<VName> = inputs.iter().map(|v| (*v).clone()).collect();
                         self.lambda(stm, 50, |p, ht| {
-                            crate::segmented::seg_kernel(p, op, &elems, &names, scan, loc, ht)
+                            crate::codegen::segmented::seg_kernel(
+                                p, op, &elems, &names, scan, loc, ht,
+                            )
                         })?;
                     }
                 }
                 let lavapipe = self.lavapipe();
                 self.lambda(stm, 0, |p, ht| {
-                    crate::kernel::map_kernel_on(p, w, arrs, lam, loc, ht, lavapipe)
+                    crate::codegen::map::map_kernel_on(p, w, arrs, lam, loc, ht, lavapipe)
                 })
             }
             Soac::Reduce { arrs, op, .. } | Soac::Scan { arrs, op, .. } => {
@@ -439,7 +445,8 @@ impl<'a> Aot<'a> {
                 let outs = io(BindSrc::Out, 0);
                 let tmps = io(BindSrc::Tmp, 0);
                 let pres = io(BindSrc::Tmp, k);
-                let (gpu, big, comm) = (self.gpu(), tuple_too_big(&elems), prims::commutative(op));
+                let (gpu, big, comm) =
+                    (self.gpu(), tuple_too_big(&elems), operator::commutative(op));
                 let mut passes: Vec<(Phase, u32, &[Io], &[Io])> = Vec::new();
                 if scan {
                     let tiled = gpu && tiled_scan_fits(self.ctx, &elems);
@@ -463,7 +470,7 @@ impl<'a> Aot<'a> {
                 }
                 for (phase, kind, ins, pre) in passes {
                     self.lambda(stm, kind, |p, ht| {
-                        prims::chunked(p, op, &elems, ins, &outs, pre, phase, loc, ht)
+                        chunked::chunked(p, op, &elems, ins, &outs, pre, phase, loc, ht)
                     })?;
                 }
                 Ok(())
@@ -495,7 +502,7 @@ impl<'a> Aot<'a> {
                         });
                     }
                     self.lambda(stm, 16 + k as u32, |p, ht| {
-                        prims::hist(
+                        hist::hist(
                             p,
                             op1,
                             t,
@@ -522,7 +529,7 @@ impl<'a> Aot<'a> {
                     .collect::<Result<Vec<_>>>()?;
                 for (kind, claim) in [(6, true), (7, false)] {
                     self.lambda(stm, kind, |p, ht| {
-                        prims::scatter(p, inds, &vt, dest, claim, ht)
+                        scatter::scatter(p, inds, &vt, dest, claim, ht)
                     })?;
                 }
                 Ok(())
@@ -540,7 +547,7 @@ impl<'a> Aot<'a> {
         scan: bool,
     ) -> Result<()> {
         let loc = &stm.loc;
-        let vop = crate::kernel::vectorised_op(op);
+        let vop = crate::codegen::columns::vectorised_op(op);
         match vop {
             Some(vop) if arrs.iter().all(|a| self.rank(a) == 2) => {
                 let elems = arrs
@@ -548,7 +555,7 @@ impl<'a> Aot<'a> {
                     .map(|a| self.elem(a, loc))
                     .collect::<Result<Vec<_>>>()?;
                 self.lambda(stm, 8, |p, ht| {
-                    crate::kernel::column_kernel(p, op, &vop, arrs, &elems, scan, loc, ht)
+                    crate::codegen::columns::column_kernel(p, op, &vop, arrs, &elems, scan, loc, ht)
                 })
             }
             _ => {

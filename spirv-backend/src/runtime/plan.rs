@@ -36,9 +36,7 @@ use vkad_core::seg::{
     self, HostBody, HostExp, KernelResult, SegKind, SegOp, SegSpace, SeqChunk, ThresholdKind,
 };
 
-/// A kernel's identity: its index in the plan, in order of planning.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct KernelId(pub usize);
+pub use crate::exec::KernelId;
 
 /// A planned program.
 #[derive(Debug)]

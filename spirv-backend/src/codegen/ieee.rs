@@ -17,11 +17,12 @@
 //!   `-0.0` where `c` is false; constants of the program reach kernel code through
 //!   [`Gen::ieee_float`].
 //! - GLSL's `Pow` is defined for `x > 0` only: [`Gen::pow_special_cases`] gives `f32` and
-//!   `f16` powers the special cases of C99 Annex F (`f64` has its own `pow`, `crate::f64math`).
+//!   `f16` powers the special cases of C99 Annex F (`f64` has its own `pow`,
+//!   `crate::codegen::f64math`).
 //! - lavapipe's f64 `Trunc` loses the sign of zero (`trunc(-0.5)` is `+0.0`):
 //!   [`Gen::trunc_signed`] puts it back.
 
-use crate::gen::{Gen, Ie, R};
+use crate::codegen::gen::{Gen, Ie, R};
 use rspirv::dr::Operand;
 use rspirv::spirv::{GlslStd450Op as GLOp, Op, Word};
 use vkad_core::prim::{FloatType, PrimType};

@@ -23,9 +23,10 @@
 //! the 32-bit and 64-bit scratch buffers; literals 0 and 1 the per-thread capacities in words,
 //! literal 4 the number of threads that have scratch (threads beyond it get no rows).
 
-use super::{construct_name, natural, BindSrc, KCtx, KVal, Lazy, View};
+use crate::codegen::gen::{word_kind, Gen, Ie, WordKind, ERR_LOOP_LIMIT, LAVAPIPE_LOOP_LIMIT, R};
+use crate::codegen::layout::{ArgSrc, BindSrc};
+use crate::codegen::thread::{construct_name, natural, KCtx, KVal, Lazy, View};
 use crate::error::Error;
-use crate::gen::{word_kind, Gen, Ie, WordKind, ERR_LOOP_LIMIT, LAVAPIPE_LOOP_LIMIT, R};
 use rspirv::spirv::Word;
 use vkad_core::diag::SrcLoc;
 use vkad_core::ir::{
@@ -62,13 +63,13 @@ impl Scratch {
     pub fn new(g: &mut Gen, k: &mut KCtx) -> R<Scratch> {
         let u64t = g.t_u64();
         let cap = [
-            k.arg(g, super::ArgSrc::Lit(0), PrimType::I64)?,
-            k.arg(g, super::ArgSrc::Lit(1), PrimType::I64)?,
+            k.arg(g, ArgSrc::Lit(0), PrimType::I64)?,
+            k.arg(g, ArgSrc::Lit(1), PrimType::I64)?,
         ];
         let gid = g.global_id()?;
         let gid = g.b.u_convert(u64t, None, gid).ie()?;
         // The threads that have scratch (literal 4).
-        let threads = k.arg(g, super::ArgSrc::Lit(4), PrimType::I64)?;
+        let threads = k.arg(g, ArgSrc::Lit(4), PrimType::I64)?;
         let mut base = [0; 2];
         let mut total = [0; 2];
         let mut top = [0; 2];

@@ -1,20 +1,18 @@
-//! Compiling IR lambdas to SPIR-V code run by one thread: scalar statements, indexing of arrays
-//! in buffers (views with bounds checks), `if`, `loop`, function calls (inlined), assertions, and
-//! inner `reduce`s (sequential loops). Per-thread arrays (in-place updates, `scan`, `scatter`,
-//! `reduce_by_index`, concatenation, array literals, `if`/`loop` with array results, the arrays
-//! of a `withacc`) live in a scratch buffer (module `scratch`) where the kernel has one
-//! (top-level `map` kernels); elsewhere they are reported as "not supported on the Vulkan
-//! backend". Accumulators: module `kernel_acc`.
+//! Compiling IR lambdas to SPIR-V code run by one thread ([`KCtx`]): scalar statements
+//! (module [`crate::codegen::scalar`]), indexing of arrays in buffers (views with bounds checks),
+//! `if`, `loop`, function calls (inlined), assertions, and inner `reduce`s (sequential loops).
+//! Inner `map`s, `iota` and `replicate` are lazy arrays, computed where they are used.
+//! Per-thread arrays (in-place updates, `scan`, `scatter`, `reduce_by_index`, concatenation,
+//! array literals, `if`/`loop` with array results, the arrays of a `withacc`) live in a scratch
+//! buffer (module [`crate::codegen::scratch`]) where the kernel has one (top-level `map`
+//! kernels); elsewhere they are reported as "not supported on the Vulkan backend".
+//! Accumulators: module [`crate::codegen::acc`].
 
-#[path = "scratch.rs"]
-mod scratch;
-pub use scratch::Scratch;
-#[path = "kernel_acc.rs"]
-mod kernel_acc;
-pub use kernel_acc::AccKernel;
-
+use crate::codegen::acc::{self, AccKernel};
+use crate::codegen::gen::{Gen, Ie, ERR_ASSERT, ERR_BOUNDS, R};
+use crate::codegen::layout::{ArgSrc, BindSrc, HostTy, KernelCode};
+use crate::codegen::scratch::Scratch;
 use crate::error::Error;
-use crate::gen::{ErrorSite, Gen, Ie, ERR_ASSERT, ERR_BOUNDS, R};
 use rspirv::spirv::Word;
 use std::collections::{HashMap, HashSet};
 use vkad_core::diag::SrcLoc;
@@ -42,13 +40,13 @@ pub enum KVal {
     L(usize),
     /// An accumulator: an index into [`KCtx`]'s accumulators, those of the host's running
     /// `withacc` (updated with atomics) and those of a `withacc` of the thread (arrays in
-    /// scratch memory), see module `kernel_acc`.
+    /// scratch memory), see module [`crate::codegen::acc`].
     Acc(usize),
 }
 
 /// An array whose elements are computed on demand: an inner `map`, `iota` or `replicate`.
 #[derive(Clone)]
-enum Lazy<'p> {
+pub(super) enum Lazy<'p> {
     Map {
         lam: &'p Lambda,
         inputs: Vec<KVal>,
@@ -69,102 +67,6 @@ enum Lazy<'p> {
     },
 }
 
-/// Where a kernel argument word comes from (resolved by the host at launch).
-#[derive(Clone, Debug, PartialEq)]
-pub enum ArgSrc {
-    /// A scalar operand (constant or host scalar variable).
-    Sub(SubExp),
-    /// The element offset of a host array.
-    Off(VName),
-    /// Dimension `k` of a host array.
-    Dim(VName, usize),
-    /// Launch-time literal `i` (sizes the host computes).
-    Lit(usize),
-    /// The element offset of array `m` of a host accumulator.
-    AccOff(VName, usize),
-    /// Dimension `k` of array `m` of a host accumulator.
-    AccDim(VName, usize, usize),
-}
-
-/// Where a binding (from 2 on) comes from.
-#[derive(Clone, Debug, PartialEq)]
-pub enum BindSrc {
-    Var(VName),
-    /// Output `k` of the kernel (allocated by the host).
-    Out(usize),
-    /// A temporary buffer `k` the host allocates (of the size the kernel kind says).
-    Tmp(usize),
-    /// Array `m` of a host accumulator.
-    AccArr(VName, usize),
-}
-
-/// The type of a host value, as a kernel needs it.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum HostTy {
-    Prim(PrimType),
-    Arr(PrimType, usize),
-    /// An accumulator: its arrays' element types and ranks, its index rank, and (only to tell
-    /// kernels apart) the address of its operator (0 without one).
-    Acc {
-        elems: Vec<PrimType>,
-        ranks: Vec<usize>,
-        rank: usize,
-        op: usize,
-    },
-}
-
-/// A kernel made from IR, with how to launch it.
-#[derive(Clone, Debug)]
-pub struct KernelCode {
-    pub words: Vec<u32>,
-    pub args: Vec<ArgSrc>,
-    pub binds: Vec<BindSrc>,
-    pub errors: Vec<ErrorSite>,
-    pub uses_f64: bool,
-    /// The pipelines made from `words` so far.
-    pub pipelines: Pipelines,
-}
-
-impl KernelCode {
-    /// The pipeline of this kernel on `ctx` with `bindings` descriptor bindings: made by
-    /// [`vkad_vk::Context::kernel`] on first use, then found here, so that a launch does not
-    /// copy and hash the whole module again to find it in the context's cache.
-    pub fn pipeline(
-        &self,
-        ctx: &vkad_vk::Context,
-        bindings: u32,
-    ) -> Result<vkad_vk::Kernel, vkad_vk::VkError> {
-        let mut made = self.pipelines.0.lock().unwrap_or_else(|p| p.into_inner());
-        let id = ctx.id();
-        if let Some((_, _, k)) = made.iter().find(|(c, b, _)| *c == id && *b == bindings) {
-            return Ok(k.clone());
-        }
-        let k = ctx.kernel("vkad", &self.words, "main", bindings, 4)?;
-        made.push((id, bindings, k.clone()));
-        Ok(k)
-    }
-}
-
-/// The pipelines made from a [`KernelCode`], by context ([`vkad_vk::Context::id`]) and number
-/// of bindings. A pipeline keeps its device alive, so holding one here is safe after its
-/// context is gone; a context's ids are never reused.
-#[derive(Default)]
-pub struct Pipelines(std::sync::Mutex<Vec<(u64, u32, vkad_vk::Kernel)>>);
-
-impl Clone for Pipelines {
-    fn clone(&self) -> Pipelines {
-        let made = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        Pipelines(std::sync::Mutex::new(made.clone()))
-    }
-}
-
-impl std::fmt::Debug for Pipelines {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let n = self.0.lock().map(|m| m.len()).unwrap_or(0);
-        write!(f, "Pipelines({n})")
-    }
-}
-
 /// Compiles IR code inside one kernel.
 pub struct KCtx<'p> {
     pub prog: &'p Program,
@@ -174,17 +76,17 @@ pub struct KCtx<'p> {
     /// Host variables already bound (arrays: binding index).
     /// Host arrays already given a binding (their loads are re-emitted at every use, so that
     /// no value defined in one block is used where it does not dominate).
-    bound_host: HashMap<u32, u32>,
+    pub(super) bound_host: HashMap<u32, u32>,
     pub host_types: &'p dyn Fn(&VName) -> Option<HostTy>,
-    active: HashSet<String>,
-    lazies: Vec<Lazy<'p>>,
+    pub(super) active: HashSet<String>,
+    pub(super) lazies: Vec<Lazy<'p>>,
     /// Per-thread memory for arrays computed in the kernel (`None`: not available here).
     pub scratch: Option<Scratch>,
     /// Count loop iterations and report lavapipe's limit (see `Gen::begin_loop`).
     pub loop_check: bool,
     /// The host accumulators this kernel may update (`None`: none).
     pub acc_info: Option<AccKernel<'p>>,
-    accs: Vec<kernel_acc::KAcc<'p>>,
+    pub(super) accs: Vec<acc::KAcc<'p>>,
 }
 
 impl<'p> KCtx<'p> {
@@ -222,7 +124,7 @@ impl<'p> KCtx<'p> {
         let bi = match self.bound_host.get(&v.id) {
             Some(&bi) => bi,
             None => {
-                let bi = g.binding(crate::gen::word_kind(elem));
+                let bi = g.binding(crate::codegen::gen::word_kind(elem));
                 self.binds.push(BindSrc::Var(v.clone()));
                 self.bound_host.insert(v.id, bi);
                 bi
@@ -300,7 +202,7 @@ impl<'p> KCtx<'p> {
         }
     }
 
-    fn bind(&mut self, stm: &Stm, vals: Vec<KVal>) -> R<()> {
+    pub(super) fn bind(&mut self, stm: &Stm, vals: Vec<KVal>) -> R<()> {
         if vals.len() != stm.pat.elems.len() {
             return Err(Error::bug(format!(
                 "{} values bound to {} names",
@@ -460,7 +362,7 @@ impl<'p> KCtx<'p> {
 
     /// The part of view `v` that `idx` selects (bounds-checked unless `#[unsafe]`; out of
     /// bounds, the error is reported and the view starts at element 0 of the buffer).
-    fn locate(&mut self, g: &mut Gen, v: &View, idx: &[DimIndex], stm: &Stm) -> R<View> {
+    pub(super) fn locate(&mut self, g: &mut Gen, v: &View, idx: &[DimIndex], stm: &Stm) -> R<View> {
         let loc = &stm.loc;
         let u64t = g.t_u64();
         let bt = g.t_bool();
@@ -1081,7 +983,7 @@ pub fn natural(g: &mut Gen, sizes: &[Word]) -> R<Vec<(Word, Word)>> {
 pub fn constant(g: &mut Gen, c: PrimValue) -> Word {
     match c {
         PrimValue::Bool(b) => g.c_bool(b),
-        // +0.0 as a value the driver cannot fold (see `crate::ieee`).
+        // +0.0 as a value the driver cannot fold (see `crate::codegen::ieee`).
         PrimValue::F16(x) => g.ieee_float(FloatType::F16, x.to_f64()),
         PrimValue::F32(x) => g.ieee_float(FloatType::F32, x as f64),
         PrimValue::F64(x) => g.ieee_float(FloatType::F64, x),
@@ -1143,244 +1045,20 @@ pub fn construct_name(e: &Exp) -> &'static str {
     }
 }
 
-/// Compiles a top-level `map`: one thread per element of the outer dimension (grid-stride loop),
-/// each running `lam` on rows of `arrs` and storing its results into fresh outputs.
-/// `w` is argument 0. Per-thread arrays live in scratch memory (see [`Scratch`]: literals 0
-/// and 1 are the per-thread capacities, temporaries 0..3 the buffers). With `lavapipe`, loop
-/// iterations are counted and more than lavapipe's limit is reported as an error.
-#[allow(dead_code)] // the tests of `prims` use it
-pub fn map_kernel<'p>(
-    prog: &'p Program,
-    w: &SubExp,
-    arrs: &[VName],
-    lam: &'p Lambda,
-    loc: &Option<SrcLoc>,
-    host_types: &'p dyn Fn(&VName) -> Option<HostTy>,
-) -> R<KernelCode> {
-    map_kernel_on(prog, w, arrs, lam, loc, host_types, false)
-}
-
-/// [`map_kernel`], counting loop iterations against lavapipe's limit when `lavapipe`.
-pub fn map_kernel_on<'p>(
-    prog: &'p Program,
-    w: &SubExp,
-    arrs: &[VName],
-    lam: &'p Lambda,
-    loc: &Option<SrcLoc>,
-    host_types: &'p dyn Fn(&VName) -> Option<HostTy>,
-    lavapipe: bool,
-) -> R<KernelCode> {
-    map_kernel_accs(prog, w, arrs, lam, loc, host_types, lavapipe, None)
-}
-
-/// [`map_kernel_on`] for a `map` that may update the host accumulators `accs` describes (its
-/// accumulator results are not outputs: the host passes the accumulators on).
-#[allow(clippy::too_many_arguments)]
-pub fn map_kernel_accs<'p>(
-    prog: &'p Program,
-    w: &SubExp,
-    arrs: &[VName],
-    lam: &'p Lambda,
-    loc: &Option<SrcLoc>,
-    host_types: &'p dyn Fn(&VName) -> Option<HostTy>,
-    lavapipe: bool,
-    accs: Option<AccKernel<'p>>,
-) -> R<KernelCode> {
-    let mut g = Gen::new()?;
-    let mut k = KCtx::new(prog, host_types);
-    k.acc_info = accs;
-    let n = k.arg(&mut g, ArgSrc::Sub(w.clone()), PrimType::I64)?;
-    let mut views = Vec::with_capacity(arrs.len());
-    for a in arrs {
-        match k.var(&mut g, a, loc)? {
-            KVal::S(..) => return Err(Error::bug("map over a scalar")),
-            x => views.push(x),
-        }
-    }
-    crate::codegen::map::grid(k, g, n, &lam.ret, loc, lavapipe, |k, g, i| {
-        let args = k.rows_of(g, &views, i, loc)?;
-        k.lambda(g, lam, args, loc)
+pub(crate) fn finish(g: Gen, k: KCtx<'_>) -> R<KernelCode> {
+    let uses_f64 = g.uses_f64;
+    let errors = g.errors.clone();
+    let words = g.finish()?;
+    Ok(KernelCode {
+        words,
+        args: k.args,
+        binds: k.binds,
+        errors,
+        uses_f64,
     })
 }
 
-/// The scalar operator inside a vectorised operator `\accs elems -> map f ...`: for each map
-/// input, which operator parameter (accumulator `k` or element `k`, as index into the
-/// operator's parameters) it is; and for each operator result, which map result it is.
-pub struct VecOp<'p> {
-    pub inner: &'p Lambda,
-    pub inputs: Vec<usize>,
-    pub results: Vec<usize>,
-}
-
-/// Recognises `\xs ys -> map f (params...)` (with size coercions of the parameters allowed
-/// before the `map`).
-pub fn vectorised_op(op: &vkad_core::ir::Operator) -> Option<VecOp<'_>> {
-    let params = &op.lam.params;
-    let mut alias: HashMap<u32, usize> = params
-        .iter()
-        .enumerate()
-        .map(|(k, p)| (p.name.id, k))
-        .collect();
-    let mut map = None;
-    for stm in &op.lam.body.stms {
-        match &stm.exp {
-            Exp::Reshape(_, v) if stm.pat.elems.len() == 1 => {
-                let k = *alias.get(&v.id)?;
-                alias.insert(stm.pat.elems[0].name.id, k);
-            }
-            Exp::Soac(Soac::Map { arrs, lam, .. }) if map.is_none() => {
-                if lam.ret.iter().any(|t| t.rank() != 0) {
-                    return None;
-                }
-                let inputs = arrs
-                    .iter()
-                    .map(|a| alias.get(&a.id).copied())
-                    .collect::<Option<Vec<_>>>()?;
-                map = Some((stm, lam, inputs));
-            }
-            _ => return None,
-        }
-    }
-    let (stm, inner, inputs) = map?;
-    let results = op
-        .lam
-        .body
-        .result
-        .iter()
-        .map(|r| {
-            let v = r.as_var()?;
-            stm.pat.elems.iter().position(|p| p.name == *v)
-        })
-        .collect::<Option<Vec<_>>>()?;
-    Some(VecOp {
-        inner,
-        inputs,
-        results,
-    })
-}
-
-/// A reduction or inclusive scan over `[n][m]` arrays with a vectorised operator: one thread
-/// per column `j < m` folds (or scans) `arrs[.][j]` in order. Literals: 0 = n, 1 = m.
-/// Outputs: `[m]` (reduce) or `[n][m]` (scan) arrays.
-#[allow(clippy::too_many_arguments)]
-pub fn column_kernel<'p>(
-    prog: &'p Program,
-    op: &'p vkad_core::ir::Operator,
-    vop: &VecOp<'p>,
-    arrs: &[VName],
-    elems: &[PrimType],
-    scan: bool,
-    loc: &Option<SrcLoc>,
-    host_types: &'p dyn Fn(&VName) -> Option<HostTy>,
-) -> R<KernelCode> {
-    let mut g = Gen::new()?;
-    let mut k = KCtx::new(prog, host_types);
-    let n = k.arg(&mut g, ArgSrc::Lit(0), PrimType::I64)?;
-    let m = k.arg(&mut g, ArgSrc::Lit(1), PrimType::I64)?;
-    // Rows [r0, n) in this launch; when r0 > 0 the fold continues from the outputs.
-    let r0 = k.arg(&mut g, ArgSrc::Lit(2), PrimType::I64)?;
-    let mut ins = Vec::new();
-    for a in arrs {
-        ins.push(k.var(&mut g, a, loc)?);
-    }
-    let mut neutral = Vec::new();
-    for ne in &op.neutral {
-        neutral.push(k.sub(&mut g, ne, loc)?);
-    }
-    let mut outs = Vec::new();
-    for (j, &t) in elems.iter().enumerate() {
-        outs.push(g.binding(crate::gen::word_kind(t)));
-        k.binds.push(BindSrc::Out(j));
-    }
-    let u64t = g.t_u64();
-    let bt = g.t_bool();
-    let nk = elems.len();
-    let gid = g.global_id()?;
-    let gid = g.b.u_convert(u64t, None, gid).ie()?;
-    let ng = g.num_groups()?;
-    let ng = g.b.u_convert(u64t, None, ng).ie()?;
-    let wg = g.c_u64(crate::gen::WG as u64);
-    let total = g.b.i_mul(u64t, None, ng, wg).ie()?;
-    let jv = g.var(u64t);
-    g.store(jv, gid)?;
-    let st = g.begin_loop()?;
-    let j = g.load(u64t, jv)?;
-    let c = g.b.u_less_than(bt, None, j, m).ie()?;
-    g.loop_cond(st, c)?;
-    let j = g.load(u64t, jv)?;
-    let mut accs = Vec::new();
-    let z = g.c_u64(0);
-    let first = g.b.i_equal(bt, None, r0, z).ie()?;
-    // Continuing: the previous value is out[j] (reduce) or out[(r0-1)*m + j] (scan).
-    let one = g.c_u64(1);
-    let prev_row = g.b.i_sub(u64t, None, r0, one).ie()?;
-    let pm = g.b.i_mul(u64t, None, prev_row, m).ie()?;
-    let prev_at = if scan {
-        g.b.i_add(u64t, None, pm, j).ie()?
-    } else {
-        j
-    };
-    let safe_prev = g.b.select(u64t, None, first, z, prev_at).ie()?;
-    for ((ne, &t), &bi) in neutral.iter().zip(elems).zip(&outs) {
-        let x = match k.row_of(&mut g, ne, j, loc)? {
-            KVal::S(x, _) => x,
-            _ => {
-                return Err(Error::unsupported(
-                    "a vectorised operator on nested arrays",
-                    loc,
-                ))
-            }
-        };
-        let prev = g.load_elem(bi, t, safe_prev)?;
-        let rt = g.reg_ty(t);
-        let x = g.b.select(rt, None, first, x, prev).ie()?;
-        let v = g.var(rt);
-        g.store(v, x)?;
-        accs.push((v, rt, t));
-    }
-    let iv = g.var(u64t);
-    g.store(iv, r0)?;
-    let ls = g.begin_loop()?;
-    let i = g.load(u64t, iv)?;
-    let c = g.b.u_less_than(bt, None, i, n).ie()?;
-    g.loop_cond(ls, c)?;
-    let i = g.load(u64t, iv)?;
-    let mut params = Vec::with_capacity(2 * nk);
-    for &(v, rt, t) in &accs {
-        params.push(KVal::S(g.load(rt, v)?, t));
-    }
-    for x in &ins {
-        let row = k.row_of(&mut g, x, i, loc)?;
-        params.push(k.row_of(&mut g, &row, j, loc)?);
-    }
-    let args: Vec<KVal> = vop.inputs.iter().map(|&p| params[p].clone()).collect();
-    let r = k.lambda(&mut g, vop.inner, args, loc)?;
-    for (&(v, _, _), &ri) in accs.iter().zip(&vop.results) {
-        match r.get(ri) {
-            Some(KVal::S(x, _)) => g.store(v, *x)?,
-            _ => return Err(Error::bug("vectorised operator result")),
-        }
-    }
-    if scan {
-        let im = g.b.i_mul(u64t, None, i, m).ie()?;
-        let at = g.b.i_add(u64t, None, im, j).ie()?;
-        for (&(v, rt, t), &bi) in accs.iter().zip(&outs) {
-            let x = g.load(rt, v)?;
-            g.store_elem(bi, t, at, x)?;
-        }
-    }
-    let one = g.c_u64(1);
-    let i1 = g.b.i_add(u64t, None, i, one).ie()?;
-    g.store(iv, i1)?;
-    g.end_loop(ls)?;
-    if !scan {
-        for (&(v, rt, t), &bi) in accs.iter().zip(&outs) {
-            let x = g.load(rt, v)?;
-            g.store_elem(bi, t, j, x)?;
-        }
-    }
-    let j1 = g.b.i_add(u64t, None, j, total).ie()?;
-    g.store(jv, j1)?;
-    g.end_loop(st)?;
-    crate::prims::finish(g, k)
+/// Launch-time literal `i` as u64.
+pub(crate) fn lit(k: &mut KCtx<'_>, g: &mut Gen, i: usize) -> R<Word> {
+    k.arg(g, ArgSrc::Lit(i), PrimType::I64)
 }

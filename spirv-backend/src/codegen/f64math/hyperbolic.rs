@@ -17,7 +17,7 @@ use super::{
     copysign, dd_add, dd_add_f, dd_div, dd_mul, dd_sqrt, gtc, is_inf, ldexp, ltc, mulc, poly, selc,
     two_prod, two_sum, F64Ops, DD,
 };
-use crate::gen::R;
+use crate::codegen::gen::R;
 
 /// `1/(2k+1)!` for `k = 1..=10`.
 fn sinh_coefs() -> Vec<f64> {

@@ -1,12 +1,12 @@
-//! Launching `map` kernels that use per-thread scratch memory (see `kernel::scratch`): the host
+//! Launching `map` kernels that use per-thread scratch memory (see `codegen::scratch`): the host
 //! picks a per-thread capacity (the last one that sufficed for this statement, else an estimate
 //! from the sizes it knows), limits the number of threads so the buffers stay within
 //! [`SCRATCH_BUDGET`], and launches again with more when a thread reports that it overflowed.
 
 use super::{Exec, HVal, E};
+use crate::codegen::gen::WG;
+use crate::codegen::{BindSrc, KernelCode};
 use crate::error::Error;
-use crate::gen::WG;
-use crate::kernel::{BindSrc, KernelCode};
 use std::sync::Arc;
 use vkad_core::diag::SrcLoc;
 use vkad_core::ir::{self, Body, Exp, Soac, SubExp, Type};
@@ -23,7 +23,7 @@ const MAX_TRIES: usize = 12;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ScratchKey {
     Stm(usize),
-    Kernel(crate::runtime::plan::KernelId),
+    Kernel(super::KernelId),
 }
 
 /// Whether a kernel uses scratch memory.
@@ -41,7 +41,7 @@ impl<'a> Exec<'a> {
     #[allow(clippy::too_many_arguments)] // the map's kernel, sizes, outputs and accumulators
     pub(crate) fn launch_map_scratch(
         &mut self,
-        code: &KernelCode,
+        code: &super::Kernel,
         key: ScratchKey,
         stms: &[ir::Stm],
         n: usize,
@@ -172,7 +172,9 @@ impl<'a> Exec<'a> {
                     None => return,
                 }
             }
-            let k = usize::from(crate::gen::word_kind(*elem) == crate::gen::WordKind::U64);
+            let k = usize::from(
+                crate::codegen::gen::word_kind(*elem) == crate::codegen::gen::WordKind::U64,
+            );
             c[k] = c[k].saturating_add(n);
         }
     }

@@ -43,7 +43,7 @@ mod test_support;
 #[cfg(test)]
 mod tests;
 
-use crate::gen::{Gen, Ie, R};
+use crate::codegen::gen::{Gen, Ie, R};
 use rspirv::spirv::{Decoration, GlslStd450Op as GLOp, Word};
 use vkad_core::ir::MathFn;
 use vkad_core::prim::{FloatType, PrimType};
@@ -584,7 +584,7 @@ impl F64Ops for Dev<'_> {
         self.0.b.logical_not(t, None, a).ie()
     }
     fn sel(&mut self, c: Word, a: Word, b: Word) -> R<Word> {
-        // No constant +0.0 in a select either (see `crate::ieee`).
+        // No constant +0.0 in a select either (see `crate::codegen::ieee`).
         let (t, (a, b)) = (self.f(), self.ops(a, b));
         self.0.b.select(t, None, c, a, b).ie()
     }

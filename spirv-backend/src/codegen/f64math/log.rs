@@ -14,7 +14,7 @@ use super::{
     dd_add, dd_add_f, dd_div, dd_mul, dd_mul_f, fast_two_sum, frexp_sqrt2, ltc, mulc, poly, selc,
     two_sum, F64Ops, DD,
 };
-use crate::gen::R;
+use crate::codegen::gen::R;
 
 /// `1/3` and `1/5` as double-doubles.
 const THIRD: (f64, f64) = (0.333_333_333_333_333_3, 1.850_371_707_708_594e-17);

@@ -20,7 +20,7 @@ use super::{
     copysign, dd_add, dd_add_f, dd_div, dd_mul, dd_mul_f, is_inf, ldexp, ltc, selc, two_prod, Cpu,
     F64Ops, DD,
 };
-use crate::gen::R;
+use crate::codegen::gen::R;
 
 /// `2/√π` and `1/√π` as double-doubles.
 const TWO_OVER_SQRT_PI: (f64, f64) = (std::f64::consts::FRAC_2_SQRT_PI, 1.533_545_961_316_588e-17);

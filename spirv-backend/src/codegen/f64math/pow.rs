@@ -13,7 +13,7 @@
 use super::exp::exp_core;
 use super::log::log_dd;
 use super::{copysign, dd_mul_f, is_inf, ldexp, ltc, mulc, neg_if, selc, F64Ops};
-use crate::gen::R;
+use crate::codegen::gen::R;
 
 /// Whether `y` is an integer, and whether an odd one.
 fn parity<A: F64Ops>(a: &mut A, y: A::F) -> R<(A::B, A::B)> {

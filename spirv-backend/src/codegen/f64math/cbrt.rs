@@ -7,7 +7,7 @@
 //! an ulp; `cbrt x = ±cbrt(m) 2^k`. Zeros, infinities and NaN come back as they are.
 
 use super::{addc, copysign, dd_mul_f, is_inf, ldexp, mulc, split_exponent, two_prod, F64Ops};
-use crate::gen::R;
+use crate::codegen::gen::R;
 
 /// `cbrt x`.
 pub(crate) fn cbrt<A: F64Ops>(a: &mut A, x: A::F) -> R<A::F> {

@@ -175,8 +175,8 @@ pub struct Gen {
     fn_vars: Vec<Instruction>,
     /// Instructions placed at the top of `main` after the variables (array address loads).
     prologue: Vec<Instruction>,
-    /// Per float register type, the `+0.0` that drivers cannot fold (see [`crate::ieee`]),
-    /// computed in the prologue.
+    /// Per float register type, the `+0.0` that drivers cannot fold (see
+    /// [`crate::codegen::ieee`]), computed in the prologue.
     pub(crate) opaque_zeros: HashMap<Word, Word>,
     /// Per binding: where its words are, and its word kind.
     pub bindings: Vec<(BindingLoc, WordKind)>,

@@ -12,12 +12,9 @@
 //! the interpreter.
 //!
 //! A `map` that takes or returns accumulators (what reverse-mode AD makes of free arrays read in
-//! a `map`) runs as one kernel whose `upd_acc`s are atomic updates ([`Exec::acc_map_kernel`],
-//! `kernel_acc.rs`) when its accumulators are arrays of scalars with an operator; otherwise
-//! (rows, plain writes, tuples of arrays, accumulators passed to inner maps) its iterations run
-//! one after another at host level ([`Exec::acc_map`]), each iteration's `upd_acc`s applied in
-//! iteration order exactly as in the interpreter: correct for every operator but slow (a device
-//! round trip per element access).
+//! a `map`) does not run here: the plan makes it a `segmap` kernel whose `upd_acc`s are atomic
+//! updates (module `crate::codegen::acc`, with the accumulators' operators and the device's
+//! atomics from [`Exec::acc_kernel`]); the executor reports one it meets as an internal error.
 
 use super::{Exec, HVal, E};
 use crate::error::{Error, RuntimeKind};
@@ -35,8 +32,8 @@ pub(super) struct AccState<'a> {
     pub op: Option<&'a ir::Operator>,
 }
 
-/// Whether a `map` over these inputs with this lambda involves accumulators (and so must run
-/// through [`Exec::acc_map`]).
+/// Whether a `map` over these inputs with this lambda involves accumulators (and so cannot run
+/// on the executor).
 pub(super) fn map_uses_acc(ex: &Exec<'_>, arrs: &[VName], lam: &Lambda) -> bool {
     lam.ret.iter().any(|t| matches!(t, Type::Acc { .. }))
         || lam.params.iter().any(|p| matches!(p.ty, Type::Acc { .. }))
@@ -256,9 +253,9 @@ impl<'a> Exec<'a> {
     pub(crate) fn acc_kernel(
         &self,
         names: &[VName],
-    ) -> (crate::kernel::AccKernel<'a>, Vec<super::DArr>) {
+    ) -> (crate::codegen::acc::AccKernel<'a>, Vec<super::DArr>) {
         let info = self.ctx.info();
-        let mut ak = crate::kernel::AccKernel {
+        let mut ak = crate::codegen::acc::AccKernel {
             ops: Default::default(),
             f32_add: info.float32_atomic_add,
             i64_atomics: info.int64_atomics,

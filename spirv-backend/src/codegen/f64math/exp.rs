@@ -11,7 +11,7 @@ use super::{
     dd_add, fast_two_sum, gtc, ldexp, ltc, mulc, poly, pow2, round_int, selc, two_prod, two_sum,
     F64Ops, DD,
 };
-use crate::gen::R;
+use crate::codegen::gen::R;
 
 /// `ln 2` to 42 bits, and the rest.
 pub(crate) const LN2_HI: f64 = 0.693_147_180_559_890_3;

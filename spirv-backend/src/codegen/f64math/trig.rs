@@ -23,7 +23,7 @@ use super::{
     dd_div, dd_mul, fast_two_sum, ltc, mulc, neg_if, poly, round_int, sign_bit, two_prod, two_sum,
     F64Ops, DD,
 };
-use crate::gen::R;
+use crate::codegen::gen::R;
 
 /// `π/2` in parts: `P1`, `P2`, `P3` of 33 significant bits, then the rest.
 const PIO2_1: f64 = 1.570_796_326_734_125_6;

@@ -1,16 +1,16 @@
 //! Scalar operations in SPIR-V with exactly the semantics of `vkad_core::primops` (see the module
-//! documentation there), on the register representation described in [`crate::gen`].
+//! documentation there), on the register representation described in [`crate::codegen::gen`].
 //!
 //! Known differences (documented, within the test tolerance): `f32` and `f16` transcendental
 //! functions use GLSL.std.450, whose precision is implementation-defined. On `f64` arguments,
-//! `exp`, `log`, `log2`, `log10`, `log1p`, `pow`, the trigonometric and hyperbolic functions, their
-//! inverses, `cbrt`, `erf` and `erfc` are computed in `f64` by [`crate::f64math`] (within 2 ulp of
-//! the interpreter), but `gamma` and `lgamma` are still computed in `f32`, with a Lanczos
+//! `exp`, `log`, `log2`, `log10`, `log1p`, `pow`, the trigonometric and hyperbolic functions,
+//! their inverses, `cbrt`, `erf` and `erfc` are computed in `f64` by [`crate::codegen::f64math`]
+//! (within 2 ulp of the interpreter), but `gamma` and `lgamma` are still computed in `f32`, with a Lanczos
 //! approximation accurate to about `1e-7` relative. Conversions to `f16` from `f64` round
 //! twice (via `f32`).
 
+use crate::codegen::gen::{Gen, Ie, ERR_DIVZERO, ERR_NEGEXP, R};
 use crate::error::Error;
-use crate::gen::{Gen, Ie, ERR_DIVZERO, ERR_NEGEXP, R};
 use rspirv::dr::Operand;
 use rspirv::spirv::{Decoration, GlslStd450Op as GLOp, Word};
 use vkad_core::diag::SrcLoc;

@@ -1,5 +1,5 @@
 //! Reduce and scan over arrays of arrays (`[n][m]t`, deeper, or tuples of them) with an
-//! arbitrary associative operator: each pass is a `map` kernel (kernel::map_kernel_on) whose
+//! arbitrary associative operator: each pass is a `map` kernel (`codegen::map::map_kernel_on`) whose
 //! lambda is the operator, applied to pairs of rows.
 //!
 //! - Reduce: a tree of ⌈log₂ n⌉ passes; each gathers the even and the odd rows (strided copies)
@@ -13,8 +13,8 @@
 
 use super::map_scratch::uses_scratch;
 use super::{DArr, Exec, HVal, E};
+use crate::codegen;
 use crate::error::Error;
-use crate::kernel;
 use std::sync::Arc;
 use vkad_core::diag::SrcLoc;
 use vkad_core::ir::{self, Stm, SubExp};
@@ -130,7 +130,7 @@ impl<'a> Exec<'a> {
         let sig: Vec<&ir::VName> = names.iter().collect();
         let lam = &op.lam;
         let code = self.lambda_kernel(stm, kind, &sig, |_, ht| {
-            kernel::map_kernel_on(prog, &wsub, names, lam, loc, ht, lavapipe)
+            codegen::map::map_kernel_on(prog, &wsub, names, lam, loc, ht, lavapipe)
         })?;
         let bufs: Vec<Arc<Buffer>> = outs.iter().map(|o| o.buf.clone()).collect();
         if uses_scratch(&code) {

@@ -1,30 +1,37 @@
-//! The host executor: walks an entry function's body like the interpreter, keeping scalars on
-//! the host and arrays on the device, and launches a kernel for every array statement.
+//! The host executor: runs the host statements the runtime's plan gives it like the interpreter,
+//! keeping scalars on the host and arrays on the device, and launches a kernel for every array
+//! statement (the kernels of `crate::codegen`, kept in a [`KernelCache`] with the pipelines made
+//! from them, `pipeline`). It owns device memory, uploads and downloads, and the batching of
+//! launches. Child modules: the host side of per-thread scratch memory (`map_scratch`),
+//! accumulators (`acc`), reductions and scans over arrays of arrays (`array_ops`), segmented
+//! reductions and scans (`segmented`) and `sort_by_key` (`sort`).
 
+use crate::codegen::chunked::{self, Io, Phase};
+use crate::codegen::gen::{word_kind, Addressing, WordKind, WG};
+use crate::codegen::module::CompiledModule;
+use crate::codegen::operator::{self, free_vars_stm, split_operator};
+use crate::codegen::{self, ArgSrc, BindSrc, HostTy, KernelCode};
+use crate::codegen::{copy, hist, scatter};
 use crate::error::{Error, RuntimeKind};
-use crate::gen::{word_kind, Addressing, WordKind, WG};
-use crate::kernel::{self, ArgSrc, BindSrc, HostTy, KernelCode};
-use crate::prims::{self, Io, Phase};
-use crate::runtime::plan::KernelId;
+pub(crate) use pipeline::Kernel;
 use std::collections::HashMap;
 use std::sync::Arc;
 use vkad_core::diag::SrcLoc;
-use vkad_core::ir::{self, Body, DimIndex, Exp, FunDef, LoopForm, Soac, Stm, SubExp, Type};
+use vkad_core::ir::{self, Body, DimIndex, Exp, LoopForm, Soac, Stm, SubExp, Type};
 use vkad_core::passes::hist_disjoint::DISJOINT_INDICES;
 use vkad_core::prim::{FloatType, IntType, PrimType, PrimValue};
 use vkad_core::primops;
-use vkad_core::value::{ArrayValue, Buffer as HBuf, Value};
+use vkad_core::value::{ArrayValue, Buffer as HBuf};
 use vkad_vk::{Buffer, Context, Dispatch, KernelTiming};
 
 pub type E<T> = crate::error::Result<T>;
 
-#[path = "map_scratch.rs"]
-pub(crate) mod map_scratch;
-
-#[path = "acc.rs"]
 pub(crate) mod acc;
-#[path = "array_ops.rs"]
 mod array_ops;
+pub(crate) mod map_scratch;
+mod pipeline;
+mod segmented;
+mod sort;
 
 /// Whether the device of `ctx` is a CPU (lavapipe): kernels are laid out for it, and host
 /// loops of narrow kernels run in one thread up to a larger width.
@@ -48,6 +55,11 @@ pub(crate) fn device_addressing(ctx: &Context) -> Addressing {
     }
 }
 
+/// A kernel's identity in a plan ([`crate::runtime::plan`]): its index, in order of planning.
+/// The executor's caches know kernels by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct KernelId(pub usize);
+
 /// Kernels made from IR and what launching them taught, kept for later runs of the same
 /// program (the runtime keeps one per prepared program and way of reaching arrays).
 #[derive(Default)]
@@ -58,11 +70,11 @@ pub(crate) struct KernelCache {
     pub status: Option<Arc<Buffer>>,
     /// Kernels of SOAC statements, by statement address, kind and the types of the host values
     /// they read.
-    pub lambda: HashMap<(usize, u32, Vec<HostTy>), Arc<KernelCode>>,
+    pub lambda: HashMap<(usize, u32, Vec<HostTy>), Arc<Kernel>>,
     /// Built-in kernels (copies, fills, `iota`, sort passes), by name.
-    pub builtin: HashMap<String, Arc<KernelCode>>,
+    pub builtin: HashMap<String, Arc<Kernel>>,
     /// `segmap` kernels of a plan, by kernel and the types of the host values they read.
-    pub segmaps: HashMap<(KernelId, Vec<Option<HostTy>>), Arc<KernelCode>>,
+    pub segmaps: HashMap<(KernelId, Vec<Option<HostTy>>), Arc<Kernel>>,
     /// Per `map` kernel: the per-thread scratch capacity (32-bit, 64-bit words) that sufficed.
     pub scratch_caps: HashMap<map_scratch::ScratchKey, [u64; 2]>,
     /// Kernels generated into this cache (every miss of the three maps above).
@@ -92,7 +104,7 @@ struct Launch {
     bound: usize,
     groups: u32,
     /// The kernel's error sites (empty: it cannot fail and gets no status slot).
-    errors: Vec<crate::gen::ErrorSite>,
+    errors: Vec<crate::codegen::gen::ErrorSite>,
     loc: Option<SrcLoc>,
     /// The name profiles show.
     name: String,
@@ -243,7 +255,7 @@ fn bytes_to_buf(t: PrimType, bytes: &[u8]) -> HBuf {
     b
 }
 
-fn shape_str(shape: &[usize]) -> String {
+pub(crate) fn shape_str(shape: &[usize]) -> String {
     shape.iter().map(|d| format!("[{d}]")).collect()
 }
 
@@ -269,10 +281,10 @@ pub struct Exec<'a> {
     /// Timings of every launch, when profiling.
     pub(crate) timings: std::cell::RefCell<Option<Vec<KernelTiming>>>,
     /// When set, every kernel module made during the run is recorded here (`vkad spirv`).
-    pub record: Option<Vec<crate::record::CompiledModule>>,
+    pub record: Option<Vec<CompiledModule>>,
     /// The statement being run (innermost), for recording.
     cur: Option<&'a Stm>,
-    /// How kernels reach arrays (set before the first kernel is made; see `gen::Addressing`).
+    /// How kernels reach arrays (set before the first kernel is made; see `codegen::gen::Addressing`).
     pub(crate) addressing: Addressing,
     /// The accumulators of the running `withacc`s, innermost last.
     accs: Vec<acc::AccState<'a>>,
@@ -502,7 +514,7 @@ impl<'a> Exec<'a> {
     /// `BindSrc::Out` / `BindSrc::Tmp`.
     pub(crate) fn launch(
         &mut self,
-        code: &KernelCode,
+        code: &Kernel,
         lits: &[u64],
         outs: &[Arc<Buffer>],
         tmps: &[Arc<Buffer>],
@@ -541,7 +553,7 @@ impl<'a> Exec<'a> {
             });
         }
         if self.addressing == Addressing::Addresses {
-            // The arrays' device addresses come first (see `gen::Addressing`).
+            // The arrays' device addresses come first (see `codegen::gen::Addressing`).
             let mut addrs = Vec::with_capacity(arrays.len() + words.len());
             for b in &arrays {
                 addrs.push(b.device_address().ok_or_else(|| {
@@ -692,7 +704,7 @@ impl<'a> Exec<'a> {
             if word(4 * k) != 0 {
                 self.ctx.upload(&self.status, 0, &vec![0u8; slots * 16])?;
                 let site = l.errors.get(word(4 * k + 2) as usize);
-                return Err(crate::gen::kernel_error(
+                return Err(crate::codegen::gen::kernel_error(
                     word(4 * k + 1),
                     site,
                     &l.loc,
@@ -717,11 +729,11 @@ impl<'a> Exec<'a> {
         &mut self,
         key: String,
         make: impl FnOnce(&ir::Program) -> E<KernelCode>,
-    ) -> E<Arc<KernelCode>> {
+    ) -> E<Arc<Kernel>> {
         if let Some(k) = self.kernels.builtin.get(&key) {
             return Ok(k.clone());
         }
-        let k = Arc::new(make(self.prog)?);
+        let k = Arc::new(Kernel::from(make(self.prog)?));
         self.note(&key, &k);
         self.kernels.builtin.insert(key, k.clone());
         self.kernels.generated += 1;
@@ -750,7 +762,7 @@ impl<'a> Exec<'a> {
         let rank = dims.len();
         let scalar = src.is_none();
         let code = self.builtin(format!("strided {wk:?} {rank} {scalar}"), |p| {
-            prims::strided(p, wk, rank, scalar)
+            copy::strided(p, wk, rank, scalar)
         })?;
         let mut lits = vec![
             n as u64,
@@ -828,7 +840,7 @@ impl<'a> Exec<'a> {
     fn note(&mut self, name: &str, code: &KernelCode) {
         let cur = self.cur;
         if let Some(rec) = &mut self.record {
-            rec.push(crate::record::CompiledModule::new(name, code, cur));
+            rec.push(CompiledModule::new(name, code, cur));
         }
     }
 
@@ -856,7 +868,7 @@ impl<'a> Exec<'a> {
 
     fn stm_at(&mut self, stm: &'a Stm, loc: &Option<SrcLoc>) -> E<()> {
         self.cur = Some(stm);
-        self.label = crate::profile::label(&stm.exp);
+        self.label = label(&stm.exp);
         self.pass = 0;
         let lift = |m: String| Error::runtime(RuntimeKind::Arithmetic, loc, m);
         match &stm.exp {
@@ -923,7 +935,7 @@ impl<'a> Exec<'a> {
                 let out = self.alloc(PrimType::Int(*it), vec![n])?;
                 if n > 0 {
                     let it = *it;
-                    let code = self.builtin(format!("iota {it:?}"), |p| prims::iota(p, it))?;
+                    let code = self.builtin(format!("iota {it:?}"), |p| copy::iota(p, it))?;
                     self.launch(
                         &code,
                         &[n as u64, s as u64, d as u64],
@@ -1076,9 +1088,10 @@ impl<'a> Exec<'a> {
                 let r = self.upd_acc(acc, idx, vals, loc)?;
                 self.bind(stm, vec![r])
             }
-            Exp::Jvp { .. } | Exp::Vjp { .. } => {
-                Err(Error::unsupported(kernel::construct_name(&stm.exp), loc))
-            }
+            Exp::Jvp { .. } | Exp::Vjp { .. } => Err(Error::unsupported(
+                codegen::thread::construct_name(&stm.exp),
+                loc,
+            )),
         }
     }
 
@@ -1420,7 +1433,7 @@ impl<'a> Exec<'a> {
         kind: u32,
         sig_vars: &[&ir::VName],
         make: impl FnOnce(&Self, &dyn Fn(&ir::VName) -> Option<HostTy>) -> E<KernelCode>,
-    ) -> E<Arc<KernelCode>> {
+    ) -> E<Arc<Kernel>> {
         // The kernel depends on the types of the host values it reads: key on all of them.
         let mut sig: Vec<HostTy> = sig_vars.iter().filter_map(|v| self.host_ty(v)).collect();
         let mut fv = Vec::new();
@@ -1435,8 +1448,8 @@ impl<'a> Exec<'a> {
             return Ok(k.clone());
         }
         let ht = |v: &ir::VName| self.host_ty(v);
-        let code = Arc::new(make(self, &ht)?);
-        self.note(&crate::record::lambda_kernel_name(stm, kind), &code);
+        let code = Arc::new(Kernel::from(make(self, &ht)?));
+        self.note(&lambda_kernel_name(stm, kind), &code);
         self.kernels.lambda.insert(key, code.clone());
         self.kernels.generated += 1;
         Ok(code)
@@ -1470,7 +1483,7 @@ impl<'a> Exec<'a> {
                 let prog = self.prog;
                 let lavapipe = self.is_lavapipe();
                 let code = self.lambda_kernel(stm, 0, &[], |_, ht| {
-                    kernel::map_kernel_on(prog, w, arrs, lam, loc, ht, lavapipe)
+                    codegen::map::map_kernel_on(prog, w, arrs, lam, loc, ht, lavapipe)
                 })?;
                 let bufs: Vec<Arc<Buffer>> = outs.iter().map(|o| o.buf.clone()).collect();
                 if map_scratch::uses_scratch(&code) {
@@ -1500,7 +1513,7 @@ impl<'a> Exec<'a> {
                 // Pass 1: one partial per workgroup (n <= 2^17) or per thread (larger n, where
                 // it saves the workgroup combination); pass 2: one workgroup reduces them.
                 let big = tuple_too_big(&elems);
-                let strided = self.gpu_layout() && !big && prims::commutative(op);
+                let strided = self.gpu_layout() && !big && operator::commutative(op);
                 let (groups, chunk, per_thread) = if strided {
                     strided_chunking(n)
                 } else {
@@ -1535,7 +1548,7 @@ impl<'a> Exec<'a> {
                     stm,
                     kind1,
                     arrs.iter().collect::<Vec<_>>().as_slice(),
-                    |_, ht| prims::chunked(prog, op, &e2, &ios, &outs_io, &[], phase1, loc, ht),
+                    |_, ht| chunked::chunked(prog, op, &e2, &ios, &outs_io, &[], phase1, loc, ht),
                 )?;
                 let tbufs: Vec<Arc<Buffer>> = tmp.iter().map(|o| o.buf.clone()).collect();
                 self.launch(
@@ -1560,7 +1573,7 @@ impl<'a> Exec<'a> {
                     threads.div_ceil(WG as usize)
                 };
                 let code2 = self.lambda_kernel(stm, kind2, &[], |_, ht| {
-                    prims::chunked(prog, op, &e3, &ins2, &outs_io, &[], phase2, loc, ht)
+                    chunked::chunked(prog, op, &e3, &ins2, &outs_io, &[], phase2, loc, ht)
                 })?;
                 let rbufs: Vec<Arc<Buffer>> = res.iter().map(|o| o.buf.clone()).collect();
                 self.launch(
@@ -1591,13 +1604,14 @@ impl<'a> Exec<'a> {
                 // from the partials' prefix, reading each element once.
                 let big = tuple_too_big(&elems);
                 let (groups, chunk, per_thread) = chunking(n, big, self.gpu_layout());
-                let tiled = chunk == prims::TILE_CHUNK && tiled_scan_fits(self.ctx, &elems);
+                let tiled =
+                    chunk == crate::codegen::scan::TILE_CHUNK && tiled_scan_fits(self.ctx, &elems);
                 let [(phase1, kind1), (phase2, kind2), (phase3, kind3)] = scan_passes(
                     self.gpu_layout(),
                     big,
                     per_thread,
                     tiled,
-                    prims::commutative(op),
+                    operator::commutative(op),
                 );
                 let threads = if per_thread {
                     groups * WG as usize
@@ -1634,7 +1648,7 @@ impl<'a> Exec<'a> {
                 let arr_refs: Vec<&ir::VName> = arrs.iter().collect();
                 let e = elems.clone();
                 let c1 = self.lambda_kernel(stm, kind1, &arr_refs, |_, ht| {
-                    prims::chunked(prog, op, &e, &ios, &outs_io, &[], phase1, loc, ht)
+                    chunked::chunked(prog, op, &e, &ios, &outs_io, &[], phase1, loc, ht)
                 })?;
                 let pb: Vec<Arc<Buffer>> = part.iter().map(|o| o.buf.clone()).collect();
                 self.launch(&c1, &[n as u64, chunk as u64], &pb, &[], groups as u32, loc)?;
@@ -1646,13 +1660,13 @@ impl<'a> Exec<'a> {
                     threads.div_ceil(WG as usize) as u64
                 };
                 let c2 = self.lambda_kernel(stm, kind2, &[], |_, ht| {
-                    prims::chunked(prog, op, &e, &tmp_io, &outs_io, &[], phase2, loc, ht)
+                    chunked::chunked(prog, op, &e, &tmp_io, &outs_io, &[], phase2, loc, ht)
                 })?;
                 let sb: Vec<Arc<Buffer>> = pscan.iter().map(|o| o.buf.clone()).collect();
                 self.launch(&c2, &[threads as u64, chunk2], &sb, &pb, 1, loc)?;
                 let e = elems.clone();
                 let c3 = self.lambda_kernel(stm, kind3, &arr_refs, |_, ht| {
-                    prims::chunked(prog, op, &e, &ios, &outs_io, &pre_io, phase3, loc, ht)
+                    chunked::chunked(prog, op, &e, &ios, &outs_io, &pre_io, phase3, loc, ht)
                 })?;
                 let ob: Vec<Arc<Buffer>> = outs.iter().map(|o| o.buf.clone()).collect();
                 let mut tmps: Vec<Arc<Buffer>> = pb.clone();
@@ -1739,7 +1753,7 @@ impl<'a> Exec<'a> {
                     sigv.extend(vals.iter());
                     sigv.extend(dest.iter());
                     let c1 = self.lambda_kernel(stm, 6, &sigv, |_, ht| {
-                        prims::scatter(prog, inds, &vt, dest, true, ht)
+                        scatter::scatter(prog, inds, &vt, dest, true, ht)
                     })?;
                     self.launch(
                         &c1,
@@ -1750,7 +1764,7 @@ impl<'a> Exec<'a> {
                         loc,
                     )?;
                     let c2 = self.lambda_kernel(stm, 7, &sigv, |_, ht| {
-                        prims::scatter(prog, inds, &vt, dest, false, ht)
+                        scatter::scatter(prog, inds, &vt, dest, false, ht)
                     })?;
                     self.launch(
                         &c2,
@@ -1786,7 +1800,7 @@ impl<'a> Exec<'a> {
             "a reduction over arrays of arrays with this operator"
         };
         // Operators other than `map2 f` (and deeper arrays): the general pairwise passes.
-        let Some(vop) = kernel::vectorised_op(op) else {
+        let Some(vop) = codegen::columns::vectorised_op(op) else {
             return self.array_op(stm, w, arrs, op, scan, loc);
         };
         if arrs
@@ -1818,7 +1832,7 @@ impl<'a> Exec<'a> {
             let e = elems.clone();
             let sig: Vec<&ir::VName> = arrs.iter().collect();
             let code = self.lambda_kernel(stm, 8, &sig, |_, ht| {
-                kernel::column_kernel(prog, op, &vop, arrs, &e, scan, loc, ht)
+                codegen::columns::column_kernel(prog, op, &vop, arrs, &e, scan, loc, ht)
             })?;
             let bufs: Vec<Arc<Buffer>> = outs.iter().map(|o| o.buf.clone()).collect();
             // At most 32768 rows per launch: lavapipe stops a thread's loops after 65535
@@ -1878,7 +1892,7 @@ impl<'a> Exec<'a> {
             let prog = self.prog;
             let t = d.elem;
             let code = self.lambda_kernel(stm, 16 + k as u32, &[inds, vname, dname], |_, ht| {
-                prims::hist(
+                hist::hist(
                     prog,
                     op,
                     t,
@@ -1947,76 +1961,6 @@ pub(crate) fn hist_operators(
     })
 }
 
-/// Splits an operator on `k`-tuples into `k` scalar operators when result `i` depends only on
-/// parameters `i` and `k + i` (and free variables).
-pub(crate) fn split_operator(op: &ir::Operator) -> Option<Vec<ir::Operator>> {
-    let lam = &op.lam;
-    let k = lam.body.result.len();
-    if op.neutral.len() != k {
-        return None;
-    }
-    let slices = operator_slices(lam)?;
-    let mut out = Vec::with_capacity(k);
-    for (i, keep) in slices.into_iter().enumerate() {
-        let stms: Vec<Stm> = lam
-            .body
-            .stms
-            .iter()
-            .zip(&keep)
-            .filter(|(_, &kp)| kp)
-            .map(|(s, _)| s.clone())
-            .collect();
-        out.push(ir::Operator {
-            lam: ir::Lambda {
-                params: vec![lam.params[i].clone(), lam.params[k + i].clone()],
-                body: Body {
-                    stms,
-                    result: vec![lam.body.result[i].clone()],
-                },
-                ret: vec![lam.ret.get(i)?.clone()],
-            },
-            neutral: vec![op.neutral[i].clone()],
-            commutative: op.commutative,
-        });
-    }
-    Some(out)
-}
-
-/// For an operator on `k`-tuples (`2k` parameters, `k` results) whose result `i` depends only
-/// on parameters `i` and `k + i` (and free variables): for each result, which statements of
-/// the body it needs. `None` where a result depends on other parameters.
-pub(crate) fn operator_slices(lam: &ir::Lambda) -> Option<Vec<Vec<bool>>> {
-    let k = lam.body.result.len();
-    if lam.params.len() != 2 * k {
-        return None;
-    }
-    let mut out = Vec::with_capacity(k);
-    for i in 0..k {
-        let mut needed: Vec<ir::VName> = Vec::new();
-        se_vars(&lam.body.result[i], &mut needed);
-        let mut keep = vec![false; lam.body.stms.len()];
-        for (j, s) in lam.body.stms.iter().enumerate().rev() {
-            if s.pat.elems.iter().any(|p| needed.contains(&p.name)) {
-                keep[j] = true;
-                free_vars_stm(s, &mut needed);
-            }
-        }
-        for (j, p) in lam.params.iter().enumerate() {
-            if j != i && j != k + i && needed.contains(&p.name) {
-                return None;
-            }
-        }
-        out.push(keep);
-    }
-    Some(out)
-}
-
-fn se_vars(s: &SubExp, out: &mut Vec<ir::VName>) {
-    if let SubExp::Var(v) = s {
-        out.push(v.clone());
-    }
-}
-
 /// How a workgroup combines its threads' partials of a reduction (`gpu`: the GPU layout).
 fn reduce_phase(gpu: bool) -> Phase {
     if gpu {
@@ -2061,7 +2005,7 @@ pub(crate) fn reduce_passes(
 }
 
 /// The three passes of a one-dimensional scan (phase and kernel kind of each): as
-/// [`reduce_passes`]; `tiled` (a size and device fact: the chunk is [`prims::TILE_CHUNK`] and
+/// [`reduce_passes`]; `tiled` (a size and device fact: the chunk is [`crate::codegen::scan::TILE_CHUNK`] and
 /// the tile fits in shared memory) goes through shared memory on GPUs, where a `commutative`
 /// operator's partials are read coalesced too.
 pub(crate) fn scan_passes(
@@ -2094,7 +2038,7 @@ pub(crate) fn scan_passes(
 /// Whether a tiled scan of tuples of `elems` fits in the shared memory of the device of `ctx`.
 pub(crate) fn tiled_scan_fits(ctx: &Context, elems: &[PrimType]) -> bool {
     let words: Vec<usize> = elems.iter().map(|&t| wsize(t)).collect();
-    prims::tiled_scan_bytes(&words) <= ctx.info().max_shared_memory as usize
+    crate::codegen::scan::tiled_scan_bytes(&words) <= ctx.info().max_shared_memory as usize
 }
 
 /// Number of workgroups and elements per thread for a chunked pass over `n` elements.
@@ -2162,288 +2106,6 @@ pub fn natural(shape: &[usize]) -> Vec<i64> {
     s
 }
 
-/// All variables a statement mentions (over-approximates the free ones; used for cache keys).
-pub(crate) fn free_vars_stm(stm: &Stm, out: &mut Vec<ir::VName>) {
-    fn se(s: &SubExp, out: &mut Vec<ir::VName>) {
-        if let SubExp::Var(v) = s {
-            out.push(v.clone());
-        }
-    }
-    fn body(b: &Body, out: &mut Vec<ir::VName>) {
-        for s in &b.stms {
-            free_vars_stm(s, out);
-        }
-        for r in &b.result {
-            se(r, out);
-        }
-    }
-    fn lam(l: &ir::Lambda, out: &mut Vec<ir::VName>) {
-        body(&l.body, out);
-    }
-    match &stm.exp {
-        Exp::SubExp(a) | Exp::UnOp(_, a) | Exp::Conv(_, a) => se(a, out),
-        Exp::BinOp(_, a, b) | Exp::CmpOp(_, a, b) => {
-            se(a, out);
-            se(b, out)
-        }
-        Exp::Math(_, a) => a.iter().for_each(|x| se(x, out)),
-        Exp::Index(v, idx) => {
-            out.push(v.clone());
-            for d in idx {
-                match d {
-                    DimIndex::Fix(i) => se(i, out),
-                    DimIndex::Slice { start, len, stride } => {
-                        se(start, out);
-                        se(len, out);
-                        se(stride, out)
-                    }
-                }
-            }
-        }
-        Exp::If {
-            cond,
-            then_b,
-            else_b,
-            ..
-        } => {
-            se(cond, out);
-            body(then_b, out);
-            body(else_b, out)
-        }
-        Exp::Loop {
-            params,
-            form,
-            body: b,
-        } => {
-            for (_, i) in params {
-                se(i, out);
-            }
-            if let LoopForm::For { bound, .. } = form {
-                se(bound, out);
-            }
-            body(b, out)
-        }
-        Exp::Apply { args, .. } => args.iter().for_each(|x| se(x, out)),
-        Exp::Assert { cond, .. } => se(cond, out),
-        Exp::Soac(s) => match s {
-            Soac::Map { w, arrs, lam: l } => {
-                se(w, out);
-                out.extend(arrs.iter().cloned());
-                lam(l, out)
-            }
-            Soac::Reduce { w, arrs, op } | Soac::Scan { w, arrs, op } => {
-                se(w, out);
-                out.extend(arrs.iter().cloned());
-                op.neutral.iter().for_each(|x| se(x, out));
-                lam(&op.lam, out)
-            }
-            Soac::Hist { w, op, .. } => {
-                se(w, out);
-                op.neutral.iter().for_each(|x| se(x, out));
-                lam(&op.lam, out)
-            }
-            Soac::Scatter { w, .. } => se(w, out),
-        },
-        _ => {}
-    }
-}
-
-/// What [`check_arg_descs`] needs to know of an argument (host or device).
-pub struct ArgDesc {
-    pub elem: PrimType,
-    pub shape: Vec<usize>,
-    /// The value of a scalar argument.
-    pub scalar: Option<PrimValue>,
-}
-
-impl ArgDesc {
-    fn type_name(&self) -> String {
-        format!("{}{}", shape_str(&self.shape), self.elem.name())
-    }
-}
-
-/// What [`check_arg_descs`] needs of each argument; an error for a host array whose data does
-/// not fill its shape or a device array whose buffer is too small.
-pub(crate) fn describe_args(args: &[crate::device::Arg]) -> E<Vec<ArgDesc>> {
-    use crate::device::Arg;
-    let mut descs = Vec::with_capacity(args.len());
-    for (k, a) in args.iter().enumerate() {
-        descs.push(match a {
-            Arg::Host(Value::Array(arr)) => {
-                if arr.shape.iter().product::<usize>() != arr.data.len() {
-                    return Err(Error::runtime(
-                        RuntimeKind::Arguments,
-                        &None,
-                        format!(
-                            "argument {}: array of shape {:?} has {} elements",
-                            k + 1,
-                            arr.shape,
-                            arr.data.len()
-                        ),
-                    ));
-                }
-                ArgDesc {
-                    elem: arr.elem_type(),
-                    shape: arr.shape.clone(),
-                    scalar: None,
-                }
-            }
-            Arg::Host(Value::Scalar(p)) => ArgDesc {
-                elem: p.prim_type(),
-                shape: vec![],
-                scalar: Some(*p),
-            },
-            Arg::Device(d) => {
-                let need = (d.shape.iter().product::<usize>() * wsize(d.elem)) as u64;
-                if d.buffer.size() < need {
-                    return Err(Error::runtime(
-                        RuntimeKind::Arguments,
-                        &None,
-                        format!(
-                        "argument {}: a device array {}{} needs {need} bytes, the buffer has {}",
-                        k + 1,
-                        shape_str(&d.shape),
-                        d.elem.name(),
-                        d.buffer.size()
-                    ),
-                    ));
-                }
-                ArgDesc {
-                    elem: d.elem,
-                    shape: d.shape.clone(),
-                    scalar: None,
-                }
-            }
-        });
-    }
-    Ok(descs)
-}
-
-/// The sizes of an entry's parameters inferred from the arguments, checked like the interpreter.
-pub fn check_arg_descs(f: &FunDef, entry: &str, args: &[ArgDesc]) -> E<Vec<PrimValue>> {
-    if args.len() != f.params.len() {
-        return Err(Error::runtime(
-            RuntimeKind::Arguments,
-            &None,
-            format!(
-                "entry `{entry}` expects {} arguments, got {}",
-                f.params.len(),
-                args.len()
-            ),
-        ));
-    }
-    let mut sizes: HashMap<&ir::VName, (usize, usize)> = HashMap::new();
-    for (k, (p, a)) in f.params.iter().zip(args).enumerate() {
-        if let Some(v) = a.scalar {
-            if let Some(n) = v.as_i128().and_then(|n| usize::try_from(n).ok()) {
-                sizes.insert(&p.name, (n, k));
-            }
-        }
-    }
-    for (k, (p, a)) in f.params.iter().zip(args).enumerate() {
-        let bad = || {
-            format!(
-                "argument {}: expected {}, got {}",
-                k + 1,
-                type_name(&p.ty),
-                a.type_name()
-            )
-        };
-        if p.ty.elem() != Some(a.elem) || p.ty.rank() != a.shape.len() {
-            return Err(Error::runtime(RuntimeKind::Arguments, &None, bad()));
-        }
-        for (d, (dim, &n)) in p.ty.shape().iter().zip(&a.shape).enumerate() {
-            match dim {
-                SubExp::Const(c) => {
-                    if c.as_i128() != Some(n as i128) {
-                        return Err(Error::runtime(RuntimeKind::Arguments, &None, bad()));
-                    }
-                }
-                SubExp::Var(v) => match sizes.get(v) {
-                    Some(&(m, k0)) if m != n => {
-                        return Err(Error::runtime(RuntimeKind::Arguments, &None, format!(
-                            "shape mismatch: argument {} has size {n} in dimension {} where argument {} has size {m} for the same size `{}`",
-                            k + 1, d + 1, k0 + 1, v.base
-                        )))
-                    }
-                    Some(_) => {}
-                    None => {
-                        sizes.insert(v, (n, k));
-                    }
-                },
-            }
-        }
-    }
-    f.size_params
-        .iter()
-        .map(|s| match sizes.get(s) {
-            Some(&(n, _)) => Ok(PrimValue::I64(n as i64)),
-            None => Err(Error::runtime(
-                RuntimeKind::Arguments,
-                &None,
-                format!(
-                    "entry `{entry}`: size `{}` cannot be inferred from the arguments",
-                    s.base
-                ),
-            )),
-        })
-        .collect()
-}
-
-fn type_name(t: &Type) -> String {
-    let mut s = String::new();
-    for d in t.shape() {
-        match d {
-            SubExp::Const(c) => s.push_str(&format!("[{}]", c.as_i128().unwrap_or(0))),
-            SubExp::Var(_) => s.push_str("[]"),
-        }
-    }
-    s.push_str(t.elem().map(|e| e.name()).unwrap_or("accumulator"));
-    s
-}
-
-/// Runs an entry point (see [`crate::run_entry`]) through the kernel IR: prepared for the
-/// device ([`crate::runtime::DeviceProgram`]) and run once with the device's thresholds.
-pub fn run(ctx: &Context, prog: &ir::Program, entry: &str, args: Vec<Value>) -> E<Vec<Value>> {
-    run_profiled(ctx, prog, entry, args, false).map(|(v, _)| v)
-}
-
-/// Runs an entry point on host or device arguments. Array results stay on the device with
-/// `device_out` (as [`crate::device::Out::Device`]), and are downloaded otherwise. With
-/// `record`, also returns every kernel module made during the run, in order.
-pub fn run_args(
-    ctx: &Context,
-    prog: &ir::Program,
-    entry: &str,
-    args: Vec<crate::device::Arg>,
-    device_out: bool,
-    record: bool,
-) -> E<(Vec<crate::device::Out>, Vec<crate::record::CompiledModule>)> {
-    let opts = crate::runtime::RunOptions {
-        record,
-        device_out,
-        ..Default::default()
-    };
-    let p = crate::runtime::DeviceProgram::new(ctx, prog)?;
-    let th = crate::runtime::device_thresholds(ctx);
-    let r = p.run_args(ctx, entry, args, &th, &opts)?;
-    Ok((r.outs, r.modules))
-}
-
-/// Runs an entry point on host values; with `profile`, also returns the device timing of every
-/// kernel launch (named `what.pass @ file:line:col`, see [`crate::profile`]).
-pub fn run_profiled(
-    ctx: &Context,
-    prog: &ir::Program,
-    entry: &str,
-    args: Vec<Value>,
-    profile: bool,
-) -> E<(Vec<Value>, Vec<KernelTiming>)> {
-    let p = crate::runtime::DeviceProgram::new(ctx, prog)?;
-    let th = crate::runtime::device_thresholds(ctx);
-    p.run(ctx, entry, args, &th, profile)
-}
-
 /// Converts storage bytes (see the crate docs) of `elem`s to a host array of `shape`.
 pub fn array_from_bytes(elem: PrimType, shape: Vec<usize>, bytes: &[u8]) -> ArrayValue {
     ArrayValue {
@@ -2460,4 +2122,39 @@ pub fn array_to_bytes(a: &ArrayValue) -> Vec<u8> {
 /// Bytes per element in storage: 4, or 8 for 64-bit types.
 pub fn storage_bytes(t: PrimType) -> usize {
     wsize(t)
+}
+
+/// The name of the `kind`th kernel the executor makes for statement `stm`.
+pub(crate) fn lambda_kernel_name(stm: &Stm, kind: u32) -> String {
+    let dbg = match &stm.exp {
+        Exp::Soac(s) => format!("{s:?}"),
+        e => format!("{e:?}"),
+    };
+    let head: String = dbg
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    format!("{}/{kind}", head.to_lowercase())
+}
+
+/// The construct a statement's kernels implement.
+pub fn label(e: &Exp) -> &'static str {
+    match e {
+        Exp::Index(..) => "index",
+        Exp::Update(..) => "update",
+        Exp::Iota { .. } => "iota",
+        Exp::Replicate { .. } => "replicate",
+        Exp::ArrayLit { .. } => "array-literal",
+        Exp::Concat { .. } => "concat",
+        Exp::Copy(..) => "copy",
+        Exp::Reshape(..) => "reshape",
+        Exp::Rearrange(..) => "transpose",
+        Exp::Soac(Soac::Map { .. }) => "map",
+        Exp::Soac(Soac::Reduce { .. }) => "reduce",
+        Exp::Soac(Soac::Scan { .. }) => "scan",
+        Exp::Soac(Soac::Hist { .. }) => "hist",
+        Exp::Soac(Soac::Scatter { .. }) => "scatter",
+        Exp::SortByKey { .. } => "sort",
+        _ => "kernel",
+    }
 }

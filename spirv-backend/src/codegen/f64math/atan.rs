@@ -15,7 +15,7 @@ use super::{
     copysign, dd_add, dd_div, dd_sqrt, fast_two_sum, gtc, is_inf, ldexp, mulc, poly, selc,
     sign_bit, split_exponent, two_prod, two_sum, F64Ops, DD,
 };
-use crate::gen::R;
+use crate::codegen::gen::R;
 
 /// `atan(j/8)` for `j = 0..=8` as double-doubles.
 const ATAN_J: [(f64, f64); 9] = [

@@ -15,13 +15,14 @@
 //! operator's as contiguous runs (the tree combines runs in order), so the result is the
 //! sequential one for any associative operator.
 
-use crate::exec::{DArr, Exec, HVal};
-use crate::gen::{word_kind, Gen, Ie, R, WG};
-use crate::kernel::{BindSrc, HostTy, KCtx, KernelCode, View};
-use crate::prims::{finish, fold_batched, fold_range, io_view, lit, tree, Io};
+use crate::codegen::chunked::{io_view, Io};
+use crate::codegen::fold::{fold_batched, fold_range, tree};
+use crate::codegen::gen::{word_kind, Gen, Ie, R, WG};
+use crate::codegen::thread::{finish, lit, KCtx, View};
+use crate::codegen::{BindSrc, HostTy, KernelCode};
 use rspirv::spirv;
 use vkad_core::diag::SrcLoc;
-use vkad_core::ir::{Exp, Lambda, Operator, Program, Soac, Stm, SubExp, VName};
+use vkad_core::ir::{Exp, Lambda, Operator, Program, Soac, SubExp, VName};
 use vkad_core::prim::PrimType;
 
 /// Literals: 0 = rows, 1 = row length. `inputs`: host arrays `[rows][len]` of `elems`;
@@ -69,7 +70,7 @@ pub fn seg_kernel<'p>(
     let lid = g.local_id()?;
     let lid64 = g.b.u_convert(u64t, None, lid).ie()?;
     // (A scan needs each thread's elements contiguous.)
-    let strided = !scan && crate::prims::commutative(op);
+    let strided = !scan && crate::codegen::operator::commutative(op);
     // Contiguous runs: thread l folds [l·c, (l+1)·c) with c = ⌈len / WG⌉.
     let wg = g.c_u64(WG as u64);
     let wg1 = g.c_u64(WG as u64 - 1);
@@ -215,64 +216,4 @@ pub(crate) fn segmented_of<'p>(
         })
         .collect::<Option<Vec<_>>>()?;
     Some((scan, op, inputs))
-}
-
-impl<'a> Exec<'a> {
-    /// Runs `map (\row -> reduce op ne row) xss` (or `scan`) as a segmented reduction (scan)
-    /// when its rows are few and long (see the module); `None` when the map is not of that
-    /// form or the plain map kernel suits it better.
-    pub(crate) fn try_segmented(
-        &mut self,
-        stm: &'a Stm,
-        arrs: &'a [VName],
-        lam: &'a Lambda,
-        loc: &Option<SrcLoc>,
-    ) -> crate::error::Result<Option<Vec<HVal>>> {
-        let Some((scan, op, inputs)) = segmented_of(arrs, lam) else {
-            return Ok(None);
-        };
-        let mut elems = Vec::with_capacity(inputs.len());
-        let mut shape = None;
-        for v in &inputs {
-            let a: DArr = self.arr(v, loc)?;
-            if a.shape.len() != 2 || shape.is_some_and(|s| s != a.shape) {
-                return Ok(None);
-            }
-            shape = Some(a.shape.clone());
-            elems.push(a.elem);
-        }
-        let Some([rows, len]) = shape.as_deref().map(|s| [s[0], s[1]]) else {
-            return Ok(None);
-        };
-        let ret_rank = usize::from(scan);
-        if lam.ret.iter().any(|t| t.rank() != ret_rank) || op.neutral.len() != elems.len() {
-            return Ok(None);
-        }
-        // One thread per row keeps the device busy once there are enough rows; a workgroup
-        // per row pays off for long rows when there are fewer. On lavapipe, rows that one
-        // thread could not even finish (its loop limit) are always segmented.
-        let gpu = self.gpu_layout();
-        let busy_rows = if gpu { 8192 } else { 64 };
-        let too_long = !gpu && len >= crate::gen::LAVAPIPE_LOOP_LIMIT as usize / 2;
-        if rows == 0 || len < 4 * WG as usize || (rows >= busy_rows && !too_long) {
-            return Ok(None);
-        }
-        let prog = self.prog;
-        let input_names: Vec<VName> = inputs.iter().map(|v| (*v).clone()).collect();
-        let sig: Vec<&VName> = inputs.clone();
-        let e2 = elems.clone();
-        let code = self.lambda_kernel(stm, 50, &sig, |_, ht| {
-            seg_kernel(prog, op, &e2, &input_names, scan, loc, ht)
-        })?;
-        let shape = if scan { vec![rows, len] } else { vec![rows] };
-        let outs: Vec<DArr> = elems
-            .iter()
-            .map(|&t| self.alloc(t, shape.clone()))
-            .collect::<Result<_, _>>()?;
-        let bufs: Vec<std::sync::Arc<vkad_vk::Buffer>> =
-            outs.iter().map(|o| o.buf.clone()).collect();
-        let groups = rows.min(65535) as u32;
-        self.launch(&code, &[rows as u64, len as u64], &bufs, &[], groups, loc)?;
-        Ok(Some(outs.into_iter().map(HVal::A).collect()))
-    }
 }

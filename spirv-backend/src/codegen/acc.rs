@@ -27,9 +27,10 @@
 //! over the row's elements, each an `upd_acc`) runs eagerly, its iterations in order in the
 //! thread; its other results are per-thread arrays.
 
-use super::{natural, ArgSrc, BindSrc, KCtx, KVal, View};
+use crate::codegen::gen::{word_kind, Gen, Ie, WordKind, ERR_ASSERT, R};
+use crate::codegen::layout::{ArgSrc, BindSrc};
+use crate::codegen::thread::{natural, KCtx, KVal, View};
 use crate::error::Error;
-use crate::gen::{word_kind, Gen, Ie, WordKind, ERR_ASSERT, R};
 use rspirv::spirv;
 use std::collections::HashMap;
 use vkad_core::diag::SrcLoc;
@@ -126,13 +127,13 @@ impl<'p> KCtx<'p> {
                     loc,
                 )
             };
-            let keep = crate::exec::operator_slices(&op.lam).ok_or_else(mixes)?;
+            let keep = crate::codegen::operator::operator_slices(&op.lam).ok_or_else(mixes)?;
             // Statements no component needs would not run: refused rather than dropped.
             let all = (0..op.lam.body.stms.len()).all(|s| keep.iter().any(|kp| kp[s]));
             if !all {
                 return Err(mixes());
             }
-            (keep, crate::exec::split_operator(op))
+            (keep, crate::codegen::operator::split_operator(op))
         };
         let mut comps = Vec::with_capacity(k);
         for (j, &t) in elems.iter().enumerate() {
@@ -148,10 +149,9 @@ impl<'p> KCtx<'p> {
                     loc,
                 ));
             }
-            let fast = split
-                .as_ref()
-                .and_then(|s| s.get(j))
-                .and_then(|o| crate::prims::atomic_op(o, t, info.f32_add, info.i64_atomics));
+            let fast = split.as_ref().and_then(|s| s.get(j)).and_then(|o| {
+                crate::codegen::operator::atomic_op(o, t, info.f32_add, info.i64_atomics)
+            });
             let wk = if fast.is_some() && t == PrimType::Float(FloatType::F32) {
                 WordKind::F32
             } else {

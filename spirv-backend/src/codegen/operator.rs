@@ -1,0 +1,234 @@
+//! What the generators (and the executor, and the Vulkan passes) need to know about an
+//! operator: whether it is commutative, which device atomic runs it (if any), and whether its
+//! components combine on their own (then it splits into one scalar operator per component);
+//! and the variables a statement mentions.
+
+use vkad_core::ir::{self, BinOp, Body, DimIndex, Exp, LoopForm, Operator, Soac, Stm, SubExp};
+use vkad_core::prim::PrimType;
+
+/// Whether `op` is known to be commutative: marked so, or one commutative binary operator
+/// (`+`, `*`, min, max, bitwise and logical and/or/xor) applied to its two parameters.
+pub fn commutative(op: &Operator) -> bool {
+    if op.commutative {
+        return true;
+    }
+    let lam = &op.lam;
+    if lam.params.len() != 2 || lam.body.stms.len() != 1 || lam.body.result.len() != 1 {
+        return false;
+    }
+    let stm = &lam.body.stms[0];
+    let (a, b) = (&lam.params[0].name, &lam.params[1].name);
+    let Some(res) = stm.pat.elems.first() else {
+        return false;
+    };
+    let Exp::BinOp(bop, x, y) = &stm.exp else {
+        return false;
+    };
+    let args_ok = (x.as_var() == Some(a) && y.as_var() == Some(b))
+        || (x.as_var() == Some(b) && y.as_var() == Some(a));
+    lam.body.result[0] == SubExp::Var(res.name.clone())
+        && args_ok
+        && matches!(
+            bop,
+            BinOp::Add(_)
+                | BinOp::Mul(_)
+                | BinOp::Min(_)
+                | BinOp::Max(_)
+                | BinOp::And(_)
+                | BinOp::Or(_)
+                | BinOp::Xor(_)
+                | BinOp::LogAnd
+                | BinOp::LogOr
+        )
+}
+
+/// The atomic fast path for a histogram operator, if it has one on this device.
+pub(crate) fn atomic_op(
+    op: &Operator,
+    t: PrimType,
+    f32_add: bool,
+    i64_atomics: bool,
+) -> Option<(BinOp, bool)> {
+    let lam = &op.lam;
+    if lam.params.len() != 2 || lam.body.stms.len() != 1 || lam.body.result.len() != 1 {
+        return None;
+    }
+    let stm = &lam.body.stms[0];
+    let (a, b) = (&lam.params[0].name, &lam.params[1].name);
+    let res_ok = lam.body.result[0] == SubExp::Var(stm.pat.elems.first()?.name.clone());
+    let Exp::BinOp(bop, x, y) = &stm.exp else {
+        return None;
+    };
+    let args_ok = (x.as_var() == Some(a) && y.as_var() == Some(b))
+        || (x.as_var() == Some(b) && y.as_var() == Some(a));
+    if !res_ok || !args_ok {
+        return None;
+    }
+    match (bop, t) {
+        (BinOp::Add(_) | BinOp::Min(_) | BinOp::Max(_), PrimType::Int(it))
+            if it.bits() == 32 || (it.bits() == 64 && i64_atomics) =>
+        {
+            Some((*bop, it.signed()))
+        }
+        (BinOp::Add(_), PrimType::Float(vkad_core::prim::FloatType::F32)) if f32_add => {
+            Some((*bop, true))
+        }
+        _ => None,
+    }
+}
+
+/// Splits an operator on `k`-tuples into `k` scalar operators when result `i` depends only on
+/// parameters `i` and `k + i` (and free variables).
+pub(crate) fn split_operator(op: &Operator) -> Option<Vec<Operator>> {
+    let lam = &op.lam;
+    let k = lam.body.result.len();
+    if op.neutral.len() != k {
+        return None;
+    }
+    let slices = operator_slices(lam)?;
+    let mut out = Vec::with_capacity(k);
+    for (i, keep) in slices.into_iter().enumerate() {
+        let stms: Vec<Stm> = lam
+            .body
+            .stms
+            .iter()
+            .zip(&keep)
+            .filter(|(_, &kp)| kp)
+            .map(|(s, _)| s.clone())
+            .collect();
+        out.push(ir::Operator {
+            lam: ir::Lambda {
+                params: vec![lam.params[i].clone(), lam.params[k + i].clone()],
+                body: Body {
+                    stms,
+                    result: vec![lam.body.result[i].clone()],
+                },
+                ret: vec![lam.ret.get(i)?.clone()],
+            },
+            neutral: vec![op.neutral[i].clone()],
+            commutative: op.commutative,
+        });
+    }
+    Some(out)
+}
+
+/// For an operator on `k`-tuples (`2k` parameters, `k` results) whose result `i` depends only
+/// on parameters `i` and `k + i` (and free variables): for each result, which statements of
+/// the body it needs. `None` where a result depends on other parameters.
+pub(crate) fn operator_slices(lam: &ir::Lambda) -> Option<Vec<Vec<bool>>> {
+    let k = lam.body.result.len();
+    if lam.params.len() != 2 * k {
+        return None;
+    }
+    let mut out = Vec::with_capacity(k);
+    for i in 0..k {
+        let mut needed: Vec<ir::VName> = Vec::new();
+        se_vars(&lam.body.result[i], &mut needed);
+        let mut keep = vec![false; lam.body.stms.len()];
+        for (j, s) in lam.body.stms.iter().enumerate().rev() {
+            if s.pat.elems.iter().any(|p| needed.contains(&p.name)) {
+                keep[j] = true;
+                free_vars_stm(s, &mut needed);
+            }
+        }
+        for (j, p) in lam.params.iter().enumerate() {
+            if j != i && j != k + i && needed.contains(&p.name) {
+                return None;
+            }
+        }
+        out.push(keep);
+    }
+    Some(out)
+}
+
+fn se_vars(s: &SubExp, out: &mut Vec<ir::VName>) {
+    if let SubExp::Var(v) = s {
+        out.push(v.clone());
+    }
+}
+
+/// All variables a statement mentions (over-approximates the free ones; used for cache keys).
+pub(crate) fn free_vars_stm(stm: &Stm, out: &mut Vec<ir::VName>) {
+    fn se(s: &SubExp, out: &mut Vec<ir::VName>) {
+        if let SubExp::Var(v) = s {
+            out.push(v.clone());
+        }
+    }
+    fn body(b: &Body, out: &mut Vec<ir::VName>) {
+        for s in &b.stms {
+            free_vars_stm(s, out);
+        }
+        for r in &b.result {
+            se(r, out);
+        }
+    }
+    fn lam(l: &ir::Lambda, out: &mut Vec<ir::VName>) {
+        body(&l.body, out);
+    }
+    match &stm.exp {
+        Exp::SubExp(a) | Exp::UnOp(_, a) | Exp::Conv(_, a) => se(a, out),
+        Exp::BinOp(_, a, b) | Exp::CmpOp(_, a, b) => {
+            se(a, out);
+            se(b, out)
+        }
+        Exp::Math(_, a) => a.iter().for_each(|x| se(x, out)),
+        Exp::Index(v, idx) => {
+            out.push(v.clone());
+            for d in idx {
+                match d {
+                    DimIndex::Fix(i) => se(i, out),
+                    DimIndex::Slice { start, len, stride } => {
+                        se(start, out);
+                        se(len, out);
+                        se(stride, out)
+                    }
+                }
+            }
+        }
+        Exp::If {
+            cond,
+            then_b,
+            else_b,
+            ..
+        } => {
+            se(cond, out);
+            body(then_b, out);
+            body(else_b, out)
+        }
+        Exp::Loop {
+            params,
+            form,
+            body: b,
+        } => {
+            for (_, i) in params {
+                se(i, out);
+            }
+            if let LoopForm::For { bound, .. } = form {
+                se(bound, out);
+            }
+            body(b, out)
+        }
+        Exp::Apply { args, .. } => args.iter().for_each(|x| se(x, out)),
+        Exp::Assert { cond, .. } => se(cond, out),
+        Exp::Soac(s) => match s {
+            Soac::Map { w, arrs, lam: l } => {
+                se(w, out);
+                out.extend(arrs.iter().cloned());
+                lam(l, out)
+            }
+            Soac::Reduce { w, arrs, op } | Soac::Scan { w, arrs, op } => {
+                se(w, out);
+                out.extend(arrs.iter().cloned());
+                op.neutral.iter().for_each(|x| se(x, out));
+                lam(&op.lam, out)
+            }
+            Soac::Hist { w, op, .. } => {
+                se(w, out);
+                op.neutral.iter().for_each(|x| se(x, out));
+                lam(&op.lam, out)
+            }
+            Soac::Scatter { w, .. } => se(w, out),
+        },
+        _ => {}
+    }
+}

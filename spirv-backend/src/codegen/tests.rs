@@ -1,0 +1,91 @@
+//! Generated modules validate (`spirv-val` rules, through `vkad_vk::validate_spirv`).
+
+use crate::codegen::copy::{iota, strided};
+use crate::codegen::gen::WordKind;
+use crate::codegen::map::map_kernel;
+use crate::codegen::{HostTy, KernelCode};
+use vkad_core::ir::{Program, Soac, VName};
+use vkad_core::prim::{IntType, PrimType};
+
+fn valid(code: &KernelCode) {
+    vkad_vk::validate_spirv(&code.words).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn builtin_kernels_validate() {
+    use crate::codegen::gen::{with_addressing, Addressing};
+    let prog = Program::default();
+    for mode in [Addressing::Descriptors, Addressing::Addresses] {
+        with_addressing(mode, || {
+            for wk in [WordKind::U32, WordKind::U64] {
+                for rank in 0..4 {
+                    for scalar in [false, true] {
+                        valid(&strided(&prog, wk, rank, scalar).unwrap());
+                    }
+                }
+            }
+            for it in IntType::ALL {
+                valid(&iota(&prog, it).unwrap());
+            }
+        });
+    }
+}
+
+/// Every kernel the program's entry `main` needs for its top-level maps validates.
+fn map_kernels_validate(src: &str) {
+    let c = vkad_core::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
+    let f = c.ir.entry("main").unwrap();
+    let types: std::collections::HashMap<u32, HostTy> = f
+        .params
+        .iter()
+        .map(|p| {
+            let e = p.ty.elem().unwrap();
+            let t = if p.ty.rank() == 0 {
+                HostTy::Prim(e)
+            } else {
+                HostTy::Arr(e, p.ty.rank())
+            };
+            (p.name.id, t)
+        })
+        .chain(
+            f.size_params
+                .iter()
+                .map(|s| (s.id, HostTy::Prim(PrimType::I64))),
+        )
+        .collect();
+    let ht = |v: &VName| types.get(&v.id).cloned();
+    let mut n = 0;
+    for stm in &f.body.stms {
+        if let vkad_core::ir::Exp::Soac(Soac::Map { w, arrs, lam }) = &stm.exp {
+            valid(&map_kernel(&c.ir, w, arrs, lam, &stm.loc, &ht).unwrap());
+            n += 1;
+        }
+    }
+    assert!(n > 0, "no map in {src}");
+}
+
+#[test]
+fn map_kernels_validate_with_device_addresses() {
+    use crate::codegen::gen::{with_addressing, Addressing};
+    with_addressing(Addressing::Addresses, || {
+        map_kernels_validate(
+            "entry main [n] (xs: [n]f64) (ys: [n]i32) (zs: [n]bool) = map3 (\\x y z -> if z then (x + f64.i32 y, ys[0]) else (x, y)) xs ys zs",
+        );
+    });
+}
+
+#[test]
+fn scalar_code_validates_for_every_type() {
+    for it in IntType::ALL {
+        let t = it.name();
+        map_kernels_validate(&format!(
+            "entry main [n] (xs: [n]{t}) (ys: [n]{t}) = map2 (\\x y -> (x + y, x / y, x % y, x // y, x %% y, x ** y, x << y, x >> y, x >>> y, {t}.popc x, {t}.clz x, {t}.ctz x, {t}.mul_hi x y, {t}.abs x, {t}.sgn x, f64.{t} x, f16.{t} x, u8.{t} x, i64.{t} x, x < y)) xs ys"
+        ));
+    }
+    for ft in vkad_core::prim::FloatType::ALL {
+        let t = ft.name();
+        map_kernels_validate(&format!(
+            "entry main [n] (xs: [n]{t}) (ys: [n]{t}) = map2 (\\x y -> (x + y, x % y, x ** y, {t}.sqrt x, {t}.exp x, {t}.log x, {t}.sin x, {t}.gamma x, {t}.lgamma x, {t}.erfc x, {t}.round x, {t}.to_bits x, i8.{t} x, u64.{t} x, f16.{t} x, {t}.hypot x y, {t}.lerp x y x, {t}.mad x y x)) xs ys"
+        ));
+    }
+}
