@@ -439,10 +439,18 @@ impl Planner {
                 }
             }
         }
-        // Operands that are whole host arrays need no kernel.
+        // Operands that are whole host arrays need no kernel: those of a reduction, scan or
+        // histogram, and the indices and values of a kernel that only writes (a scatter).
+        let only_writes = !writes.is_empty()
+            && op
+                .body
+                .results
+                .iter()
+                .all(|r| matches!(r, KernelResult::Write { .. }));
         let direct = match &op.kind {
+            SegKind::Map if only_writes => direct_operands(op, &results, &ret, &self.types),
             SegKind::Map => None,
-            _ if results.len() == nops => direct_operands(op, nops, &self.types),
+            _ if results.len() == nops => direct_operands(op, &results, &ret, &self.types),
             _ => None,
         };
         // Segmented scans over more than one dimension whose operands a kernel computes run
@@ -480,6 +488,8 @@ impl Planner {
             outs.push(fo.clone());
             flag = Some(fo);
         }
+        // The outputs a kernel of only writes would have, where host arrays replace it.
+        let written_outs = (only_writes && direct.is_some()).then(|| outs.clone());
         let operand_arrays: Vec<(VName, Type)> = match direct {
             // Arrays read in another order are transposed first: the segmented primitives
             // read each segment contiguously.
@@ -556,6 +566,25 @@ impl Planner {
                 operands
             }
         };
+        // A kernel that only writes host arrays' elements is no kernel: the scatters read the
+        // arrays (`operand_arrays` holds them, one per output of the kernel it replaces).
+        if let Some(outs) = &written_outs {
+            let direct: HashMap<&VName, &VName> = outs
+                .iter()
+                .zip(&operand_arrays)
+                .map(|(o, (a, _))| (o, a))
+                .collect();
+            for w in &mut writes {
+                for i in &mut w.indices {
+                    if let Some(a) = direct.get(&*i) {
+                        *i = (*a).clone();
+                    }
+                }
+                if let Some(a) = direct.get(&w.value.0) {
+                    w.value.0 = (*a).clone();
+                }
+            }
+        }
         // Scatters of the writes, over the flattened space.
         if !writes.is_empty() {
             let n = self.product(&dims, loc, out);
@@ -923,7 +952,8 @@ impl Prim<'_> {
 /// dimension, such as flattening's rule 7 makes).
 fn direct_operands(
     op: &SegOp,
-    nops: usize,
+    operands: &[SubExp],
+    operand_types: &[Type],
     types: &HashMap<u32, Type>,
 ) -> Option<Vec<DirectOperand>> {
     let gtids: Vec<&VName> = op.space.indices().collect();
@@ -935,9 +965,9 @@ fn direct_operands(
             .find(|s| s.pat.elems.len() == 1 && s.pat.elems[0].name == *v)
     };
     let mut used: Vec<&VName> = Vec::new();
-    let mut out = Vec::with_capacity(nops);
-    for (r, t) in op.body.results.iter().zip(&op.ret).take(nops) {
-        let KernelResult::Returns(SubExp::Var(v)) = r else {
+    let mut out = Vec::with_capacity(operands.len());
+    for (r, t) in operands.iter().zip(operand_types) {
+        let SubExp::Var(v) = r else {
             return None;
         };
         // Back along the indexings to the host array, collecting the indices (innermost
@@ -1001,4 +1031,49 @@ struct DirectOperand {
     /// The permutation of the array's dimensions that puts them in the space's order, if it
     /// is not the identity, and the type of the array rearranged so.
     rearrange: Option<(Vec<usize>, Type)>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{plan, PlanBody, Step};
+    use vkad_core::ir::Exp;
+
+    /// The plan of `src`.
+    fn planned(src: &str) -> super::Plan {
+        let c = vkad_core::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
+        plan(&vkad_core::flatten::extract_kernels(&c.ir)).expect("planned")
+    }
+
+    /// Whether `b` (or a body nested in it) transposes a host array.
+    fn has_rearrange(b: &PlanBody) -> bool {
+        b.steps.iter().any(|s| match s {
+            Step::Ir(st) => matches!(st.exp, Exp::Rearrange(..)),
+            Step::If { then_b, else_b, .. } => has_rearrange(then_b) || has_rearrange(else_b),
+            Step::Loop { body, .. } | Step::WithAcc { body, .. } => has_rearrange(body),
+            Step::VersionedLoop { par, seq, .. } => has_rearrange(par) || has_rearrange(seq),
+            _ => false,
+        })
+    }
+
+    #[test]
+    fn scatter_of_host_arrays_needs_no_kernel() {
+        let p = planned(
+            "entry main [n] (dest: *[n]f32) (is: [n]i64) (xs: [n]f32) : [n]f32 = scatter dest is xs",
+        );
+        assert_eq!(p.kernels, 0, "the scatter reads `is` and `xs` directly");
+    }
+
+    #[test]
+    fn reduction_along_the_outer_dimension_of_a_host_array_transposes_it() {
+        // k-means' Newton step: flattening's rule 7 reduces r0[gtid_n, gtid_k, gtid_d] over
+        // (k, d, n); the plan transposes r0 once instead of computing the operands in a
+        // kernel.
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/programs/kernels/kmeans.fut");
+        let src = std::fs::read_to_string(path).expect("kmeans.fut");
+        let c = vkad_core::compile("kmeans.fut", &src).unwrap_or_else(|e| panic!("{}", e.render()));
+        let p = plan(&vkad_core::flatten::extract_kernels(&c.ir)).expect("planned");
+        let f = p.fun("newton").expect("planned entry");
+        assert!(has_rearrange(&f.body), "r0 is transposed");
+    }
 }
