@@ -610,9 +610,13 @@ impl<'p> Interp<'p> {
                 let buf = gather(&a.data, a.off as isize, &dims);
                 self.bind1(pat, loc, Val::Arr(Arr::from_buffer(buf, shape)))
             }
-            Exp::Assert { cond, msg } => {
+            Exp::Assert { cond, msg, args } => {
                 if !self.bool(cond, loc)? {
-                    return err(msg.clone(), loc);
+                    let args = args
+                        .iter()
+                        .map(|a| Ok(crate::ir::assert_arg_text(&self.prim(a, loc)?)))
+                        .collect::<R<Vec<_>>>()?;
+                    return err(crate::ir::assert_message(msg, &args), loc);
                 }
                 self.bind_pat(pat, loc, vec![])
             }

@@ -898,6 +898,7 @@ fn assert_if_and_apply() {
                     Exp::Assert {
                         cond: var(&nz),
                         msg: "divisor is zero".into(),
+                        args: vec![],
                     },
                     20,
                 ),

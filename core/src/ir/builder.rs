@@ -191,6 +191,7 @@ impl<'a> Builder<'a> {
             exp: Exp::Assert {
                 cond,
                 msg: msg.to_string(),
+                args: vec![],
             },
             attrs: Attrs::default(),
             loc: None,

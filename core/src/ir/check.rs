@@ -656,8 +656,15 @@ impl<'p> Checker<'p> {
                 self.require(bits, PrimType::I64, "sort_by_key bits")?;
                 Ok(vec![t.to_ext(), t.to_ext()])
             }
-            Exp::Assert { cond, .. } => {
+            Exp::Assert { cond, args, .. } => {
                 self.require(cond, PrimType::Bool, "assertion")?;
+                for a in args {
+                    if !matches!(self.subexp_ty(a)?, Type::Prim(_)) {
+                        return Err(
+                            self.err("an assertion's message argument is not a scalar".into())
+                        );
+                    }
+                }
                 Ok(vec![])
             }
             Exp::Apply { fun, args, ret } => {

@@ -500,10 +500,13 @@ pub enum Exp {
         bits: SubExp,
     },
     /// Runtime check; a false condition is an error reporting `msg` and the statement's location.
-    /// Binds nothing (an empty pattern).
+    /// Each `{}` in `msg` stands for the value of the next of `args` (`i64` scalars: the sizes
+    /// a shape check compares), filled in by [`assert_message`]. Binds nothing (an empty
+    /// pattern).
     Assert {
         cond: SubExp,
         msg: String,
+        args: Vec<SubExp>,
     },
     /// Call of a function in the program. Arguments are the callee's params in order (sizes first).
     Apply {
@@ -627,5 +630,53 @@ impl Program {
     }
     pub fn entries(&self) -> impl Iterator<Item = &FunDef> {
         self.funs.iter().filter(|f| f.entry.is_some())
+    }
+}
+
+/// The message of a failed [`Exp::Assert`]: `msg` with each `{}` replaced by the next of
+/// `args` (as the values print); placeholders beyond `args` stay as they are.
+pub fn assert_message(msg: &str, args: &[String]) -> String {
+    let mut out = String::with_capacity(msg.len());
+    let mut rest = msg;
+    let mut args = args.iter();
+    while let Some(i) = rest.find("{}") {
+        out.push_str(&rest[..i]);
+        match args.next() {
+            Some(a) => out.push_str(a),
+            None => out.push_str("{}"),
+        }
+        rest = &rest[i + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// How an argument of a failed [`Exp::Assert`] shows in its message: an integer as a plain
+/// number (a size reads `3`, not `3i64`), anything else as it prints.
+pub fn assert_arg_text(p: &PrimValue) -> String {
+    match p.as_i128() {
+        Some(i) if !matches!(p, PrimValue::Bool(_)) => i.to_string(),
+        _ => crate::values::format_prim(*p),
+    }
+}
+
+#[cfg(test)]
+mod assert_message_tests {
+    use super::{assert_arg_text, assert_message};
+    use crate::prim::PrimValue;
+
+    #[test]
+    fn placeholders_take_the_arguments_in_order() {
+        let args = [
+            assert_arg_text(&PrimValue::I64(3)),
+            assert_arg_text(&PrimValue::I64(-2)),
+        ];
+        assert_eq!(
+            assert_message("size {} where {} is required", &args),
+            "size 3 where -2 is required"
+        );
+        // Too few arguments leave the placeholder; extra arguments are ignored.
+        assert_eq!(assert_message("{} and {}", &args[..1]), "3 and {}");
+        assert_eq!(assert_message("no sizes", &args), "no sizes");
     }
 }

@@ -419,8 +419,11 @@ fn write_exp(out: &mut String, e: &Exp, level: usize) {
         Exp::SortByKey { keys, bits } => {
             let _ = write!(out, "sort_by_key({bits}, {keys})");
         }
-        Exp::Assert { cond, msg } => {
+        Exp::Assert { cond, msg, args } if args.is_empty() => {
             let _ = write!(out, "assert({cond}, {msg:?})");
+        }
+        Exp::Assert { cond, msg, args } => {
+            let _ = write!(out, "assert({cond}, {msg:?}, {})", comma(args));
         }
         Exp::Apply { fun, args, ret } => {
             let _ = write!(out, "apply {fun}({}) : {}", comma(args), braces(ret));

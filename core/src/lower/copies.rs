@@ -166,7 +166,7 @@ pub(crate) fn mentions(e: &Exp, v: &VName) -> bool {
         Exp::Copy(a) | Exp::Rearrange(_, a) => a == v,
         Exp::Reshape(s, a) => a == v || s.iter().any(|x| se_is(x, v)),
         Exp::SortByKey { keys, bits } => keys == v || se_is(bits, v),
-        Exp::Assert { cond, .. } => se_is(cond, v),
+        Exp::Assert { cond, args, .. } => se_is(cond, v) || args.iter().any(|x| se_is(x, v)),
         Exp::Apply { args, .. } => args.iter().any(|x| se_is(x, v)),
         Exp::If {
             cond,
@@ -308,7 +308,10 @@ fn rename_exp(e: &mut Exp, from: &VName, to: &VName) {
             rename_v(a, f, t);
             s.iter_mut().for_each(|x| rename_se(x, f, t));
         }
-        Exp::Assert { cond, .. } => rename_se(cond, f, t),
+        Exp::Assert { cond, args, .. } => {
+            rename_se(cond, f, t);
+            args.iter_mut().for_each(|x| rename_se(x, f, t));
+        }
         Exp::If {
             cond,
             then_b,

@@ -1002,14 +1002,24 @@ impl<'a> Lowerer<'a> {
         if shape.len() != want.len() {
             return Err(internal(span, "coercing between different ranks"));
         }
-        for (a, b) in shape.iter().zip(want) {
+        let rank = shape.len();
+        for (d, (a, b)) in shape.iter().zip(want).enumerate() {
             if a != b {
                 let c = self.let1(
                     "dim_ok",
                     BOOL,
                     Exp::CmpOp(crate::ir::CmpOp::Eq(PrimType::I64), a.clone(), b.clone()),
                 );
-                self.assert(c, "array sizes do not match (shape mismatch)".to_string());
+                let which = if rank == 1 {
+                    "an array".to_string()
+                } else {
+                    format!("dimension {} of an array", d + 1)
+                };
+                self.assert_with(
+                    c,
+                    format!("shape mismatch: {which} has size {{}} where size {{}} is required"),
+                    vec![a.clone(), b.clone()],
+                );
             }
         }
         let v = super::types::arr_var(&s, span)?;

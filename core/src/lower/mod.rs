@@ -244,10 +244,16 @@ impl<'a> Lowerer<'a> {
 
     /// Emits a runtime assertion.
     pub fn assert(&mut self, cond: SubExp, msg: String) {
+        self.assert_with(cond, msg, vec![]);
+    }
+
+    /// Emits a runtime assertion whose message shows the values of `args` at its `{}`s
+    /// ([`ir::assert_message`]).
+    pub fn assert_with(&mut self, cond: SubExp, msg: String, args: Vec<SubExp>) {
         if cond == SubExp::Const(PrimValue::Bool(true)) {
             return;
         }
-        self.emit(vec![], Exp::Assert { cond, msg });
+        self.emit(vec![], Exp::Assert { cond, msg, args });
     }
 
     /// `a op b` on `i64` sizes, where `op` is [`SizeArith`]`::Add`, `Sub` or `Mul`, with an
@@ -286,6 +292,7 @@ impl<'a> Lowerer<'a> {
                         Exp::Assert {
                             cond: SubExp::Const(PrimValue::Bool(false)),
                             msg,
+                            args: vec![],
                         },
                     );
                     SubExp::i64(0)

@@ -135,7 +135,10 @@ pub fn walk_exp<V: Visitor>(v: &mut V, e: &mut Exp) {
             v.use_name(keys);
             v.subexp(bits);
         }
-        Exp::Assert { cond, .. } => v.subexp(cond),
+        Exp::Assert { cond, args, .. } => {
+            v.subexp(cond);
+            args.iter_mut().for_each(|a| v.subexp(a));
+        }
         Exp::Apply { args, ret, .. } => {
             args.iter_mut().for_each(|a| v.subexp(a));
             ret.iter_mut().for_each(|t| walk_ext_type(v, t));

@@ -1181,6 +1181,7 @@ fn program_errors() {
             exp: HostExp::Plain(Exp::Assert {
                 cond: var(&g),
                 msg: "never".into(),
+                args: vec![],
             }),
             attrs: Attrs::default(),
             loc: None,

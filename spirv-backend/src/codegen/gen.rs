@@ -112,12 +112,21 @@ pub const ERR_LOOP_LIMIT: u32 = 5;
 /// lavapipe's limit on the loop iterations of one invocation.
 pub const LAVAPIPE_LOOP_LIMIT: u32 = 65535;
 
-/// Where a kernel's runtime check comes from: the location and the message to report.
+/// Where a kernel's runtime check comes from: the location and the message to report, whose
+/// `{}`s the first `args` `i64` values of the failing thread's status slot fill in (an
+/// assertion naming the sizes it compares, [`vkad_core::ir::assert_message`]).
 #[derive(Clone, Debug)]
 pub struct ErrorSite {
     pub loc: Option<SrcLoc>,
     pub msg: String,
+    pub args: usize,
 }
+
+/// Words (`u32`) per status slot: the failure flag, the error code, the error site, one
+/// spare word, then [`MAX_ERROR_ARGS`] `i64` message arguments of two words each.
+pub const STATUS_SLOT_WORDS: usize = 8;
+/// The most message arguments a kernel reports with an error.
+pub const MAX_ERROR_ARGS: usize = 2;
 
 /// The error a kernel reported in its status slot: `code` (one of the `ERR_` constants) at
 /// `site` of its error table (`loc`: the launch's location, for a site the table lacks), on
@@ -128,11 +137,15 @@ pub fn kernel_error(
     site: Option<&ErrorSite>,
     loc: &Option<SrcLoc>,
     device: &str,
+    args: &[i64],
 ) -> crate::error::Error {
     use crate::error::{Error, RuntimeKind};
     let (loc, msg) = match site {
-        Some(s) => (&s.loc, s.msg.as_str()),
-        None => (loc, "kernel error"),
+        Some(s) => {
+            let args: Vec<String> = args.iter().take(s.args).map(|a| a.to_string()).collect();
+            (&s.loc, vkad_core::ir::assert_message(&s.msg, &args))
+        }
+        None => (loc, "kernel error".to_string()),
     };
     let kind = match code {
         ERR_LOOP_LIMIT => {
@@ -913,9 +926,21 @@ impl Gen {
 
     /// Records an error site and returns its id.
     pub fn site(&mut self, loc: &Option<SrcLoc>, msg: impl Into<String>) -> u32 {
+        self.site_with_args(loc, msg, 0)
+    }
+
+    /// Records an error site whose message has `args` `{}`s filled in from the values the
+    /// failing thread reports ([`Gen::fail_if_args`]); returns its id.
+    pub fn site_with_args(
+        &mut self,
+        loc: &Option<SrcLoc>,
+        msg: impl Into<String>,
+        args: usize,
+    ) -> u32 {
         self.errors.push(ErrorSite {
             loc: loc.clone(),
             msg: msg.into(),
+            args: args.min(MAX_ERROR_ARGS),
         });
         (self.errors.len() - 1) as u32
     }
@@ -923,6 +948,12 @@ impl Gen {
     /// If `bad` is true: record error `code` at site `site` in the launch's slot of the status
     /// buffer (first wins).
     pub fn fail_if(&mut self, bad: Word, code: u32, site: u32) -> R<()> {
+        self.fail_if_args(bad, code, site, &[])
+    }
+
+    /// [`Gen::fail_if`], also recording the `u64` values `args` (at most [`MAX_ERROR_ARGS`]
+    /// are kept) for the site's message.
+    pub fn fail_if_args(&mut self, bad: Word, code: u32, site: u32, args: &[Word]) -> R<()> {
         self.if_then(bad, |g| {
             let u32t = g.t_u32();
             let u64t = g.t_u64();
@@ -931,8 +962,8 @@ impl Gen {
             let sp = g.b.access_chain(pu, None, g.push_var, [c0]).ie()?;
             let slot = g.b.load(u32t, None, sp, None, []).ie()?;
             let slot = g.b.u_convert(u64t, None, slot).ie()?;
-            let four = g.c_u64(4);
-            let z = g.b.i_mul(u64t, None, slot, four).ie()?;
+            let words = g.c_u64(STATUS_SLOT_WORDS as u64);
+            let z = g.b.i_mul(u64t, None, slot, words).ie()?;
             let p = g.word_ptr(0, z)?;
             let (dev, sem) = (g.c_u32(spirv::Scope::Device as u32), g.c_u32(0));
             let (zero, one) = (g.c_u32(0), g.c_u32(1));
@@ -947,7 +978,19 @@ impl Gen {
                 let i2 = g.b.i_add(u64t, None, z, two).ie()?;
                 let (c, s) = (g.c_u32(code), g.c_u32(site));
                 g.store_word(0, i1, c)?;
-                g.store_word(0, i2, s)
+                g.store_word(0, i2, s)?;
+                for (i, &a) in args.iter().take(MAX_ERROR_ARGS).enumerate() {
+                    let lo = g.b.u_convert(u32t, None, a).ie()?;
+                    let c32 = g.c_u64(32);
+                    let hi = g.b.shift_right_logical(u64t, None, a, c32).ie()?;
+                    let hi = g.b.u_convert(u32t, None, hi).ie()?;
+                    for (j, w) in [lo, hi].into_iter().enumerate() {
+                        let off = g.c_u64((4 + 2 * i + j) as u64);
+                        let at = g.b.i_add(u64t, None, z, off).ie()?;
+                        g.store_word(0, at, w)?;
+                    }
+                }
+                Ok(())
             })
         })
     }

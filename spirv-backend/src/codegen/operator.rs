@@ -209,7 +209,10 @@ pub(crate) fn free_vars_stm(stm: &Stm, out: &mut Vec<ir::VName>) {
             body(b, out)
         }
         Exp::Apply { args, .. } => args.iter().for_each(|x| se(x, out)),
-        Exp::Assert { cond, .. } => se(cond, out),
+        Exp::Assert { cond, args, .. } => {
+            se(cond, out);
+            args.iter().for_each(|x| se(x, out));
+        }
         Exp::Soac(s) => match s {
             Soac::Map { w, arrs, lam: l } => {
                 se(w, out);

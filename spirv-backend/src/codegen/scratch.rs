@@ -177,7 +177,10 @@ fn exp_vars(e: &Exp, out: &mut Vec<u32>) {
             out.push(keys.id);
             se(bits, out);
         }
-        Exp::Assert { cond, .. } => se(cond, out),
+        Exp::Assert { cond, args, .. } => {
+            se(cond, out);
+            args.iter().for_each(|x| se(x, out));
+        }
         Exp::If {
             cond,
             then_b,

@@ -631,12 +631,23 @@ impl<'p> KCtx<'p> {
                     loc,
                 )),
             },
-            Exp::Assert { cond, msg } => {
+            Exp::Assert { cond, msg, args } => {
                 let c = self.scalar(g, cond, loc)?;
                 let bt = g.t_bool();
                 let bad = g.b.logical_not(bt, None, c).ie()?;
-                let site = g.site(loc, msg.clone());
-                g.fail_if(bad, ERR_ASSERT, site)?;
+                // Integer arguments (the sizes of a shape check) travel with the error.
+                let mut words = Vec::with_capacity(args.len());
+                for a in args {
+                    match self.sub(g, a, loc)? {
+                        KVal::S(_, PrimType::Int(_)) => words.push(self.index(g, a, loc)?),
+                        _ => {
+                            words.clear();
+                            break;
+                        }
+                    }
+                }
+                let site = g.site_with_args(loc, msg.clone(), words.len());
+                g.fail_if_args(bad, ERR_ASSERT, site, &words)?;
                 self.bind(stm, vec![])
             }
             Exp::If {

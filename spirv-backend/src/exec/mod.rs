@@ -7,7 +7,7 @@
 //! reductions and scans (`segmented`) and `sort_by_key` (`sort`).
 
 use crate::codegen::chunked::{self, Io, Phase};
-use crate::codegen::gen::{word_kind, Addressing, WordKind, WG};
+use crate::codegen::gen::{word_kind, Addressing, WordKind, MAX_ERROR_ARGS, STATUS_SLOT_WORDS, WG};
 use crate::codegen::module::CompiledModule;
 use crate::codegen::operator::{self, free_vars_stm, split_operator};
 use crate::codegen::{self, ArgSrc, BindSrc, HostTy, KernelCode};
@@ -92,6 +92,8 @@ const MAX_BATCH: usize = 256;
 
 /// Status slots (of 4 words) in the status buffer: launches that can fail in one batch.
 pub(crate) const STATUS_SLOTS: usize = 256;
+/// Bytes per status slot ([`STATUS_SLOT_WORDS`] words).
+const SLOT_BYTES: usize = STATUS_SLOT_WORDS * 4;
 
 /// A kernel launch recorded for the next submission.
 struct Launch {
@@ -266,7 +268,7 @@ pub struct Exec<'a> {
     env: HashMap<u32, HVal>,
     /// Kernels made from IR, by statement address and kind.
     pub(crate) kernels: KernelCache,
-    /// The status buffer: [`STATUS_SLOTS`] slots of 4 words, one per launch of a batch that
+    /// The status buffer: [`STATUS_SLOTS`] slots of [`STATUS_SLOT_WORDS`] words, one per launch of a batch that
     /// can fail (a kernel writes its errors into the slot its push constant names).
     pub(crate) status: Arc<Buffer>,
     /// Launches recorded but not yet submitted, and their argument buffers.
@@ -300,8 +302,8 @@ impl<'a> Exec<'a> {
         let status = match kernels.status.take() {
             Some(s) => s,
             None => {
-                let status = ctx.alloc(STATUS_SLOTS as u64 * 16)?;
-                ctx.upload(&status, 0, &[0u8; STATUS_SLOTS * 16])?;
+                let status = ctx.alloc((STATUS_SLOTS * SLOT_BYTES) as u64)?;
+                ctx.upload(&status, 0, &[0u8; STATUS_SLOTS * SLOT_BYTES])?;
                 Arc::new(status)
             }
         };
@@ -676,7 +678,7 @@ impl<'a> Exec<'a> {
                 }
             })
             .collect();
-        let read = (slots > 0).then_some((&*self.status, 0u64, slots as u64 * 16));
+        let read = (slots > 0).then_some((&*self.status, 0u64, (slots * SLOT_BYTES) as u64));
         let r = self.ctx.run_with(&writes, &dispatches, read);
         drop(dispatches);
         for (_, _, a) in &launches {
@@ -701,14 +703,23 @@ impl<'a> Exec<'a> {
         };
         for (l, slot, _) in &launches {
             let Some(k) = slot else { continue };
-            if word(4 * k) != 0 {
-                self.ctx.upload(&self.status, 0, &vec![0u8; slots * 16])?;
-                let site = l.errors.get(word(4 * k + 2) as usize);
+            let z = STATUS_SLOT_WORDS * k;
+            if word(z) != 0 {
+                self.ctx
+                    .upload(&self.status, 0, &vec![0u8; slots * SLOT_BYTES])?;
+                let site = l.errors.get(word(z + 2) as usize);
+                let args: Vec<i64> = (0..MAX_ERROR_ARGS)
+                    .map(|i| {
+                        let (lo, hi) = (word(z + 4 + 2 * i), word(z + 5 + 2 * i));
+                        (((hi as u64) << 32) | lo as u64) as i64
+                    })
+                    .collect();
                 return Err(crate::codegen::gen::kernel_error(
-                    word(4 * k + 1),
+                    word(z + 1),
                     site,
                     &l.loc,
                     &self.ctx.info().name,
+                    &args,
                 ));
             }
         }
@@ -902,8 +913,13 @@ impl<'a> Exec<'a> {
                 let r = primops::eval_math(*f, &xs).map_err(lift)?;
                 self.bind(stm, vec![HVal::P(r)])
             }
-            Exp::Assert { cond, msg } => {
+            Exp::Assert { cond, msg, args } => {
                 if self.prim(cond, loc)? != PrimValue::Bool(true) {
+                    let args = args
+                        .iter()
+                        .map(|a| Ok(vkad_core::ir::assert_arg_text(&self.prim(a, loc)?)))
+                        .collect::<E<Vec<_>>>()?;
+                    let msg = vkad_core::ir::assert_message(msg, &args);
                     return Err(Error::runtime(RuntimeKind::Assert, loc, msg));
                 }
                 self.bind(stm, vec![])

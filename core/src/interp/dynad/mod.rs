@@ -707,9 +707,13 @@ impl Tracer<'_, '_> {
                 let a = self.arr(v, loc)?;
                 one(TV::A(rearrange(perm, &a, loc)?))
             }
-            Exp::Assert { cond, msg } => {
+            Exp::Assert { cond, msg, args } => {
                 if !self.bool(cond, loc)? {
-                    return err(msg.clone(), loc);
+                    let args = args
+                        .iter()
+                        .map(|a| Ok(crate::ir::assert_arg_text(&self.sc(a, loc)?.v)))
+                        .collect::<R<Vec<_>>>()?;
+                    return err(crate::ir::assert_message(msg, &args), loc);
                 }
                 vec![]
             }

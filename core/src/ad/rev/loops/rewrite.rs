@@ -116,6 +116,7 @@ impl Rev<'_> {
                 Exp::Assert {
                     cond: SubExp::Var(done),
                     msg: format!("the while loop ran more iterations than its #[bound({n})]"),
+                    args: vec![],
                 },
                 Attrs::default(),
                 stm.loc.clone(),
