@@ -33,6 +33,8 @@ pub(crate) mod atan;
 pub(crate) mod cbrt;
 pub(crate) mod erf;
 pub(crate) mod exp;
+pub(crate) mod fdlibm;
+pub(crate) mod gamma;
 pub(crate) mod hyperbolic;
 pub(crate) mod log;
 pub(crate) mod pow;
@@ -687,7 +689,7 @@ impl Gen {
         let ft = match f {
             Exp(t) | Log(t) | Log2(t) | Log10(t) | Log1p(t) | Sin(t) | Cos(t) | Tan(t)
             | Asin(t) | Acos(t) | Atan(t) | Atan2(t) | Sinh(t) | Cosh(t) | Tanh(t) | Asinh(t)
-            | Acosh(t) | Atanh(t) | Cbrt(t) | Erf(t) | Erfc(t) => t,
+            | Acosh(t) | Atanh(t) | Cbrt(t) | Erf(t) | Erfc(t) | Gamma(t) | Lgamma(t) => t,
             _ => return Ok(None),
         };
         if PrimType::Float(ft) != f64t {
@@ -717,6 +719,8 @@ impl Gen {
             Cbrt(_) => cbrt::cbrt(d, x)?,
             Erf(_) => erf::erf(d, x)?,
             Erfc(_) => erf::erfc(d, x)?,
+            Gamma(_) => gamma::gamma(d, x)?,
+            Lgamma(_) => gamma::lgamma(d, x)?,
             _ => return Ok(None),
         }))
     }

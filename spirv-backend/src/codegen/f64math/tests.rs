@@ -312,3 +312,155 @@ fn erf_accuracy() {
     check("erf", &xs, erf::erf, interp(MathFn::Erf));
     check("erfc", &xs, erf::erfc, interp(MathFn::Erfc));
 }
+
+/// Whether `got` and `want` are the same bits (any NaN matches any NaN).
+fn same(got: f64, want: f64) -> bool {
+    (got.is_nan() && want.is_nan()) || got.to_bits() == want.to_bits()
+}
+
+/// Requires `f` (on [`Cpu`]) to give the bits of `reference` at every argument, and reports
+/// the largest ulp distance (0 when it does).
+fn check_exact(
+    name: &str,
+    xs: &[f64],
+    f: impl Fn(&mut Cpu, f64) -> R<f64>,
+    reference: impl Fn(f64) -> f64,
+) {
+    let mut bad = Vec::new();
+    for &x in xs {
+        let (got, want) = (f(&mut Cpu, x).unwrap(), reference(x));
+        if !same(got, want) {
+            bad.push((x, got, want, ulps(got, want)));
+        }
+    }
+    let max = bad.iter().map(|b| b.3).fold(0.0, f64::max);
+    eprintln!(
+        "{name}: {} of {} arguments differ, max {max} ulp",
+        bad.len(),
+        xs.len()
+    );
+    assert!(
+        bad.is_empty(),
+        "{name}: {} differ, e.g. {:?}",
+        bad.len(),
+        &bad[..bad.len().min(5)]
+    );
+}
+
+/// Arguments of `gamma` and `lgamma`: the specials, random ones over `(0, 190)`, `(-190, 0)`,
+/// `(0, 3)`, tiny and huge magnitudes, and the hard places: near the poles, near 1 and 2, the
+/// region edges of both algorithms (2^-54, 2^-70, 0.9, 2, 8, 23, 171.62, 184, 2^58), integers
+/// and half-integers, and near the negative zeros of `lgamma`.
+pub(crate) fn gamma_arguments(n: usize, seed: u64) -> Vec<f64> {
+    let mut v = arguments(
+        n,
+        seed,
+        &[
+            (-320.0, -20.0),
+            (-20.0, 0.0),
+            (0.0, 2.3),
+            (2.3, 20.0),
+            (20.0, 308.0),
+        ],
+    );
+    let mut r = Rng(seed ^ 0x9e37_79b9);
+    for _ in 0..n {
+        v.push(r.uniform(0.0, 190.0));
+        v.push(r.uniform(-190.0, 0.0));
+        v.push(r.uniform(0.0, 3.0));
+        v.push(r.uniform(-6.0, 0.0));
+        // Near a pole or a positive integer.
+        let k = (r.next() % 200) as f64;
+        let d = r.log_uniform(-16.0, -1.0);
+        v.push(-k + d);
+        v.push(k + d);
+        v.push(1.0 + r.log_uniform(-17.0, -2.0));
+        v.push(2.0 + r.log_uniform(-16.0, -2.0));
+    }
+    for k in -200..=200 {
+        let k = f64::from(k);
+        v.extend([k, k + 0.5, k.next_up(), k.next_down()]);
+    }
+    for e in [
+        2f64.powi(-54),
+        2f64.powi(-70),
+        0.9,
+        0.2316,
+        0.7316,
+        1.2316,
+        1.7316,
+        TC_EDGE,
+        8.0,
+        23.0,
+        171.62,
+        171.624_376_956_302_7,
+        171.624_376_956_302_8,
+        184.0,
+        2f64.powi(52),
+        2f64.powi(53),
+        2f64.powi(58),
+        1e300,
+        // Near the negative zeros of lgamma.
+        -2.457_024_738_220_800_5,
+        -2.747_682_646_727_412_7,
+        -3.143_580_888_349_980_4,
+        -3.955_294_284_858_597,
+        -4.039_361_839_740_536,
+        -4.991_544_640_560_048,
+    ] {
+        v.extend([
+            e,
+            e.next_up(),
+            e.next_down(),
+            -e,
+            -e.next_up(),
+            -e.next_down(),
+        ]);
+    }
+    v
+}
+
+/// The minimum of `Γ`, where `lgamma`'s middle approximation is centred.
+const TC_EDGE: f64 = 1.461_632_144_968_362_2;
+
+#[test]
+fn gamma_is_the_interpreters() {
+    let xs = gamma_arguments(N, 11);
+    check_exact("gamma", &xs, gamma::gamma, interp(MathFn::Gamma));
+    check_exact("lgamma", &xs, gamma::lgamma, interp(MathFn::Lgamma));
+    check("gamma", &xs, gamma::gamma, interp(MathFn::Gamma));
+    check("lgamma", &xs, gamma::lgamma, interp(MathFn::Lgamma));
+}
+
+/// The helpers of `gamma` and `lgamma` are `libm`'s, bit for bit, over the arguments they get.
+#[test]
+fn fdlibm_helpers_are_libms() {
+    let mut r = Rng(12);
+    let xs: Vec<f64> = (0..4 * N).map(|_| -r.uniform(1.04, 708.0)).collect();
+    check_exact("exp", &xs, fdlibm::exp_neg, libm::exp);
+    let mut xs = arguments(N, 13, &[(-320.0, 308.0), (-1.0, 1.0)]);
+    xs.retain(|x| *x >= 0.0 || x.is_nan());
+    xs.extend((0..N).map(|_| r.uniform(0.5, 2.0)));
+    check_exact("log", &xs, fdlibm::log, libm::log);
+    let mut pairs = Vec::new();
+    for _ in 0..4 * N {
+        let x = r.uniform(5.5, 190.0);
+        pairs.push((x, r.uniform(-92.0, 92.0)));
+        pairs.push((x, r.uniform(-92.0, 92.0).round() * 0.25));
+        pairs.push((r.uniform(1e-3, 1e3), r.uniform(-50.0, 50.0)));
+    }
+    for y in [
+        0.0, -0.0, 1.0, -1.0, 2.0, 0.5, -0.5, 0.25, -0.25, 91.75, -91.75,
+    ] {
+        pairs.push((7.3, y));
+    }
+    let mut bad = 0;
+    for &(x, y) in &pairs {
+        let got = fdlibm::pow(&mut Cpu, x, y).unwrap();
+        if !same(got, libm::pow(x, y)) {
+            bad += 1;
+            eprintln!("pow({x:e}, {y:e}): {got:e} vs {:e}", libm::pow(x, y));
+        }
+    }
+    assert_eq!(bad, 0, "pow differs from libm's at {bad} arguments");
+}
