@@ -1,7 +1,7 @@
 //! The accuracy of every function on the CPU ([`Cpu`]), against Rust's `f64` methods (the
 //! interpreter's libm), in ulps, over special, tiny, huge, negative and random arguments.
 
-use super::test_support::{reference, Rng};
+use super::test_support::{gamma_arguments, reference, Rng};
 use super::*;
 use vkad_core::prim::PrimValue;
 use vkad_core::primops::eval_math;
@@ -347,85 +347,9 @@ fn check_exact(
     );
 }
 
-/// Arguments of `gamma` and `lgamma`: the specials, random ones over `(0, 190)`, `(-190, 0)`,
-/// `(0, 3)`, tiny and huge magnitudes, and the hard places: near the poles, near 1 and 2, the
-/// region edges of both algorithms (2^-54, 2^-70, 0.9, 2, 8, 23, 171.62, 184, 2^58), integers
-/// and half-integers, and near the negative zeros of `lgamma`.
-pub(crate) fn gamma_arguments(n: usize, seed: u64) -> Vec<f64> {
-    let mut v = arguments(
-        n,
-        seed,
-        &[
-            (-320.0, -20.0),
-            (-20.0, 0.0),
-            (0.0, 2.3),
-            (2.3, 20.0),
-            (20.0, 308.0),
-        ],
-    );
-    let mut r = Rng(seed ^ 0x9e37_79b9);
-    for _ in 0..n {
-        v.push(r.uniform(0.0, 190.0));
-        v.push(r.uniform(-190.0, 0.0));
-        v.push(r.uniform(0.0, 3.0));
-        v.push(r.uniform(-6.0, 0.0));
-        // Near a pole or a positive integer.
-        let k = (r.next() % 200) as f64;
-        let d = r.log_uniform(-16.0, -1.0);
-        v.push(-k + d);
-        v.push(k + d);
-        v.push(1.0 + r.log_uniform(-17.0, -2.0));
-        v.push(2.0 + r.log_uniform(-16.0, -2.0));
-    }
-    for k in -200..=200 {
-        let k = f64::from(k);
-        v.extend([k, k + 0.5, k.next_up(), k.next_down()]);
-    }
-    for e in [
-        2f64.powi(-54),
-        2f64.powi(-70),
-        0.9,
-        0.2316,
-        0.7316,
-        1.2316,
-        1.7316,
-        TC_EDGE,
-        8.0,
-        23.0,
-        171.62,
-        171.624_376_956_302_7,
-        171.624_376_956_302_8,
-        184.0,
-        2f64.powi(52),
-        2f64.powi(53),
-        2f64.powi(58),
-        1e300,
-        // Near the negative zeros of lgamma.
-        -2.457_024_738_220_800_5,
-        -2.747_682_646_727_412_7,
-        -3.143_580_888_349_980_4,
-        -3.955_294_284_858_597,
-        -4.039_361_839_740_536,
-        -4.991_544_640_560_048,
-    ] {
-        v.extend([
-            e,
-            e.next_up(),
-            e.next_down(),
-            -e,
-            -e.next_up(),
-            -e.next_down(),
-        ]);
-    }
-    v
-}
-
-/// The minimum of `Γ`, where `lgamma`'s middle approximation is centred.
-const TC_EDGE: f64 = 1.461_632_144_968_362_2;
-
 #[test]
 fn gamma_is_the_interpreters() {
-    let xs = gamma_arguments(N, 11);
+    let xs = gamma_arguments(N, 11); // about 20,000
     check_exact("gamma", &xs, gamma::gamma, interp(MathFn::Gamma));
     check_exact("lgamma", &xs, gamma::lgamma, interp(MathFn::Lgamma));
     check("gamma", &xs, gamma::gamma, interp(MathFn::Gamma));
