@@ -108,7 +108,8 @@
 //! LLVM code generator folds arithmetic on the constant `+0.0`, NIR turns `select(c, -1.0, 0.0)`
 //! into `-b2f(c)`, its f64 `trunc` drops the sign of zero). `f64` transcendental functions,
 //! which GLSL.std.450 has only for 16/32-bit floats, are computed in `f64` by vkad's own code
-//! (within 2 ulp of the interpreter; `gamma` and `lgamma` still in `f32`).
+//! (within 2 ulp of the interpreter; `gamma` and `lgamma` follow the interpreter's `libm`
+//! algorithms operation for operation and give its results bit for bit).
 //!
 //! Storage: every element of at most 32 bits is one 32-bit word (bool as 0/1, 8/16-bit integers
 //! sign/zero-extended, f16 as the f32 of the same value), 64-bit types one 64-bit word. Kernels

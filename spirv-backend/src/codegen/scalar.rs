@@ -4,10 +4,9 @@
 //! Known differences (documented, within the test tolerance): `f32` and `f16` transcendental
 //! functions use GLSL.std.450, whose precision is implementation-defined. On `f64` arguments,
 //! `exp`, `log`, `log2`, `log10`, `log1p`, `pow`, the trigonometric and hyperbolic functions,
-//! their inverses, `cbrt`, `erf` and `erfc` are computed in `f64` by [`crate::codegen::f64math`]
-//! (within 2 ulp of the interpreter), but `gamma` and `lgamma` are still computed in `f32`, with a Lanczos
-//! approximation accurate to about `1e-7` relative. Conversions to `f16` from `f64` round
-//! twice (via `f32`).
+//! their inverses, `cbrt`, `erf`, `erfc`, `gamma` and `lgamma` are computed in `f64` by
+//! [`crate::codegen::f64math`] (within 2 ulp of the interpreter; `gamma` and `lgamma` bit for bit,
+//! by the interpreter's own algorithms). Conversions to `f16` from `f64` round twice (via `f32`).
 
 use crate::codegen::gen::{Gen, Ie, ERR_DIVZERO, ERR_NEGEXP, R};
 use crate::error::Error;

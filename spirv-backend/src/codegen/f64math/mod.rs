@@ -19,20 +19,29 @@
 //! [`Gen`], [`Cpu`] (tests) computes with Rust's `f64`, so that the accuracy of the very
 //! algorithm the device runs can be checked on millions of arguments without a device. The
 //! code is straight-line (selects, no branches), except the Payne–Hanek reduction of
-//! [`trig`], which runs under an `if` for arguments beyond `2^20 π/2` only.
+//! [`trig`], which runs under an `if` for arguments beyond `2^20 π/2` only, and the Lanczos sum
+//! of [`gamma`], under an `if` on `|x| < 8`.
 //!
 //! Functions: [`exp::exp`], [`log::log`], [`log::log2`], [`log::log10`],
 //! [`log::log1p`], [`trig::sin`], [`trig::cos`], [`trig::tan`], [`atan::atan`],
 //! [`atan::atan2`], [`atan::asin`], [`atan::acos`], [`hyperbolic::sinh`],
 //! [`hyperbolic::cosh`], [`hyperbolic::tanh`], [`hyperbolic::asinh`], [`hyperbolic::acosh`],
-//! [`hyperbolic::atanh`], [`pow::pow`], [`cbrt::cbrt`], [`erf::erf`], [`erf::erfc`] (and
-//! `exp::expm1`, which the language lacks, for the tests of the core `tanh` uses). `gamma` and
-//! `lgamma` are not here: they are still computed in `f32` (see `scalar.rs`).
+//! [`hyperbolic::atanh`], [`pow::pow`], [`cbrt::cbrt`], [`erf::erf`], [`erf::erfc`],
+//! [`gamma::gamma`], [`gamma::lgamma`] (and `exp::expm1`, which the language lacks, for the
+//! tests of the core `tanh` uses).
+//!
+//! `gamma` and `lgamma` are the exception to "written anew": the interpreter's (`libm`'s
+//! `tgamma` and `lgamma`) are several ulp away from `Γ` and `ln |Γ|` at many arguments, so they
+//! follow `libm`'s algorithms (musl's Lanczos `tgamma`, fdlibm's `lgamma_r`, and fdlibm's `exp`,
+//! `log`, `pow` and kernels that those call, in [`fdlibm`]) operation for operation, and give
+//! the interpreter's results bit for bit wherever `+ - * /` and `sqrt` round correctly.
 
 pub(crate) mod atan;
 pub(crate) mod cbrt;
 pub(crate) mod erf;
 pub(crate) mod exp;
+pub(crate) mod fdlibm;
+pub(crate) mod gamma;
 pub(crate) mod hyperbolic;
 pub(crate) mod log;
 pub(crate) mod pow;
@@ -687,7 +696,7 @@ impl Gen {
         let ft = match f {
             Exp(t) | Log(t) | Log2(t) | Log10(t) | Log1p(t) | Sin(t) | Cos(t) | Tan(t)
             | Asin(t) | Acos(t) | Atan(t) | Atan2(t) | Sinh(t) | Cosh(t) | Tanh(t) | Asinh(t)
-            | Acosh(t) | Atanh(t) | Cbrt(t) | Erf(t) | Erfc(t) => t,
+            | Acosh(t) | Atanh(t) | Cbrt(t) | Erf(t) | Erfc(t) | Gamma(t) | Lgamma(t) => t,
             _ => return Ok(None),
         };
         if PrimType::Float(ft) != f64t {
@@ -717,6 +726,8 @@ impl Gen {
             Cbrt(_) => cbrt::cbrt(d, x)?,
             Erf(_) => erf::erf(d, x)?,
             Erfc(_) => erf::erfc(d, x)?,
+            Gamma(_) => gamma::gamma(d, x)?,
+            Lgamma(_) => gamma::lgamma(d, x)?,
             _ => return Ok(None),
         }))
     }

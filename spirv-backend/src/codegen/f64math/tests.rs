@@ -1,7 +1,7 @@
 //! The accuracy of every function on the CPU ([`Cpu`]), against Rust's `f64` methods (the
 //! interpreter's libm), in ulps, over special, tiny, huge, negative and random arguments.
 
-use super::test_support::{reference, Rng};
+use super::test_support::{gamma_arguments, reference, Rng};
 use super::*;
 use vkad_core::prim::PrimValue;
 use vkad_core::primops::eval_math;
@@ -311,4 +311,80 @@ fn erf_accuracy() {
     xs.extend([2.5, -2.5, 2.499_999_999_999_999_6, 6.0, 27.2, 27.3, 26.55]);
     check("erf", &xs, erf::erf, interp(MathFn::Erf));
     check("erfc", &xs, erf::erfc, interp(MathFn::Erfc));
+}
+
+/// Whether `got` and `want` are the same bits (any NaN matches any NaN).
+fn same(got: f64, want: f64) -> bool {
+    (got.is_nan() && want.is_nan()) || got.to_bits() == want.to_bits()
+}
+
+/// Requires `f` (on [`Cpu`]) to give the bits of `reference` at every argument, and reports
+/// the largest ulp distance (0 when it does).
+fn check_exact(
+    name: &str,
+    xs: &[f64],
+    f: impl Fn(&mut Cpu, f64) -> R<f64>,
+    reference: impl Fn(f64) -> f64,
+) {
+    let mut bad = Vec::new();
+    for &x in xs {
+        let (got, want) = (f(&mut Cpu, x).unwrap(), reference(x));
+        if !same(got, want) {
+            bad.push((x, got, want, ulps(got, want)));
+        }
+    }
+    let max = bad.iter().map(|b| b.3).fold(0.0, f64::max);
+    eprintln!(
+        "{name}: {} of {} arguments differ, max {max} ulp",
+        bad.len(),
+        xs.len()
+    );
+    assert!(
+        bad.is_empty(),
+        "{name}: {} differ, e.g. {:?}",
+        bad.len(),
+        &bad[..bad.len().min(5)]
+    );
+}
+
+#[test]
+fn gamma_is_the_interpreters() {
+    let xs = gamma_arguments(N, 11); // about 20,000
+    check_exact("gamma", &xs, gamma::gamma, interp(MathFn::Gamma));
+    check_exact("lgamma", &xs, gamma::lgamma, interp(MathFn::Lgamma));
+    check("gamma", &xs, gamma::gamma, interp(MathFn::Gamma));
+    check("lgamma", &xs, gamma::lgamma, interp(MathFn::Lgamma));
+}
+
+/// The helpers of `gamma` and `lgamma` are `libm`'s, bit for bit, over the arguments they get.
+#[test]
+fn fdlibm_helpers_are_libms() {
+    let mut r = Rng(12);
+    let xs: Vec<f64> = (0..4 * N).map(|_| -r.uniform(1.04, 708.0)).collect();
+    check_exact("exp", &xs, fdlibm::exp_neg, libm::exp);
+    let mut xs = arguments(N, 13, &[(-320.0, 308.0), (-1.0, 1.0)]);
+    xs.retain(|x| *x >= 0.0 || x.is_nan());
+    xs.extend((0..N).map(|_| r.uniform(0.5, 2.0)));
+    check_exact("log", &xs, fdlibm::log, libm::log);
+    let mut pairs = Vec::new();
+    for _ in 0..4 * N {
+        let x = r.uniform(5.5, 190.0);
+        pairs.push((x, r.uniform(-92.0, 92.0)));
+        pairs.push((x, r.uniform(-92.0, 92.0).round() * 0.25));
+        pairs.push((r.uniform(1e-3, 1e3), r.uniform(-50.0, 50.0)));
+    }
+    for y in [
+        0.0, -0.0, 1.0, -1.0, 2.0, 0.5, -0.5, 0.25, -0.25, 91.75, -91.75,
+    ] {
+        pairs.push((7.3, y));
+    }
+    let mut bad = 0;
+    for &(x, y) in &pairs {
+        let got = fdlibm::pow(&mut Cpu, x, y).unwrap();
+        if !same(got, libm::pow(x, y)) {
+            bad += 1;
+            eprintln!("pow({x:e}, {y:e}): {got:e} vs {:e}", libm::pow(x, y));
+        }
+    }
+    assert_eq!(bad, 0, "pow differs from libm's at {bad} arguments");
 }
