@@ -149,7 +149,7 @@ impl S {
     /// of at most this size, rounded in any order, stay within `compare_values`' 0.002.
     fn sum_mag(self) -> f64 {
         match self {
-            S::F32 => 16.0,
+            S::F32 => 8.0,
             S::F64 => 1e6,
             _ => f64::INFINITY,
         }
@@ -429,6 +429,8 @@ struct Gen<'a> {
     names: usize,
     /// Expression nodes left; at 0 only leaves are made.
     fuel: usize,
+    /// Also make the constructs left out because of known bugs.
+    known_bugs: bool,
 }
 
 /// The largest factor an approximate value may be multiplied by.
@@ -481,7 +483,14 @@ impl Gen<'_> {
         if self.c.flip(80) {
             Size::Param(self.c.below(self.sizes.len()))
         } else {
-            Size::Const(self.c.pick(&[0, 1, 2, 3, 5, 17]))
+            // No empty arrays in fault modes (known Vulkan bug 8: a failing value used only
+            // by an inner `map` over an empty array is not computed).
+            let k = self.c.pick(&[0, 1, 2, 3, 5, 17]);
+            Size::Const(if self.mode == Mode::Safe || self.known_bugs {
+                k
+            } else {
+                k.max(1)
+            })
         }
     }
 
@@ -509,7 +518,7 @@ impl Gen<'_> {
         let mut converted = Vec::new();
         for v in &self.scope {
             if let Ty::Scalar(vt) = v.ty {
-                if let Some((text, attr)) = convert(vt, t, &v.name, v.attr) {
+                if let Some((text, attr)) = convert(vt, t, &v.name, v.attr, self.known_bugs) {
                     if attr.fits(need) {
                         if vt == t {
                             same.push(E { text, attr });
@@ -610,6 +619,18 @@ impl Gen<'_> {
         self.c.weighted(&[1, 1, index, 1])
     }
 
+    /// The neutral element of `t.min` or `t.max` (`f`) in a `reduce` or `scan`: for floats NaN,
+    /// the only true one (`f32.min f32.inf f32.nan` is `f32.inf`, not NaN: with `f32.inf`, a
+    /// `scan` over NaNs depends on where the implementation applies the neutral element, and
+    /// Vulkan's segmented scans skip it at the start of a segment; see "Findings").
+    fn minmax_ne(&self, t: S, f: &str) -> String {
+        match (t.is_float(), f) {
+            (true, _) => format!("{}.nan", t.name()),
+            (false, "min") => format!("{}.highest", t.name()),
+            (false, _) => format!("{}.lowest", t.name()),
+        }
+    }
+
     /// `weight`, made larger in fault mode `mode` (for the operations that may fail in it).
     fn boost(&self, mode: Mode, weight: usize) -> usize {
         if self.mode == mode {
@@ -619,10 +640,28 @@ impl Gen<'_> {
         }
     }
 
+    /// What a result (or its elements) must satisfy: [`compare_values`] allows an absolute
+    /// difference of 0.002, more only for arrays with large positive elements (0.002 times the
+    /// largest: not for large negative ones, as in futhark-data), so an approximate float
+    /// result must be moderate; an exact one may be anything.
+    fn result_need(&mut self, t: S) -> Attr {
+        if t.is_float() && self.c.flip(50) {
+            Attr {
+                prec: Prec::Inexact,
+                mag: if t == S::F32 { 1e3 } else { 1e9 },
+            }
+        } else {
+            Attr {
+                prec: Prec::ZeroSign,
+                mag: f64::INFINITY,
+            }
+        }
+    }
+
     /// What a `let`-bound value is asked to satisfy: sometimes exactness, so that exact
     /// variables exist for the operations that need them.
     fn binding_need(&mut self, t: S) -> Attr {
-        if t.is_float() && self.c.flip(50) {
+        if t.is_float() && self.c.flip(65) {
             ANY
         } else {
             Attr::EXACT_ANY
@@ -641,7 +680,7 @@ impl Gen<'_> {
         }
         let i = self.index_expr(a.size, d, false);
         let dflt = self.leaf(t, need);
-        let (arr, j) = (self.fresh("a"), self.fresh("j"));
+        let (arr, j) = (self.fresh("xs"), self.fresh("j"));
         E {
             text: format!(
                 "(let {arr} = {} in let {j} = {i} in if 0 <= {j} && {j} < length {arr} then {arr}[{j}] else {})",
@@ -673,8 +712,8 @@ impl Gen<'_> {
                 format!("({} % {}i64)", e.text, n.max(1))
             }
             5 => {
-                let e = self.scalar(S::I32, Attr::EXACT_ANY, d);
-                format!("(i64.i32 {} % {}i64)", e.text, n + 1)
+                let e = self.i64_of_i32(d);
+                format!("({e} % {}i64)", n + 1)
             }
             6 => {
                 let e = self.scalar(S::I64, Attr::EXACT_ANY, d);
@@ -682,9 +721,20 @@ impl Gen<'_> {
             }
             _ => {
                 // `%%` has the dividend's sign: negative indices too.
-                let e = self.scalar(S::I32, Attr::EXACT_ANY, d);
-                format!("(i64.i32 {} %% {}i64)", e.text, n + 1)
+                let e = self.i64_of_i32(d);
+                format!("({e} %% {}i64)", n + 1)
             }
+        }
+    }
+
+    /// An `i32` expression as an `i64` (`i64.i32`), or an `i64` expression where that is a
+    /// known bug (8).
+    fn i64_of_i32(&mut self, d: u32) -> String {
+        if self.known_bugs {
+            let e = self.scalar(S::I32, Attr::EXACT_ANY, d);
+            format!("(i64.i32 {})", e.text)
+        } else {
+            self.scalar(S::I64, Attr::EXACT_ANY, d).text
         }
     }
 
@@ -907,7 +957,10 @@ impl Gen<'_> {
             }
             5 => {
                 let from = self.c.pick(&[S::I32, S::I64, S::Bool]);
-                if from == S::Bool && need.mag < 1.0 {
+                // Known Vulkan bugs 6 and 8 (see `convert`).
+                if (from == S::Bool && (need.mag < 1.0 || !self.known_bugs))
+                    || (from == S::I32 && t == S::I64 && !self.known_bugs)
+                {
                     return self.leaf(t, need);
                 }
                 let a = self.scalar(
@@ -1001,10 +1054,10 @@ impl Gen<'_> {
             let text = match (self.c.flip(50), f) {
                 (true, "min") => format!("({tn}.minimum {})", paren_array(&a.text)),
                 (true, _) => format!("({tn}.maximum {})", paren_array(&a.text)),
-                (false, "min") => {
-                    format!("(reduce {tn}.min {tn}.highest {})", paren_array(&a.text))
+                (false, _) => {
+                    let ne = self.minmax_ne(t, f);
+                    format!("(reduce {tn}.{f} {ne} {})", paren_array(&a.text))
                 }
-                (false, _) => format!("(reduce {tn}.max {tn}.lowest {})", paren_array(&a.text)),
             };
             let attr = if t.is_float() {
                 a.attr.with_prec(Prec::ZeroSign)
@@ -1030,9 +1083,9 @@ impl Gen<'_> {
             usize::from(unbounded && inexact_ok), // 4 **, pow
             usize::from(zs_ok) * 2,               // 5 min, max
             2,                                    // 6 abs, neg
-            usize::from(inexact_ok) * 5,          // 7 unary functions
+            usize::from(inexact_ok) * 10,         // 7 unary functions
             2,                                    // 8 floor, ceil, round, trunc, sqrt, sgn
-            usize::from(inexact_ok),              // 9 atan2, hypot
+            usize::from(inexact_ok) * 3,          // 9 atan2, hypot
             3,                                    // 10 conversions
             3,                                    // 11 reduce
         ]);
@@ -1166,7 +1219,13 @@ impl Gen<'_> {
                 }
             }
             9 => {
-                if self.c.flip(50) {
+                // Known Vulkan bugs: `f32.atan2` of zeros and subnormals (bug 2), `hypot` of NaN
+                // and a zero (bug 1).
+                let atan2 = t == S::F64 || self.known_bugs;
+                if !atan2 && !self.known_bugs {
+                    return self.leaf(t, need);
+                }
+                if atan2 && (!self.known_bugs || self.c.flip(50)) {
                     let a = self.scalar(t, Attr::EXACT_ANY, d);
                     let b = self.scalar(t, Attr::EXACT_ANY, d);
                     E {
@@ -1192,7 +1251,8 @@ impl Gen<'_> {
             }
             10 => {
                 let from = self.c.pick(&[S::I32, S::I64, S::Bool, S::F32, S::F64]);
-                if from == t || (from == S::Bool && need.mag < 1.0) {
+                // Known Vulkan bug 6 (see `convert`).
+                if from == t || (from == S::Bool && (need.mag < 1.0 || !self.known_bugs)) {
                     return self.leaf(t, need);
                 }
                 let cn = if from.is_int() {
@@ -1246,16 +1306,30 @@ impl Gen<'_> {
             ("cbrt", Prec::Inexact, need.mag.powi(3), need.mag),
             ("erf", Prec::Inexact, f64::INFINITY, 1.0),
         ];
+        let f32 = t == S::F32 && !self.known_bugs;
         let fits: Vec<_> = table
             .iter()
+            // Known Vulkan bugs (module documentation, "Known bugs"): on `f32`, `log`, `log2`
+            // and `log10` of subnormal numbers are off by up to 4 (bug 5) and
+            // `log1p -inf` is `-inf` (bug 4).
+            .filter(|(f, ..)| !(f32 && matches!(*f, "log" | "log2" | "log10" | "log1p")))
+            // `f32.acosh` of x <= -4096 is `-inf`, `f32.acosh`/`f32.asinh` of |x| > 1.8e19 are
+            // infinite (bug 3): moderate arguments only.
+            .map(|&(f, p, arg, res)| {
+                if f32 && matches!(f, "acosh" | "asinh") {
+                    (f, p, arg.min(1e3), res)
+                } else {
+                    (f, p, arg, res)
+                }
+            })
             .filter(|(f, _, arg, res)| {
                 *res <= need.mag && !(matches!(*f, "exp" | "cosh") && need.mag < 1.0) && *arg >= 0.0
             })
-            .collect();
+            .collect::<Vec<_>>();
         if fits.is_empty() {
             return self.leaf(t, need);
         }
-        let &(f, prec, arg, res) = fits[self.c.below(fits.len())];
+        let (f, prec, arg, res) = fits[self.c.below(fits.len())];
         let a = self.scalar(t, Attr { prec, mag: arg }, d);
         let res = match f {
             "exp" => a.attr.mag.exp(),
@@ -1402,9 +1476,10 @@ impl Gen<'_> {
                     }
                 } else if t.is_int() || need.prec >= Prec::ZeroSign {
                     let a = self.array(t, size, need, d);
-                    let (f, ne) = self.c.pick(&[("min", "highest"), ("max", "lowest")]);
+                    let f = self.c.pick(&["min", "max"]);
+                    let ne = self.minmax_ne(t, f);
                     A {
-                        text: format!("scan {tn}.{f} {tn}.{ne} {}", paren_array(&a.text)),
+                        text: format!("scan {tn}.{f} {ne} {}", paren_array(&a.text)),
                         attr: a.attr.with_prec(if t.is_float() {
                             Prec::ZeroSign
                         } else {
@@ -1493,7 +1568,7 @@ impl Gen<'_> {
             .iter()
             .filter_map(|v| match v.ty {
                 Ty::Arr(et, s) if et != t && size.is_none_or(|z| z == s) => {
-                    convert(et, t, "", v.attr)
+                    convert(et, t, "", v.attr, self.known_bugs)
                         .filter(|c| c.1.fits(need))
                         .map(|(f, attr)| A {
                             text: format!(
@@ -1585,7 +1660,7 @@ impl A {
 /// `text` (a value of type `from` with attribute `attr`) converted to type `to`, with the
 /// attribute of the result; `None` where the conversion is not exact (floats to integers are
 /// unspecified out of range, and discontinuous). With an empty `text`, the conversion function.
-fn convert(from: S, to: S, text: &str, attr: Attr) -> Option<(String, Attr)> {
+fn convert(from: S, to: S, text: &str, attr: Attr, known_bugs: bool) -> Option<(String, Attr)> {
     if from == to {
         return Some((text.to_string(), attr));
     }
@@ -1595,7 +1670,13 @@ fn convert(from: S, to: S, text: &str, attr: Attr) -> Option<(String, Attr)> {
         mag,
     };
     match (from, to) {
+        // Known Vulkan bug 6: a boolean that the driver can prove false (`f32.isnan (f32.i64 n)`)
+        // converted to a number is a 0.0 that arithmetic is folded with (`y / 0.0` is 0.0).
+        (S::Bool, _) if !known_bugs => None,
         (S::Bool, _) => Some((f, exact(1.0))),
+        // Known Vulkan bug 8: in a kernel, a signed comparison of `i64.i32 x` with a constant
+        // is made as if x were not negative (`-10i64 < i64.i32 x` is true for every x).
+        (S::I32, S::I64) if !known_bugs => None,
         (_, S::Bool) if attr.prec <= Prec::ZeroSign => Some((f, exact(1.0))),
         (_, S::Bool) => None,
         // Integers convert to the nearest float.
@@ -1662,6 +1743,7 @@ fn generate(data: &[u32]) -> Case {
         3 => Mode::Shape,
         _ => Mode::NegExp,
     };
+    let known_bugs = std::env::var("VKAD_RANDPROG_KNOWN_BUGS").is_ok_and(|v| v == "1");
     let nsizes = 1 + c.below(2);
     let sizes: Vec<usize> = (0..nsizes)
         .map(|_| match c.below(8) {
@@ -1672,6 +1754,14 @@ fn generate(data: &[u32]) -> Case {
             4 => c.below(8),
             _ => c.below(71),
         })
+        // No empty arrays in fault modes (known Vulkan bug 8, see `Gen::any_size`).
+        .map(|n| {
+            if mode == Mode::Safe || known_bugs {
+                n
+            } else {
+                n.max(1)
+            }
+        })
         .collect();
     let mut g = Gen {
         c,
@@ -1680,6 +1770,7 @@ fn generate(data: &[u32]) -> Case {
         sizes: sizes.clone(),
         names: 0,
         fuel: 0,
+        known_bugs,
     };
     let mut params = Vec::new();
     let mut args = Vec::new();
@@ -1733,7 +1824,7 @@ fn generate(data: &[u32]) -> Case {
     let mut body = String::new();
     let nlets = g.c.below(4);
     for _ in 0..nlets {
-        g.fuel = 12;
+        g.fuel = 16;
         let name = g.fresh("l");
         match g.c.below(3) {
             0 => {
@@ -1762,19 +1853,22 @@ fn generate(data: &[u32]) -> Case {
     let nres = 1 + g.c.below(3);
     let mut results = Vec::new();
     for _ in 0..nres {
-        g.fuel = 16;
+        g.fuel = 20;
         let text = match g.c.below(5) {
             0 | 1 => {
                 let t = g.c.pick(&[S::F32, S::F64, S::I32, S::I64, S::Bool]);
-                g.scalar(t, ANY, 5).text
+                let need = g.result_need(t);
+                g.scalar(t, need, 5).text
             }
             2 | 3 => {
                 let t = g.c.pick(&[S::F32, S::F64, S::I32, S::I64, S::Bool]);
-                g.array(t, None, ANY, 5).text
+                let need = g.result_need(t);
+                g.array(t, None, need, 5).text
             }
             _ => {
                 let t = g.c.pick(&NUMERIC);
-                g.array2(t, ANY, 4).0
+                let need = g.result_need(t);
+                g.array2(t, need, 4).0
             }
         };
         results.push(text);
