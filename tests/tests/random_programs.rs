@@ -47,14 +47,14 @@
 //!   differs). Operations that turn a small difference into a large one take only operands
 //!   precise enough for them: comparisons, `floor`/`ceil`/`round`/`trunc`, `sgn`, `%`,
 //!   float-to-integer conversions, `**`/`pow`/`atan2`, both operands of `/`, and the arguments
-//!   of `log`/`sqrt`/`asin`/`acos`/`acosh`/`atanh` (exact up to the sign of zero), `log1p`
-//!   (exact); an approximate factor is multiplied only by moderate ones (|y| <= 1000);
+//!   of `log`/`sqrt`/`cbrt`/`asin`/`acos`/`acosh`/`atanh` (exact up to the sign of zero), `log1p`
+//!   (exact); an approximate factor is multiplied only by moderate ones (|y| <= 16);
 //! * a bound on the magnitude of its finite values: `(+)`-reductions and scans of floats only
 //!   add elements small enough (|x| <= 8 for `f32`, 1e6 for `f64`) that the order of the
 //!   additions changes the sum by less than the tolerance (huge values cancelling or
 //!   overflowing in one order and not in the other would differ by design); `sin`/`cos` take
 //!   |x| <= 10 and `tan` |x| <= 1.5 (Vulkan specifies their precision on [-π, π] only:
-//!   `f32.sin 1e10` is -1.0 on lavapipe); an approximate result is at most 1000 (`f32`) or 1e9
+//!   `f32.sin 1e10` is -1.0 on lavapipe); an approximate result is at most 256 (`f32`) or 1e9
 //!   (`f64`) in magnitude, because `compare_values` allows an absolute difference of 0.002,
 //!   more only where the expected value has large *positive* elements (as futhark-data).
 //!
@@ -106,16 +106,20 @@
 //!    acc = x / k for i < 2i64 do reduce (+) 0 (reverse (replicate 3 0))) xs` on `[1i64, 2i64]
 //!    0i64` gives `[0i64, 0i64]` instead of `division by zero` (without the `reverse`, both
 //!    backends fail). Left out: in the fault modes, loop bodies use the accumulator.
+//! 10. `f32.asin` and `f32.acos` are off by up to 4e-4 (about 3000 ulp; `f32.asin 0.9393` is
+//!    1.2206836, 1.220293 expected), far from the "few ulp" docs/language.md gives for lavapipe
+//!    (the other `f32` functions are within about 4e-7 relative, see Findings). Left out:
+//!    `f32.asin`, `f32.acos`.
 //!
 //! **Findings** that are not backend bugs, kept out as described above: `f32.min`/`f32.max`
 //! with neutral element `f32.inf`/`-f32.inf` are not a monoid over NaN (`f32.min f32.inf
 //! f32.nan` is `inf`), and `map (\x -> scan f64.min f64.highest (map (\_ -> x) ys)) xs` with x
 //! NaN gives `[inf, inf, ...]` on the interpreter but `[nan, nan, inf, inf]` on Vulkan (the
 //! segmented scan applies the neutral element per block, not at the start of a segment);
-//! lavapipe's `f32` transcendental functions are far less precise than "a few ulp" in places
-//! (`f32.sin`/`cos`/`tan` of |x| >= 1e10 are ±1.0, `f32.asin 0.5` is off by 4e-4 relative,
-//! `f32.sinh`/`tanh` of subnormals are 2.98e-8, `f32.exp (-100)` is 0, `f32.atan (-0.0)` is
-//! +0.0).
+//! lavapipe's other `f32` transcendental functions are within about 4e-7 relative on moderate
+//! arguments (`erf`, `sinh`, `tanh`, `atanh` within 4e-7 absolute near 0), but not beyond:
+//! `f32.sin`/`cos`/`tan` of |x| >= 1e10 are ±1.0, `f32.sinh`/`tanh` of |x| < 3e-8 are ±2.98e-8,
+//! `f32.exp (-100)` is 0 (3.8e-44 expected), `f32.atan (-0.0)` is +0.0.
 //!
 //! **Failures** print the program, its inputs (in `vkad run`'s input syntax, `vkad run
 //! random.fut < input` reproduces them) and both outcomes, after a reduction that zeroes the
@@ -508,7 +512,7 @@ struct Gen<'a> {
 }
 
 /// The largest factor an approximate value may be multiplied by.
-const INEXACT_FACTOR: f64 = 1e3;
+const INEXACT_FACTOR: f64 = 16.0;
 
 /// The attribute a result or binding may have: anything.
 const ANY: Attr = Attr {
@@ -722,7 +726,7 @@ impl Gen<'_> {
         if t.is_float() && self.c.flip(50) {
             Attr {
                 prec: Prec::Inexact,
-                mag: if t == S::F32 { 1e3 } else { 1e9 },
+                mag: if t == S::F32 { 256.0 } else { 1e9 },
             }
         } else {
             Attr {
@@ -1398,7 +1402,9 @@ impl Gen<'_> {
             ("asinh", Prec::Inexact, need.mag.sinh(), big),
             ("acosh", Prec::ZeroSign, f64::INFINITY, big),
             ("atanh", Prec::ZeroSign, f64::INFINITY, f64::INFINITY),
-            ("cbrt", Prec::Inexact, need.mag.powi(3), need.mag),
+            // `cbrt` is steep at 0: an approximate argument near 0 (`f32.tanh (-3e-30)` is
+            // -2.98e-8 on lavapipe) would be off by 3e-3.
+            ("cbrt", Prec::ZeroSign, need.mag.powi(3), need.mag),
             ("erf", Prec::Inexact, f64::INFINITY, 1.0),
         ];
         let f32 = t == S::F32 && !self.known_bugs;
@@ -1408,6 +1414,8 @@ impl Gen<'_> {
             // and `log10` of subnormal numbers are off by up to 4 (bug 5) and
             // `log1p -inf` is `-inf` (bug 4).
             .filter(|(f, ..)| !(f32 && matches!(*f, "log" | "log2" | "log10" | "log1p")))
+            // `f32.asin` and `f32.acos` are off by up to 4e-4 (bug 10).
+            .filter(|(f, ..)| !(f32 && matches!(*f, "asin" | "acos")))
             // `f32.acosh` of x <= -4096 is `-inf`, `f32.acosh`/`f32.asinh` of |x| > 1.8e19 are
             // infinite (bug 3): moderate arguments only.
             .map(|&(f, p, arg, res)| {
