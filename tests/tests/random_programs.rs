@@ -106,10 +106,10 @@
 //!    acc = x / k for i < 2i64 do reduce (+) 0 (reverse (replicate 3 0))) xs` on `[1i64, 2i64]
 //!    0i64` gives `[0i64, 0i64]` instead of `division by zero` (without the `reverse`, both
 //!    backends fail). Left out: in the fault modes, loop bodies use the accumulator.
-//! 10. `f32.asin` and `f32.acos` are off by up to 4e-4 (about 3000 ulp; `f32.asin 0.9393` is
-//!    1.2206836, 1.220293 expected), far from the "few ulp" docs/language.md gives for lavapipe
-//!    (the other `f32` functions are within about 4e-7 relative, see Findings). Left out:
-//!    `f32.asin`, `f32.acos`.
+//! 10. `f32.asin` and `f32.acos` are off by up to 4e-4 (about 3000 ulp; `f32.asin 0.9392` is
+//!     1.2206833, 1.2202929 expected), far from the "few ulp" docs/language.md gives for lavapipe
+//!     (the other `f32` functions are within about 4e-7 relative, see Findings). Left out:
+//!     `f32.asin`, `f32.acos`.
 //!
 //! **Findings** that are not backend bugs, kept out as described above: `f32.min`/`f32.max`
 //! with neutral element `f32.inf`/`-f32.inf` are not a monoid over NaN (`f32.min f32.inf
@@ -223,8 +223,8 @@ impl S {
             _ => f64::INFINITY,
         }
     }
-    /// The largest magnitude of a sum's elements ([`Prec`]'s tolerance argument): 70 terms
-    /// of at most this size, rounded in any order, stay within `compare_values`' 0.002.
+    /// The largest magnitude of the elements of a float `(+)`-reduction or scan: 70 terms of
+    /// at most this size, added in any order, differ by much less than `compare_values`' 0.002.
     fn sum_mag(self) -> f64 {
         match self {
             S::F32 => 8.0,
@@ -241,7 +241,8 @@ enum Prec {
     Exact,
     /// Bit for bit except that a zero may have either sign.
     ZeroSign,
-    /// Within a few ulp (transcendental functions) or a rounding error per element of a sum.
+    /// Approximately: within a small absolute error (a few ulp of max(1, |x|) for the
+    /// transcendental functions, a rounding error per element for sums).
     Inexact,
 }
 
@@ -468,31 +469,11 @@ fn value(c: &mut Choices, t: S, mag: f64) -> PrimValue {
 }
 
 fn buffer(t: S, xs: Vec<PrimValue>) -> Buffer {
-    fn get<T>(xs: Vec<PrimValue>, f: impl Fn(PrimValue) -> Option<T>) -> Vec<T> {
-        xs.into_iter().map(|p| f(p).unwrap()).collect()
+    let mut b = Buffer::with_capacity(prim(t, 0.0).prim_type(), xs.len());
+    for x in xs {
+        assert!(b.push(x), "{x:?} in a buffer of {}", t.name());
     }
-    match t {
-        S::Bool => Buffer::Bool(get(xs, |p| match p {
-            PrimValue::Bool(b) => Some(b),
-            _ => None,
-        })),
-        S::I32 => Buffer::I32(get(xs, |p| match p {
-            PrimValue::I32(b) => Some(b),
-            _ => None,
-        })),
-        S::I64 => Buffer::I64(get(xs, |p| match p {
-            PrimValue::I64(b) => Some(b),
-            _ => None,
-        })),
-        S::F32 => Buffer::F32(get(xs, |p| match p {
-            PrimValue::F32(b) => Some(b),
-            _ => None,
-        })),
-        S::F64 => Buffer::F64(get(xs, |p| match p {
-            PrimValue::F64(b) => Some(b),
-            _ => None,
-        })),
-    }
+    b
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -649,8 +630,7 @@ impl Gen<'_> {
         e
     }
 
-    /// Productions common to every scalar type: `if`, `let`, indexing, loops. `None` when
-    /// the choice was another production.
+    /// Productions common to every scalar type (`which`): `if`, `let`, indexing, loops.
     fn common(&mut self, t: S, need: Attr, d: u32, which: usize) -> E {
         match which {
             0 => {
