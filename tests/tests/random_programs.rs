@@ -65,9 +65,10 @@
 //! values is unspecified).
 //!
 //! **Known bugs.** Constructs on which the backends disagree because of a Vulkan bug are left
-//! out; `VKAD_RANDPROG_KNOWN_BUGS=1` puts them back (the test then fails within a few hundred
-//! cases). Each is a kernel (code inside a `map`) on lavapipe; the host and the interpreter
-//! compute them right. Minimal programs (`vkad run -b interp` vs `-b vulkan`):
+//! out; `VKAD_RANDPROG_KNOWN_BUGS=1` puts them back (then 2000 cases of seeds 1 and 2 fail, on
+//! bugs 8 and 2). Bugs 1-7 and 10 show in kernels (code inside a `map`) on lavapipe, where the
+//! host computes the same expressions right. Minimal programs (`vkad run -b interp` vs `-b
+//! vulkan`):
 //! 1. `hypot` of NaN and ±0 (`f32` and `f64`) is 0.0, not NaN:
 //!    `entry main (xs: []f32) = map (\x -> f32.hypot x 0f32) xs` on `[f32.nan]` gives
 //!    `[0.0f32]` (spirv-backend/src/scalar.rs scales by `FMax(|x|, |y|)`, which drops the NaN,
