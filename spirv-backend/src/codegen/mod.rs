@@ -22,8 +22,8 @@
 //! `if`, `loop`, inlined calls, inner SOACs run sequentially, lazy arrays), with per-thread
 //! arrays in scratch memory (`scratch`) and accumulator updates (`acc`). Below it: the module
 //! builder `gen`, scalar operations with the interpreter's semantics (`scalar`), IEEE float
-//! semantics (`ieee`) and `f64` transcendental functions (`f64math`); `operator` holds what
-//! generators need to know of an operator.
+//! semantics (`ieee`) and the `f32` and `f64` transcendental functions (`f32math`,
+//! `f64math`); `operator` holds what generators need to know of an operator.
 //!
 //! Reductions, scans, histograms and scatters of the kernel IR are planned by
 //! [`crate::runtime`] as a `segmap` that computes their operands followed by these primitive
@@ -33,6 +33,7 @@ pub(crate) mod acc;
 pub(crate) mod chunked;
 pub(crate) mod columns;
 pub(crate) mod copy;
+pub(crate) mod f32math;
 pub(crate) mod f64math;
 pub(crate) mod fold;
 pub(crate) mod gen;

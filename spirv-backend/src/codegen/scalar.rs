@@ -2,7 +2,8 @@
 //! documentation there), on the register representation described in [`crate::codegen::gen`].
 //!
 //! Known differences (documented, within the test tolerance): `f32` and `f16` transcendental
-//! functions use GLSL.std.450, whose precision is implementation-defined. On `f64` arguments,
+//! functions are [`crate::codegen::f32math`]'s, some of them GLSL.std.450's, whose precision is
+//! implementation-defined. On `f64` arguments,
 //! `exp`, `log`, `log2`, `log10`, `log1p`, `pow`, the trigonometric and hyperbolic functions,
 //! their inverses, `cbrt`, `erf`, `erfc`, `gamma` and `lgamma` are computed in `f64` by
 //! [`crate::codegen::f64math`] (within 2 ulp of the interpreter; `gamma` and `lgamma` bit for bit,
@@ -30,7 +31,7 @@ impl Gen {
             .ie()
     }
 
-    fn nocontract(&mut self, id: Word) -> Word {
+    pub(crate) fn nocontract(&mut self, id: Word) -> Word {
         self.b.decorate(id, Decoration::NoContraction, []);
         id
     }
@@ -462,13 +463,19 @@ impl Gen {
     }
 
     /// An integer register as u64 (sign-extended for signed types).
-    fn int_to_u64(&mut self, it: IntType, x: Word) -> R<Word> {
+    pub(crate) fn int_to_u64(&mut self, it: IntType, x: Word) -> R<Word> {
         if it.bits() == 64 {
             return Ok(x);
         }
         let u64t = self.t_u64();
         if it.signed() {
-            self.b.s_convert(u64t, None, x).ie()
+            // Sign extension as `(zext(x) ^ 2^(b-1)) - 2^(b-1)` (x canonical, so the low 32 bits),
+            // not `OpSConvert`: lavapipe (Mesa 22.3) compares `OpSConvert`'s result with a
+            // constant as if `x` were not negative.
+            let u = self.b.u_convert(u64t, None, x).ie()?;
+            let bias = self.c_u64(1 << 31);
+            let f = self.b.bitwise_xor(u64t, None, u, bias).ie()?;
+            self.b.i_sub(u64t, None, f, bias).ie()
         } else {
             self.b.u_convert(u64t, None, x).ie()
         }
@@ -561,7 +568,9 @@ impl Gen {
                 self.b.select(to_ty, None, x, one, z).ie()
             }
             (PrimType::Bool, PrimType::Float(t)) => {
-                let (one, z) = (self.c_float(t, 1.0), self.c_float(t, 0.0));
+                // The opaque zero: where the driver proves `x` false, a constant `+0.0` would
+                // meet gallivm's folding of arithmetic on `+0.0` (see `crate::codegen::ieee`).
+                let (one, z) = (self.c_float(t, 1.0), self.opaque_zero(t));
                 self.b.select(to_ty, None, x, one, z).ie()
             }
             (PrimType::Int(f), PrimType::Bool) => {
@@ -587,6 +596,11 @@ impl Gen {
                 } else {
                     self.b.convert_u_to_f(to_ty, None, x).ie()?
                 };
+                // `r + 0.0` with the opaque zero (exact: `r` is never `-0.0`), so that a
+                // conversion the driver folds to the constant `+0.0` does not meet gallivm's
+                // folding of arithmetic on `+0.0` (see `crate::codegen::ieee`).
+                let z = self.opaque_zero(t);
+                let r = self.b.f_add(to_ty, None, r, z).ie()?;
                 self.fround(t, r)
             }
             (PrimType::Float(f), PrimType::Int(t)) => self.float_to_int(f, x, t),
@@ -634,67 +648,13 @@ impl Gen {
         };
         let ty = self.reg_ty(PrimType::Float(ft));
         let x = a[0];
-        let g32 = |op: GLOp| {
-            move |g: &mut Gen, a: &[Word]| {
-                let t = g.t_f32();
-                g.glsl(t, op, a)
-            }
-        };
         let r = match f {
             Sqrt(_) => self.glsl(ty, GLOp::Sqrt, &[x])?,
-            Cbrt(_) => self.via_f32(ft, &[x], |g, a| {
-                let t = g.t_f32();
-                let ax = g.glsl(t, GLOp::FAbs, &[a[0]])?;
-                let third = g.c_f32(1.0 / 3.0);
-                let p = g.glsl(t, GLOp::Pow, &[ax, third])?;
-                let s = g.glsl(t, GLOp::FSign, &[a[0]])?;
-                let r = g.b.f_mul(t, None, s, p).ie()?;
-                // Keep NaN, infinities and zeros.
-                let bt = g.t_bool();
-                let nan = g.b.is_nan(bt, None, a[0]).ie()?;
-                let r = g.b.select(t, None, nan, a[0], r).ie()?;
-                let inf = g.b.is_inf(bt, None, a[0]).ie()?;
-                g.b.select(t, None, inf, a[0], r).ie()
-            })?,
-            Exp(_) => self.via_f32(ft, &[x], g32(GLOp::Exp))?,
-            Log(_) => self.via_f32(ft, &[x], g32(GLOp::Log))?,
-            Log2(_) => self.via_f32(ft, &[x], g32(GLOp::Log2))?,
-            Log10(_) => self.via_f32(ft, &[x], |g, a| {
-                let t = g.t_f32();
-                let l = g.glsl(t, GLOp::Log2, a)?;
-                let c = g.c_f32(std::f32::consts::LOG10_2);
-                g.b.f_mul(t, None, l, c).ie()
-            })?,
-            Log1p(_) => self.via_f32(ft, &[x], |g, a| {
-                // log1p(x) = log(u) * x / (u - 1) with u = 1 + x (exact where u == 1).
-                let t = g.t_f32();
-                let bt = g.t_bool();
-                let one = g.c_f32(1.0);
-                let u = g.b.f_add(t, None, one, a[0]).ie()?;
-                let u = g.nocontract(u);
-                let um1 = g.b.f_sub(t, None, u, one).ie()?;
-                let um1 = g.nocontract(um1);
-                let l = g.glsl(t, GLOp::Log, &[u])?;
-                let q = g.b.f_div(t, None, a[0], um1).ie()?;
-                let r = g.b.f_mul(t, None, l, q).ie()?;
-                let exact = g.b.f_ord_equal(bt, None, u, one).ie()?;
-                let r = g.b.select(t, None, exact, a[0], r).ie()?;
-                let inf = g.b.is_inf(bt, None, u).ie()?;
-                g.b.select(t, None, inf, u, r).ie()
-            })?,
-            Sin(_) => self.via_f32(ft, &[x], g32(GLOp::Sin))?,
-            Cos(_) => self.via_f32(ft, &[x], g32(GLOp::Cos))?,
-            Tan(_) => self.via_f32(ft, &[x], g32(GLOp::Tan))?,
-            Asin(_) => self.via_f32(ft, &[x], g32(GLOp::Asin))?,
-            Acos(_) => self.via_f32(ft, &[x], g32(GLOp::Acos))?,
-            Atan(_) => self.via_f32(ft, &[x], g32(GLOp::Atan))?,
-            Sinh(_) => self.via_f32(ft, &[x], g32(GLOp::Sinh))?,
-            Cosh(_) => self.via_f32(ft, &[x], g32(GLOp::Cosh))?,
-            Tanh(_) => self.via_f32(ft, &[x], g32(GLOp::Tanh))?,
-            Asinh(_) => self.via_f32(ft, &[x], g32(GLOp::Asinh))?,
-            Acosh(_) => self.via_f32(ft, &[x], g32(GLOp::Acosh))?,
-            Atanh(_) => self.via_f32(ft, &[x], g32(GLOp::Atanh))?,
-            Atan2(_) => self.via_f32(ft, &[x, a[1]], g32(GLOp::Atan2))?,
+            Cbrt(_) | Exp(_) | Log(_) | Log2(_) | Log10(_) | Log1p(_) | Sin(_) | Cos(_)
+            | Tan(_) | Asin(_) | Acos(_) | Atan(_) | Sinh(_) | Cosh(_) | Tanh(_) | Asinh(_)
+            | Acosh(_) | Atanh(_) | Atan2(_) | Erf(_) | Erfc(_) | Gamma(_) | Lgamma(_) => {
+                self.via_f32(ft, a, |g, a| g.f32_transcendental(f, a))?
+            }
             Hypot(_) => {
                 let y = a[1];
                 let ax = self.glsl(ty, GLOp::FAbs, &[x])?;
@@ -712,16 +672,18 @@ impl Gen {
                 let sq = self.glsl(ty, GLOp::Sqrt, &[s])?;
                 let r = self.b.f_mul(ty, None, m, sq).ie()?;
                 let r = self.b.select(ty, None, mz, z, r).ie()?;
+                // NaN unless the other operand is infinite (`FMax` drops a NaN operand).
+                let xn = self.b.is_nan(bt, None, x).ie()?;
+                let yn = self.b.is_nan(bt, None, y).ie()?;
+                let anynan = self.b.logical_or(bt, None, xn, yn).ie()?;
+                let nan = self.c_float(ft, f64::NAN);
+                let r = self.b.select(ty, None, anynan, nan, r).ie()?;
                 let inf = self.c_float(ft, f64::INFINITY);
                 let xi = self.b.is_inf(bt, None, x).ie()?;
                 let yi = self.b.is_inf(bt, None, y).ie()?;
                 let anyinf = self.b.logical_or(bt, None, xi, yi).ie()?;
                 self.b.select(ty, None, anyinf, inf, r).ie()?
             }
-            Erf(_) => self.via_f32(ft, &[x], |g, a| g.erf32(a[0], false))?,
-            Erfc(_) => self.via_f32(ft, &[x], |g, a| g.erf32(a[0], true))?,
-            Gamma(_) => self.via_f32(ft, &[x], |g, a| g.gamma32(a[0], false))?,
-            Lgamma(_) => self.via_f32(ft, &[x], |g, a| g.gamma32(a[0], true))?,
             Floor(_) => self.glsl(ty, GLOp::Floor, &[x])?,
             Ceil(_) => self.glsl(ty, GLOp::Ceil, &[x])?,
             // lavapipe's f64 RoundEven rounds halves toward zero (Mesa 22.3): f64 rounds by hand.
@@ -788,116 +750,6 @@ impl Gen {
             Clz(_) | Popc(_) | Ctz(_) | MulHi(_) => return Err(Error::bug(format!("{f:?}"))),
         };
         self.fround(ft, r)
-    }
-
-    /// erf / erfc in f32 (Abramowitz & Stegun 7.1.26 refined: |error| < 1.2e-7 via the
-    /// complementary-error-function Chebyshev fit of Numerical Recipes, `erfcc`).
-    fn erf32(&mut self, x: Word, complement: bool) -> R<Word> {
-        let t = self.t_f32();
-        let bt = self.t_bool();
-        let z = self.glsl(t, GLOp::FAbs, &[x])?;
-        let one = self.c_f32(1.0);
-        let half = self.c_f32(0.5);
-        let hz = self.b.f_mul(t, None, half, z).ie()?;
-        let den = self.b.f_add(t, None, one, hz).ie()?;
-        let tt = self.b.f_div(t, None, one, den).ie()?;
-        let coef: [f32; 10] = [
-            -1.265_512_2,
-            1.000_023_7,
-            0.374_091_96,
-            0.096_784_18,
-            -0.186_288_06,
-            0.278_868_07,
-            -1.135_204,
-            1.488_515_9,
-            -0.822_152_23,
-            0.170_872_77,
-        ];
-        // Horner: c0 + t*(c1 + t*(...)).
-        let mut acc = self.c_f32(coef[9]);
-        for &c in coef[..9].iter().rev() {
-            let m = self.b.f_mul(t, None, tt, acc).ie()?;
-            let cc = self.c_f32(c);
-            acc = self.b.f_add(t, None, cc, m).ie()?;
-        }
-        let z2 = self.b.f_mul(t, None, z, z).ie()?;
-        let e = self.b.f_sub(t, None, acc, z2).ie()?;
-        let ex = self.glsl(t, GLOp::Exp, &[e])?;
-        let ans = self.b.f_mul(t, None, tt, ex).ie()?; // erfc(|x|)
-        let zero = self.c_f32(0.0);
-        let neg = self.b.f_ord_less_than(bt, None, x, zero).ie()?;
-        let r = if complement {
-            let two = self.c_f32(2.0);
-            let other = self.b.f_sub(t, None, two, ans).ie()?;
-            self.b.select(t, None, neg, other, ans).ie()?
-        } else {
-            let pos = self.b.f_sub(t, None, one, ans).ie()?;
-            let negv = self.b.f_negate(t, None, pos).ie()?;
-            self.b.select(t, None, neg, negv, pos).ie()?
-        };
-        let nan = self.b.is_nan(bt, None, x).ie()?;
-        self.b.select(t, None, nan, x, r).ie()
-    }
-
-    /// Gamma / log-gamma in f32 (Lanczos, g = 7, n = 9; reflection for x < 0.5).
-    fn gamma32(&mut self, x: Word, log: bool) -> R<Word> {
-        // Computed in f32 with the Lanczos series; reflection for x < 0.5.
-        let t = self.t_f32();
-        let bt = self.t_bool();
-        let half = self.c_f32(0.5);
-        let one = self.c_f32(1.0);
-        let small = self.b.f_ord_less_than(bt, None, x, half).ie()?;
-        // y = small ? 1 - x : x; then lanczos on y - 1.
-        let omx = self.b.f_sub(t, None, one, x).ie()?;
-        let y = self.b.select(t, None, small, omx, x).ie()?;
-        let xm1 = self.b.f_sub(t, None, y, one).ie()?;
-        let c: [f64; 9] = [
-            0.999_999_999_999_809_9,
-            676.520_368_121_885_1,
-            -1_259.139_216_722_402_8,
-            771.323_428_777_653_1,
-            -176.615_029_162_140_6,
-            12.507_343_278_686_905,
-            -0.138_571_095_265_720_12,
-            9.984_369_578_019_572e-6,
-            1.505_632_735_149_311_6e-7,
-        ];
-        let mut a = self.c_f32(c[0] as f32);
-        for (i, &ci) in c.iter().enumerate().skip(1) {
-            let k = self.c_f32(i as f32);
-            let d = self.b.f_add(t, None, xm1, k).ie()?;
-            let cc = self.c_f32(ci as f32);
-            let q = self.b.f_div(t, None, cc, d).ie()?;
-            a = self.b.f_add(t, None, a, q).ie()?;
-        }
-        let g7 = self.c_f32(7.5);
-        let tt = self.b.f_add(t, None, xm1, g7).ie()?;
-        // log Γ(y) = 0.5 log(2π) + (xm1 + 0.5) log(tt) - tt + log(a)
-        let hl2pi = self.c_f32(0.918_938_5);
-        let lt = self.glsl(t, GLOp::Log, &[tt])?;
-        let e = self.b.f_add(t, None, xm1, half).ie()?;
-        let p = self.b.f_mul(t, None, e, lt).ie()?;
-        let la = self.glsl(t, GLOp::Log, &[a])?;
-        let s1 = self.b.f_add(t, None, hl2pi, p).ie()?;
-        let s2 = self.b.f_sub(t, None, s1, tt).ie()?;
-        let lg = self.b.f_add(t, None, s2, la).ie()?;
-        // Reflection: Γ(x) = π / (sin(πx) Γ(1-x)).
-        let pi = self.c_f32(std::f32::consts::PI);
-        let px = self.b.f_mul(t, None, pi, x).ie()?;
-        let sp = self.glsl(t, GLOp::Sin, &[px])?;
-        if log {
-            let asp = self.glsl(t, GLOp::FAbs, &[sp])?;
-            let lasp = self.glsl(t, GLOp::Log, &[asp])?;
-            let lpi = self.c_f32(std::f32::consts::PI.ln());
-            let d = self.b.f_sub(t, None, lpi, lasp).ie()?;
-            let refl = self.b.f_sub(t, None, d, lg).ie()?;
-            self.b.select(t, None, small, refl, lg).ie()
-        } else {
-            let gy = self.glsl(t, GLOp::Exp, &[lg])?;
-            let den = self.b.f_mul(t, None, sp, gy).ie()?;
-            let refl = self.b.f_div(t, None, pi, den).ie()?;
-            self.b.select(t, None, small, refl, gy).ie()
-        }
     }
 
     fn bitcount(&mut self, f: MathFn, t: IntType, x: Word) -> R<Word> {

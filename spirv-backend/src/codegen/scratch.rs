@@ -653,18 +653,7 @@ impl<'p> KCtx<'p> {
     /// An integer scalar as a u64 index (negative values are huge).
     fn idx_u64(&mut self, g: &mut Gen, x: &KVal) -> R<Word> {
         match x {
-            KVal::S(w, PrimType::Int(t)) => {
-                if t.bits() == 64 {
-                    Ok(*w)
-                } else {
-                    let u64t = g.t_u64();
-                    if t.signed() {
-                        g.b.s_convert(u64t, None, *w).ie()
-                    } else {
-                        g.b.u_convert(u64t, None, *w).ie()
-                    }
-                }
-            }
+            KVal::S(w, PrimType::Int(t)) => g.int_to_u64(*t, *w),
             _ => Err(Error::bug("index of a non-integer type")),
         }
     }

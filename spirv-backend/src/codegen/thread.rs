@@ -186,18 +186,7 @@ impl<'p> KCtx<'p> {
     /// A size or index operand as u64 (i64 bits).
     pub fn index(&mut self, g: &mut Gen, se: &SubExp, loc: &Option<SrcLoc>) -> R<Word> {
         match self.sub(g, se, loc)? {
-            KVal::S(w, PrimType::Int(t)) => {
-                if t.bits() == 64 {
-                    Ok(w)
-                } else {
-                    let u64t = g.t_u64();
-                    if t.signed() {
-                        g.b.s_convert(u64t, None, w).ie()
-                    } else {
-                        g.b.u_convert(u64t, None, w).ie()
-                    }
-                }
-            }
+            KVal::S(w, PrimType::Int(t)) => g.int_to_u64(t, w),
             _ => Err(Error::bug("index of a non-integer type")),
         }
     }

@@ -1,0 +1,608 @@
+//! `f32` transcendental functions in kernels (`f16` ones are these, rounded; `f64` ones are
+//! [`crate::codegen::f64math`]'s).
+//!
+//! Vulkan leaves the precision of GLSL.std.450's functions to the driver (`log`: 3 ulp, but an
+//! absolute error of 2^-21 on [0.5, 2]; `atan`, `asin`, `acos`: 4096 ulp) and their results
+//! undefined at some arguments (`atan2(0, 0)`, `pow` of x <= 0), and lavapipe (Mesa 22.3) uses
+//! that latitude: `tests/tests/random_programs.rs`, with the interpreter's libm as reference,
+//! found its `log` of subnormal numbers off by up to 4, `asin`/`acos` off by 4e-4, `atan2` of
+//! zeros ±2.356 and of subnormals NaN, `acosh` below -4096 `-inf`, `asinh`/`acosh` beyond 1.8e19
+//! infinite, `sinh 1e-30` 2.98e-8, `atan 1e-3` off by 2e-5 relative. So vkad computes:
+//! - `log`, `log2`, `log10` itself (Cephes' `logf` polynomial, [`Gen::log_parts`]), and from it
+//!   `log1p` (`log(u) x / (u - 1)`, `u = 1 + x`), `asinh`, `acosh`, `atanh` (by `log1p`, no
+//!   cancellation near 0 or 1; `log|x| + log 2` beyond 2^12), `lgamma`/`gamma`;
+//! - `atan` itself (Cephes' `atanf`), and from it `atan2` (a quadrant reduction with C's special
+//!   values), `asin x = atan2(x, sqrt((1-x)(1+x)))` and `acos x = atan2(sqrt((1-x)(1+x)), x)`;
+//! - `sinh` and `tanh` below 1 from `sinh`'s Taylor series (no cancellation near 0), GLSL's
+//!   `Sinh`/`Tanh` above;
+//! - `exp` with GLSL's `Exp`, subnormal results as `exp(x + 24 ln 2) 2^-24` (lavapipe flushes
+//!   them); `cbrt` with `Pow` (of subnormal `x` scaled by 2^24) and a Newton step;
+//! - `erf`/`erfc` and `gamma`/`lgamma` by their own formulas (no GLSL instruction).
+//!
+//! Not fixed: `sin`, `cos`, `tan` and `cosh` are GLSL's; Vulkan specifies the first three on
+//! [-π, π] only (lavapipe's `sin 1e10` is -1.0), with an absolute error of 2^-11 there.
+
+use crate::codegen::gen::{Gen, Ie, R};
+use crate::error::Error;
+use rspirv::spirv::{GlslStd450Op as GLOp, Word};
+use std::f32::consts::{FRAC_PI_2, FRAC_PI_4, LN_2, LOG10_2, LOG10_E, LOG2_E, PI};
+use vkad_core::ir::MathFn;
+
+/// The smallest normal `f32`, 2^-126.
+const MIN_NORMAL: f32 = f32::MIN_POSITIVE;
+/// Above this magnitude `sqrt(x² ± 1)` is `|x|` to within half an ulp.
+const LOG_ABOVE: f32 = 4096.0;
+/// Below this argument `exp` is subnormal (`ln 2^-126` is -87.34).
+const EXP_SUBNORMAL_BELOW: f32 = -87.0;
+/// `ln 2 = LN2_HI + LN2_LO`, `LN2_HI` with 9 significant bits (Cephes).
+const LN2_HI: f32 = 0.693_359_4;
+const LN2_LO: f32 = -2.121_944_4e-4;
+/// Cephes `logf`'s polynomial `P` (highest degree first): `log(1 + m) ≈ m - m²/2 + m³ P(m)`
+/// on [√½ - 1, √2 - 1].
+const LOG_P: [f32; 9] = [
+    7.037_683_6e-2,
+    -1.151_461e-1,
+    1.167_699_9e-1,
+    -1.242_014_1e-1,
+    1.424_932_3e-1,
+    -1.666_805_8e-1,
+    2.000_071_4e-1,
+    -2.499_999_4e-1,
+    3.333_333e-1,
+];
+/// Cephes `atanf`'s polynomial (highest degree first): `atan r ≈ r + r³ P(r²)` on
+/// [0, tan π/8].
+const ATAN_P: [f32; 4] = [
+    8.053_744_5e-2,
+    -1.387_768_6e-1,
+    1.997_771_1e-1,
+    -3.333_295e-1,
+];
+const TAN_3PI_8: f32 = 2.414_213_5;
+const TAN_PI_8: f32 = 0.414_213_57;
+
+/// The base of a logarithm.
+#[derive(Clone, Copy)]
+enum LogBase {
+    E,
+    Two,
+    Ten,
+}
+
+impl Gen {
+    /// The `f32` transcendental function `f` of `f32` registers `a`.
+    pub(crate) fn f32_transcendental(&mut self, f: MathFn, a: &[Word]) -> R<Word> {
+        use MathFn::*;
+        let t = self.t_f32();
+        let x = a[0];
+        match f {
+            Cbrt(_) => self.cbrt32(x),
+            Exp(_) => self.exp32(x),
+            Log(_) => self.log32(x, LogBase::E),
+            Log2(_) => self.log32(x, LogBase::Two),
+            Log10(_) => self.log32(x, LogBase::Ten),
+            Log1p(_) => self.log1p32(x),
+            Sin(_) => self.glsl(t, GLOp::Sin, &[x]),
+            Cos(_) => self.glsl(t, GLOp::Cos, &[x]),
+            Tan(_) => self.glsl(t, GLOp::Tan, &[x]),
+            Asin(_) | Acos(_) => {
+                let one = self.c_f32(1.0);
+                let omx = self.b.f_sub(t, None, one, x).ie()?;
+                let opx = self.b.f_add(t, None, one, x).ie()?;
+                let p = self.b.f_mul(t, None, omx, opx).ie()?;
+                let c = self.glsl(t, GLOp::Sqrt, &[p])?;
+                if matches!(f, Asin(_)) {
+                    self.atan2_32(x, c)
+                } else {
+                    self.atan2_32(c, x)
+                }
+            }
+            Atan(_) => self.atan32(x),
+            Sinh(_) => self.sinh32(x),
+            Cosh(_) => self.glsl(t, GLOp::Cosh, &[x]),
+            Tanh(_) => self.tanh32(x),
+            Asinh(_) => self.asinh32(x),
+            Acosh(_) => self.acosh32(x),
+            Atanh(_) => self.atanh32(x),
+            Atan2(_) => self.atan2_32(x, a[1]),
+            Erf(_) => self.erf32(x, false),
+            Erfc(_) => self.erf32(x, true),
+            Gamma(_) => self.gamma32(x, false),
+            Lgamma(_) => self.gamma32(x, true),
+            _ => Err(Error::bug(format!(
+                "{f:?} is not an f32 transcendental function"
+            ))),
+        }
+    }
+
+    /// `x` scaled by 2^24 where it is below the smallest normal number (zero and negative
+    /// numbers too, whose results scaling does not change), and whether it was.
+    fn scale_subnormal(&mut self, x: Word) -> R<(Word, Word)> {
+        let (t, bt) = (self.t_f32(), self.t_bool());
+        let min = self.c_f32(MIN_NORMAL);
+        let ax = self.glsl(t, GLOp::FAbs, &[x])?;
+        let tiny = self.b.f_ord_less_than(bt, None, ax, min).ie()?;
+        let k = self.c_f32(16_777_216.0);
+        let xs = self.b.f_mul(t, None, x, k).ie()?;
+        let xs = self.b.select(t, None, tiny, xs, x).ie()?;
+        Ok((xs, tiny))
+    }
+
+    /// `log x`, `log2 x` or `log10 x` from [`Gen::log_parts`], with the special values: NaN
+    /// below 0 (and for NaN), `-inf` at ±0, `+inf` at `+inf`.
+    fn log32(&mut self, x: Word, base: LogBase) -> R<Word> {
+        let (t, bt) = (self.t_f32(), self.t_bool());
+        let (e, m, y) = self.log_parts(x)?;
+        let r = match base {
+            LogBase::E => {
+                // e ln2 + m + y with ln 2 = LN2_HI + LN2_LO (LN2_HI has 9 significant bits, so
+                // e LN2_HI is exact).
+                let lo = self.c_f32(LN2_LO);
+                let elo = self.b.f_mul(t, None, e, lo).ie()?;
+                let y = self.b.f_add(t, None, y, elo).ie()?;
+                let l = self.b.f_add(t, None, m, y).ie()?;
+                let hi = self.c_f32(LN2_HI);
+                let ehi = self.b.f_mul(t, None, e, hi).ie()?;
+                self.b.f_add(t, None, l, ehi).ie()?
+            }
+            LogBase::Two | LogBase::Ten => {
+                let (ke, kl) = match base {
+                    LogBase::Two => (1.0, LOG2_E),
+                    _ => (LOG10_2, LOG10_E),
+                };
+                let l = self.b.f_add(t, None, m, y).ie()?;
+                let kl = self.c_f32(kl);
+                let l = self.b.f_mul(t, None, l, kl).ie()?;
+                let e = if ke == 1.0 {
+                    e
+                } else {
+                    let ke = self.c_f32(ke);
+                    self.b.f_mul(t, None, e, ke).ie()?
+                };
+                self.b.f_add(t, None, e, l).ie()?
+            }
+        };
+        let z = self.c_f32(0.0);
+        let zero = self.b.f_ord_equal(bt, None, x, z).ie()?;
+        let ninf = self.c_f32(f32::NEG_INFINITY);
+        let r = self.b.select(t, None, zero, ninf, r).ie()?;
+        let inf = self.b.is_inf(bt, None, x).ie()?;
+        let r = self.b.select(t, None, inf, x, r).ie()?;
+        let neg = self.b.f_ord_less_than(bt, None, x, z).ie()?;
+        let nan = self.b.is_nan(bt, None, x).ie()?;
+        let bad = self.b.logical_or(bt, None, neg, nan).ie()?;
+        let nanc = self.c_f32(f32::NAN);
+        self.b.select(t, None, bad, nanc, r).ie()
+    }
+
+    /// For a positive finite `x`: `(e, m, y)` with `log x = e ln 2 + m + y`, where `x = 2^e
+    /// (1 + m)`, `1 + m` in [√½, √2), and `y ≈ log(1 + m) - m` by the minimax polynomial of
+    /// Cephes' `logf` (Moshier): `y = m³ P(m) - m²/2`, within about 1 ulp. Subnormal `x` are
+    /// scaled by 2^24 first (`e` corrected).
+    fn log_parts(&mut self, x: Word) -> R<(Word, Word, Word)> {
+        let (t, bt, u) = (self.t_f32(), self.t_bool(), self.t_u32());
+        let (xs, tiny) = self.scale_subnormal(x)?;
+        let b = self.b.bitcast(u, None, xs).ie()?;
+        // frexp: xs = 2^(k + 1) f with f in [0.5, 1).
+        let (c23, cff) = (self.c_u32(23), self.c_u32(0xff));
+        let k = self.b.shift_right_logical(u, None, b, c23).ie()?;
+        let k = self.b.bitwise_and(u, None, k, cff).ie()?;
+        let mant = self.c_u32(0x007f_ffff);
+        let half = self.c_u32(0x3f00_0000);
+        let fb = self.b.bitwise_and(u, None, b, mant).ie()?;
+        let fb = self.b.bitwise_or(u, None, fb, half).ie()?;
+        let f = self.b.bitcast(t, None, fb).ie()?;
+        let e = self.b.convert_u_to_f(t, None, k).ie()?;
+        let bias = self.c_f32(126.0);
+        let e = self.b.f_sub(t, None, e, bias).ie()?;
+        let (c24, z) = (self.c_f32(24.0), self.c_f32(0.0));
+        let corr = self.b.select(t, None, tiny, c24, z).ie()?;
+        let e = self.b.f_sub(t, None, e, corr).ie()?;
+        // f < √½: x = 2^(e-1) (2f), m = 2f - 1; else m = f - 1.
+        let sqrth = self.c_f32(std::f32::consts::FRAC_1_SQRT_2);
+        let low = self.b.f_ord_less_than(bt, None, f, sqrth).ie()?;
+        let one = self.c_f32(1.0);
+        let em1 = self.b.f_sub(t, None, e, one).ie()?;
+        let e = self.b.select(t, None, low, em1, e).ie()?;
+        let f2 = self.b.f_add(t, None, f, f).ie()?;
+        let f = self.b.select(t, None, low, f2, f).ie()?;
+        let m = self.b.f_sub(t, None, f, one).ie()?;
+        let m2 = self.b.f_mul(t, None, m, m).ie()?;
+        let p = self.horner(m, &LOG_P)?;
+        let p = self.b.f_mul(t, None, p, m).ie()?;
+        let p = self.b.f_mul(t, None, p, m2).ie()?;
+        let h = self.c_f32(0.5);
+        let hm2 = self.b.f_mul(t, None, h, m2).ie()?;
+        let y = self.b.f_sub(t, None, p, hm2).ie()?;
+        Ok((e, m, y))
+    }
+
+    /// `c[0] x^(n-1) + ... + c[n-1]` by Horner's rule.
+    fn horner(&mut self, x: Word, c: &[f32]) -> R<Word> {
+        let t = self.t_f32();
+        let mut acc = self.c_f32(c[0]);
+        for &k in &c[1..] {
+            let m = self.b.f_mul(t, None, acc, x).ie()?;
+            let k = self.c_f32(k);
+            acc = self.b.f_add(t, None, m, k).ie()?;
+        }
+        Ok(acc)
+    }
+
+    /// `log x` for the formulas of the other functions (special values as [`Gen::log32`]).
+    fn ln32(&mut self, x: Word) -> R<Word> {
+        self.log32(x, LogBase::E)
+    }
+
+    /// `atan x` by Cephes' `atanf` (Moshier): |x| reduced to [0, tan π/8] by `π/2 + atan(-1/|x|)`
+    /// above tan 3π/8 and `π/4 + atan((|x|-1)/(|x|+1))` above tan π/8, then an odd minimax
+    /// polynomial; the sign of `x` (so `atan (-0.0)` is `-0.0`); within about 2 ulp.
+    fn atan32(&mut self, x: Word) -> R<Word> {
+        let (t, bt) = (self.t_f32(), self.t_bool());
+        let ax = self.glsl(t, GLOp::FAbs, &[x])?;
+        let one = self.c_f32(1.0);
+        let (t3, t1) = (self.c_f32(TAN_3PI_8), self.c_f32(TAN_PI_8));
+        let big = self.b.f_ord_greater_than(bt, None, ax, t3).ie()?;
+        let mid = self.b.f_ord_greater_than(bt, None, ax, t1).ie()?;
+        let m1 = self.c_f32(-1.0);
+        let inv = self.b.f_div(t, None, m1, ax).ie()?;
+        let num = self.b.f_sub(t, None, ax, one).ie()?;
+        let den = self.b.f_add(t, None, ax, one).ie()?;
+        let q = self.b.f_div(t, None, num, den).ie()?;
+        let r = self.b.select(t, None, mid, q, ax).ie()?;
+        let r = self.b.select(t, None, big, inv, r).ie()?;
+        let (z, quarter, halfpi) = (
+            self.c_f32(0.0),
+            self.c_f32(FRAC_PI_4),
+            self.c_f32(FRAC_PI_2),
+        );
+        let y0 = self.b.select(t, None, mid, quarter, z).ie()?;
+        let y0 = self.b.select(t, None, big, halfpi, y0).ie()?;
+        let r2 = self.b.f_mul(t, None, r, r).ie()?;
+        let p = self.horner(r2, &ATAN_P)?;
+        let p = self.b.f_mul(t, None, p, r2).ie()?;
+        let p = self.b.f_mul(t, None, p, r).ie()?;
+        let p = self.b.f_add(t, None, p, r).ie()?;
+        let y = self.b.f_add(t, None, y0, p).ie()?;
+        self.with_sign_of(y, x)
+    }
+
+    /// `log1p x = log(u) * x / (u - 1)` with `u = 1 + x` (exact where `u == 1`), NaN below -1.
+    fn log1p32(&mut self, x: Word) -> R<Word> {
+        let (t, bt) = (self.t_f32(), self.t_bool());
+        let one = self.c_f32(1.0);
+        let u = self.b.f_add(t, None, one, x).ie()?;
+        let u = self.nocontract(u);
+        let um1 = self.b.f_sub(t, None, u, one).ie()?;
+        let um1 = self.nocontract(um1);
+        let l = self.ln32(u)?;
+        let q = self.b.f_div(t, None, x, um1).ie()?;
+        let r = self.b.f_mul(t, None, l, q).ie()?;
+        let exact = self.b.f_ord_equal(bt, None, u, one).ie()?;
+        let r = self.b.select(t, None, exact, x, r).ie()?;
+        let inf = self.b.is_inf(bt, None, u).ie()?;
+        let r = self.b.select(t, None, inf, u, r).ie()?;
+        let m1 = self.c_f32(-1.0);
+        let below = self.b.f_ord_less_than(bt, None, x, m1).ie()?;
+        let nan = self.c_f32(f32::NAN);
+        self.b.select(t, None, below, nan, r).ie()
+    }
+
+    /// `exp x`, with subnormal results as `exp(x + 24 ln 2) * 2^-24`.
+    fn exp32(&mut self, x: Word) -> R<Word> {
+        let (t, bt) = (self.t_f32(), self.t_bool());
+        let lim = self.c_f32(EXP_SUBNORMAL_BELOW);
+        let low = self.b.f_ord_less_than(bt, None, x, lim).ie()?;
+        let shift = self.c_f32(24.0 * LN_2);
+        let xs = self.b.f_add(t, None, x, shift).ie()?;
+        let xs = self.b.select(t, None, low, xs, x).ie()?;
+        let e = self.glsl(t, GLOp::Exp, &[xs])?;
+        let k = self.c_f32(1.0 / 16_777_216.0);
+        let es = self.b.f_mul(t, None, e, k).ie()?;
+        self.b.select(t, None, low, es, e).ie()
+    }
+
+    /// `cbrt x = sign(x) |x|^(1/3)` (`Pow` and a Newton step), subnormal `x` scaled by 2^24 (and the result by 2^-8);
+    /// NaN, infinities and zeros come back unchanged.
+    fn cbrt32(&mut self, x: Word) -> R<Word> {
+        let (t, bt) = (self.t_f32(), self.t_bool());
+        let (xs, tiny) = self.scale_subnormal(x)?;
+        let ax = self.glsl(t, GLOp::FAbs, &[xs])?;
+        let third = self.c_f32(1.0 / 3.0);
+        let p = self.glsl(t, GLOp::Pow, &[ax, third])?;
+        // One Newton step for p³ = |x|: p + (|x|/p² - p)/3 = (2p + |x|/p²)/3.
+        let p2 = self.b.f_mul(t, None, p, p).ie()?;
+        let q = self.b.f_div(t, None, ax, p2).ie()?;
+        let pp = self.b.f_add(t, None, p, p).ie()?;
+        let s = self.b.f_add(t, None, pp, q).ie()?;
+        let p = self.b.f_mul(t, None, s, third).ie()?;
+        let (k, one) = (self.c_f32(1.0 / 256.0), self.c_f32(1.0));
+        let k = self.b.select(t, None, tiny, k, one).ie()?;
+        let p = self.b.f_mul(t, None, p, k).ie()?;
+        let s = self.glsl(t, GLOp::FSign, &[x])?;
+        let r = self.b.f_mul(t, None, s, p).ie()?;
+        let nan = self.b.is_nan(bt, None, x).ie()?;
+        let r = self.b.select(t, None, nan, x, r).ie()?;
+        let inf = self.b.is_inf(bt, None, x).ie()?;
+        let r = self.b.select(t, None, inf, x, r).ie()?;
+        let z = self.c_f32(0.0);
+        let zero = self.b.f_ord_equal(bt, None, x, z).ie()?;
+        self.b.select(t, None, zero, x, r).ie()
+    }
+
+    /// `atan2 y x` with C's special values: `a = atan(min(|x|,|y|) / max(|x|,|y|))` in
+    /// [0, π/4] (`0` for two zeros, `π/4` for two infinities), `π/2 - a` where `|y| > |x|`,
+    /// `π - a` where `x` is negative or `-0`, with the sign of `y`; NaN where either is.
+    fn atan2_32(&mut self, y: Word, x: Word) -> R<Word> {
+        let (t, bt, u) = (self.t_f32(), self.t_bool(), self.t_u32());
+        let ax = self.glsl(t, GLOp::FAbs, &[x])?;
+        let ay = self.glsl(t, GLOp::FAbs, &[y])?;
+        let num = self.glsl(t, GLOp::FMin, &[ax, ay])?;
+        let den = self.glsl(t, GLOp::FMax, &[ax, ay])?;
+        let q = self.b.f_div(t, None, num, den).ie()?;
+        let a = self.atan32(q)?;
+        let (z, quarter) = (self.c_f32(0.0), self.c_f32(FRAC_PI_4));
+        let both_zero = self.b.f_ord_equal(bt, None, ax, z).ie()?;
+        let diag = self.b.select(t, None, both_zero, z, quarter).ie()?;
+        let eq = self.b.f_ord_equal(bt, None, ax, ay).ie()?;
+        let a = self.b.select(t, None, eq, diag, a).ie()?;
+        let half = self.c_f32(FRAC_PI_2);
+        let steep = self.b.f_ord_greater_than(bt, None, ay, ax).ie()?;
+        let comp = self.b.f_sub(t, None, half, a).ie()?;
+        let a = self.b.select(t, None, steep, comp, a).ie()?;
+        let pi = self.c_f32(PI);
+        let sign = self.c_u32(1 << 31);
+        let xb = self.b.bitcast(u, None, x).ie()?;
+        let xs = self.b.bitwise_and(u, None, xb, sign).ie()?;
+        let zu = self.c_u32(0);
+        let left = self.b.i_not_equal(bt, None, xs, zu).ie()?;
+        let refl = self.b.f_sub(t, None, pi, a).ie()?;
+        let a = self.b.select(t, None, left, refl, a).ie()?;
+        // The sign of y on a non-negative a.
+        let yb = self.b.bitcast(u, None, y).ie()?;
+        let ys = self.b.bitwise_and(u, None, yb, sign).ie()?;
+        let ab = self.b.bitcast(u, None, a).ie()?;
+        let rb = self.b.bitwise_or(u, None, ab, ys).ie()?;
+        let r = self.b.bitcast(t, None, rb).ie()?;
+        let xn = self.b.is_nan(bt, None, x).ie()?;
+        let yn = self.b.is_nan(bt, None, y).ie()?;
+        let n = self.b.logical_or(bt, None, xn, yn).ie()?;
+        let nan = self.c_f32(f32::NAN);
+        self.b.select(t, None, n, nan, r).ie()
+    }
+
+    /// `asinh x`, with the sign of `x`: `log|x| + log 2` where |x| > 2^12, else
+    /// `log1p(|x| + x² / (1 + sqrt(1 + x²)))` (no cancellation near 0).
+    fn asinh32(&mut self, x: Word) -> R<Word> {
+        let (t, bt) = (self.t_f32(), self.t_bool());
+        let ax = self.glsl(t, GLOp::FAbs, &[x])?;
+        let one = self.c_f32(1.0);
+        let x2 = self.b.f_mul(t, None, ax, ax).ie()?;
+        let s = self.b.f_add(t, None, one, x2).ie()?;
+        let s = self.glsl(t, GLOp::Sqrt, &[s])?;
+        let d = self.b.f_add(t, None, one, s).ie()?;
+        let q = self.b.f_div(t, None, x2, d).ie()?;
+        let arg = self.b.f_add(t, None, ax, q).ie()?;
+        let r = self.log1p32(arg)?;
+        let l = self.log_plus_ln2(ax)?;
+        let lim = self.c_f32(LOG_ABOVE);
+        let big = self.b.f_ord_greater_than(bt, None, ax, lim).ie()?;
+        let r = self.b.select(t, None, big, l, r).ie()?;
+        self.with_sign_of(r, x)
+    }
+
+    /// `r` (not negative) with the sign bit of `x`.
+    fn with_sign_of(&mut self, r: Word, x: Word) -> R<Word> {
+        let (t, u) = (self.t_f32(), self.t_u32());
+        let sign = self.c_u32(1 << 31);
+        let xb = self.b.bitcast(u, None, x).ie()?;
+        let xs = self.b.bitwise_and(u, None, xb, sign).ie()?;
+        let rb = self.b.bitcast(u, None, r).ie()?;
+        let rb = self.b.bitwise_or(u, None, rb, xs).ie()?;
+        self.b.bitcast(t, None, rb).ie()
+    }
+
+    /// `sinh x`: where |x| < 1 its Taylor series to `x^11/11!` (truncation below 2e-10, no
+    /// cancellation near 0), else GLSL's `Sinh`.
+    fn sinh32(&mut self, x: Word) -> R<Word> {
+        let (t, bt) = (self.t_f32(), self.t_bool());
+        let p = self.sinh_series(x)?;
+        let r = self.glsl(t, GLOp::Sinh, &[x])?;
+        let ax = self.glsl(t, GLOp::FAbs, &[x])?;
+        let one = self.c_f32(1.0);
+        let small = self.b.f_ord_less_than(bt, None, ax, one).ie()?;
+        self.b.select(t, None, small, p, r).ie()
+    }
+
+    /// `x + x³/3! + ... + x^11/11!` in Horner form in `x²`.
+    fn sinh_series(&mut self, x: Word) -> R<Word> {
+        let t = self.t_f32();
+        let x2 = self.b.f_mul(t, None, x, x).ie()?;
+        // 1/3!, 1/5!, ..., 1/11!, innermost last.
+        let coef = [
+            1.0 / 6.0,
+            1.0 / 120.0,
+            1.0 / 5040.0,
+            1.0 / 362_880.0,
+            1.0 / 39_916_800.0,
+        ];
+        let mut acc = self.c_f32(coef[4]);
+        for &c in coef[..4].iter().rev() {
+            let m = self.b.f_mul(t, None, acc, x2).ie()?;
+            let c = self.c_f32(c);
+            acc = self.b.f_add(t, None, c, m).ie()?;
+        }
+        // x + x * x² * acc
+        let m = self.b.f_mul(t, None, x2, acc).ie()?;
+        let m = self.b.f_mul(t, None, x, m).ie()?;
+        self.b.f_add(t, None, x, m).ie()
+    }
+
+    /// `tanh x`: where |x| < 1 `s / sqrt(1 + s²)` with `s` [`Gen::sinh_series`], else GLSL's
+    /// `Tanh`.
+    fn tanh32(&mut self, x: Word) -> R<Word> {
+        let (t, bt) = (self.t_f32(), self.t_bool());
+        let s = self.sinh_series(x)?;
+        let one = self.c_f32(1.0);
+        let s2 = self.b.f_mul(t, None, s, s).ie()?;
+        let c2 = self.b.f_add(t, None, one, s2).ie()?;
+        let c = self.glsl(t, GLOp::Sqrt, &[c2])?;
+        let p = self.b.f_div(t, None, s, c).ie()?;
+        let r = self.glsl(t, GLOp::Tanh, &[x])?;
+        let ax = self.glsl(t, GLOp::FAbs, &[x])?;
+        let small = self.b.f_ord_less_than(bt, None, ax, one).ie()?;
+        self.b.select(t, None, small, p, r).ie()
+    }
+
+    /// `atanh x = ½ log1p(2|x| / (1 - |x|))` with the sign of `x` (±inf at ±1, NaN beyond).
+    fn atanh32(&mut self, x: Word) -> R<Word> {
+        let t = self.t_f32();
+        let ax = self.glsl(t, GLOp::FAbs, &[x])?;
+        let one = self.c_f32(1.0);
+        let d = self.b.f_sub(t, None, one, ax).ie()?;
+        let n = self.b.f_add(t, None, ax, ax).ie()?;
+        let q = self.b.f_div(t, None, n, d).ie()?;
+        let l = self.log1p32(q)?;
+        let half = self.c_f32(0.5);
+        let r = self.b.f_mul(t, None, half, l).ie()?;
+        self.with_sign_of(r, x)
+    }
+
+    /// `acosh x`: `log x + log 2` where x > 2^12, NaN below 1, else `log1p((x - 1) +
+    /// sqrt((x - 1)(x + 1)))` (`x - 1` is exact near 1).
+    fn acosh32(&mut self, x: Word) -> R<Word> {
+        let (t, bt) = (self.t_f32(), self.t_bool());
+        let one = self.c_f32(1.0);
+        let xm1 = self.b.f_sub(t, None, x, one).ie()?;
+        let xp1 = self.b.f_add(t, None, x, one).ie()?;
+        let p = self.b.f_mul(t, None, xm1, xp1).ie()?;
+        let s = self.glsl(t, GLOp::Sqrt, &[p])?;
+        let arg = self.b.f_add(t, None, xm1, s).ie()?;
+        let r = self.log1p32(arg)?;
+        let l = self.log_plus_ln2(x)?;
+        let lim = self.c_f32(LOG_ABOVE);
+        let big = self.b.f_ord_greater_than(bt, None, x, lim).ie()?;
+        let r = self.b.select(t, None, big, l, r).ie()?;
+        let below = self.b.f_ord_less_than(bt, None, x, one).ie()?;
+        let nan = self.c_f32(f32::NAN);
+        self.b.select(t, None, below, nan, r).ie()
+    }
+
+    /// `log x + log 2` (x > 2^12 where it is used).
+    fn log_plus_ln2(&mut self, x: Word) -> R<Word> {
+        let t = self.t_f32();
+        let l = self.ln32(x)?;
+        let ln2 = self.c_f32(LN_2);
+        self.b.f_add(t, None, l, ln2).ie()
+    }
+
+    /// erf / erfc in f32 (Abramowitz & Stegun 7.1.26 refined: |error| < 1.2e-7 via the
+    /// complementary-error-function Chebyshev fit of Numerical Recipes, `erfcc`).
+    fn erf32(&mut self, x: Word, complement: bool) -> R<Word> {
+        let t = self.t_f32();
+        let bt = self.t_bool();
+        let z = self.glsl(t, GLOp::FAbs, &[x])?;
+        let one = self.c_f32(1.0);
+        let half = self.c_f32(0.5);
+        let hz = self.b.f_mul(t, None, half, z).ie()?;
+        let den = self.b.f_add(t, None, one, hz).ie()?;
+        let tt = self.b.f_div(t, None, one, den).ie()?;
+        let coef: [f32; 10] = [
+            -1.265_512_2,
+            1.000_023_7,
+            0.374_091_96,
+            0.096_784_18,
+            -0.186_288_06,
+            0.278_868_07,
+            -1.135_204,
+            1.488_515_9,
+            -0.822_152_23,
+            0.170_872_77,
+        ];
+        // Horner: c0 + t*(c1 + t*(...)).
+        let mut acc = self.c_f32(coef[9]);
+        for &c in coef[..9].iter().rev() {
+            let m = self.b.f_mul(t, None, tt, acc).ie()?;
+            let cc = self.c_f32(c);
+            acc = self.b.f_add(t, None, cc, m).ie()?;
+        }
+        let z2 = self.b.f_mul(t, None, z, z).ie()?;
+        let e = self.b.f_sub(t, None, acc, z2).ie()?;
+        let ex = self.glsl(t, GLOp::Exp, &[e])?;
+        let ans = self.b.f_mul(t, None, tt, ex).ie()?; // erfc(|x|)
+        let zero = self.c_f32(0.0);
+        let neg = self.b.f_ord_less_than(bt, None, x, zero).ie()?;
+        let r = if complement {
+            let two = self.c_f32(2.0);
+            let other = self.b.f_sub(t, None, two, ans).ie()?;
+            self.b.select(t, None, neg, other, ans).ie()?
+        } else {
+            let pos = self.b.f_sub(t, None, one, ans).ie()?;
+            let negv = self.b.f_negate(t, None, pos).ie()?;
+            self.b.select(t, None, neg, negv, pos).ie()?
+        };
+        let nan = self.b.is_nan(bt, None, x).ie()?;
+        self.b.select(t, None, nan, x, r).ie()
+    }
+
+    /// Gamma / log-gamma in f32 (Lanczos, g = 7, n = 9; reflection for x < 0.5).
+    fn gamma32(&mut self, x: Word, log: bool) -> R<Word> {
+        // Computed in f32 with the Lanczos series; reflection for x < 0.5.
+        let t = self.t_f32();
+        let bt = self.t_bool();
+        let half = self.c_f32(0.5);
+        let one = self.c_f32(1.0);
+        let small = self.b.f_ord_less_than(bt, None, x, half).ie()?;
+        // y = small ? 1 - x : x; then lanczos on y - 1.
+        let omx = self.b.f_sub(t, None, one, x).ie()?;
+        let y = self.b.select(t, None, small, omx, x).ie()?;
+        let xm1 = self.b.f_sub(t, None, y, one).ie()?;
+        let c: [f64; 9] = [
+            0.999_999_999_999_809_9,
+            676.520_368_121_885_1,
+            -1_259.139_216_722_402_8,
+            771.323_428_777_653_1,
+            -176.615_029_162_140_6,
+            12.507_343_278_686_905,
+            -0.138_571_095_265_720_12,
+            9.984_369_578_019_572e-6,
+            1.505_632_735_149_311_6e-7,
+        ];
+        let mut a = self.c_f32(c[0] as f32);
+        for (i, &ci) in c.iter().enumerate().skip(1) {
+            let k = self.c_f32(i as f32);
+            let d = self.b.f_add(t, None, xm1, k).ie()?;
+            let cc = self.c_f32(ci as f32);
+            let q = self.b.f_div(t, None, cc, d).ie()?;
+            a = self.b.f_add(t, None, a, q).ie()?;
+        }
+        let g7 = self.c_f32(7.5);
+        let tt = self.b.f_add(t, None, xm1, g7).ie()?;
+        // log Γ(y) = 0.5 log(2π) + (xm1 + 0.5) log(tt) - tt + log(a)
+        let hl2pi = self.c_f32(0.918_938_5);
+        let lt = self.ln32(tt)?;
+        let e = self.b.f_add(t, None, xm1, half).ie()?;
+        let p = self.b.f_mul(t, None, e, lt).ie()?;
+        let la = self.ln32(a)?;
+        let s1 = self.b.f_add(t, None, hl2pi, p).ie()?;
+        let s2 = self.b.f_sub(t, None, s1, tt).ie()?;
+        let lg = self.b.f_add(t, None, s2, la).ie()?;
+        // Reflection: Γ(x) = π / (sin(πx) Γ(1-x)).
+        let pi = self.c_f32(std::f32::consts::PI);
+        let px = self.b.f_mul(t, None, pi, x).ie()?;
+        let sp = self.glsl(t, GLOp::Sin, &[px])?;
+        if log {
+            let asp = self.glsl(t, GLOp::FAbs, &[sp])?;
+            let lasp = self.ln32(asp)?;
+            let lpi = self.c_f32(std::f32::consts::PI.ln());
+            let d = self.b.f_sub(t, None, lpi, lasp).ie()?;
+            let refl = self.b.f_sub(t, None, d, lg).ie()?;
+            self.b.select(t, None, small, refl, lg).ie()
+        } else {
+            let gy = self.glsl(t, GLOp::Exp, &[lg])?;
+            let den = self.b.f_mul(t, None, sp, gy).ie()?;
+            let refl = self.b.f_div(t, None, pi, den).ie()?;
+            self.b.select(t, None, small, refl, gy).ie()
+        }
+    }
+}
