@@ -261,6 +261,9 @@ pub struct VulkanBackend {
     ctx: Mutex<Option<std::sync::Arc<Context>>>,
     /// Tuning settings applied over the device's thresholds ([`Thresholds::set`]).
     settings: Vec<String>,
+    /// Whether the device keeps `f16`, `f32`, `f64` subnormals ([`VulkanBackend::keeps_subnormals`]),
+    /// found on first use.
+    subnormals: std::sync::OnceLock<[bool; 3]>,
 }
 
 impl VulkanBackend {
@@ -270,6 +273,7 @@ impl VulkanBackend {
             opts,
             ctx: Mutex::new(None),
             settings: Vec::new(),
+            subnormals: std::sync::OnceLock::new(),
         }
     }
 
@@ -312,9 +316,54 @@ impl VulkanBackend {
     }
 }
 
+impl VulkanBackend {
+    /// Whether kernels keep subnormal `f16`, `f32`, `f64` operands and results: the device
+    /// promises it (`shaderDenormPreserveFloatN`), or a probe kernel multiplying the smallest
+    /// subnormal number by 1 gives it back (lavapipe keeps them without the promise; NVIDIA's
+    /// driver flushes `f32` ones). `false` where the device cannot be opened.
+    pub fn keeps_subnormals(&self) -> [bool; 3] {
+        *self.subnormals.get_or_init(|| {
+            let Ok(ctx) = self.context() else {
+                return [false; 3];
+            };
+            let promised = ctx.info().denorm_preserve;
+            let probe = |w: usize| -> bool {
+                let (ty, tiny) = [
+                    ("f16", "5.96e-8f16"),
+                    ("f32", "1e-45f32"),
+                    ("f64", "5e-324f64"),
+                ][w];
+                let src = format!("entry main (xs: []{ty}) (ys: []{ty}) = map2 (*) xs ys\n");
+                let input = format!("[{tiny}] [1{ty}]");
+                let (Ok(c), Ok(args)) = (
+                    vkad_core::compile("subnormal_probe.fut", &src),
+                    vkad_core::values::parse_values(input.as_bytes()),
+                ) else {
+                    return false;
+                };
+                let th = Thresholds::default();
+                match run_entry_kernels(&ctx, &c, "main", args.clone(), &th, false) {
+                    Ok((r, _)) => r == args[..1],
+                    Err(_) => false,
+                }
+            };
+            [0, 1, 2].map(|w| promised[w] || probe(w))
+        })
+    }
+}
+
 impl Backend for VulkanBackend {
     fn name(&self) -> &str {
         "vulkan"
+    }
+    /// `denorm_f16`, `denorm_f32`, `denorm_f64`: [`VulkanBackend::keeps_subnormals`].
+    fn supports(&self, feature: &str) -> bool {
+        match feature {
+            "denorm_f16" => self.keeps_subnormals()[0],
+            "denorm_f32" => self.keeps_subnormals()[1],
+            "denorm_f64" => self.keeps_subnormals()[2],
+            _ => true,
+        }
     }
     fn run(
         &self,

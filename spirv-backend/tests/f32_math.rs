@@ -9,6 +9,8 @@
 //! no GLSL.std.450 function but `Pow` (in `cbrt`, refined by a Newton step) and `Sinh`/`Tanh`
 //! from 1 on.
 mod common;
+// Only its `Rng` (the rest is for the f64 tests).
+#[allow(dead_code)]
 #[path = "../src/codegen/f64math/test_support.rs"]
 mod test_support;
 use test_support::Rng;

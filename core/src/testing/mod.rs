@@ -89,6 +89,14 @@ pub trait Backend {
     fn compile(&self, name: &str, text: &str) -> Result<Compiled, CompileError> {
         crate::compile(name, text)
     }
+    /// Whether the backend has what the run tag `needs_<feature>` asks for; datasets it lacks
+    /// are skipped. The features: `denorm_f16`, `denorm_f32`, `denorm_f64` (subnormal floats
+    /// of that width are kept as operands and results, not flushed to zero). By default, every
+    /// feature.
+    fn supports(&self, feature: &str) -> bool {
+        let _ = feature;
+        true
+    }
     /// Why `entry` cannot run on this backend, if it cannot: by default, any of
     /// [`Compiled::entry_errors`].
     fn entry_error<'c>(&self, compiled: &'c Compiled, entry: &str) -> Option<&'c Diagnostic> {

@@ -94,10 +94,17 @@ enum Outcome {
     Skip(String),
 }
 
+/// Whether tags `disable`, `notest`, `no_<backend>` or `needs_<feature>` of a feature the
+/// backend lacks ([`Backend::supports`]) exclude a test.
 fn excluded(tags: &[String], backend: &dyn Backend) -> bool {
     let no_backend = format!("no_{}", backend.name());
-    tags.iter()
-        .any(|t| t == "disable" || t == "notest" || *t == no_backend)
+    tags.iter().any(|t| {
+        t == "disable"
+            || t == "notest"
+            || *t == no_backend
+            || t.strip_prefix("needs_")
+                .is_some_and(|f| !backend.supports(f))
+    })
 }
 
 /// One file's test context.
@@ -464,6 +471,9 @@ mod tests {
         fn name(&self) -> &str {
             "fake"
         }
+        fn supports(&self, feature: &str) -> bool {
+            feature != "lacking"
+        }
         fn compile(&self, name: &str, text: &str) -> Result<Compiled, CompileError> {
             let mut sources = SourceMap::default();
             let file = sources.add(name, text);
@@ -704,13 +714,17 @@ mod tests {
         );
         d.file("d.fut", b"-- no tests here\nlet main = 1\n");
         d.file("e.txt", b"-- ==\n-- input { garbage\n");
+        d.file(
+            "f.fut",
+            b"-- fake entries: double\n-- ==\n-- entry: double\n-- needs_lacking input { 1 } output { 2 }\n-- needs_there input { 2 } output { 4 }\n",
+        );
         let (s, out) = run_dir(&d, &Fake);
         assert_eq!(
             s,
             Summary {
-                passed: 2,
+                passed: 3,
                 failed: 2,
-                skipped: 5
+                skipped: 6
             },
             "{out}"
         );

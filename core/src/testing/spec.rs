@@ -15,7 +15,8 @@
 //! ```
 //!
 //! where the run tags may include `random` (the input is then `{ types and constants }`),
-//! `script` (a FutharkScript expression), `compiled` and `nobench`. Values span lines freely.
+//! `script` (a FutharkScript expression), `compiled`, `nobench`, `no_<backend>` and vkad's
+//! `needs_<feature>` (skipped where the backend lacks the feature, `Backend::supports`). Values span lines freely.
 //! Positions in errors are the line and column in the `.fut` file.
 
 use crate::prim::PrimType;
