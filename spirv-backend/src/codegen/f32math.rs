@@ -267,7 +267,9 @@ impl Gen {
         self.with_sign_of(y, x)
     }
 
-    /// `log1p x = log(u) * x / (u - 1)` with `u = 1 + x` (exact where `u == 1`), NaN below -1.
+    /// `log1p x = log(u) * x / (u - 1)` with `u = 1 + x` (exact where `u == 1`; `log u` above
+    /// 2^24, where the correction is below an ulp and `x / (u - 1)` might divide by a huge
+    /// number), NaN below -1.
     fn log1p32(&mut self, x: Word) -> R<Word> {
         let (t, bt) = (self.t_f32(), self.t_bool());
         let one = self.c_f32(1.0);
@@ -280,6 +282,9 @@ impl Gen {
         let r = self.b.f_mul(t, None, l, q).ie()?;
         let exact = self.b.f_ord_equal(bt, None, u, one).ie()?;
         let r = self.b.select(t, None, exact, x, r).ie()?;
+        let big = self.c_f32(16_777_216.0);
+        let big = self.b.f_ord_greater_than(bt, None, x, big).ie()?;
+        let r = self.b.select(t, None, big, l, r).ie()?;
         let inf = self.b.is_inf(bt, None, u).ie()?;
         let r = self.b.select(t, None, inf, u, r).ie()?;
         let m1 = self.c_f32(-1.0);
@@ -339,6 +344,14 @@ impl Gen {
         let ay = self.glsl(t, GLOp::FAbs, &[y])?;
         let num = self.glsl(t, GLOp::FMin, &[ax, ay])?;
         let den = self.glsl(t, GLOp::FMax, &[ax, ay])?;
+        // Both scaled by 2^-64 where the divisor is above 2^64: Vulkan specifies division for
+        // divisors up to 2^126 only (NVIDIA's `1e38 / 2e38` is 0).
+        let lim = self.c_f32(18_446_744_073_709_551_616.0);
+        let huge = self.b.f_ord_greater_than(bt, None, den, lim).ie()?;
+        let (down, one) = (self.c_f32(1.0 / 18_446_744_073_709_551_616.0), self.c_f32(1.0));
+        let k = self.b.select(t, None, huge, down, one).ie()?;
+        let num = self.b.f_mul(t, None, num, k).ie()?;
+        let den = self.b.f_mul(t, None, den, k).ie()?;
         let q = self.b.f_div(t, None, num, den).ie()?;
         let a = self.atan32(q)?;
         let (z, quarter) = (self.c_f32(0.0), self.c_f32(FRAC_PI_4));
@@ -465,6 +478,12 @@ impl Gen {
         let l = self.log1p32(q)?;
         let half = self.c_f32(0.5);
         let r = self.b.f_mul(t, None, half, l).ie()?;
+        // NaN beyond 1, explicitly: `2|x| / (1 - |x|)` is -2 or below there only where
+        // division is exact (NVIDIA's `1/(1 - 1e38)` is -0).
+        let bt = self.t_bool();
+        let above = self.b.f_ord_greater_than(bt, None, ax, one).ie()?;
+        let nan = self.c_f32(f32::NAN);
+        let r = self.b.select(t, None, above, nan, r).ie()?;
         self.with_sign_of(r, x)
     }
 

@@ -53,16 +53,41 @@ impl Gen {
         }
     }
 
-    /// Rounds an f32 register to f16 precision (f16 registers are f32s).
+    /// Rounds an f32 register to f16 precision (f16 registers are f32s), to nearest with ties
+    /// to even, by bit arithmetic (not `PackHalf2x16`, whose rounding and overflow are the
+    /// driver's: NVIDIA's differ): below 2^-14 (f16's subnormals) `RoundEven(x 2^24) 2^-24`,
+    /// above it the low 13 bits of the significand rounded away; beyond 65504 `±inf`; NaN kept.
     pub fn round16(&mut self, x: Word) -> R<Word> {
-        let f = self.t_f32();
-        let v2 = self.b.type_vector(f, 2);
-        let z = self.c_f32(0.0);
-        let v = self.b.composite_construct(v2, None, [x, z]).ie()?;
-        let u = self.t_u32();
-        let p = self.glsl(u, GLOp::PackHalf2x16, &[v])?;
-        let back = self.glsl(v2, GLOp::UnpackHalf2x16, &[p])?;
-        self.b.composite_extract(f, None, back, [0]).ie()
+        let (f, u, bt) = (self.t_f32(), self.t_u32(), self.t_bool());
+        let ax = self.glsl(f, GLOp::FAbs, &[x])?;
+        let lim = self.c_f32(1.0 / 16384.0);
+        let small = self.b.f_ord_less_than(bt, None, ax, lim).ie()?;
+        let (up, down) = (self.c_f32(16_777_216.0), self.c_f32(1.0 / 16_777_216.0));
+        let xs = self.b.f_mul(f, None, x, up).ie()?;
+        let xs = self.glsl(f, GLOp::RoundEven, &[xs])?;
+        let qs = self.b.f_mul(f, None, xs, down).ie()?;
+        let b = self.b.bitcast(u, None, x).ie()?;
+        let (c13, one) = (self.c_u32(13), self.c_u32(1));
+        let lsb = self.b.shift_right_logical(u, None, b, c13).ie()?;
+        let lsb = self.b.bitwise_and(u, None, lsb, one).ie()?;
+        let half = self.c_u32(0xfff);
+        let r = self.b.i_add(u, None, b, half).ie()?;
+        let r = self.b.i_add(u, None, r, lsb).ie()?;
+        let keep = self.c_u32(0xffff_e000);
+        let r = self.b.bitwise_and(u, None, r, keep).ie()?;
+        let rn = self.b.bitcast(f, None, r).ie()?;
+        let arn = self.glsl(f, GLOp::FAbs, &[rn])?;
+        let max = self.c_f32(65504.0);
+        let over = self.b.f_ord_greater_than(bt, None, arn, max).ie()?;
+        let sign = self.c_u32(1 << 31);
+        let s = self.b.bitwise_and(u, None, b, sign).ie()?;
+        let infb = self.c_u32(0x7f80_0000);
+        let inf = self.b.bitwise_or(u, None, s, infb).ie()?;
+        let inf = self.b.bitcast(f, None, inf).ie()?;
+        let r = self.b.select(f, None, over, inf, rn).ie()?;
+        let r = self.b.select(f, None, small, qs, r).ie()?;
+        let nan = self.b.is_nan(bt, None, x).ie()?;
+        self.b.select(f, None, nan, x, r).ie()
     }
 
     fn fround(&mut self, t: FloatType, x: Word) -> R<Word> {
@@ -405,6 +430,59 @@ impl Gen {
         self.pow_special_cases(ft, x, y, p)
     }
 
+    /// `hypot x y = m sqrt((|x|/m)² + (|y|/m)²)` with `m = max(|x|, |y|)`, scaled by the power
+    /// of two nearest `m` instead of divided by `m` (exact, and no division, whose precision
+    /// Vulkan leaves open for huge divisors: NVIDIA flushes `1/3e38` to 0); `+inf` if either is
+    /// infinite, else NaN if either is NaN (`FMax` drops a NaN operand), `0` for two zeros.
+    fn hypot(&mut self, ft: FloatType, x: Word, y: Word) -> R<Word> {
+        let ty = self.reg_ty(PrimType::Float(ft));
+        let bt = self.t_bool();
+        let ax = self.glsl(ty, GLOp::FAbs, &[x])?;
+        let ay = self.glsl(ty, GLOp::FAbs, &[y])?;
+        let m = self.glsl(ty, GLOp::FMax, &[ax, ay])?;
+        // The exponent field E of m, clamped to [1, 2 bias - 1]: m 2^(bias - E) is in [1, 4)
+        // (or below 1 for subnormal m), and 2^(E - bias) scales the result back.
+        let (ut, shift, bias) = match ft {
+            FloatType::F64 => (self.t_u64(), 52u32, 1023u64),
+            _ => (self.t_u32(), 23, 127),
+        };
+        let k = |g: &mut Gen, v: u64| match ft {
+            FloatType::F64 => g.c_u64(v),
+            _ => g.c_u32(v as u32),
+        };
+        let mb = self.b.bitcast(ut, None, m).ie()?;
+        let sh = k(self, shift as u64);
+        let e = self.b.shift_right_logical(ut, None, mb, sh).ie()?;
+        let (lo, hi) = (k(self, 1), k(self, 2 * bias - 1));
+        let e = self.glsl(ut, GLOp::UClamp, &[e, lo, hi])?;
+        let two_bias = k(self, 2 * bias);
+        let se = self.b.i_sub(ut, None, two_bias, e).ie()?;
+        let se = self.b.shift_left_logical(ut, None, se, sh).ie()?;
+        let scale = self.b.bitcast(ty, None, se).ie()?;
+        let ue = self.b.shift_left_logical(ut, None, e, sh).ie()?;
+        let unscale = self.b.bitcast(ty, None, ue).ie()?;
+        let xs = self.b.f_mul(ty, None, ax, scale).ie()?;
+        let ys = self.b.f_mul(ty, None, ay, scale).ie()?;
+        let x2 = self.b.f_mul(ty, None, xs, xs).ie()?;
+        let y2 = self.b.f_mul(ty, None, ys, ys).ie()?;
+        let s = self.b.f_add(ty, None, x2, y2).ie()?;
+        let sq = self.glsl(ty, GLOp::Sqrt, &[s])?;
+        let r = self.b.f_mul(ty, None, sq, unscale).ie()?;
+        let z = self.c_float(ft, 0.0);
+        let mz = self.b.f_ord_equal(bt, None, m, z).ie()?;
+        let r = self.b.select(ty, None, mz, z, r).ie()?;
+        let xn = self.b.is_nan(bt, None, x).ie()?;
+        let yn = self.b.is_nan(bt, None, y).ie()?;
+        let anynan = self.b.logical_or(bt, None, xn, yn).ie()?;
+        let nan = self.c_float(ft, f64::NAN);
+        let r = self.b.select(ty, None, anynan, nan, r).ie()?;
+        let inf = self.c_float(ft, f64::INFINITY);
+        let xi = self.b.is_inf(bt, None, x).ie()?;
+        let yi = self.b.is_inf(bt, None, y).ie()?;
+        let anyinf = self.b.logical_or(bt, None, xi, yi).ie()?;
+        self.b.select(ty, None, anyinf, inf, r).ie()
+    }
+
     /// Rounds to the nearest integer, halves to even, from `Trunc` alone: `t = trunc x`, then
     /// one step away from zero when `|x - t| > 0.5`, or `= 0.5` and `t` is odd. NaN and the
     /// infinities come back unchanged.
@@ -655,35 +733,7 @@ impl Gen {
             | Acosh(_) | Atanh(_) | Atan2(_) | Erf(_) | Erfc(_) | Gamma(_) | Lgamma(_) => {
                 self.via_f32(ft, a, |g, a| g.f32_transcendental(f, a))?
             }
-            Hypot(_) => {
-                let y = a[1];
-                let ax = self.glsl(ty, GLOp::FAbs, &[x])?;
-                let ay = self.glsl(ty, GLOp::FAbs, &[y])?;
-                let m = self.glsl(ty, GLOp::FMax, &[ax, ay])?;
-                let z = self.c_float(ft, 0.0);
-                let mz = self.b.f_ord_equal(bt, None, m, z).ie()?;
-                let one = self.c_float(ft, 1.0);
-                let md = self.b.select(ty, None, mz, one, m).ie()?;
-                let xs = self.b.f_div(ty, None, ax, md).ie()?;
-                let ys = self.b.f_div(ty, None, ay, md).ie()?;
-                let x2 = self.b.f_mul(ty, None, xs, xs).ie()?;
-                let y2 = self.b.f_mul(ty, None, ys, ys).ie()?;
-                let s = self.b.f_add(ty, None, x2, y2).ie()?;
-                let sq = self.glsl(ty, GLOp::Sqrt, &[s])?;
-                let r = self.b.f_mul(ty, None, m, sq).ie()?;
-                let r = self.b.select(ty, None, mz, z, r).ie()?;
-                // NaN unless the other operand is infinite (`FMax` drops a NaN operand).
-                let xn = self.b.is_nan(bt, None, x).ie()?;
-                let yn = self.b.is_nan(bt, None, y).ie()?;
-                let anynan = self.b.logical_or(bt, None, xn, yn).ie()?;
-                let nan = self.c_float(ft, f64::NAN);
-                let r = self.b.select(ty, None, anynan, nan, r).ie()?;
-                let inf = self.c_float(ft, f64::INFINITY);
-                let xi = self.b.is_inf(bt, None, x).ie()?;
-                let yi = self.b.is_inf(bt, None, y).ie()?;
-                let anyinf = self.b.logical_or(bt, None, xi, yi).ie()?;
-                self.b.select(ty, None, anyinf, inf, r).ie()?
-            }
+            Hypot(_) => self.hypot(ft, x, a[1])?,
             Floor(_) => self.glsl(ty, GLOp::Floor, &[x])?,
             Ceil(_) => self.glsl(ty, GLOp::Ceil, &[x])?,
             // lavapipe's f64 RoundEven rounds halves toward zero (Mesa 22.3): f64 rounds by hand.
