@@ -1,13 +1,15 @@
 //! f32 transcendental functions on the device (`src/codegen/f32math.rs`): the functions vkad
-//! computes itself (`log`, `log2`, `log10`, `log1p`, `atan`, `atan2`, `asin`, `acos`, `asinh`,
-//! `acosh`, `atanh`, `cbrt`, and `sinh`/`tanh` below 1) over special, subnormal, tiny, huge,
-//! negative and random arguments, in one `map` kernel each, within a few ulp of the interpreter
-//! (Rust's `f32` methods, glibc's libm here), and bit for bit equal to it at the special values
-//! (NaN, ±inf, ±0 arguments or results). The bounds are those of the algorithms (Cephes' `logf`
-//! and `atanf` are within 1-2 ulp; the functions built from them add an ulp or two): they hold
-//! on any device that rounds `+ - * /` and `sqrt` as Vulkan requires, since these functions use
-//! no GLSL.std.450 function but `Pow` (in `cbrt`, refined by a Newton step) and `Sinh`/`Tanh`
-//! from 1 on.
+//! computes itself (`exp`, `log`, `log2`, `log10`, `log1p`, `atan`, `atan2`, `asin`, `acos`,
+//! `sinh`, `cosh`, `asinh`, `acosh`, `atanh`, `cbrt`, `erf`, `erfc`, and `tanh` below 1) over
+//! special, subnormal, tiny, huge, negative and random arguments, in one `map` kernel each,
+//! within a few ulp of the interpreter (Rust's `f32` methods, glibc's libm here), and bit for
+//! bit equal to it at the special values (NaN, ±inf, ±0 arguments or results). The bounds are
+//! those of the algorithms on lavapipe (Cephes' `expf`, `logf` and `atanf` are within 1-2 ulp;
+//! the functions built from them add an ulp or two; `erfc`'s rational fit is within 1.2e-7
+//! relative): they use no GLSL.std.450 function but `Pow` (in `cbrt`, refined by a Newton step),
+//! `Sin` (`gamma`'s reflection) and `Tanh` from 1 on. On a device whose division and `sqrt`
+//! are less precise (Vulkan allows 2.5 ulp; NVIDIA's H200 driver) they are an ulp or two
+//! further (docs/language.md has the measured maxima).
 mod common;
 // Only its `Rng` (the rest is for the f64 tests).
 #[allow(dead_code)]
@@ -167,6 +169,11 @@ const UNARY: &[(&str, f64)] = &[
     ("acosh", 3.0),
     ("atanh", 3.0),
     ("cbrt", 2.0),
+    ("exp", 2.0),
+    ("sinh", 2.0),
+    ("cosh", 2.0),
+    ("erf", 2.0),
+    ("erfc", 8.0),
 ];
 
 #[test]
@@ -181,17 +188,16 @@ fn own_unary_functions_within_a_few_ulp() {
     assert_within(&src, &cases);
 }
 
-/// `sinh` and `tanh` below 1, where they are vkad's (Taylor series).
+/// `tanh` below 1, where it is vkad's (from `sinh`'s Taylor series).
 #[test]
-fn sinh_tanh_below_one_within_a_few_ulp() {
+fn tanh_below_one_within_a_few_ulp() {
     let xs: Vec<f32> = arguments(3)
         .into_iter()
         .filter(|x| x.is_nan() || x.abs() < 1.0)
         .collect();
-    let src = "entry sinh (xs: []f32) : []f32 = map f32.sinh xs
-entry tanh (xs: []f32) : []f32 = map f32.tanh xs\n";
+    let src = "entry tanh (xs: []f32) : []f32 = map f32.tanh xs\n";
     let args = std::slice::from_ref(&xs);
-    assert_within(src, &[("sinh", args, 2.0), ("tanh", args, 3.0)]);
+    assert_within(src, &[("tanh", args, 3.0)]);
 }
 
 #[test]

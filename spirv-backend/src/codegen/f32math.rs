@@ -7,20 +7,31 @@
 //! that latitude: `tests/tests/random_programs.rs`, with the interpreter's libm as reference,
 //! found its `log` of subnormal numbers off by up to 4, `asin`/`acos` off by 4e-4, `atan2` of
 //! zeros ±2.356 and of subnormals NaN, `acosh` below -4096 `-inf`, `asinh`/`acosh` beyond 1.8e19
-//! infinite, `sinh 1e-30` 2.98e-8, `atan 1e-3` off by 2e-5 relative. So vkad computes:
+//! infinite, `sinh 1e-30` 2.98e-8, `atan 1e-3` off by 2e-5 relative, `exp(-100)` 0; NVIDIA's
+//! H200 driver `exp 88` off by 55 ulp and `sinh`/`cosh` of 89 infinite. So vkad computes:
+//! - `exp` itself (Cephes' `expf`: subnormal results kept, no `3 + 2|x|` ulp), and from it
+//!   `sinh` (from 1 on; its Taylor series below, no cancellation near 0), `cosh` (both finite
+//!   up to 89.4), `erf`/`erfc` (Numerical Recipes' `erfcc` fit, `z²` split so it is exact;
+//!   `erf`'s Taylor series below 1/2), `gamma`;
 //! - `log`, `log2`, `log10` itself (Cephes' `logf` polynomial, [`Gen::log_parts`]), and from it
 //!   `log1p` (`log(u) x / (u - 1)`, `u = 1 + x`), `asinh`, `acosh`, `atanh` (by `log1p`, no
-//!   cancellation near 0 or 1; `log|x| + log 2` beyond 2^12), `lgamma`/`gamma`;
+//!   cancellation near 0 or 1; `log|x| + log 2` beyond 2^12), `lgamma`;
 //! - `atan` itself (Cephes' `atanf`), and from it `atan2` (a quadrant reduction with C's special
 //!   values), `asin x = atan2(x, sqrt((1-x)(1+x)))` and `acos x = atan2(sqrt((1-x)(1+x)), x)`;
-//! - `sinh` and `tanh` below 1 from `sinh`'s Taylor series (no cancellation near 0), GLSL's
-//!   `Sinh`/`Tanh` above;
-//! - `exp` with GLSL's `Exp`, subnormal results as `exp(x + 24 ln 2) 2^-24` (lavapipe flushes
-//!   them); `cbrt` with `Pow` (of subnormal `x` scaled by 2^24) and a Newton step;
-//! - `erf`/`erfc` and `gamma`/`lgamma` by their own formulas (no GLSL instruction).
+//! - `tanh` below 1 as `s / sqrt(1 + s²)` from `sinh`'s series, GLSL's `Tanh` above;
+//! - `cbrt` with `Pow` (of subnormal `x` scaled by 2^24) and a Newton step;
+//! - `gamma`/`lgamma` by the Lanczos series (g = 7, n = 9) in `f32`, with the reflection
+//!   through an exact `sin(π x)` and C's values at the poles and infinities (not within a few
+//!   ulp: `lgamma` has an absolute error up to 5e-7 near its zeros 1 and 2, `gamma` of
+//!   negative arguments up to about 150 ulp).
 //!
-//! Not fixed: `sin`, `cos`, `tan` and `cosh` are GLSL's; Vulkan specifies the first three on
-//! [-π, π] only (lavapipe's `sin 1e10` is -1.0), with an absolute error of 2^-11 there.
+//! No division here has a divisor beyond 2^64 (Vulkan specifies `OpFDiv` up to 2^126 only, and
+//! NVIDIA's `1e38 / 2e38` is 0): `atan2` scales its operands, `hypot` (in `scalar.rs`) and
+//! `exp` scale by powers of two.
+//!
+//! Not fixed: `pow`, `sin`, `cos`, `tan` and `tanh` from 1 on are GLSL's; Vulkan specifies
+//! `Sin`/`Cos`/`Tan` on [-π, π] only (lavapipe's `sin 1e10` is -1.0), and `Pow` as
+//! `exp2(y log2 x)` (up to about 130 ulp for results near 1e23 on lavapipe and the H200).
 
 use crate::codegen::gen::{Gen, Ie, R};
 use crate::error::Error;
@@ -32,8 +43,27 @@ use vkad_core::ir::MathFn;
 const MIN_NORMAL: f32 = f32::MIN_POSITIVE;
 /// Above this magnitude `sqrt(x² ± 1)` is `|x|` to within half an ulp.
 const LOG_ABOVE: f32 = 4096.0;
-/// Below this argument `exp` is subnormal (`ln 2^-126` is -87.34).
-const EXP_SUBNORMAL_BELOW: f32 = -87.0;
+/// Cephes `expf`'s polynomial (highest degree first): `e^r ≈ 1 + r + r² P(r)` on
+/// [-ln 2 / 2, ln 2 / 2].
+const EXP_P: [f32; 6] = [
+    1.987_569_1e-4,
+    1.398_199_9e-3,
+    8.333_452e-3,
+    4.166_579_6e-2,
+    1.666_666_5e-1,
+    0.5,
+];
+/// `erf x = 2/√π (x - x³/3 + x⁵/10 - ...)`: the coefficients of `x^(2k)` in the bracket,
+/// `(-1)^k / (k! (2k + 1))`, highest first (to `x^12`; below 1e-9 relative for |x| < 1/2).
+const ERF_SERIES: [f32; 7] = [
+    1.0 / 9360.0,
+    -1.0 / 1320.0,
+    1.0 / 216.0,
+    -1.0 / 42.0,
+    1.0 / 10.0,
+    -1.0 / 3.0,
+    1.0,
+];
 /// `ln 2 = LN2_HI + LN2_LO`, `LN2_HI` with 9 significant bits (Cephes).
 const LN2_HI: f32 = 0.693_359_4;
 const LN2_LO: f32 = -2.121_944_4e-4;
@@ -99,7 +129,7 @@ impl Gen {
             }
             Atan(_) => self.atan32(x),
             Sinh(_) => self.sinh32(x),
-            Cosh(_) => self.glsl(t, GLOp::Cosh, &[x]),
+            Cosh(_) => self.cosh32(x),
             Tanh(_) => self.tanh32(x),
             Asinh(_) => self.asinh32(x),
             Acosh(_) => self.acosh32(x),
@@ -293,18 +323,91 @@ impl Gen {
         self.b.select(t, None, below, nan, r).ie()
     }
 
-    /// `exp x`, with subnormal results as `exp(x + 24 ln 2) * 2^-24`.
+    /// `exp x` by Cephes' `expf` (Moshier): `x = n ln 2 + r` with `n = round(x log2 e)` (`ln 2`
+    /// in two parts, so `r` is exact), `e^r` by a degree-7 polynomial, times `2^n` as two exact
+    /// powers of two (a subnormal result is rounded once); `x` is clamped to [-104, 90] first,
+    /// so results overflow to `+inf` and underflow to 0 by themselves; NaN is kept. Within 1-2
+    /// ulp, where GLSL's `Exp` is allowed `3 + 2|x|` ulp (NVIDIA: 55 ulp at 88).
     fn exp32(&mut self, x: Word) -> R<Word> {
+        self.exp_times_pow2(x, 0.0)
+    }
+
+    /// `e^x 2^k` for a small integer `k` (exactly: `k` is added to `n`), as [`Gen::exp32`].
+    fn exp_times_pow2(&mut self, x: Word, k: f32) -> R<Word> {
+        let (t, bt, u) = (self.t_f32(), self.t_bool(), self.t_u32());
+        let nan = self.b.is_nan(bt, None, x).ie()?;
+        let z = self.c_f32(0.0);
+        let x0 = self.b.select(t, None, nan, z, x).ie()?;
+        let (lo, hi) = (self.c_f32(-104.0), self.c_f32(90.0));
+        let xc = self.glsl(t, GLOp::FClamp, &[x0, lo, hi])?;
+        let (l2e, half) = (self.c_f32(LOG2_E), self.c_f32(0.5));
+        let n = self.b.f_mul(t, None, xc, l2e).ie()?;
+        let n = self.b.f_add(t, None, n, half).ie()?;
+        let n = self.glsl(t, GLOp::Floor, &[n])?;
+        let (c1, c2) = (self.c_f32(LN2_HI), self.c_f32(LN2_LO));
+        let nc1 = self.b.f_mul(t, None, n, c1).ie()?;
+        let r = self.b.f_sub(t, None, xc, nc1).ie()?;
+        let nc2 = self.b.f_mul(t, None, n, c2).ie()?;
+        let r = self.b.f_sub(t, None, r, nc2).ie()?;
+        let r2 = self.b.f_mul(t, None, r, r).ie()?;
+        let p = self.horner(r, &EXP_P)?;
+        let p = self.b.f_mul(t, None, p, r2).ie()?;
+        let p = self.b.f_add(t, None, p, r).ie()?;
+        let one = self.c_f32(1.0);
+        let p = self.b.f_add(t, None, p, one).ie()?;
+        // 2^(n + k) = 2^n1 2^n2 with n1 = floor((n + k)/2), both in about [-76, 64].
+        let n = if k == 0.0 {
+            n
+        } else {
+            let k = self.c_f32(k);
+            self.b.f_add(t, None, n, k).ie()?
+        };
+        let n1 = self.b.f_mul(t, None, n, half).ie()?;
+        let n1 = self.glsl(t, GLOp::Floor, &[n1])?;
+        let n2 = self.b.f_sub(t, None, n, n1).ie()?;
+        let (bias, c23) = (self.c_f32(127.0), self.c_u32(23));
+        let mut e = p;
+        for k in [n1, n2] {
+            let kb = self.b.f_add(t, None, k, bias).ie()?;
+            let kb = self.b.convert_f_to_u(u, None, kb).ie()?;
+            let kb = self.b.shift_left_logical(u, None, kb, c23).ie()?;
+            let s = self.b.bitcast(t, None, kb).ie()?;
+            e = self.b.f_mul(t, None, e, s).ie()?;
+        }
+        self.b.select(t, None, nan, x, e).ie()
+    }
+
+    /// `sin(π x)` by `sin(π r)` with `r = x - n`, `n = round x` (exact), negated for odd `n`:
+    /// accurate near the integers, where `sin(fl(π x))` is not (`gamma` near its poles).
+    fn sin_pi(&mut self, x: Word) -> R<Word> {
         let (t, bt) = (self.t_f32(), self.t_bool());
-        let lim = self.c_f32(EXP_SUBNORMAL_BELOW);
-        let low = self.b.f_ord_less_than(bt, None, x, lim).ie()?;
-        let shift = self.c_f32(24.0 * LN_2);
-        let xs = self.b.f_add(t, None, x, shift).ie()?;
-        let xs = self.b.select(t, None, low, xs, x).ie()?;
-        let e = self.glsl(t, GLOp::Exp, &[xs])?;
-        let k = self.c_f32(1.0 / 16_777_216.0);
-        let es = self.b.f_mul(t, None, e, k).ie()?;
-        self.b.select(t, None, low, es, e).ie()
+        let n = self.glsl(t, GLOp::RoundEven, &[x])?;
+        let r = self.b.f_sub(t, None, x, n).ie()?;
+        let pi = self.c_f32(PI);
+        let pr = self.b.f_mul(t, None, pi, r).ie()?;
+        let s = self.glsl(t, GLOp::Sin, &[pr])?;
+        let half = self.c_f32(0.5);
+        let h = self.b.f_mul(t, None, n, half).ie()?;
+        let hf = self.glsl(t, GLOp::Floor, &[h])?;
+        let odd = self.b.f_ord_not_equal(bt, None, h, hf).ie()?;
+        let ns = self.b.f_negate(t, None, s).ie()?;
+        self.b.select(t, None, odd, ns, s).ie()
+    }
+
+    /// `e^|x| / 2` (finite up to 89.4, where `e^|x|` is not).
+    fn half_exp_abs(&mut self, x: Word) -> R<Word> {
+        let t = self.t_f32();
+        let ax = self.glsl(t, GLOp::FAbs, &[x])?;
+        self.exp_times_pow2(ax, -1.0)
+    }
+
+    /// `cosh x = h + 1/(4h)` with `h = e^|x| / 2` ([`Gen::half_exp_abs`]).
+    fn cosh32(&mut self, x: Word) -> R<Word> {
+        let t = self.t_f32();
+        let h = self.half_exp_abs(x)?;
+        let q = self.c_f32(0.25);
+        let q = self.b.f_div(t, None, q, h).ie()?;
+        self.b.f_add(t, None, h, q).ie()
     }
 
     /// `cbrt x = sign(x) |x|^(1/3)` (`Pow` and a Newton step), subnormal `x` scaled by 2^24 (and the result by 2^-8);
@@ -348,7 +451,10 @@ impl Gen {
         // divisors up to 2^126 only (NVIDIA's `1e38 / 2e38` is 0).
         let lim = self.c_f32(18_446_744_073_709_551_616.0);
         let huge = self.b.f_ord_greater_than(bt, None, den, lim).ie()?;
-        let (down, one) = (self.c_f32(1.0 / 18_446_744_073_709_551_616.0), self.c_f32(1.0));
+        let (down, one) = (
+            self.c_f32(1.0 / 18_446_744_073_709_551_616.0),
+            self.c_f32(1.0),
+        );
         let k = self.b.select(t, None, huge, down, one).ie()?;
         let num = self.b.f_mul(t, None, num, k).ie()?;
         let den = self.b.f_mul(t, None, den, k).ie()?;
@@ -416,11 +522,15 @@ impl Gen {
     }
 
     /// `sinh x`: where |x| < 1 its Taylor series to `x^11/11!` (truncation below 2e-10, no
-    /// cancellation near 0), else GLSL's `Sinh`.
+    /// cancellation near 0), else `h - 1/(4h)` with `h = e^|x| / 2` and the sign of `x`.
     fn sinh32(&mut self, x: Word) -> R<Word> {
         let (t, bt) = (self.t_f32(), self.t_bool());
         let p = self.sinh_series(x)?;
-        let r = self.glsl(t, GLOp::Sinh, &[x])?;
+        let h = self.half_exp_abs(x)?;
+        let q = self.c_f32(0.25);
+        let q = self.b.f_div(t, None, q, h).ie()?;
+        let r = self.b.f_sub(t, None, h, q).ie()?;
+        let r = self.with_sign_of(r, x)?;
         let ax = self.glsl(t, GLOp::FAbs, &[x])?;
         let one = self.c_f32(1.0);
         let small = self.b.f_ord_less_than(bt, None, ax, one).ie()?;
@@ -520,7 +630,10 @@ impl Gen {
     fn erf32(&mut self, x: Word, complement: bool) -> R<Word> {
         let t = self.t_f32();
         let bt = self.t_bool();
+        // |x|, at most 11 (erfc is 0 in f32 from 10.1 on; inf would make NaN below).
         let z = self.glsl(t, GLOp::FAbs, &[x])?;
+        let c11 = self.c_f32(11.0);
+        let z = self.glsl(t, GLOp::FMin, &[z, c11])?;
         let one = self.c_f32(1.0);
         let half = self.c_f32(0.5);
         let hz = self.b.f_mul(t, None, half, z).ie()?;
@@ -545,9 +658,22 @@ impl Gen {
             let cc = self.c_f32(c);
             acc = self.b.f_add(t, None, cc, m).ie()?;
         }
-        let z2 = self.b.f_mul(t, None, z, z).ie()?;
-        let e = self.b.f_sub(t, None, acc, z2).ie()?;
-        let ex = self.glsl(t, GLOp::Exp, &[e])?;
+        // exp(acc - z²) as exp(-zh²) exp((zh - z)(z + zh) + acc), zh = z to 12 bits, so that
+        // zh² is exact (z² rounded would be off by 4e-6 at z = 8: 30 ulp of erfc).
+        let u = self.t_u32();
+        let zb = self.b.bitcast(u, None, z).ie()?;
+        let m = self.c_u32(0xffff_f000);
+        let zh = self.b.bitwise_and(u, None, zb, m).ie()?;
+        let zh = self.b.bitcast(t, None, zh).ie()?;
+        let zh2 = self.b.f_mul(t, None, zh, zh).ie()?;
+        let nzh2 = self.b.f_negate(t, None, zh2).ie()?;
+        let e1 = self.exp32(nzh2)?;
+        let d = self.b.f_sub(t, None, zh, z).ie()?;
+        let sm = self.b.f_add(t, None, z, zh).ie()?;
+        let e = self.b.f_mul(t, None, d, sm).ie()?;
+        let e = self.b.f_add(t, None, e, acc).ie()?;
+        let e2 = self.exp32(e)?;
+        let ex = self.b.f_mul(t, None, e1, e2).ie()?;
         let ans = self.b.f_mul(t, None, tt, ex).ie()?; // erfc(|x|)
         let zero = self.c_f32(0.0);
         let neg = self.b.f_ord_less_than(bt, None, x, zero).ie()?;
@@ -558,7 +684,17 @@ impl Gen {
         } else {
             let pos = self.b.f_sub(t, None, one, ans).ie()?;
             let negv = self.b.f_negate(t, None, pos).ie()?;
-            self.b.select(t, None, neg, negv, pos).ie()?
+            let r = self.b.select(t, None, neg, negv, pos).ie()?;
+            // Below 1/2, its Taylor series ([`ERF_SERIES`]): `1 - erfc` loses the relative
+            // precision near 0 (it was -0.0 at -1e-7).
+            let x2 = self.b.f_mul(t, None, x, x).ie()?;
+            let p = self.horner(x2, &ERF_SERIES)?;
+            let k = self.c_f32(std::f32::consts::FRAC_2_SQRT_PI);
+            let p = self.b.f_mul(t, None, p, k).ie()?;
+            let p = self.b.f_mul(t, None, p, x).ie()?;
+            let lim = self.c_f32(0.5);
+            let small = self.b.f_ord_less_than(bt, None, z, lim).ie()?;
+            self.b.select(t, None, small, p, r).ie()?
         };
         let nan = self.b.is_nan(bt, None, x).ie()?;
         self.b.select(t, None, nan, x, r).ie()
@@ -608,9 +744,8 @@ impl Gen {
         let lg = self.b.f_add(t, None, s2, la).ie()?;
         // Reflection: Γ(x) = π / (sin(πx) Γ(1-x)).
         let pi = self.c_f32(std::f32::consts::PI);
-        let px = self.b.f_mul(t, None, pi, x).ie()?;
-        let sp = self.glsl(t, GLOp::Sin, &[px])?;
-        if log {
+        let sp = self.sin_pi(x)?;
+        let r = if log {
             let asp = self.glsl(t, GLOp::FAbs, &[sp])?;
             let lasp = self.ln32(asp)?;
             let lpi = self.c_f32(std::f32::consts::PI.ln());
@@ -618,10 +753,32 @@ impl Gen {
             let refl = self.b.f_sub(t, None, d, lg).ie()?;
             self.b.select(t, None, small, refl, lg).ie()
         } else {
-            let gy = self.glsl(t, GLOp::Exp, &[lg])?;
+            let gy = self.exp32(lg)?;
             let den = self.b.f_mul(t, None, sp, gy).ie()?;
             let refl = self.b.f_div(t, None, pi, den).ie()?;
             self.b.select(t, None, small, refl, gy).ie()
+        }?;
+        // C's values at the poles and infinities: `lgamma` is +inf at the non-positive integers
+        // and ±inf; `gamma(±0) = ±inf`, NaN at the negative integers and -inf, +inf at +inf.
+        let inf = self.c_f32(f32::INFINITY);
+        let z = self.c_f32(0.0);
+        let fl = self.glsl(t, GLOp::Floor, &[x])?;
+        let int = self.b.f_ord_equal(bt, None, fl, x).ie()?;
+        let nonpos = self.b.f_ord_less_than_equal(bt, None, x, z).ie()?;
+        let pole = self.b.logical_and(bt, None, int, nonpos).ie()?;
+        let is_inf = self.b.is_inf(bt, None, x).ie()?;
+        if log {
+            let special = self.b.logical_or(bt, None, pole, is_inf).ie()?;
+            self.b.select(t, None, special, inf, r).ie()
+        } else {
+            let nan = self.c_f32(f32::NAN);
+            let r = self.b.select(t, None, pole, nan, r).ie()?;
+            let zero = self.b.f_ord_equal(bt, None, x, z).ie()?;
+            let sinf = self.with_sign_of(inf, x)?;
+            let r = self.b.select(t, None, zero, sinf, r).ie()?;
+            let pos = self.b.f_ord_greater_than(bt, None, x, z).ie()?;
+            let at_inf = self.b.select(t, None, pos, inf, nan).ie()?;
+            self.b.select(t, None, is_inf, at_inf, r).ie()
         }
     }
 }
