@@ -1,13 +1,14 @@
 //! f32 transcendental functions on the device (`src/codegen/f32math.rs`): the functions vkad
 //! computes itself (`exp`, `log`, `log2`, `log10`, `log1p`, `atan`, `atan2`, `asin`, `acos`,
-//! `sinh`, `cosh`, `asinh`, `acosh`, `atanh`, `cbrt`, `erf`, `erfc`, and `tanh` below 1) over
+//! `sinh`, `cosh`, `asinh`, `acosh`, `atanh`, `cbrt`, `erf`, `erfc`, `sin`, `cos` and `tan`
+//! below 2^16, and `tanh` below 1) over
 //! special, subnormal, tiny, huge, negative and random arguments, in one `map` kernel each,
 //! within a few ulp of the interpreter (Rust's `f32` methods, glibc's libm here), and bit for
 //! bit equal to it at the special values (NaN, ±inf, ±0 arguments or results). The bounds are
 //! those of the algorithms on lavapipe (Cephes' `expf`, `logf` and `atanf` are within 1-2 ulp;
 //! the functions built from them add an ulp or two; `erfc`'s rational fit is within 1.2e-7
 //! relative): they use no GLSL.std.450 function but `Pow` (in `cbrt`, refined by a Newton step),
-//! `Sin` (`gamma`'s reflection) and `Tanh` from 1 on. On a device whose division and `sqrt`
+//! and `Tanh` from 1 on. On a device whose division and `sqrt`
 //! are less precise (Vulkan allows 2.5 ulp; NVIDIA's H200 driver) they are an ulp or two
 //! further (docs/language.md has the measured maxima).
 mod common;
@@ -186,6 +187,23 @@ fn own_unary_functions_within_a_few_ulp() {
     let args = std::slice::from_ref(&xs);
     let cases: Vec<_> = UNARY.iter().map(|&(f, b)| (f, args, b)).collect();
     assert_within(&src, &cases);
+}
+
+/// `sin`, `cos` and `tan` below 2^16, where they are vkad's (exact reduction by π/2).
+#[test]
+fn trigonometric_functions_below_2_16_within_a_few_ulp() {
+    let xs: Vec<f32> = arguments(4)
+        .into_iter()
+        .filter(|x| !(x.abs() >= 65536.0))
+        .collect();
+    let src = "entry sin (xs: []f32) : []f32 = map f32.sin xs
+entry cos (xs: []f32) : []f32 = map f32.cos xs
+entry tan (xs: []f32) : []f32 = map f32.tan xs\n";
+    let args = std::slice::from_ref(&xs);
+    assert_within(
+        src,
+        &[("sin", args, 2.0), ("cos", args, 2.0), ("tan", args, 4.0)],
+    );
 }
 
 /// `tanh` below 1, where it is vkad's (from `sinh`'s Taylor series).

@@ -18,6 +18,9 @@
 //!   cancellation near 0 or 1; `log|x| + log 2` beyond 2^12), `lgamma`;
 //! - `atan` itself (Cephes' `atanf`), and from it `atan2` (a quadrant reduction with C's special
 //!   values), `asin x = atan2(x, sqrt((1-x)(1+x)))` and `acos x = atan2(sqrt((1-x)(1+x)), x)`;
+//! - `sin`, `cos`, `tan` below 2^16 (Cephes' `sinf`/`cosf` polynomials after an exact
+//!   reduction by π/2; NVIDIA's `Sin` of 1.8e-7 is 0, allowed by Vulkan's absolute error
+//!   bound), and from them `gamma`'s reflection through an exact `sin(π x)`;
 //! - `tanh` below 1 as `s / sqrt(1 + s²)` from `sinh`'s series, GLSL's `Tanh` above;
 //! - `cbrt` with `Pow` (of subnormal `x` scaled by 2^24) and a Newton step;
 //! - `gamma`/`lgamma` by the Lanczos series (g = 7, n = 9) in `f32`, with the reflection
@@ -29,9 +32,10 @@
 //! NVIDIA's `1e38 / 2e38` is 0): `atan2` scales its operands, `hypot` (in `scalar.rs`) and
 //! `exp` scale by powers of two.
 //!
-//! Not fixed: `pow`, `sin`, `cos`, `tan` and `tanh` from 1 on are GLSL's; Vulkan specifies
-//! `Sin`/`Cos`/`Tan` on [-π, π] only (lavapipe's `sin 1e10` is -1.0), and `Pow` as
-//! `exp2(y log2 x)` (up to about 130 ulp for results near 1e23 on lavapipe and the H200).
+//! Not fixed: `pow`, `tanh` from 1 on, and `sin`, `cos`, `tan` from 2^16 on are GLSL's;
+//! Vulkan specifies `Sin`/`Cos`/`Tan` on [-π, π] only (lavapipe's `sin 1e10` is -1.0), and
+//! `Pow` as `exp2(y log2 x)` (up to about 130 ulp for results near 1e23 on lavapipe and the
+//! H200).
 
 use crate::codegen::gen::{Gen, Ie, R};
 use crate::error::Error;
@@ -91,6 +95,29 @@ const ATAN_P: [f32; 4] = [
 const TAN_3PI_8: f32 = 2.414_213_5;
 const TAN_PI_8: f32 = 0.414_213_57;
 
+/// `π/2` in four parts, the first three of 8 significant bits (so `k` times them is exact for
+/// |k| < 2^16), the last the rest rounded.
+const PIO2_PARTS: [f32; 4] = [
+    1.570_312_5,
+    f32::from_bits(0x39fd_0000), // 4.825592041015625e-4
+    f32::from_bits(0x35aa_0000), // 1.2665987014770508e-6
+    9.920_936e-10,
+];
+/// Beyond this magnitude [`PIO2_PARTS`] no longer reduce exactly: the device's functions.
+const TRIG_REDUCED_BELOW: f32 = 65536.0;
+/// Cephes `sinf`'s polynomial (highest degree first): `sin r ≈ r + r³ S(r²)` on [-π/4, π/4].
+const SIN_P: [f32; 3] = [-1.951_529_6e-4, 8.332_161e-3, -1.666_665_5e-1];
+/// Cephes `cosf`'s polynomial: `cos r ≈ 1 - r²/2 + r⁴ C(r²)` on [-π/4, π/4].
+const COS_P: [f32; 3] = [2.443_315_7e-5, -1.388_731_6e-3, 4.166_664_6e-2];
+
+/// Which trigonometric function [`Gen::trig32`] computes.
+#[derive(Clone, Copy)]
+enum Trig {
+    Sin,
+    Cos,
+    Tan,
+}
+
 /// The base of a logarithm.
 #[derive(Clone, Copy)]
 enum LogBase {
@@ -112,9 +139,9 @@ impl Gen {
             Log2(_) => self.log32(x, LogBase::Two),
             Log10(_) => self.log32(x, LogBase::Ten),
             Log1p(_) => self.log1p32(x),
-            Sin(_) => self.glsl(t, GLOp::Sin, &[x]),
-            Cos(_) => self.glsl(t, GLOp::Cos, &[x]),
-            Tan(_) => self.glsl(t, GLOp::Tan, &[x]),
+            Sin(_) => self.trig32(x, Trig::Sin),
+            Cos(_) => self.trig32(x, Trig::Cos),
+            Tan(_) => self.trig32(x, Trig::Tan),
             Asin(_) | Acos(_) => {
                 let one = self.c_f32(1.0);
                 let omx = self.b.f_sub(t, None, one, x).ie()?;
@@ -377,6 +404,95 @@ impl Gen {
         self.b.select(t, None, nan, x, e).ie()
     }
 
+    /// `sin x`, `cos x` or `tan x` as Cephes' `sinf`/`cosf` (Moshier): `x = k π/2 + r` with
+    /// `k = round(2x/π)` and `π/2` in four parts ([`PIO2_PARTS`]; `r` is exact for |x| < 2^16),
+    /// `sin r` and `cos r` on [-π/4, π/4] by minimax polynomials, chosen and negated by
+    /// `k mod 4`; `tan = sin / cos`. NaN for NaN and ±inf; `sin`/`tan` keep the sign of a zero.
+    /// From 2^16 on, GLSL's functions (Vulkan does not specify them there; lavapipe's
+    /// `sin 1e10` is -1.0).
+    fn trig32(&mut self, x: Word, f: Trig) -> R<Word> {
+        let (t, bt) = (self.t_f32(), self.t_bool());
+        let z = self.c_f32(0.0);
+        let ax = self.glsl(t, GLOp::FAbs, &[x])?;
+        let inf = self.c_f32(f32::INFINITY);
+        let finite = self.b.f_ord_less_than(bt, None, ax, inf).ie()?;
+        let x0 = self.b.select(t, None, finite, x, z).ie()?;
+        let two_over_pi = self.c_f32(std::f32::consts::FRAC_2_PI);
+        let k = self.b.f_mul(t, None, x0, two_over_pi).ie()?;
+        let k = self.glsl(t, GLOp::RoundEven, &[k])?;
+        let mut r = x0;
+        for p in PIO2_PARTS {
+            let p = self.c_f32(p);
+            let kp = self.b.f_mul(t, None, k, p).ie()?;
+            r = self.b.f_sub(t, None, r, kp).ie()?;
+        }
+        let r2 = self.b.f_mul(t, None, r, r).ie()?;
+        // sin r = r + r³ S(r²); cos r = 1 - r²/2 + r⁴ C(r²).
+        let sp = self.horner(r2, &SIN_P)?;
+        let sp = self.b.f_mul(t, None, sp, r2).ie()?;
+        let sp = self.b.f_mul(t, None, sp, r).ie()?;
+        let sin_r = self.b.f_add(t, None, sp, r).ie()?;
+        let cp = self.horner(r2, &COS_P)?;
+        let r4 = self.b.f_mul(t, None, r2, r2).ie()?;
+        let cp = self.b.f_mul(t, None, cp, r4).ie()?;
+        let half = self.c_f32(0.5);
+        let hr2 = self.b.f_mul(t, None, half, r2).ie()?;
+        let one = self.c_f32(1.0);
+        let c1 = self.b.f_sub(t, None, one, hr2).ie()?;
+        let cos_r = self.b.f_add(t, None, c1, cp).ie()?;
+        // q = k mod 4 (k is an exact integer in f32).
+        let quarter = self.c_f32(0.25);
+        let kq = self.b.f_mul(t, None, k, quarter).ie()?;
+        let kq = self.glsl(t, GLOp::Floor, &[kq])?;
+        let four = self.c_f32(4.0);
+        let kq = self.b.f_mul(t, None, kq, four).ie()?;
+        let q = self.b.f_sub(t, None, k, kq).ie()?;
+        let (c1f, c2f) = (self.c_f32(1.0), self.c_f32(2.0));
+        let odd = {
+            let a = self.b.f_ord_equal(bt, None, q, c1f).ie()?;
+            let three = self.c_f32(3.0);
+            let b = self.b.f_ord_equal(bt, None, q, three).ie()?;
+            self.b.logical_or(bt, None, a, b).ie()?
+        };
+        let upper = self.b.f_ord_greater_than_equal(bt, None, q, c2f).ie()?;
+        let neg_sin = self.b.f_negate(t, None, sin_r).ie()?;
+        let neg_cos = self.b.f_negate(t, None, cos_r).ie()?;
+        // sin x: q = 0: sin r, 1: cos r, 2: -sin r, 3: -cos r.
+        let sin_x = {
+            let pos = self.b.select(t, None, odd, cos_r, sin_r).ie()?;
+            let neg = self.b.select(t, None, odd, neg_cos, neg_sin).ie()?;
+            self.b.select(t, None, upper, neg, pos).ie()?
+        };
+        // cos x: q = 0: cos r, 1: -sin r, 2: -cos r, 3: sin r.
+        let cos_x = {
+            let lowv = self.b.select(t, None, odd, neg_sin, cos_r).ie()?;
+            let highv = self.b.select(t, None, odd, sin_r, neg_cos).ie()?;
+            self.b.select(t, None, upper, highv, lowv).ie()?
+        };
+        let r = match f {
+            Trig::Sin => sin_x,
+            Trig::Cos => cos_x,
+            Trig::Tan => self.b.f_div(t, None, sin_x, cos_x).ie()?,
+        };
+        let r = if matches!(f, Trig::Cos) {
+            r
+        } else {
+            let zero = self.b.f_ord_equal(bt, None, x, z).ie()?;
+            self.b.select(t, None, zero, x, r).ie()?
+        };
+        let glsl = match f {
+            Trig::Sin => GLOp::Sin,
+            Trig::Cos => GLOp::Cos,
+            Trig::Tan => GLOp::Tan,
+        };
+        let g = self.glsl(t, glsl, &[x])?;
+        let lim = self.c_f32(TRIG_REDUCED_BELOW);
+        let reduced = self.b.f_ord_less_than(bt, None, ax, lim).ie()?;
+        let r = self.b.select(t, None, reduced, r, g).ie()?;
+        let nan = self.c_f32(f32::NAN);
+        self.b.select(t, None, finite, r, nan).ie()
+    }
+
     /// `sin(π x)` by `sin(π r)` with `r = x - n`, `n = round x` (exact), negated for odd `n`:
     /// accurate near the integers, where `sin(fl(π x))` is not (`gamma` near its poles).
     fn sin_pi(&mut self, x: Word) -> R<Word> {
@@ -385,7 +501,7 @@ impl Gen {
         let r = self.b.f_sub(t, None, x, n).ie()?;
         let pi = self.c_f32(PI);
         let pr = self.b.f_mul(t, None, pi, r).ie()?;
-        let s = self.glsl(t, GLOp::Sin, &[pr])?;
+        let s = self.trig32(pr, Trig::Sin)?;
         let half = self.c_f32(0.5);
         let h = self.b.f_mul(t, None, n, half).ie()?;
         let hf = self.glsl(t, GLOp::Floor, &[h])?;
