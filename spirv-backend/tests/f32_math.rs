@@ -194,7 +194,7 @@ fn own_unary_functions_within_a_few_ulp() {
 fn trigonometric_functions_below_2_16_within_a_few_ulp() {
     let xs: Vec<f32> = arguments(4)
         .into_iter()
-        .filter(|x| !(x.abs() >= 65536.0))
+        .filter(|x| x.is_nan() || x.abs() < 65536.0)
         .collect();
     let src = "entry sin (xs: []f32) : []f32 = map f32.sin xs
 entry cos (xs: []f32) : []f32 = map f32.cos xs
