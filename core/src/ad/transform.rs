@@ -9,7 +9,7 @@
 
 use crate::diag::SrcLoc;
 use crate::ir::*;
-use crate::passes::traverse::{mk_stm, nested_bodies};
+use crate::passes::traverse::{mk_stm, nested_bodies, nested_bodies_ref};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
@@ -103,7 +103,7 @@ fn calls_any(b: &Body, bad: &HashSet<Arc<str>>, failed: &[AdError]) -> Option<Ad
                 return failed.iter().find(|e| &e.fun == fun).cloned();
             }
         }
-        for nb in nested_bodies(&mut s.exp.clone()) {
+        for nb in nested_bodies_ref(&s.exp) {
             if let Some(e) = calls_any(nb, bad, failed) {
                 return Some(e);
             }
@@ -204,7 +204,7 @@ fn bind_inline(
 mod tests {
     use crate::ir::check::check_program;
     use crate::ir::{Body, Exp, Program};
-    use crate::passes::traverse::nested_bodies;
+    use crate::passes::traverse::nested_bodies_ref;
     use crate::value::Value;
     use crate::values::parse_values;
 
@@ -215,7 +215,7 @@ mod tests {
                 .iter()
                 .map(|s| {
                     let own = usize::from(matches!(s.exp, Exp::Jvp { .. } | Exp::Vjp { .. }));
-                    own + nested_bodies(&mut s.exp.clone())
+                    own + nested_bodies_ref(&s.exp)
                         .into_iter()
                         .map(|b| body(b))
                         .sum::<usize>()

@@ -13,20 +13,24 @@
 //!
 //! Expressions are compared by their printed form after renaming the variables bound inside them
 //! (lambda params, loop params, nested statements) canonically, so two `reduce`s with the same
-//! operator written with different parameter names are equal.
+//! operator written with different parameter names are equal. Expressions with more than
+//! [`MAX_KEY_STMS`] nested statements are not compared (printing each enclosing statement's whole
+//! body made the pass quadratic in the nesting depth: AD's nested loops); the sizes and effects
+//! of nested bodies are found bottom-up, in the same walk.
 
-use super::traverse::{
-    effectful_funs, has_effect, mk_stm, nested_bodies, walk_exp, Binders, Rename,
-};
+use super::traverse::{effectful_funs, mk_stm, nested_bodies, walk_exp, Binders, Rename};
 use crate::ir::*;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+
+/// The most statements nested in an expression that is still compared with the others.
+pub const MAX_KEY_STMS: usize = 64;
 
 /// Eliminates common subexpressions in every function.
 pub fn cse(mut p: Program) -> Program {
     let eff = effectful_funs(&p);
     for f in &mut p.funs {
-        let arrays_ok = !consumes(&f.body);
+        let arrays_ok = !consumes(&mut f.body);
         let mut c = Cse {
             eff: &eff,
             arrays_ok,
@@ -40,8 +44,8 @@ pub fn cse(mut p: Program) -> Program {
 
 /// Whether the body (or anything nested in it) consumes an array or calls a function with
 /// arguments.
-fn consumes(b: &Body) -> bool {
-    b.stms.iter().any(|s| {
+fn consumes(b: &mut Body) -> bool {
+    b.stms.iter_mut().any(|s| {
         let direct = matches!(
             &s.exp,
             Exp::Update(..)
@@ -50,10 +54,7 @@ fn consumes(b: &Body) -> bool {
                 | Exp::WithAcc { .. }
                 | Exp::UpdAcc { .. }
         ) || matches!(&s.exp, Exp::Apply { args, .. } if !args.is_empty());
-        direct
-            || nested_bodies(&mut s.exp.clone())
-                .into_iter()
-                .any(|nb| consumes(nb))
+        direct || nested_bodies(&mut s.exp).into_iter().any(consumes)
     })
 }
 
@@ -90,9 +91,23 @@ struct Cse<'a> {
     log: Vec<String>,
 }
 
+/// What [`Cse::body`] found of a body: its statements (nested ones included) and whether any
+/// has an effect.
+#[derive(Clone, Copy, Default)]
+struct Summary {
+    stms: usize,
+    effect: bool,
+}
+
 impl Cse<'_> {
-    fn eligible(&self, s: &Stm) -> bool {
-        if s.pat.elems.is_empty() || has_effect(&s.exp, self.eff) {
+    /// Whether `s` (with `nested` the summary of its nested bodies) may be replaced by an
+    /// earlier statement.
+    fn eligible(&self, s: &Stm, nested: Summary) -> bool {
+        if s.pat.elems.is_empty() || nested.effect || nested.stms > MAX_KEY_STMS {
+            return false;
+        }
+        // Nested effects are in `nested`; this checks the expression's own.
+        if own_effect(&s.exp, self.eff) {
             return false;
         }
         let excluded = matches!(
@@ -116,14 +131,20 @@ impl Cse<'_> {
         })
     }
 
-    fn body(&mut self, b: &mut Body) {
+    fn body(&mut self, b: &mut Body) -> Summary {
         let mark = self.log.len();
         let mut out = Vec::with_capacity(b.stms.len());
+        let mut sum = Summary::default();
         for mut s in std::mem::take(&mut b.stms) {
+            let mut nested = Summary::default();
             for nb in nested_bodies(&mut s.exp) {
-                self.body(nb);
+                let n = self.body(nb);
+                nested.stms += n.stms;
+                nested.effect |= n.effect;
             }
-            if !self.eligible(&s) {
+            sum.stms += 1 + nested.stms;
+            sum.effect |= nested.effect || own_effect(&s.exp, self.eff);
+            if !self.eligible(&s, nested) {
                 out.push(s);
                 continue;
             }
@@ -150,6 +171,17 @@ impl Cse<'_> {
             self.avail.remove(&k);
         }
         b.stms = out;
+        sum
+    }
+}
+
+/// Whether `e` itself, not counting its nested bodies, has an effect (an `Assert`, or a call
+/// of a function that contains one).
+fn own_effect(e: &Exp, eff: &HashSet<Arc<str>>) -> bool {
+    match e {
+        Exp::Assert { .. } => true,
+        Exp::Apply { fun, .. } => eff.contains(fun),
+        _ => false,
     }
 }
 

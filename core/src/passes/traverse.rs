@@ -404,6 +404,31 @@ pub fn nested_bodies(e: &mut Exp) -> Vec<&mut Body> {
     }
 }
 
+/// [`nested_bodies`] of a shared expression (no copy of it needed to look inside).
+pub fn nested_bodies_ref(e: &Exp) -> Vec<&Body> {
+    match e {
+        Exp::If { then_b, else_b, .. } => vec![then_b, else_b],
+        Exp::Loop { body, .. } => vec![body],
+        Exp::Soac(s) => match s {
+            Soac::Map { lam, .. } => vec![&lam.body],
+            Soac::Reduce { op, .. } | Soac::Scan { op, .. } | Soac::Hist { op, .. } => {
+                vec![&op.lam.body]
+            }
+            Soac::Scatter { .. } => vec![],
+        },
+        Exp::WithAcc { inputs, lam } => {
+            let mut v: Vec<&Body> = inputs
+                .iter()
+                .filter_map(|i| i.op.as_ref().map(|op| &op.lam.body))
+                .collect();
+            v.push(&lam.body);
+            v
+        }
+        Exp::Jvp { lam, .. } | Exp::Vjp { lam, .. } => vec![&lam.body],
+        _ => vec![],
+    }
+}
+
 /// The bodies of `e` that run where `e` runs (branches of an `if`, a loop's body, a
 /// `with_acc`'s lambda), not those of SOAC lambdas (which a backend may run inside kernels).
 pub fn host_bodies(e: &mut Exp) -> Vec<&mut Body> {
