@@ -217,7 +217,7 @@ mod tests {
                     let own = usize::from(matches!(s.exp, Exp::Jvp { .. } | Exp::Vjp { .. }));
                     own + nested_bodies_ref(&s.exp)
                         .into_iter()
-                        .map(|b| body(b))
+                        .map(body)
                         .sum::<usize>()
                 })
                 .sum()
