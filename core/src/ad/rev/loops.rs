@@ -18,7 +18,9 @@
 //! adjoints of the body's parameters and of the free variables the body contributes to. These
 //! are found by a dry run of the body's return sweep (whose output is discarded; loops nested
 //! in the body get an empty reverse body during it, [`Rev::dry_runs`], so that the work stays
-//! quadratic, not exponential, in the depth of a loop nest). Adjoints of
+//! polynomial, not exponential, in the depth of a loop nest; and its result is cached by the
+//! loop's shape, [`Rev::cached_dry_run`], since every enclosing dry run repeats it: so the work
+//! is quadratic, as the code it makes). Adjoints of
 //! free arrays that are accumulators (inside a `map` lambda) are carried as accumulator
 //! parameters. Array adjoints are carried owned (copied first when shared), so the body
 //! updates them in place. Size parameters get no adjoint. The sizes of the
@@ -50,7 +52,7 @@
 use super::{bound_in, has_adjoint, Adj, Frame, Rev, R};
 use crate::ir::*;
 use crate::prim::{IntType, PrimType, PrimValue};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 mod invert;
 mod rewrite;
@@ -90,7 +92,7 @@ pub(crate) enum Restore {
 
 /// How the adjoint of a free variable is carried through the reverse loop.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Carry {
+pub(crate) enum Carry {
     Val,
     Acc,
 }
@@ -409,7 +411,7 @@ impl Rev<'_> {
         };
 
         // The dry run: which free variables does the body contribute to?
-        let carried = self.dry_run(&ctx, &diff)?;
+        let carried = self.cached_dry_run(&ctx, &diff)?;
 
         // Initial values of the loop-carried adjoints.
         let saved = self.adjs.clone();
@@ -535,6 +537,109 @@ impl Rev<'_> {
             }
             _ => v,
         }
+    }
+
+    /// [`Rev::dry_run`], or its earlier result for a loop of the same shape whose free
+    /// variables were in the same state ([`Rev::dry_key`]), mapped to this loop's free
+    /// variables. Without a key (inverted parameters), or where a changed adjoint is not one of
+    /// the loop's free variables, the dry run is not cached. Debug builds check every hit
+    /// against a fresh dry run.
+    fn cached_dry_run(&mut self, ctx: &RevCtx, diff: &[bool]) -> R<Vec<(VName, Carry)>> {
+        let Some((key, frees)) = self.dry_key(ctx) else {
+            return self.dry_run(ctx, diff);
+        };
+        if let Some(hit) = self.dry_cache.get(&key) {
+            let carried: Vec<(VName, Carry)> =
+                hit.iter().map(|(i, c)| (frees[*i].clone(), *c)).collect();
+            if cfg!(debug_assertions) {
+                // The check leaves no trace: its names are drawn again, its types forgotten.
+                let (next, types) = (self.ns.next, self.types.clone());
+                let fresh = self.dry_run(ctx, diff)?;
+                (self.ns.next, self.types) = (next, types);
+                assert_eq!(carried, fresh, "cached dry run of {key}");
+            }
+            return Ok(carried);
+        }
+        let carried = self.dry_run(ctx, diff)?;
+        let pos: HashMap<&VName, usize> = frees.iter().enumerate().map(|(i, v)| (v, i)).collect();
+        let indexed: Option<Vec<(usize, Carry)>> = carried
+            .iter()
+            .map(|(v, c)| pos.get(v).map(|i| (*i, *c)))
+            .collect();
+        if let Some(indexed) = indexed {
+            self.dry_cache.insert(key, indexed);
+        }
+        Ok(carried)
+    }
+
+    /// The shape of the loop `ctx.stm` for [`Rev::cached_dry_run`], with its free variables in
+    /// order of first use: the loop printed with its bound names and then its free names
+    /// renamed canonically, followed by, for each free variable, its type, its adjoint (none, a
+    /// value or an accumulator), whether it is a constant of the differentiated function, and
+    /// the innermost `map` frame it is bound in; then how each parameter is restored. `None`
+    /// for a loop with inverted parameters (their inversion names variables too).
+    fn dry_key(&self, ctx: &RevCtx) -> Option<(String, Vec<VName>)> {
+        use crate::passes::traverse::{walk_stm, Binders, Rename, Visitor};
+        use std::fmt::Write as _;
+        struct FirstUses<'b> {
+            bound: &'b HashSet<VName>,
+            seen: HashSet<VName>,
+            order: Vec<VName>,
+        }
+        impl Visitor for FirstUses<'_> {
+            fn use_name(&mut self, v: &mut VName) {
+                if !self.bound.contains(v) && self.seen.insert(v.clone()) {
+                    self.order.push(v.clone());
+                }
+            }
+        }
+        let mut restores = String::new();
+        for r in ctx.restores {
+            restores.push(match r {
+                Restore::Saved(_) => 's',
+                Restore::Init => 'i',
+                Restore::Final => 'f',
+                Restore::Inverted(_) => return None,
+            });
+        }
+        let mut s = ctx.stm.clone();
+        let mut bs = Binders::default();
+        walk_stm(&mut bs, &mut s);
+        let bound: HashSet<VName> = bs.names.iter().cloned().collect();
+        let mut fu = FirstUses {
+            bound: &bound,
+            seen: HashSet::new(),
+            order: vec![],
+        };
+        walk_stm(&mut fu, &mut s);
+        let canon = |base: &str, k: usize| VName {
+            id: k as u32,
+            base: std::sync::Arc::from(base),
+        };
+        let mut map: HashMap<VName, VName> = HashMap::new();
+        for (k, v) in bs.names.iter().enumerate() {
+            map.insert(v.clone(), canon("b", k));
+        }
+        for (k, v) in fu.order.iter().enumerate() {
+            map.insert(v.clone(), canon("f", k));
+        }
+        walk_stm(&mut Rename { map: &map }, &mut s);
+        let mut key = format!("{:?} = {}\n{restores}\n", s.pat, s.exp);
+        for v in &fu.order {
+            let adj = match self.adjs.get(v) {
+                None => 'n',
+                Some(Adj::Val { .. }) => 'v',
+                Some(Adj::Acc(_)) => 'a',
+            };
+            let frame = self.frames.iter().rposition(|f| f.locals.contains(v));
+            let _ = writeln!(
+                key,
+                "{:?} {adj} {} {frame:?}",
+                self.types.get(v),
+                self.outside.contains(v)
+            );
+        }
+        Some((key, fu.order))
     }
 
     /// Runs the body of the reverse loop once, discarding what it emits, and returns the free

@@ -276,6 +276,10 @@ pub(crate) struct Rev<'a> {
     /// looks at which adjoints change, and building them in full would make the work
     /// exponential in the depth of a loop nest.
     pub dry_runs: usize,
+    /// Dry-run results by loop shape ([`loops`]): a loop's reverse body is dry-run again for
+    /// every enclosing dry run, and once more for real; its outcome depends only on the loop's
+    /// code up to renaming and on the state of its free variables, so it is computed once.
+    pub dry_cache: HashMap<String, Vec<(usize, loops::Carry)>>,
 }
 
 /// Does a value of this type have an adjoint? (Integers, floats and bools, scalars or arrays:
@@ -389,6 +393,7 @@ impl<'a> Rev<'a> {
             outside: HashSet::new(),
             loop_tapes: HashMap::new(),
             dry_runs: 0,
+            dry_cache: HashMap::new(),
         }
     }
 
