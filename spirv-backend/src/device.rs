@@ -10,7 +10,7 @@
 //!
 //! An application wraps its own buffer with [`vkad_vk::Buffer::from_raw`] (which never frees
 //! it) on a context made by [`vkad_vk::Context::from_raw`], passes it as [`Arg::Device`] to
-//! [`run_entry_device`], and gets array results as [`Out::Device`] buffers allocated by vkad on
+//! [`crate::run_entry_device`], and gets array results as [`Out::Device`] buffers allocated by vkad on
 //! the same device (use [`vkad_vk::Buffer::raw`] to bind them in the application's own
 //! pipelines). A result may be an input buffer itself (an entry that returns its argument).
 //! Inputs are never written while the caller holds another `Arc` to their buffer; when the
@@ -19,7 +19,6 @@
 use std::sync::Arc;
 use vkad_core::prim::PrimType;
 use vkad_core::value::{ArrayValue, Value};
-use vkad_core::Compiled;
 use vkad_vk::{Buffer, Context};
 
 /// An array in a device buffer (see the module docs for the layout).
@@ -79,7 +78,7 @@ pub fn storage_bytes(t: PrimType) -> usize {
     crate::exec::storage_bytes(t)
 }
 
-/// An argument of [`run_entry_device`].
+/// An argument of [`crate::run_entry_device`].
 #[derive(Clone, Debug)]
 pub enum Arg {
     /// A host value (arrays are uploaded).
@@ -88,7 +87,7 @@ pub enum Arg {
     Device(DeviceArray),
 }
 
-/// A result of [`run_entry_device`].
+/// A result of [`crate::run_entry_device`].
 #[derive(Clone, Debug)]
 pub enum Out {
     /// A scalar (or, from [`crate::run_entry`], a downloaded array).
@@ -105,20 +104,4 @@ impl Out {
             Out::Device(d) => Ok(Value::Array(d.download(ctx)?)),
         }
     }
-}
-
-/// Runs entry point `entry` of `compiled` on `args` (one per IR parameter, like
-/// [`crate::run_entry`]) on `ctx`'s device. Scalar results come back as [`Out::Host`]; array
-/// results stay on the device as [`Out::Device`] (even when every argument is a host value).
-/// Device arguments must be buffers of `ctx` (or wrapped into it with
-/// [`vkad_vk::Buffer::from_raw`]) large enough for their shape.
-pub fn run_entry_device(
-    ctx: &Context,
-    compiled: &Compiled,
-    entry: &str,
-    args: Vec<Arg>,
-) -> crate::error::Result<Vec<Out>> {
-    crate::entry_error(compiled, entry)?;
-    let (outs, _) = crate::runtime::run_args(ctx, &compiled.ir, entry, args, true, false)?;
-    Ok(outs)
 }

@@ -127,8 +127,8 @@
 //! `program.entry("main")?.call(&ctx, args)` runs it any number of times on host values or
 //! the application's buffers, with results on the host or the device, ordered with the
 //! application's own work on a shared queue by timeline semaphores ([`CallOptions`]).
-//! `examples/embed` shows it. The lower-level [`run_entry_device`] (module [`device`],
-//! preparing the program on every call) takes [`Arg::Device`] arrays in
+//! `examples/embed` shows it. The lower-level [`run_entry_device`] (with the types of module
+//! [`device`]; it prepares the program on every call) takes [`Arg::Device`] arrays in
 //! buffers the application owns (wrapped with `vkad_vk::Buffer::from_raw` on a context made
 //! with `vkad_vk::Context::from_raw`) and leaves array results on the device
 //! ([`Out::Device`]), in the storage layout above.
@@ -179,7 +179,7 @@ pub mod record;
 pub mod runtime;
 
 use crate::error::Error;
-pub use device::{run_entry_device, storage_bytes, Arg, DeviceArray, Out};
+pub use device::{storage_bytes, Arg, DeviceArray, Out};
 pub use program::{CallOptions, CallResult, Entry, Program, Source};
 pub use record::{compile_entry, generate_entry, write_modules, CompiledModule};
 use std::sync::Mutex;
@@ -252,6 +252,22 @@ pub fn run_entry_kernels(
     entry_error(compiled, entry)?;
     let prog = runtime::DeviceProgram::new(ctx, &compiled.ir)?;
     prog.run(ctx, entry, args, thresholds, profile)
+}
+
+/// Runs entry point `entry` of `compiled` on `args` (one per IR parameter, like
+/// [`crate::run_entry`]) on `ctx`'s device. Scalar results come back as [`Out::Host`]; array
+/// results stay on the device as [`Out::Device`] (even when every argument is a host value).
+/// Device arguments must be buffers of `ctx` (or wrapped into it with
+/// [`vkad_vk::Buffer::from_raw`]) large enough for their shape.
+pub fn run_entry_device(
+    ctx: &Context,
+    compiled: &Compiled,
+    entry: &str,
+    args: Vec<Arg>,
+) -> crate::error::Result<Vec<Out>> {
+    entry_error(compiled, entry)?;
+    let (outs, _) = runtime::run_args(ctx, &compiled.ir, entry, args, true, false)?;
+    Ok(outs)
 }
 
 /// The Vulkan backend for the test runner and the CLI: one device context, made on first use;

@@ -22,8 +22,6 @@ use vkad_vk::KernelTiming;
 
 pub use vkad_profile::summary;
 
-pub use crate::exec::label;
-
 /// Device time of one launch in nanoseconds.
 pub fn duration_ns(t: &KernelTiming) -> u64 {
     t.end_ns.saturating_sub(t.start_ns)
