@@ -112,6 +112,8 @@ pub const ERR_LOOP_LIMIT: u32 = 5;
 /// lavapipe's limit on the loop iterations of one invocation.
 pub const LAVAPIPE_LOOP_LIMIT: u32 = 65535;
 
+pub(crate) use crate::codegen::loop_limit::LoopLimit;
+
 /// Where a kernel's runtime check comes from: the location and the message to report, whose
 /// `{}`s the first `args` `i64` values of the failing thread's status slot fill in (an
 /// assertion naming the sizes it compares, [`vkad_core::ir::assert_message`]).
@@ -210,22 +212,9 @@ pub struct Gen {
     pub uses_float_atomic: bool,
     interface: Vec<Word>,
     fun: Word,
-    /// Set by [`Gen::count_loops`]: a function variable (`u32`) counting the decrements of
-    /// lavapipe's loop limiter (one per loop iteration and one per loop exit).
-    pub loop_count: Option<Word>,
-    /// Loops made so far (for [`Gen::loop_count`]: lavapipe also runs, masked, the loops of
-    /// the branch not taken and of a loop's body on its exit pass, one pass each).
-    loops_made: u32,
-    /// Open `if`s: condition, loops made before the then-branch and before the else-branch.
-    if_stack: Vec<(Word, u32, Option<u32>)>,
-    /// Open loops: loops made before their bodies.
-    loop_stack: Vec<u32>,
-    /// Set by [`Gen::count_loops`]: a function variable (`bool`) that becomes true when a loop
-    /// exits although its condition last held (lavapipe's limiter cut it short).
-    pub loop_cut: Option<Word>,
-    /// Open loops: the variable holding the last value of the loop's condition (with
-    /// [`Gen::loop_cut`]).
-    loop_conds: Vec<Option<Word>>,
+    /// The emulation of lavapipe's loop limiter, where [`Gen::count_loops`] asked for it: an
+    /// optional observer of the control flow the builder makes ([`LoopLimit`]).
+    pub(crate) loop_limit: Option<LoopLimit>,
 }
 
 impl Gen {
@@ -270,12 +259,7 @@ impl Gen {
             uses_float_atomic: false,
             interface: Vec::new(),
             fun: 0,
-            loop_count: None,
-            loops_made: 0,
-            if_stack: Vec::new(),
-            loop_stack: Vec::new(),
-            loop_cut: None,
-            loop_conds: Vec::new(),
+            loop_limit: None,
         };
         let u32t = g.t_u32();
         let v3 = g.b.type_vector(u32t, 3);
@@ -722,15 +706,17 @@ impl Gen {
         self.b.selection_merge(lm, SelectionControl::NONE).ie()?;
         self.b.branch_conditional(cond, lt, le, []).ie()?;
         self.b.begin_block(Some(lt)).ie()?;
-        self.if_stack.push((cond, self.loops_made, None));
+        if let Some(l) = &mut self.loop_limit {
+            l.begin_if(cond);
+        }
         Ok((le, lm))
     }
     /// `} else {`.
     pub fn else_(&mut self, st: (Word, Word)) -> R<()> {
         self.b.branch(st.1).ie()?;
         self.b.begin_block(Some(st.0)).ie()?;
-        if let Some(top) = self.if_stack.last_mut() {
-            top.2 = Some(self.loops_made);
+        if let Some(l) = &mut self.loop_limit {
+            l.else_();
         }
         Ok(())
     }
@@ -738,37 +724,14 @@ impl Gen {
     pub fn end_if(&mut self, st: (Word, Word)) -> R<()> {
         self.b.branch(st.1).ie()?;
         self.b.begin_block(Some(st.1)).ie()?;
-        if let Some((cond, before, at_else)) = self.if_stack.pop() {
-            let at_else = at_else.unwrap_or(self.loops_made);
-            self.count_masked(cond, self.loops_made - at_else, at_else - before)?;
-        }
-        Ok(())
+        self.limit_end_if()
     }
 
-    /// (Loop-limit emulation) After an `if` on `cond`: the loops of the branch not taken ran one
-    /// masked pass each on lavapipe (`when_true`: those of the else-branch, run when `cond`).
-    fn count_masked(&mut self, cond: Word, when_true: u32, when_false: u32) -> R<()> {
-        let Some(cv) = self.loop_count else {
-            return Ok(());
-        };
-        if when_true == 0 && when_false == 0 {
-            return Ok(());
-        }
-        let u32t = self.t_u32();
-        let (a, b) = (self.c_u32(when_true), self.c_u32(when_false));
-        let add = self.b.select(u32t, None, cond, a, b).ie()?;
-        let x = self.load(u32t, cv)?;
-        let x = self.b.i_add(u32t, None, x, add).ie()?;
-        self.store(cv, x)
-    }
     /// Opens a loop; the condition is computed after this call, then [`Gen::loop_cond`], the
     /// body, then [`Gen::end_loop`].
     ///
-    /// Note: lavapipe (gallivm, Mesa 22.3) silently stops loops once an invocation has run
-    /// 65535 loop iterations in total; the host splits its own long per-thread loops (see
-    /// `exec::columns`), but a user loop or an inner reduction of more than 65535 iterations in
-    /// one thread gives wrong results there. Kernels that call [`Gen::count_loops`] emulate the
-    /// limiter so that this is reported as an error instead.
+    /// Kernels that call [`Gen::count_loops`] emulate lavapipe's loop limiter around the loops
+    /// made here (module [`crate::codegen::loop_limit`]).
     pub fn begin_loop(&mut self) -> R<[Word; 4]> {
         let (lh, lc, lb, lcont, lm) = (
             self.b.id(),
@@ -779,9 +742,9 @@ impl Gen {
         );
         self.b.branch(lh).ie()?;
         self.b.begin_block(Some(lh)).ie()?;
-        self.loops_made += 1;
-        self.loop_stack.push(self.loops_made);
-        self.loop_conds.push(None);
+        if let Some(l) = &mut self.loop_limit {
+            l.begin_loop();
+        }
         self.b
             .loop_merge(lm, lcont, spirv::LoopControl::NONE, [])
             .ie()?;
@@ -791,14 +754,7 @@ impl Gen {
     }
     /// Branches on the loop condition and opens the body.
     pub fn loop_cond(&mut self, st: [Word; 4], c: Word) -> R<()> {
-        if self.loop_cut.is_some() {
-            let bt = self.t_bool();
-            let v = self.var(bt);
-            self.store(v, c)?;
-            if let Some(top) = self.loop_conds.last_mut() {
-                *top = Some(v);
-            }
-        }
+        self.limit_loop_cond(c)?;
         self.b.branch_conditional(c, st[0], st[2], []).ie()?;
         self.b.begin_block(Some(st[0])).ie()?;
         Ok(())
@@ -807,56 +763,10 @@ impl Gen {
     pub fn end_loop(&mut self, st: [Word; 4]) -> R<()> {
         self.b.branch(st[1]).ie()?;
         self.b.begin_block(Some(st[1])).ie()?;
-        // lavapipe decrements its limiter at every back edge and when a loop exits, and leaves
-        // a loop at a back edge once it has done so LAVAPIPE_LOOP_LIMIT times.
-        self.bump_loop_count()?;
+        self.limit_back_edge()?;
         self.b.branch(st[3]).ie()?;
         self.b.begin_block(Some(st[2])).ie()?;
-        self.bump_loop_count()?;
-        // A loop leaves through its condition (false) or, on lavapipe, through the limiter at
-        // a back edge (the condition's last value is then true: no `break`s here).
-        if let (Some(Some(cv)), Some(cut)) = (self.loop_conds.pop(), self.loop_cut) {
-            let bt = self.t_bool();
-            let last = self.load(bt, cv)?;
-            let was = self.load(bt, cut)?;
-            let now = self.b.logical_or(bt, None, was, last).ie()?;
-            self.store(cut, now)?;
-        }
-        // On its exit pass lavapipe runs the body once more, masked: one pass of each loop in it.
-        let inner = self.loops_made - self.loop_stack.pop().unwrap_or(self.loops_made);
-        if inner > 0 {
-            let t = self.c_bool(true);
-            self.count_masked(t, inner, 0)?;
-        }
-        Ok(())
-    }
-
-    fn bump_loop_count(&mut self) -> R<()> {
-        if let Some(cv) = self.loop_count {
-            let u32t = self.t_u32();
-            let x = self.load(u32t, cv)?;
-            let one = self.c_u32(1);
-            // Only used on lavapipe, which stops loops long before this could wrap.
-            let x1 = self.b.i_add(u32t, None, x, one).ie()?;
-            self.store(cv, x1)?;
-        }
-        Ok(())
-    }
-
-    /// Counts loop iterations as lavapipe's loop limiter does from here on (call in the entry
-    /// block; see [`Gen::loop_count`]).
-    pub fn count_loops(&mut self) -> R<()> {
-        let u32t = self.t_u32();
-        let cv = self.var(u32t);
-        let z = self.c_u32(0);
-        self.store(cv, z)?;
-        self.loop_count = Some(cv);
-        let bt = self.t_bool();
-        let cut = self.var(bt);
-        let f = self.c_bool(false);
-        self.store(cut, f)?;
-        self.loop_cut = Some(cut);
-        Ok(())
+        self.limit_loop_exit()
     }
 
     /// `if cond { then() }` (structured).
@@ -865,12 +775,13 @@ impl Gen {
         self.b.selection_merge(lm, SelectionControl::NONE).ie()?;
         self.b.branch_conditional(cond, lt, lm, []).ie()?;
         self.b.begin_block(Some(lt)).ie()?;
-        let before = self.loops_made;
+        if let Some(l) = &mut self.loop_limit {
+            l.begin_if(cond);
+        }
         then(self)?;
         self.b.branch(lm).ie()?;
         self.b.begin_block(Some(lm)).ie()?;
-        let inner = self.loops_made - before;
-        self.count_masked(cond, 0, inner)
+        self.limit_end_if()
     }
 
     /// `while cond() { body() }`: `cond` is evaluated in the loop header's condition block.

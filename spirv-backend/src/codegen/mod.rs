@@ -40,6 +40,7 @@ pub(crate) mod gen;
 pub(crate) mod hist;
 pub(crate) mod ieee;
 pub(crate) mod layout;
+pub(crate) mod loop_limit;
 pub mod map;
 pub(crate) mod module;
 pub(crate) mod operator;

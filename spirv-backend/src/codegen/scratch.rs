@@ -465,7 +465,7 @@ impl<'p> KCtx<'p> {
         if !self.loop_check {
             return Ok(());
         }
-        let Some(cv) = g.loop_count else {
+        let Some(cv) = g.loop_limit.as_ref().map(|l| l.count) else {
             return Ok(());
         };
         let bt = g.t_bool();
@@ -479,13 +479,13 @@ impl<'p> KCtx<'p> {
     }
 
     /// At the end of the kernel: reports lavapipe's loop limit if a loop of the thread was cut
-    /// short by it ([`Gen::loop_cut`]: loops without a check of their own, such as copies,
+    /// short by it (`LoopLimit::cut`: loops without a check of their own, such as copies,
     /// fills and inner folds, would otherwise stop early silently).
     pub(crate) fn exhausted(&mut self, g: &mut Gen, loc: &Option<SrcLoc>) -> R<()> {
         if !self.loop_check {
             return Ok(());
         }
-        let Some(cut) = g.loop_cut else {
+        let Some(cut) = g.loop_limit.as_ref().map(|l| l.cut) else {
             return Ok(());
         };
         let bt = g.t_bool();

@@ -1,0 +1,159 @@
+//! The emulation of lavapipe's loop limiter: an optional observer of the loops and branches
+//! [`Gen`] builds.
+//!
+//! lavapipe (gallivm, Mesa 22.3) silently stops loops once an invocation has decremented its
+//! loop limiter [`crate::codegen::gen::LAVAPIPE_LOOP_LIMIT`] times: once at every back edge and once when a loop
+//! exits, counting the masked passes it makes through the loops of a branch not taken and,
+//! on a loop's exit pass, through the loops of its body. The host splits its own long
+//! per-thread loops (`exec::segmented`), but a user loop or an inner reduction of more than
+//! 65535 iterations in one thread would give wrong results there. A kernel that calls
+//! [`Gen::count_loops`] in its entry block gets a [`LoopLimit`]: from then on every loop and
+//! `if` the builder makes also updates a counter of the limiter's decrements, and a flag that a
+//! loop left although its condition last held; the per-thread compiler reports the limit as an
+//! error from them (`KCtx::backedge`, `KCtx::exhausted`). Kernels for other devices make no
+//! `LoopLimit` and none of this code.
+
+use crate::codegen::gen::{Gen, Ie, R};
+use rspirv::spirv::Word;
+
+/// The state of the emulation in one kernel.
+pub(crate) struct LoopLimit {
+    /// A function variable (`u32`) counting the decrements of the limiter.
+    pub count: Word,
+    /// A function variable (`bool`) that becomes true when a loop exits although its condition
+    /// last held (the limiter cut it short).
+    pub cut: Word,
+    /// Loops made so far.
+    made: u32,
+    /// Open `if`s: condition, loops made before the then-branch and before the else-branch.
+    ifs: Vec<(Word, u32, Option<u32>)>,
+    /// Open loops: loops made before their bodies, and the variable holding the last value of
+    /// the loop's condition.
+    loops: Vec<(u32, Option<Word>)>,
+}
+
+impl LoopLimit {
+    /// An `if` on `cond` opens.
+    pub fn begin_if(&mut self, cond: Word) {
+        self.ifs.push((cond, self.made, None));
+    }
+    /// The open `if` reaches its else-branch.
+    pub fn else_(&mut self) {
+        if let Some(top) = self.ifs.last_mut() {
+            top.2 = Some(self.made);
+        }
+    }
+    /// A loop opens.
+    pub fn begin_loop(&mut self) {
+        self.made += 1;
+        self.loops.push((self.made, None));
+    }
+}
+
+impl Gen {
+    /// Counts loop iterations as lavapipe's loop limiter does from here on (call in the entry
+    /// block).
+    pub fn count_loops(&mut self) -> R<()> {
+        let u32t = self.t_u32();
+        let count = self.var(u32t);
+        let z = self.c_u32(0);
+        self.store(count, z)?;
+        let bt = self.t_bool();
+        let cut = self.var(bt);
+        let f = self.c_bool(false);
+        self.store(cut, f)?;
+        self.loop_limit = Some(LoopLimit {
+            count,
+            cut,
+            made: 0,
+            ifs: vec![],
+            loops: vec![],
+        });
+        Ok(())
+    }
+
+    /// The loop's condition is `c`: kept for [`Gen::limit_loop_exit`].
+    pub(crate) fn limit_loop_cond(&mut self, c: Word) -> R<()> {
+        if self.loop_limit.is_none() {
+            return Ok(());
+        }
+        let bt = self.t_bool();
+        let v = self.var(bt);
+        self.store(v, c)?;
+        if let Some(top) = self.loop_limit.as_mut().and_then(|l| l.loops.last_mut()) {
+            top.1 = Some(v);
+        }
+        Ok(())
+    }
+
+    /// At a loop's back edge: one decrement.
+    pub(crate) fn limit_back_edge(&mut self) -> R<()> {
+        self.bump_limit_count()
+    }
+
+    /// After a loop: one decrement for the exit; the loop was cut short if its condition last
+    /// held (it leaves through its condition, or on lavapipe through the limiter at a back
+    /// edge: there are no `break`s); on its exit pass lavapipe runs the body once more, masked:
+    /// one pass of each loop in it.
+    pub(crate) fn limit_loop_exit(&mut self) -> R<()> {
+        let Some(l) = self.loop_limit.as_mut() else {
+            return Ok(());
+        };
+        let (before, cond) = l.loops.pop().unwrap_or((l.made, None));
+        let (inner, cut) = (l.made - before, l.cut);
+        self.bump_limit_count()?;
+        if let Some(cv) = cond {
+            let bt = self.t_bool();
+            let last = self.load(bt, cv)?;
+            let was = self.load(bt, cut)?;
+            let now = self.b.logical_or(bt, None, was, last).ie()?;
+            self.store(cut, now)?;
+        }
+        if inner > 0 {
+            let t = self.c_bool(true);
+            self.count_masked(t, inner, 0)?;
+        }
+        Ok(())
+    }
+
+    /// After an `if`: the loops of the branch not taken ran one masked pass each.
+    pub(crate) fn limit_end_if(&mut self) -> R<()> {
+        let Some(l) = self.loop_limit.as_mut() else {
+            return Ok(());
+        };
+        let Some((cond, before, at_else)) = l.ifs.pop() else {
+            return Ok(());
+        };
+        let at_else = at_else.unwrap_or(l.made);
+        let (when_true, when_false) = (l.made - at_else, at_else - before);
+        self.count_masked(cond, when_true, when_false)
+    }
+
+    /// Adds `when_true` decrements where `cond` holds, `when_false` where it does not.
+    fn count_masked(&mut self, cond: Word, when_true: u32, when_false: u32) -> R<()> {
+        let Some(cv) = self.loop_limit.as_ref().map(|l| l.count) else {
+            return Ok(());
+        };
+        if when_true == 0 && when_false == 0 {
+            return Ok(());
+        }
+        let u32t = self.t_u32();
+        let (a, b) = (self.c_u32(when_true), self.c_u32(when_false));
+        let add = self.b.select(u32t, None, cond, a, b).ie()?;
+        let x = self.load(u32t, cv)?;
+        let x = self.b.i_add(u32t, None, x, add).ie()?;
+        self.store(cv, x)
+    }
+
+    fn bump_limit_count(&mut self) -> R<()> {
+        let Some(cv) = self.loop_limit.as_ref().map(|l| l.count) else {
+            return Ok(());
+        };
+        let u32t = self.t_u32();
+        let x = self.load(u32t, cv)?;
+        let one = self.c_u32(1);
+        // Only used on lavapipe, which stops loops long before this could wrap.
+        let x1 = self.b.i_add(u32t, None, x, one).ie()?;
+        self.store(cv, x1)
+    }
+}
