@@ -4,25 +4,11 @@
 //! commutative and non-commutative operators, tuples and every size class of rows; scans
 //! over rows (a flat scan restarting at each row) give the interpreter's results.
 
-use std::sync::{Arc, OnceLock};
+mod common;
+use common::ctx;
 use vkad_core::testing::compare_values;
 use vkad_core::value::{ArrayValue, Buffer, Value};
-use vkad_spirv::{compile_entry, Context, ContextOptions};
-
-fn ctx() -> Arc<Context> {
-    static CTX: OnceLock<Arc<Context>> = OnceLock::new();
-    CTX.get_or_init(|| {
-        let c = Context::new(&ContextOptions {
-            device: None,
-            validation: true,
-            pipeline_cache: vkad_vk::PipelineCacheMode::Off,
-        })
-        .expect("a Vulkan device (install mesa-vulkan-drivers)");
-        c.set_validate_spirv(true);
-        Arc::new(c)
-    })
-    .clone()
-}
+use vkad_spirv::compile_entry;
 
 const SRC: &str = "
 entry sum [m][k] (xss: [m][k]f64) : [m]f64 = map (\\row -> reduce (+) 0 row) xss

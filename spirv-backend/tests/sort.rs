@@ -5,27 +5,14 @@
 //! that is a slice of a bigger one; and on lavapipe presented as a GPU with too little shared
 //! memory, where the sort runs as a loop of SOACs.
 
+mod common;
+use common::ctx;
 use std::sync::{Arc, OnceLock};
 use vkad_core::ir::builder::{fun_sized, program, var};
 use vkad_core::ir::*;
 use vkad_core::prim::{PrimType, PrimValue};
 use vkad_core::value::{ArrayValue, Buffer, Value};
 use vkad_spirv::{run_ir, Context, ContextOptions};
-
-fn ctx() -> Arc<Context> {
-    static CTX: OnceLock<Arc<Context>> = OnceLock::new();
-    CTX.get_or_init(|| {
-        let c = Context::new(&ContextOptions {
-            device: None,
-            validation: true,
-            pipeline_cache: vkad_vk::PipelineCacheMode::Off,
-        })
-        .expect("a Vulkan device (install mesa-vulkan-drivers)");
-        c.set_validate_spirv(true);
-        Arc::new(c)
-    })
-    .clone()
-}
 
 /// A device with 16 KiB of shared memory (Vulkan's minimum): less than the kernels need.
 fn small_ctx() -> Arc<Context> {

@@ -103,16 +103,19 @@
 //! also makes programs with unused failing values, and `VKAD_RANDPROG_VERBOSE=1` prints every
 //! program with its outcome.
 
+// One Vulkan context for the test binary: validation layer on, every module through spirv-val,
+// no pipeline cache on disk (the Vulkan backend's own test helpers).
+#[path = "../../spirv-backend/tests/common/mod.rs"]
+mod common;
+use common::ctx;
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 use std::fmt::Write as _;
-use std::sync::{Arc, OnceLock};
 use vkad_core::prim::PrimValue;
 use vkad_core::testing::compare_values;
 use vkad_core::value::{ArrayValue, Buffer, Value};
 use vkad_spirv::error::{Error as VkError, RuntimeKind};
-use vkad_spirv::{Context, ContextOptions};
 
 // ---------------------------------------------------------------------------------------------
 // The choice sequence.
@@ -1911,23 +1914,6 @@ fn generate(data: &[u32]) -> Case {
 
 // ---------------------------------------------------------------------------------------------
 // Running a case.
-
-/// One Vulkan context for the test binary: validation layer on, every module through
-/// `spirv-val`, no pipeline cache on disk.
-fn ctx() -> Arc<Context> {
-    static CTX: OnceLock<Arc<Context>> = OnceLock::new();
-    CTX.get_or_init(|| {
-        let c = Context::new(&ContextOptions {
-            device: None,
-            validation: true,
-            pipeline_cache: vkad_vk::PipelineCacheMode::Off,
-        })
-        .expect("a Vulkan device (install mesa-vulkan-drivers)");
-        c.set_validate_spirv(true);
-        Arc::new(c)
-    })
-    .clone()
-}
 
 /// The kind of a runtime error, as both backends can tell it.
 #[derive(Clone, Debug, PartialEq, Eq)]
