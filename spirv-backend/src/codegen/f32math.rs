@@ -42,6 +42,7 @@ use crate::error::Error;
 use rspirv::spirv::{GlslStd450Op as GLOp, Word};
 use std::f32::consts::{FRAC_PI_2, FRAC_PI_4, LN_2, LOG10_2, LOG10_E, LOG2_E, PI};
 use vkad_core::ir::MathFn;
+use vkad_core::prim::FloatType;
 
 /// The smallest normal `f32`, 2^-126.
 const MIN_NORMAL: f32 = f32::MIN_POSITIVE;
@@ -321,7 +322,7 @@ impl Gen {
         let p = self.b.f_mul(t, None, p, r).ie()?;
         let p = self.b.f_add(t, None, p, r).ie()?;
         let y = self.b.f_add(t, None, y0, p).ie()?;
-        self.with_sign_of(y, x)
+        self.copysign(FloatType::F32, y, x)
     }
 
     /// `log1p x = log(u) * x / (u - 1)` with `u = 1 + x` (exact where `u == 1`; `log u` above
@@ -593,12 +594,7 @@ impl Gen {
         let left = self.b.i_not_equal(bt, None, xs, zu).ie()?;
         let refl = self.b.f_sub(t, None, pi, a).ie()?;
         let a = self.b.select(t, None, left, refl, a).ie()?;
-        // The sign of y on a non-negative a.
-        let yb = self.b.bitcast(u, None, y).ie()?;
-        let ys = self.b.bitwise_and(u, None, yb, sign).ie()?;
-        let ab = self.b.bitcast(u, None, a).ie()?;
-        let rb = self.b.bitwise_or(u, None, ab, ys).ie()?;
-        let r = self.b.bitcast(t, None, rb).ie()?;
+        let r = self.copysign(FloatType::F32, a, y)?;
         let xn = self.b.is_nan(bt, None, x).ie()?;
         let yn = self.b.is_nan(bt, None, y).ie()?;
         let n = self.b.logical_or(bt, None, xn, yn).ie()?;
@@ -623,18 +619,7 @@ impl Gen {
         let lim = self.c_f32(LOG_ABOVE);
         let big = self.b.f_ord_greater_than(bt, None, ax, lim).ie()?;
         let r = self.b.select(t, None, big, l, r).ie()?;
-        self.with_sign_of(r, x)
-    }
-
-    /// `r` (not negative) with the sign bit of `x`.
-    fn with_sign_of(&mut self, r: Word, x: Word) -> R<Word> {
-        let (t, u) = (self.t_f32(), self.t_u32());
-        let sign = self.c_u32(1 << 31);
-        let xb = self.b.bitcast(u, None, x).ie()?;
-        let xs = self.b.bitwise_and(u, None, xb, sign).ie()?;
-        let rb = self.b.bitcast(u, None, r).ie()?;
-        let rb = self.b.bitwise_or(u, None, rb, xs).ie()?;
-        self.b.bitcast(t, None, rb).ie()
+        self.copysign(FloatType::F32, r, x)
     }
 
     /// `sinh x`: where |x| < 1 its Taylor series to `x^11/11!` (truncation below 2e-10, no
@@ -646,7 +631,7 @@ impl Gen {
         let q = self.c_f32(0.25);
         let q = self.b.f_div(t, None, q, h).ie()?;
         let r = self.b.f_sub(t, None, h, q).ie()?;
-        let r = self.with_sign_of(r, x)?;
+        let r = self.copysign(FloatType::F32, r, x)?;
         let ax = self.glsl(t, GLOp::FAbs, &[x])?;
         let one = self.c_f32(1.0);
         let small = self.b.f_ord_less_than(bt, None, ax, one).ie()?;
@@ -710,7 +695,7 @@ impl Gen {
         let above = self.b.f_ord_greater_than(bt, None, ax, one).ie()?;
         let nan = self.c_f32(f32::NAN);
         let r = self.b.select(t, None, above, nan, r).ie()?;
-        self.with_sign_of(r, x)
+        self.copysign(FloatType::F32, r, x)
     }
 
     /// `acosh x`: `log x + log 2` where x > 2^12, NaN below 1, else `log1p((x - 1) +
@@ -897,7 +882,7 @@ impl Gen {
             let nan = self.c_f32(f32::NAN);
             let r = self.b.select(t, None, pole, nan, r).ie()?;
             let zero = self.b.f_ord_equal(bt, None, x, z).ie()?;
-            let sinf = self.with_sign_of(inf, x)?;
+            let sinf = self.copysign(FloatType::F32, inf, x)?;
             let r = self.b.select(t, None, zero, sinf, r).ie()?;
             let pos = self.b.f_ord_greater_than(bt, None, x, z).ie()?;
             let at_inf = self.b.select(t, None, pos, inf, nan).ie()?;

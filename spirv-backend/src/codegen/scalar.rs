@@ -79,11 +79,8 @@ impl Gen {
         let arn = self.glsl(f, GLOp::FAbs, &[rn])?;
         let max = self.c_f32(65504.0);
         let over = self.b.f_ord_greater_than(bt, None, arn, max).ie()?;
-        let sign = self.c_u32(1 << 31);
-        let s = self.b.bitwise_and(u, None, b, sign).ie()?;
-        let infb = self.c_u32(0x7f80_0000);
-        let inf = self.b.bitwise_or(u, None, s, infb).ie()?;
-        let inf = self.b.bitcast(f, None, inf).ie()?;
+        let inf = self.c_f32(f32::INFINITY);
+        let inf = self.copysign(FloatType::F32, inf, x)?;
         let r = self.b.select(f, None, over, inf, rn).ie()?;
         let r = self.b.select(f, None, small, qs, r).ie()?;
         let nan = self.b.is_nan(bt, None, x).ie()?;
@@ -483,6 +480,22 @@ impl Gen {
         self.b.select(ty, None, anyinf, inf, r).ie()
     }
 
+    /// `x` with the sign bit of `y` (float type `ft`'s registers), by bit operations.
+    pub(crate) fn copysign(&mut self, ft: FloatType, x: Word, y: Word) -> R<Word> {
+        let ty = self.reg_ty(PrimType::Float(ft));
+        let (ut, sm, mm) = if ft == FloatType::F64 {
+            (self.t_u64(), self.c_u64(1 << 63), self.c_u64((1 << 63) - 1))
+        } else {
+            (self.t_u32(), self.c_u32(1 << 31), self.c_u32((1 << 31) - 1))
+        };
+        let xb = self.b.bitcast(ut, None, x).ie()?;
+        let yb = self.b.bitcast(ut, None, y).ie()?;
+        let xm = self.b.bitwise_and(ut, None, xb, mm).ie()?;
+        let ys = self.b.bitwise_and(ut, None, yb, sm).ie()?;
+        let r = self.b.bitwise_or(ut, None, xm, ys).ie()?;
+        self.b.bitcast(ty, None, r).ie()
+    }
+
     /// Rounds to the nearest integer, halves to even, from `Trunc` alone: `t = trunc x`, then
     /// one step away from zero when `|x - t| > 0.5`, or `= 0.5` and `t` is odd. NaN and the
     /// infinities come back unchanged.
@@ -780,23 +793,7 @@ impl Gen {
                 let r = self.b.f_add(ty, None, x, m).ie()?;
                 self.nocontract(r)
             }
-            CopySign(t) => {
-                let (ut, sign) = match t {
-                    FloatType::F64 => (self.t_u64(), 1u64 << 63),
-                    _ => (u32t, 1u64 << 31),
-                };
-                let (sm, mm) = if t == FloatType::F64 {
-                    (self.c_u64(sign), self.c_u64(sign - 1))
-                } else {
-                    (self.c_u32(sign as u32), self.c_u32((sign - 1) as u32))
-                };
-                let xb = self.b.bitcast(ut, None, x).ie()?;
-                let yb = self.b.bitcast(ut, None, a[1]).ie()?;
-                let xm = self.b.bitwise_and(ut, None, xb, mm).ie()?;
-                let ys = self.b.bitwise_and(ut, None, yb, sm).ie()?;
-                let r = self.b.bitwise_or(ut, None, xm, ys).ie()?;
-                return self.b.bitcast(ty, None, r).ie();
-            }
+            CopySign(t) => return self.copysign(t, x, a[1]),
             Clz(_) | Popc(_) | Ctz(_) | MulHi(_) => return Err(Error::bug(format!("{f:?}"))),
         };
         self.fround(ft, r)
