@@ -98,10 +98,11 @@
 //!   submission, buffers kept alive by the batch) and submits once where the host must read
 //!   device data (downloads, single elements, the scratch-relaunch check, the end of a run),
 //!   with a barrier between consecutive launches. Each launch that can fail reports into its own
-//!   4-word slot of the status buffer, named by the kernel's push constant; after a submission
+//!   8-word slot of the status buffer, named by the kernel's push constant; after a submission
 //!   the first failing launch in order is reported.
 //!
-//! Floats (modules `codegen::ieee` and `codegen::f64math`): kernels keep IEEE semantics. Every module declares the
+//! Floats (modules `codegen::ieee`, `codegen::f32math` and `codegen::f64math`): kernels keep
+//! IEEE semantics. Every module declares the
 //! `SignedZeroInfNanPreserve` execution mode for the float widths it uses (dropped by
 //! `vkad_vk::Context::kernel` on devices without it, where results on NaN, infinities and -0.0
 //! are then the driver's), and the code avoids what lavapipe simplifies regardless of it (its
@@ -109,7 +110,9 @@
 //! into `-b2f(c)`, its f64 `trunc` drops the sign of zero). `f64` transcendental functions,
 //! which GLSL.std.450 has only for 16/32-bit floats, are computed in `f64` by vkad's own code
 //! (within 2 ulp of the interpreter; `gamma` and `lgamma` follow the interpreter's `libm`
-//! algorithms operation for operation and give its results bit for bit).
+//! algorithms operation for operation and give its results bit for bit). Most `f32` ones are
+//! vkad's too (Cephes' `exp`, `log`, `atan`, `sin`/`cos` and functions built on them, within a
+//! few ulp), since drivers' GLSL.std.450 ones are wrong at special values or imprecise.
 //!
 //! Storage: every element of at most 32 bits is one 32-bit word (bool as 0/1, 8/16-bit integers
 //! sign/zero-extended, f16 as the f32 of the same value), 64-bit types one 64-bit word. Kernels

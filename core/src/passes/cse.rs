@@ -100,14 +100,10 @@ struct Summary {
 }
 
 impl Cse<'_> {
-    /// Whether `s` (with `nested` the summary of its nested bodies) may be replaced by an
-    /// earlier statement.
-    fn eligible(&self, s: &Stm, nested: Summary) -> bool {
-        if s.pat.elems.is_empty() || nested.effect || nested.stms > MAX_KEY_STMS {
-            return false;
-        }
-        // Nested effects are in `nested`; this checks the expression's own.
-        if own_effect(&s.exp, self.eff) {
+    /// Whether `s` (`nested` statements inside it, `effect` whether it or any of them has an
+    /// effect) may be replaced by an earlier statement.
+    fn eligible(&self, s: &Stm, nested: usize, effect: bool) -> bool {
+        if s.pat.elems.is_empty() || effect || nested > MAX_KEY_STMS {
             return false;
         }
         let excluded = matches!(
@@ -142,9 +138,10 @@ impl Cse<'_> {
                 nested.stms += n.stms;
                 nested.effect |= n.effect;
             }
+            let effect = nested.effect || own_effect(&s.exp, self.eff);
             sum.stms += 1 + nested.stms;
-            sum.effect |= nested.effect || own_effect(&s.exp, self.eff);
-            if !self.eligible(&s, nested) {
+            sum.effect |= effect;
+            if !self.eligible(&s, nested.stms, effect) {
                 out.push(s);
                 continue;
             }

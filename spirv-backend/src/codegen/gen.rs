@@ -204,7 +204,7 @@ pub struct Gen {
     lid_var: Word,
     wg_var: Word,
     nwg_var: Word,
-    /// The push-constant block `{ u32 status_slot }`: which 4-word slot of the status buffer
+    /// The push-constant block `{ u32 status_slot }`: which 8-word slot of the status buffer
     /// this launch reports errors in.
     push_var: Word,
     pub errors: Vec<ErrorSite>,
