@@ -52,8 +52,8 @@ pub(crate) enum Head<'a> {
     Op(BinOp),
     /// A right section `(op y)`: applies `op x y`.
     RightSection(Box<SV<'a>>, Box<SV<'a>>),
-    /// `(.a.b)`
-    Project(Vec<String>),
+    /// A projection section `(.a.b)`: the component positions, outermost first.
+    Project(Vec<usize>),
 }
 
 /// One binding in an environment.

@@ -14,7 +14,7 @@ use crate::syntax::ast::{
     BinOp, DimIndex, Expr, ExprKind, Literal, LoopForm, OpRef, Pat, PatKind, RangeKind, TypeParam,
     UnOp,
 };
-use crate::syntax::types::{Size, SizeOp, Type as SType};
+use crate::syntax::types::{field_order, Size, SizeOp, Type as SType};
 use std::collections::HashSet;
 use std::rc::Rc;
 
@@ -184,10 +184,40 @@ impl<'a> Lowerer<'a> {
                 let y = self.lower_expr(env, y)?;
                 Ok(SV::fun(Head::RightSection(Box::new(f), Box::new(y))))
             }
-            ExprKind::ProjectSection(fs) => Ok(SV::fun(Head::Project(fs.clone()))),
+            ExprKind::ProjectSection(fs) => {
+                let mut t = match e.ty.as_ref() {
+                    Some(SType::Fun(a, _)) => Some((**a).clone()),
+                    _ => None,
+                };
+                let mut path = vec![];
+                for f in fs {
+                    let (i, ft) = field_pos(env, t.as_ref(), f, span)?;
+                    path.push(i);
+                    t = ft;
+                }
+                Ok(SV::fun(Head::Project(path)))
+            }
             ExprKind::Project(x, f) => {
                 let v = self.lower_expr(env, x)?;
-                project(v, f, span)
+                let (i, _) = field_pos(env, x.ty.as_ref(), f, span)?;
+                project(v, i, span)
+            }
+            ExprKind::Record(fs) => {
+                let mut vals: Vec<(&String, SV<'a>)> = vec![];
+                for (n, _, x) in fs {
+                    vals.push((n, self.lower_expr(env, x)?));
+                }
+                vals.sort_by(|a, b| field_order(a.0, b.0));
+                Ok(SV::Tuple(vals.into_iter().map(|(_, v)| v).collect()))
+            }
+            ExprKind::RecordUpdate {
+                record,
+                path,
+                value,
+            } => {
+                let r = self.lower_expr(env, record)?;
+                let v = self.lower_expr(env, value)?;
+                update_path(env, r, record.ty.as_ref(), path, v, span)
             }
             ExprKind::If(c, t, f) => self.lower_if(env, c, t, f, span),
             ExprKind::Let { pat, value, body } => {
@@ -480,13 +510,13 @@ impl<'a> Lowerer<'a> {
                     .ok_or_else(|| internal(span, "section arity"))?;
                 self.apply((**op).clone(), vec![x, (**y).clone()], span)
             }
-            Head::Project(fs) => {
+            Head::Project(path) => {
                 let mut v = args
                     .into_iter()
                     .next()
                     .ok_or_else(|| internal(span, "projection arity"))?;
-                for f in fs {
-                    v = project(v, f, span)?;
+                for i in path {
+                    v = project(v, *i, span)?;
                 }
                 Ok(v)
             }
@@ -561,6 +591,13 @@ impl<'a> Lowerer<'a> {
                 v if ps.len() == 1 => self.bind_pat(env, &ps[0], v),
                 _ => Err(internal(p.span, "tuple pattern does not match the value")),
             },
+            PatKind::Record(fs) => {
+                let mut env = env.clone();
+                for (p, v) in record_pat_fields(fs, v, p.span)? {
+                    env = self.bind_pat(&env, p, v)?;
+                }
+                Ok(env)
+            }
             PatKind::Ascribed(p, _) | PatKind::Attr(_, p) => self.bind_pat(env, p, v),
         }
     }
@@ -576,6 +613,14 @@ impl<'a> Lowerer<'a> {
                     .map(|p| self.pat_value(env, p))
                     .collect::<R<_>>()?,
             )),
+            PatKind::Record(fs) => {
+                let mut vals = vec![];
+                for (n, _, q) in fs {
+                    vals.push((n, self.pat_value(env, q)?));
+                }
+                vals.sort_by(|a, b| field_order(a.0, b.0));
+                Ok(SV::Tuple(vals.into_iter().map(|(_, v)| v).collect()))
+            }
             PatKind::Ascribed(p, _) | PatKind::Attr(_, p) => self.pat_value(env, p),
             PatKind::Wildcard => Err(Diagnostic::not_supported(
                 p.span,
@@ -1982,6 +2027,13 @@ fn true_dep_leaves(p: &Pat, v: &SV<'_>, marked: bool, out: &mut Vec<VName>) {
             v if ps.len() == 1 => true_dep_leaves(&ps[0], v, marked, out),
             _ => {}
         },
+        PatKind::Record(fs) => {
+            if let Ok(pairs) = record_pat_fields(fs, v.clone(), p.span) {
+                for (q, w) in pairs {
+                    true_dep_leaves(q, &w, marked, out);
+                }
+            }
+        }
         PatKind::Ascribed(q, _) => true_dep_leaves(q, v, marked, out),
         PatKind::Attr(a, q) => {
             let m = marked || a.name() == Some("true_dep");
@@ -2020,13 +2072,73 @@ pub(crate) fn scalar(v: &SV<'_>, span: Span) -> R<(SubExp, PrimType)> {
     }
 }
 
-fn project<'a>(v: SV<'a>, f: &str, span: Span) -> R<SV<'a>> {
-    let i: usize = f
-        .parse()
-        .map_err(|_| Diagnostic::not_supported(span, format!("record field `{f}`")))?;
+/// Component `i` of a tuple or record value.
+fn project<'a>(v: SV<'a>, i: usize, span: Span) -> R<SV<'a>> {
     match v {
         SV::Tuple(mut vs) if i < vs.len() => Ok(vs.swap_remove(i)),
         _ => Err(internal(span, "projection from a non-tuple")),
+    }
+}
+
+/// The position of field `f` among the components of a value of type `t` (a record's fields
+/// in [`field_order`], a tuple's by number), and the field's type.
+fn field_pos(env: &Env<'_>, t: Option<&SType>, f: &str, span: Span) -> R<(usize, Option<SType>)> {
+    let mut t = t.cloned();
+    while let Some(SType::Var(v)) = &t {
+        t = env.lookup_tyvar(&v.0);
+        if t.is_none() {
+            break;
+        }
+    }
+    if let Some(t) = &t {
+        if let Some(i) = t.field_index(f) {
+            let ft = t.components().and_then(|cs| cs.get(i).map(|c| (*c).clone()));
+            return Ok((i, ft));
+        }
+    }
+    match f.parse::<usize>() {
+        Ok(i) => Ok((i, None)),
+        Err(_) => Err(internal(span, &format!("the type of the record with field `{f}` is unknown"))),
+    }
+}
+
+/// `r with path = v`: the value `r` (of type `t`) with the component at `path` replaced.
+fn update_path<'a>(
+    env: &Env<'_>,
+    r: SV<'a>,
+    t: Option<&SType>,
+    path: &[(String, Span)],
+    v: SV<'a>,
+    span: Span,
+) -> R<SV<'a>> {
+    let Some(((f, _), rest)) = path.split_first() else {
+        return Ok(v);
+    };
+    let (i, ft) = field_pos(env, t, f, span)?;
+    match r {
+        SV::Tuple(mut vs) if i < vs.len() => {
+            let old = std::mem::replace(&mut vs[i], SV::Tuple(vec![]));
+            vs[i] = update_path(env, old, ft.as_ref(), rest, v, span)?;
+            Ok(SV::Tuple(vs))
+        }
+        _ => Err(internal(span, "record update of a non-record")),
+    }
+}
+
+/// The subpatterns of a record pattern paired with the field values of `v` (the record's
+/// components in field order).
+fn record_pat_fields<'p, 'a>(
+    fs: &'p [(String, Span, Pat)],
+    v: SV<'a>,
+    span: Span,
+) -> R<Vec<(&'p Pat, SV<'a>)>> {
+    let mut order: Vec<&(String, Span, Pat)> = fs.iter().collect();
+    order.sort_by(|a, b| field_order(&a.0, &b.0));
+    match v {
+        SV::Tuple(vs) if vs.len() == order.len() => {
+            Ok(order.into_iter().map(|(_, _, p)| p).zip(vs).collect())
+        }
+        _ => Err(internal(span, "record pattern does not match the value")),
     }
 }
 
@@ -2050,9 +2162,9 @@ fn match_type<'a>(
         SType::Var(v) if declared(&v.0, false) || env.lookup_tyvar(&v.0).is_none() => {
             env.bind_tyvar(&v.0, super::types::sv_to_stype(sv, strip))
         }
-        SType::Tuple(ts) => match sv {
-            SV::Tuple(vs) if vs.len() == ts.len() => ts
-                .iter()
+        SType::Tuple(_) | SType::Record(_) => match (ty.components(), sv) {
+            (Some(ts), SV::Tuple(vs)) if vs.len() == ts.len() => ts
+                .into_iter()
                 .zip(vs)
                 .fold(env, |e, (t, v)| match_type(e, tparams, t, v, strip)),
             _ => env,
@@ -2082,6 +2194,7 @@ fn collect_size_exprs(t: &SType, out: &mut Vec<Size>) {
             collect_size_exprs(elem, out)
         }
         SType::Tuple(ts) => ts.iter().for_each(|t| collect_size_exprs(t, out)),
+        SType::Record(fs) => fs.iter().for_each(|(_, t)| collect_size_exprs(t, out)),
         SType::Fun(a, r) => {
             collect_size_exprs(a, out);
             collect_size_exprs(r, out)

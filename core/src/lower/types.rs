@@ -27,8 +27,10 @@ pub(crate) fn stype_to_sv<'a>(
                 Ok((s.clone(), t))
             })?
         }
-        SType::Tuple(ts) => SV::Tuple(
-            ts.iter()
+        SType::Tuple(_) | SType::Record(_) => SV::Tuple(
+            ty.components()
+                .unwrap_or_default()
+                .into_iter()
                 .map(|t| stype_to_sv(env, t, dim))
                 .collect::<R<_>>()?,
         ),

@@ -121,6 +121,8 @@ pub enum TypeExp {
     Named(QualName, Vec<TypeArgExp>, Span),
     /// `(t1, t2, ...)`; `()` is the unit type.
     Tuple(Vec<TypeExp>, Span),
+    /// `{a: t1, b: t2}` (fields as written).
+    Record(Vec<(String, Span, TypeExp)>, Span),
     /// `[d]t`, `[]t`.
     Array(SizeExp, Box<TypeExp>, Span),
     /// `*t` (unique).
@@ -136,6 +138,7 @@ impl TypeExp {
         match self {
             TypeExp::Named(_, _, s)
             | TypeExp::Tuple(_, s)
+            | TypeExp::Record(_, s)
             | TypeExp::Array(_, _, s)
             | TypeExp::Unique(_, s)
             | TypeExp::Arrow(_, _, _, s)
@@ -178,6 +181,8 @@ pub enum PatKind {
     Wildcard,
     /// `(p1, p2, ...)`; `()` is the unit pattern.
     Tuple(Vec<Pat>),
+    /// `{a, b = p, c: t}` (fields as written; `a` alone binds the field to the name `a`).
+    Record(Vec<(String, Span, Pat)>),
     /// `(p: t)`
     Ascribed(Box<Pat>, TypeExp),
     /// A pattern annotated with attributes, `#[attr] p`.
@@ -348,10 +353,18 @@ pub enum ExprKind {
     LeftSection(OpRef, Box<Expr>),
     /// `(+ x)`: the right operand is given.
     RightSection(OpRef, Box<Expr>),
+    /// `{a = e1, b}` (fields as written; `b` alone is `b = b`).
+    Record(Vec<(String, Span, Expr)>),
     /// `(.0)`, `(.a.b)`: field projections as a function.
     ProjectSection(Vec<String>),
-    /// `e.0`, `e.1` (tuple fields are numbered).
+    /// `e.a`, `e.0` (tuple fields are numbered).
     Project(Box<Expr>, String),
+    /// `r with a.b = v`: `r` with the field at the path replaced (the field's type may change).
+    RecordUpdate {
+        record: Box<Expr>,
+        path: Vec<(String, Span)>,
+        value: Box<Expr>,
+    },
     If(Box<Expr>, Box<Expr>, Box<Expr>),
     /// `let p = e in body` (the `in` may be omitted before another `let`).
     Let {

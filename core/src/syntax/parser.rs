@@ -681,11 +681,43 @@ impl Parser {
                     let (q, span) = p.qual_name()?;
                     Ok(TypeExp::Named(q, vec![], span))
                 }
-                Tok::LBrace => Err(p.unsupported_here("record types")),
+                Tok::LBrace => p.record_type(),
                 Tok::Constructor(_) => Err(p.unsupported_here("sum types")),
                 _ => Err(p.error_expected("a type")),
             }
         })
+    }
+
+    /// `{a: t1, b: t2}`; `{}` is the unit type.
+    fn record_type(&mut self) -> PResult<TypeExp> {
+        let start = self.expect(&Tok::LBrace, "`{`")?;
+        let mut fields = Vec::new();
+        while !self.at(&Tok::RBrace) {
+            let (name, span) = self.field_name()?;
+            self.expect(&Tok::Colon, "`:` after a field name")?;
+            fields.push((name, span, self.type_exp()?));
+            if !self.eat(&Tok::Comma) {
+                break;
+            }
+        }
+        let end = self.expect(&Tok::RBrace, "`,` or `}`")?;
+        if fields.is_empty() {
+            return Ok(TypeExp::Tuple(vec![], start.to(end)));
+        }
+        Ok(TypeExp::Record(fields, start.to(end)))
+    }
+
+    /// A record field name: an identifier or a natural number (`{0 = x}`, `r.1`).
+    fn field_name(&mut self) -> PResult<(String, Span)> {
+        match self.peek().clone() {
+            Tok::Ident(n) => Ok((n, self.bump().span)),
+            Tok::Int {
+                value,
+                natural: true,
+                suffix: None,
+            } => Ok((value.to_string(), self.bump().span)),
+            _ => Err(self.error_expected("a field name")),
+        }
     }
 
     /// A name possibly qualified by adjacent `m.` prefixes.
@@ -821,7 +853,33 @@ impl Parser {
                     let end = p.expect(&Tok::RParen, "`,` or `)`")?;
                     Ok(Pat::new(PatKind::Tuple(elems), start.to(end)))
                 }
-                Tok::LBrace => Err(p.unsupported_here("record patterns")),
+                Tok::LBrace => {
+                    p.bump();
+                    let mut fields = Vec::new();
+                    while !p.at(&Tok::RBrace) {
+                        let (name, span) = p.field_name()?;
+                        let pat = if p.eat(&Tok::Equals) {
+                            p.pat()?
+                        } else if p.eat(&Tok::Colon) {
+                            // `{a: t}` is `{a = (a: t)}`.
+                            let t = p.type_exp()?;
+                            let id = Pat::new(PatKind::Id(name.clone()), span);
+                            let s = span.to(t.span());
+                            Pat::new(PatKind::Ascribed(Box::new(id), t), s)
+                        } else {
+                            Pat::new(PatKind::Id(name.clone()), span)
+                        };
+                        fields.push((name, span, pat));
+                        if !p.eat(&Tok::Comma) {
+                            break;
+                        }
+                    }
+                    let end = p.expect(&Tok::RBrace, "`,` or `}`")?;
+                    if fields.is_empty() {
+                        return Ok(Pat::new(PatKind::Tuple(vec![]), start.to(end)));
+                    }
+                    Ok(Pat::new(PatKind::Record(fields), start.to(end)))
+                }
                 Tok::Constructor(_) => Err(p.unsupported_here("sum types (constructor patterns)")),
                 Tok::Int { .. }
                 | Tok::Float { .. }
@@ -995,6 +1053,25 @@ impl Parser {
                         span,
                     )
                 }
+                Infix::With if !self.at_update_bracket(1) => {
+                    self.bump();
+                    let mut path = vec![self.field_name()?];
+                    while self.at(&Tok::Dot) {
+                        self.bump();
+                        path.push(self.field_name()?);
+                    }
+                    self.expect(&Tok::Equals, "`=`")?;
+                    let value = self.exp2(PREC_PIPE)?;
+                    let span = lhs.span.to(value.span);
+                    Expr::new(
+                        ExprKind::RecordUpdate {
+                            record: Box::new(lhs),
+                            path,
+                            value: Box::new(value),
+                        },
+                        span,
+                    )
+                }
                 Infix::With => {
                     self.bump();
                     let indices = self.update_path()?;
@@ -1050,6 +1127,12 @@ impl Parser {
             },
             span,
         ))
+    }
+
+    /// Whether the token `n` ahead starts the index path of an array update (`with [i] = v`),
+    /// as opposed to a record field path (`with a.b = v`).
+    fn at_update_bracket(&self, n: usize) -> bool {
+        !matches!(self.peek_at(n), Tok::Ident(_) | Tok::Int { .. })
     }
 
     /// `[i, j]` (one or more adjacent bracket groups of fixed indices before a final one) after
@@ -1470,11 +1553,11 @@ impl Parser {
                             let span = e.span.to(sp);
                             e = Expr::new(ExprKind::Project(Box::new(e), value.to_string()), span);
                         }
-                        Tok::Ident(_) => {
-                            return Err(Diagnostic::not_supported(
-                                p.tok_at(1).span,
-                                "record field access",
-                            ))
+                        Tok::Ident(f) => {
+                            p.bump();
+                            let sp = p.bump().span;
+                            let span = e.span.to(sp);
+                            e = Expr::new(ExprKind::Project(Box::new(e), f), span);
                         }
                         Tok::LBracket | Tok::IndexBracket | Tok::LParen => {
                             return Err(Diagnostic::not_supported(
@@ -1547,7 +1630,8 @@ impl Parser {
                     let end = self.expect(&Tok::RParen, "`)`")?;
                     return Ok(Expr::new(ExprKind::LocalOpen(q, Box::new(e)), span.to(end)));
                 }
-                self.check_quals(&q, span)?;
+                // `r.a.b` with `r` a variable is record field access; the type checker tells
+                // it from a qualified name.
                 Ok(Expr::new(ExprKind::Var(q), span))
             }
             Tok::LParen => self.paren(),
@@ -1563,7 +1647,7 @@ impl Parser {
                 let end = self.expect(&Tok::RBracket, "`,` or `]`")?;
                 Ok(Expr::new(ExprKind::ArrayLit(elems), start.to(end)))
             }
-            Tok::LBrace => Err(self.unsupported_here("records")),
+            Tok::LBrace => self.record_exp(),
             Tok::Str => Err(self.unsupported_here("string literals")),
             Tok::Char => Err(self.unsupported_here("character literals")),
             Tok::Constructor(c) => {
@@ -1573,6 +1657,31 @@ impl Parser {
             Tok::Keyword(Keyword::Match) => Err(self.unsupported_here("`match` expressions")),
             _ => Err(self.error_expected("an expression")),
         }
+    }
+
+    /// `{a = e1, b}`; `{}` is the unit value.
+    fn record_exp(&mut self) -> PResult<Expr> {
+        let start = self.expect(&Tok::LBrace, "`{`")?;
+        let mut fields = Vec::new();
+        while !self.at(&Tok::RBrace) {
+            let (name, span) = self.field_name()?;
+            let e = if self.eat(&Tok::Equals) {
+                self.exp()?
+            } else if name.bytes().all(|c| c.is_ascii_digit()) {
+                return Err(self.error_expected("`=` after a numbered field"));
+            } else {
+                Expr::new(ExprKind::Var(QualName::unqual(name.clone())), span)
+            };
+            fields.push((name, span, e));
+            if !self.eat(&Tok::Comma) {
+                break;
+            }
+        }
+        let end = self.expect(&Tok::RBrace, "`,` or `}`")?;
+        if fields.is_empty() {
+            return Ok(Expr::new(ExprKind::Tuple(vec![]), start.to(end)));
+        }
+        Ok(Expr::new(ExprKind::Record(fields), start.to(end)))
     }
 
     /// Everything that starts with `(`: unit, parentheses, tuples and sections.
@@ -1595,8 +1704,9 @@ impl Parser {
                         self.bump();
                         fields.push(value.to_string());
                     }
-                    Tok::Ident(_) => {
-                        return Err(self.unsupported_here("record field projection sections"))
+                    Tok::Ident(f) => {
+                        self.bump();
+                        fields.push(f);
                     }
                     Tok::LBracket | Tok::IndexBracket => {
                         return Err(self.unsupported_here("index sections"))

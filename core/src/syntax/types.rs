@@ -80,6 +80,9 @@ pub enum Type {
     },
     /// A tuple; the empty tuple is the unit type `()`.
     Tuple(Vec<Type>),
+    /// A record `{a: t, b: u}`: fields in [`field_order`], no two with the same name. A record
+    /// is represented as the tuple of its fields in that order.
+    Record(Vec<(String, Type)>),
     /// A function type `param -> ret`; curried.
     Fun(Box<Type>, Box<Type>),
     /// A type variable (only inside polymorphic definitions).
@@ -144,9 +147,60 @@ impl Type {
             Type::Fun(..) => true,
             Type::Array { elem, .. } => elem.contains_fun(),
             Type::Tuple(ts) => ts.iter().any(|t| t.contains_fun()),
+            Type::Record(fs) => fs.iter().any(|(_, t)| t.contains_fun()),
             _ => false,
         }
     }
+    /// The components of a tuple or of a record (in field order), as lowering represents both.
+    pub fn components(&self) -> Option<Vec<&Type>> {
+        match self {
+            Type::Tuple(ts) => Some(ts.iter().collect()),
+            Type::Record(fs) => Some(fs.iter().map(|(_, t)| t).collect()),
+            _ => None,
+        }
+    }
+    /// The position of field `name` among the components (a record field, or a tuple's
+    /// numbered field).
+    pub fn field_index(&self, name: &str) -> Option<usize> {
+        match self {
+            Type::Tuple(ts) => name.parse::<usize>().ok().filter(|i| *i < ts.len()),
+            Type::Record(fs) => fs.iter().position(|(f, _)| f == name),
+            _ => None,
+        }
+    }
+}
+
+/// The order of record fields (Futhark's): fields whose names are numbers first, numerically,
+/// then the others by name.
+pub fn field_order(a: &str, b: &str) -> std::cmp::Ordering {
+    let num = |s: &str| {
+        if !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit()) {
+            s.parse::<u128>().ok()
+        } else {
+            None
+        }
+    };
+    match (num(a), num(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.cmp(b),
+    }
+}
+
+/// Writes `{a: t, b: u}`.
+pub(crate) fn fmt_record<T: fmt::Display>(
+    f: &mut fmt::Formatter<'_>,
+    fields: &[(String, T)],
+) -> fmt::Result {
+    write!(f, "{{")?;
+    for (i, (n, t)) in fields.iter().enumerate() {
+        if i > 0 {
+            write!(f, ", ")?;
+        }
+        write!(f, "{n}: {t}")?;
+    }
+    write!(f, "}}")
 }
 
 impl fmt::Display for Size {
@@ -184,6 +238,7 @@ impl fmt::Display for Type {
                 }
                 write!(f, ")")
             }
+            Type::Record(fs) => fmt_record(f, fs),
             Type::Fun(a, r) => {
                 if a.is_fun() {
                     write!(f, "({a}) -> {r}")

@@ -75,6 +75,7 @@ fn plain_dim(t: &Ty, p: &str) -> bool {
         Ty::Array(Size::Named(n), _) if n == p => true,
         Ty::Array(_, e) => plain_dim(e, p),
         Ty::Tuple(ts) => ts.iter().any(|t| plain_dim(t, p)),
+        Ty::Record(fs) => fs.iter().any(|(_, t)| plain_dim(t, p)),
         Ty::Fun(a, r) => plain_dim(a, p) || plain_dim(r, p),
         Ty::Prim(_) | Ty::Param(_) | Ty::Var(_) => false,
     }
@@ -137,6 +138,11 @@ fn conv_sized(te: &TypeExp, env: &HashMap<String, Ty>, sizes: &[String]) -> Resu
                 Ty::Tuple(v)
             }
         }
+        TypeExp::Record(fs, _) => Ty::record(
+            fs.iter()
+                .map(|(n, _, t)| Ok((n.clone(), conv(t, env)?)))
+                .collect::<Result<Vec<_>, String>>()?,
+        ),
         TypeExp::Array(d, t, _) => Ty::arr(conv_size(d, sizes), conv(t, env)?),
         TypeExp::Unique(t, _) | TypeExp::Exists(_, t, _) => conv(t, env)?,
         TypeExp::Arrow(_, a, r, _) => Ty::fun(conv(a, env)?, conv(r, env)?),

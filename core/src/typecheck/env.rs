@@ -62,9 +62,7 @@ fn erase_named_sizes(t: &Ty, keep: &[&String]) -> Ty {
     match t {
         Ty::Array(d, e) if kept(d, keep) => Ty::arr(d.clone(), er(e)),
         Ty::Array(_, e) => Ty::arr(Size::Unknown, er(e)),
-        Ty::Tuple(ts) => Ty::Tuple(ts.iter().map(er).collect()),
-        Ty::Fun(a, r) => Ty::fun(er(a), er(r)),
-        Ty::Prim(_) | Ty::Param(_) | Ty::Var(_) => t.clone(),
+        _ => t.map_children(&mut |c| er(c)),
     }
 }
 
@@ -311,6 +309,14 @@ impl Checker {
                     return Ok(out.pop().unwrap_or_else(Ty::unit));
                 }
                 Ok(Ty::Tuple(out))
+            }
+            TypeExp::Record(fs, _) => {
+                super::expr::check_distinct_fields(fs.iter().map(|(n, s, _)| (n, *s)))?;
+                let mut out = vec![];
+                for (n, _, t) in fs {
+                    out.push((n.clone(), self.conv_type(t)?));
+                }
+                Ok(Ty::record(out))
             }
             TypeExp::Array(d, t, _) => {
                 let d = self.conv_size(d);

@@ -3,6 +3,7 @@
 use super::builtins::{module_member, module_of};
 use super::env::{Binding, Scheme};
 use super::ty::{PrimSet, Ty};
+use super::unify::field_type;
 use super::Checker;
 use crate::diag::{Diagnostic, Span};
 use crate::syntax::ast::{
@@ -56,6 +57,14 @@ impl Checker {
                 } else {
                     Ty::Tuple(ts)
                 }
+            }
+            PatKind::Record(fs) => {
+                check_distinct_fields(fs.iter().map(|(n, s, _)| (n, *s)))?;
+                let mut ts = vec![];
+                for (n, _, q) in fs.iter_mut() {
+                    ts.push((n.clone(), self.infer_pat(q)?));
+                }
+                Ty::record(ts)
             }
             PatKind::Ascribed(q, te) => {
                 let at = self.conv_type(te)?;
@@ -249,16 +258,10 @@ impl Checker {
 
     /// Project field `field` out of a value of type `t`.
     fn project(&mut self, t: &Ty, field: &str, span: Span) -> Result<Ty, Diagnostic> {
-        let Ok(i) = field.parse::<usize>() else {
-            return Err(Diagnostic::not_supported(
-                span,
-                format!("records (field `{field}`)"),
-            ));
-        };
         match self.shallow(t) {
-            Ty::Tuple(ts) => ts.get(i).cloned().ok_or_else(|| {
+            sh @ (Ty::Tuple(_) | Ty::Record(_)) => field_type(&sh, field).ok_or_else(|| {
                 let t = self.zonk(t);
-                Diagnostic::error(span, format!("type `{t}` has no field {i}"))
+                Diagnostic::error(span, format!("type `{t}` has no field `{field}`"))
                     .with_label("no such field")
             }),
             Ty::Var(v) => {
@@ -266,14 +269,19 @@ impl Checker {
                 if let Some(s) = info.prims {
                     return Err(Diagnostic::error(
                         span,
-                        format!("type mismatch: expected a tuple, found {}", s.describe()),
+                        format!(
+                            "type mismatch: expected a tuple or a record, found {}",
+                            s.describe()
+                        ),
                     ));
                 }
-                if let Some(ft) = info.fields.get(&i) {
+                if let Some(ft) = info.fields.get(field) {
                     return Ok(ft.clone());
                 }
                 let ft = self.fresh(span);
-                self.vars[v as usize].fields.insert(i, ft.clone());
+                self.vars[v as usize]
+                    .fields
+                    .insert(field.to_string(), ft.clone());
                 Ok(ft)
             }
             other => {
@@ -281,12 +289,81 @@ impl Checker {
                 Err(Diagnostic::error(
                     span,
                     format!(
-                        "type mismatch: cannot project field {i} from a value of type `{other}`"
+                        "type mismatch: cannot project field `{field}` from a value of type \
+                         `{other}`"
                     ),
                 )
-                .with_label("not a tuple"))
+                .with_label("not a tuple or a record"))
             }
         }
+    }
+
+    /// The type of `r with path = v` where `r : rt` and `v : vt`: `rt` with the field at `path`
+    /// replaced by `vt` (a record update may change the field's type, as in Futhark). The
+    /// record's type must be known here, also as in Futhark.
+    fn update_field(
+        &mut self,
+        rt: &Ty,
+        path: &[(String, Span)],
+        vt: Ty,
+        rspan: Span,
+    ) -> Result<Ty, Diagnostic> {
+        let Some(((field, fspan), rest)) = path.split_first() else {
+            return Ok(vt);
+        };
+        let sh = self.shallow(rt);
+        let Some(old) = field_type(&sh, field) else {
+            let z = self.zonk(rt);
+            return Err(match sh {
+                Ty::Var(_) => Diagnostic::error(
+                    rspan,
+                    format!(
+                        "the type of the updated value must be known before `with {field} = ...` \
+                         (here `{z}`); add a type annotation"
+                    ),
+                ),
+                _ => Diagnostic::error(*fspan, format!("type `{z}` has no field `{field}`"))
+                    .with_label("no such field"),
+            });
+        };
+        let new = self.update_field(&old, rest, vt, rspan)?;
+        Ok(match sh {
+            Ty::Tuple(mut ts) => {
+                if let Ok(i) = field.parse::<usize>() {
+                    ts[i] = new;
+                }
+                Ty::Tuple(ts)
+            }
+            Ty::Record(fs) => Ty::Record(
+                fs.into_iter()
+                    .map(|(n, t)| if n == *field { (n, new.clone()) } else { (n, t) })
+                    .collect(),
+            ),
+            _ => sh,
+        })
+    }
+
+    /// `r.a.b` parsed as a qualified name, with `r` a variable in scope: the projections it
+    /// stands for (a value variable shadows a module of the same name).
+    fn as_field_access(&mut self, q: &QualName, span: Span) -> Option<Expr> {
+        let first = q.quals.first()?;
+        if self.lookup_unqual(first).is_none() {
+            return None;
+        }
+        let lo = span.lo;
+        let mut end = lo + first.len() as u32;
+        let mut e = Expr::new(
+            ExprKind::Var(QualName::unqual(first.clone())),
+            Span { hi: end, ..span },
+        );
+        for f in q.quals[1..].iter().chain(std::iter::once(&q.name)) {
+            end += 1 + f.len() as u32;
+            e = Expr::new(
+                ExprKind::Project(Box::new(e), f.clone()),
+                Span { hi: end.min(span.hi), ..span },
+            );
+        }
+        Some(e)
     }
 
     /// The type of `a[idxs]` where `a : at` (the expression at `aspan`).
@@ -356,6 +433,13 @@ impl Checker {
                     Ty::Tuple(ts)
                 })
             }
+            PatKind::Record(fs) => {
+                let mut ts = vec![];
+                for (n, _, q) in fs {
+                    ts.push((n.clone(), self.pat_as_value(q)?));
+                }
+                Ok(Ty::record(ts))
+            }
             PatKind::Ascribed(q, _) | PatKind::Attr(_, q) => self.pat_as_value(q),
             PatKind::Wildcard => Err(Diagnostic::error(
                 p.span,
@@ -375,7 +459,29 @@ impl Checker {
             }),
             ExprKind::Var(q) => {
                 let q = q.clone();
+                if let Some(access) = self.as_field_access(&q, span) {
+                    e.kind = access.kind;
+                    return self.infer_kind(e);
+                }
                 self.lookup_var(&q, span)
+            }
+            ExprKind::Record(fs) => {
+                check_distinct_fields(fs.iter().map(|(n, s, _)| (n, *s)))?;
+                let mut ts = vec![];
+                for (n, _, x) in fs.iter_mut() {
+                    ts.push((n.clone(), self.infer(x)?));
+                }
+                Ok(Ty::record(ts))
+            }
+            ExprKind::RecordUpdate {
+                record,
+                path,
+                value,
+            } => {
+                let rt = self.infer(record)?;
+                let vt = self.infer(value)?;
+                let path = path.clone();
+                self.update_field(&rt, &path, vt, record.span)
             }
             ExprKind::Tuple(es) => {
                 let mut ts = vec![];
@@ -742,6 +848,7 @@ fn pat_names(p: &Pat, out: &mut Vec<(String, Span)>) {
         PatKind::Id(n) => out.push((n.clone(), p.span)),
         PatKind::Wildcard => {}
         PatKind::Tuple(ps) => ps.iter().for_each(|q| pat_names(q, out)),
+        PatKind::Record(fs) => fs.iter().for_each(|(_, _, q)| pat_names(q, out)),
         PatKind::Ascribed(q, _) | PatKind::Attr(_, q) => pat_names(q, out),
     }
 }
@@ -764,4 +871,20 @@ fn size_of_arg(e: &Expr) -> Option<Size> {
         }
         _ => None,
     }
+}
+
+/// A record expression, pattern or type may not name a field twice.
+pub(crate) fn check_distinct_fields<'n>(
+    fields: impl Iterator<Item = (&'n String, Span)>,
+) -> Result<(), Diagnostic> {
+    let mut seen: Vec<(&String, Span)> = vec![];
+    for (n, s) in fields {
+        if let Some((_, first)) = seen.iter().find(|(m, _)| *m == n) {
+            return Err(Diagnostic::error(s, format!("field `{n}` is given twice"))
+                .with_label("given again here")
+                .with_secondary(*first, "first given here"));
+        }
+        seen.push((n, s));
+    }
+    Ok(())
 }

@@ -524,6 +524,7 @@ impl Checker {
         match &mut p.kind {
             PatKind::Id(_) | PatKind::Wildcard => Ok(()),
             PatKind::Tuple(ps) => ps.iter_mut().try_for_each(|p| self.fill_pat(p)),
+            PatKind::Record(fs) => fs.iter_mut().try_for_each(|(_, _, p)| self.fill_pat(p)),
             PatKind::Ascribed(p, _) | PatKind::Attr(_, p) => self.fill_pat(p),
         }
     }
@@ -574,6 +575,11 @@ impl Checker {
             ExprKind::Var(_) | ExprKind::ProjectSection(_) => {}
             ExprKind::Tuple(es) | ExprKind::ArrayLit(es) => {
                 es.iter_mut().try_for_each(|e| self.fill_expr(e))?
+            }
+            ExprKind::Record(fs) => fs.iter_mut().try_for_each(|(_, _, e)| self.fill_expr(e))?,
+            ExprKind::RecordUpdate { record, value, .. } => {
+                self.fill_expr(record)?;
+                self.fill_expr(value)?;
             }
             ExprKind::Range {
                 start, second, end, ..
@@ -771,6 +777,7 @@ fn has_param(t: &Ty) -> bool {
         Ty::Prim(_) => false,
         Ty::Array(_, e) => has_param(e),
         Ty::Tuple(ts) => ts.iter().any(has_param),
+        Ty::Record(fs) => fs.iter().any(|(_, t)| has_param(t)),
         Ty::Fun(a, r) => has_param(a) || has_param(r),
     }
 }
@@ -803,9 +810,7 @@ fn size_mentions(d: &Size, n: &str) -> bool {
 fn map_sizes(t: &Ty, f: &dyn Fn(&Size) -> Size) -> Ty {
     match t {
         Ty::Array(d, e) => Ty::arr(f(d), map_sizes(e, f)),
-        Ty::Tuple(ts) => Ty::Tuple(ts.iter().map(|t| map_sizes(t, f)).collect()),
-        Ty::Fun(a, r) => Ty::fun(map_sizes(a, f), map_sizes(r, f)),
-        Ty::Prim(_) | Ty::Param(_) | Ty::Var(_) => t.clone(),
+        _ => t.map_children(&mut |c| map_sizes(c, f)),
     }
 }
 

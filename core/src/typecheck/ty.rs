@@ -2,7 +2,7 @@
 //! nested one dimension at a time (so that `[]a` unifies with `[][]i32` by `a = []i32`).
 
 use crate::prim::{FloatType, IntType, PrimType};
-use crate::syntax::types::{Size, TyVar, Type};
+use crate::syntax::types::{field_order, fmt_record, Size, TyVar, Type};
 use std::fmt;
 
 /// An inference type.
@@ -12,6 +12,8 @@ pub(crate) enum Ty {
     /// One array dimension: `[d]t` (`t` may itself be an array).
     Array(Size, Box<Ty>),
     Tuple(Vec<Ty>),
+    /// A record: fields in [`field_order`], names distinct (built by [`Ty::record`]).
+    Record(Vec<(String, Ty)>),
     Fun(Box<Ty>, Box<Ty>),
     /// A rigid type parameter (`'t`, or a generalised inference variable).
     Param(String),
@@ -33,6 +35,25 @@ impl Ty {
     pub fn unit() -> Ty {
         Ty::Tuple(vec![])
     }
+    /// A record type from fields in any order (sorted here; the caller checks that names are
+    /// distinct). No fields is the unit type.
+    pub fn record(mut fields: Vec<(String, Ty)>) -> Ty {
+        if fields.is_empty() {
+            return Ty::unit();
+        }
+        fields.sort_by(|a, b| field_order(&a.0, &b.0));
+        Ty::Record(fields)
+    }
+    /// The same structure with every component type mapped by `f` (no-op on leaves).
+    pub fn map_children(&self, f: &mut dyn FnMut(&Ty) -> Ty) -> Ty {
+        match self {
+            Ty::Prim(_) | Ty::Var(_) | Ty::Param(_) => self.clone(),
+            Ty::Array(d, t) => Ty::arr(d.clone(), f(t)),
+            Ty::Tuple(ts) => Ty::Tuple(ts.iter().map(&mut *f).collect()),
+            Ty::Record(fs) => Ty::Record(fs.iter().map(|(n, t)| (n.clone(), f(t))).collect()),
+            Ty::Fun(a, r) => Ty::fun(f(a), f(r)),
+        }
+    }
     pub fn bool() -> Ty {
         Ty::Prim(PrimType::Bool)
     }
@@ -46,6 +67,7 @@ impl Ty {
             Ty::Prim(p) => Type::Prim(*p),
             Ty::Array(d, t) => Type::array_of(t.to_type(), d.clone()),
             Ty::Tuple(ts) => Type::Tuple(ts.iter().map(Ty::to_type).collect()),
+            Ty::Record(fs) => Type::Record(fs.iter().map(|(n, t)| (n.clone(), t.to_type())).collect()),
             Ty::Fun(a, r) => Type::Fun(Box::new(a.to_type()), Box::new(r.to_type())),
             Ty::Param(n) => Type::Var(TyVar(n.clone())),
             Ty::Var(v) => Type::Var(TyVar(format!("{VAR_PREFIX}{v}"))),
@@ -64,6 +86,9 @@ impl Ty {
                 t
             }
             Type::Tuple(ts) => Ty::Tuple(ts.iter().map(Ty::from_type).collect()),
+            Type::Record(fs) => {
+                Ty::Record(fs.iter().map(|(n, t)| (n.clone(), Ty::from_type(t))).collect())
+            }
             Type::Fun(a, r) => Ty::fun(Ty::from_type(a), Ty::from_type(r)),
             Type::Var(TyVar(n)) => match n.strip_prefix(VAR_PREFIX).and_then(|s| s.parse().ok()) {
                 Some(v) => Ty::Var(v),
@@ -76,20 +101,15 @@ impl Ty {
     pub fn subst_params(&self, s: &dyn Fn(&str) -> Option<Ty>) -> Ty {
         match self {
             Ty::Param(n) => s(n).unwrap_or_else(|| self.clone()),
-            Ty::Prim(_) | Ty::Var(_) => self.clone(),
-            Ty::Array(d, t) => Ty::arr(d.clone(), t.subst_params(s)),
-            Ty::Tuple(ts) => Ty::Tuple(ts.iter().map(|t| t.subst_params(s)).collect()),
-            Ty::Fun(a, r) => Ty::fun(a.subst_params(s), r.subst_params(s)),
+            _ => self.map_children(&mut |t| t.subst_params(s)),
         }
     }
 
     /// Substitute named sizes by name (inside size expressions too).
     pub fn subst_sizes(&self, s: &dyn Fn(&str) -> Option<Size>) -> Ty {
         match self {
-            Ty::Prim(_) | Ty::Var(_) | Ty::Param(_) => self.clone(),
             Ty::Array(d, t) => Ty::arr(subst_size(d, s), t.subst_sizes(s)),
-            Ty::Tuple(ts) => Ty::Tuple(ts.iter().map(|t| t.subst_sizes(s)).collect()),
-            Ty::Fun(a, r) => Ty::fun(a.subst_sizes(s), r.subst_sizes(s)),
+            _ => self.map_children(&mut |t| t.subst_sizes(s)),
         }
     }
 
@@ -99,6 +119,7 @@ impl Ty {
             Ty::Fun(..) => true,
             Ty::Array(_, t) => t.contains_fun(),
             Ty::Tuple(ts) => ts.iter().any(Ty::contains_fun),
+            Ty::Record(fs) => fs.iter().any(|(_, t)| t.contains_fun()),
             _ => false,
         }
     }
@@ -139,6 +160,7 @@ impl fmt::Display for Ty {
                 }
                 write!(f, ")")
             }
+            Ty::Record(fs) => fmt_record(f, fs),
             Ty::Fun(a, r) => {
                 if matches!(**a, Ty::Fun(..)) {
                     write!(f, "({a}) -> {r}")

@@ -22,8 +22,9 @@ pub(crate) struct VarInfo {
     pub level: u32,
     pub prims: Option<PrimSet>,
     pub nofun: bool,
-    /// Tuple fields required by projections: index -> field type.
-    pub fields: BTreeMap<usize, Ty>,
+    /// Fields required by projections (`e.0`, `e.a` on a not yet known type): name -> type.
+    /// The variable must become a tuple or a record with these fields.
+    pub fields: BTreeMap<String, Ty>,
     /// Where the variable came from (for ambiguity errors).
     pub span: Span,
 }
@@ -34,7 +35,7 @@ pub(crate) enum UErr {
     Mismatch(Ty, Ty),
     NotIn(PrimSet, Ty),
     NotEq(Ty),
-    NotTuple(Ty, usize),
+    NoField(Ty, String),
     Occurs,
 }
 
@@ -171,8 +172,7 @@ impl Checker {
             },
             Ty::Prim(_) | Ty::Param(_) => t.clone(),
             Ty::Array(d, e) => Ty::arr(self.zonk_size(d), self.zonk(e)),
-            Ty::Tuple(ts) => Ty::Tuple(ts.iter().map(|t| self.zonk(t)).collect()),
-            Ty::Fun(a, r) => Ty::fun(self.zonk(a), self.zonk(r)),
+            Ty::Tuple(_) | Ty::Record(_) | Ty::Fun(..) => t.map_children(&mut |c| self.zonk(c)),
         }
     }
 
@@ -193,11 +193,9 @@ impl Checker {
                 };
                 Ty::arr(d, self.zonk_erasing_size_vars(e))
             }
-            Ty::Tuple(ts) => Ty::Tuple(ts.iter().map(|t| self.zonk_erasing_size_vars(t)).collect()),
-            Ty::Fun(a, r) => Ty::fun(
-                self.zonk_erasing_size_vars(a),
-                self.zonk_erasing_size_vars(r),
-            ),
+            Ty::Tuple(_) | Ty::Record(_) | Ty::Fun(..) => {
+                t.map_children(&mut |c| self.zonk_erasing_size_vars(c))
+            }
         }
     }
 
@@ -222,6 +220,7 @@ impl Checker {
             Ty::Prim(_) | Ty::Param(_) => {}
             Ty::Array(_, e) => self.free_vars_in(e, out, seen),
             Ty::Tuple(ts) => ts.iter().for_each(|t| self.free_vars_in(t, out, seen)),
+            Ty::Record(fs) => fs.iter().for_each(|(_, t)| self.free_vars_in(t, out, seen)),
             Ty::Fun(a, r) => {
                 self.free_vars_in(a, out, seen);
                 self.free_vars_in(r, out, seen)
@@ -248,6 +247,7 @@ impl Checker {
                 Ty::Prim(_) | Ty::Param(_) => {}
                 Ty::Array(_, e) => stack.push(e),
                 Ty::Tuple(ts) => stack.extend(ts.iter()),
+                Ty::Record(fs) => stack.extend(fs.iter().map(|(_, t)| t)),
                 Ty::Fun(a, r) => {
                     stack.push(a);
                     stack.push(r)
@@ -283,6 +283,14 @@ impl Checker {
             (Ty::Tuple(xs), Ty::Tuple(ys)) if xs.len() == ys.len() => {
                 for (x, y) in xs.iter().zip(ys) {
                     self.unify(x, y)?;
+                }
+                Ok(())
+            }
+            (Ty::Record(xs), Ty::Record(ys))
+                if xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| x.0 == y.0) =>
+            {
+                for (x, y) in xs.iter().zip(ys) {
+                    self.unify(&x.1, &y.1)?;
                 }
                 Ok(())
             }
@@ -322,7 +330,7 @@ impl Checker {
                 match wi.fields.get(i) {
                     Some(t2) => pending.push((ft.clone(), t2.clone())),
                     None => {
-                        wi.fields.insert(*i, ft.clone());
+                        wi.fields.insert(i.clone(), ft.clone());
                     }
                 }
             }
@@ -355,10 +363,11 @@ impl Checker {
             wi.level = wi.level.min(info.level);
         }
         self.vars[v as usize].link = Some(t.clone());
-        for (i, ft) in &info.fields {
-            match self.shallow(t) {
-                Ty::Tuple(ts) if *i < ts.len() => self.unify(&ts[*i], ft)?,
-                other => return Err(UErr::NotTuple(self.zonk(&other), *i)),
+        for (name, ft) in &info.fields {
+            let shallow = self.shallow(t);
+            match field_type(&shallow, name) {
+                Some(t) => self.unify(&t, ft)?,
+                None => return Err(UErr::NoField(self.zonk(&shallow), name.clone())),
             }
         }
         Ok(())
@@ -386,6 +395,7 @@ impl Checker {
                 Ty::Array(_, e) => stack.push(e),
                 // Reversed, so that the components are visited left to right.
                 Ty::Tuple(ts) => stack.extend(ts.iter().rev()),
+                Ty::Record(fs) => stack.extend(fs.iter().rev().map(|(_, t)| t)),
                 // A lifted type parameter (`'^t`) may be a function: treated as one, as in Futhark.
                 Ty::Param(p) if self.lifted.contains(p) => {
                     return Err(UErr::NotEq(Ty::Param(p.clone())))
@@ -446,7 +456,7 @@ impl Checker {
                  with `==`, array elements, results of `if`, loop parameters and non-lifted type \
                  parameters (`'t`) cannot be functions"
             )),
-            UErr::NotTuple(t, i) => Diagnostic::error(span, format!("type `{t}` has no field {i}")),
+            UErr::NoField(t, f) => Diagnostic::error(span, format!("type `{t}` has no field `{f}`")),
             UErr::Occurs => Diagnostic::error(
                 span,
                 format!("type mismatch: `{ez}` and `{fz}` would make an infinite type"),
@@ -471,5 +481,14 @@ impl Checker {
     pub(crate) fn require(&mut self, set: PrimSet, t: &Ty, span: Span) -> Result<(), Diagnostic> {
         let v = self.fresh_prims(set, span);
         self.expect(&v, t, span)
+    }
+}
+
+/// The type of field `name` of a tuple (numbered fields) or a record type (already shallow).
+pub(crate) fn field_type(t: &Ty, name: &str) -> Option<Ty> {
+    match t {
+        Ty::Tuple(ts) => name.parse::<usize>().ok().and_then(|i| ts.get(i)).cloned(),
+        Ty::Record(fs) => fs.iter().find(|(n, _)| n == name).map(|(_, t)| t.clone()),
+        _ => None,
     }
 }
