@@ -2092,13 +2092,18 @@ fn field_pos(env: &Env<'_>, t: Option<&SType>, f: &str, span: Span) -> R<(usize,
     }
     if let Some(t) = &t {
         if let Some(i) = t.field_index(f) {
-            let ft = t.components().and_then(|cs| cs.get(i).map(|c| (*c).clone()));
+            let ft = t
+                .components()
+                .and_then(|cs| cs.get(i).map(|c| (*c).clone()));
             return Ok((i, ft));
         }
     }
     match f.parse::<usize>() {
         Ok(i) => Ok((i, None)),
-        Err(_) => Err(internal(span, &format!("the type of the record with field `{f}` is unknown"))),
+        Err(_) => Err(internal(
+            span,
+            &format!("the type of the record with field `{f}` is unknown"),
+        )),
     }
 }
 

@@ -63,6 +63,13 @@ fn t(ty: &TypeExp) -> String {
             format!("({} {})", q(n), a.join(" "))
         }
         TypeExp::Tuple(ts, _) => format!("({})", ts.iter().map(t).collect::<Vec<_>>().join(", ")),
+        TypeExp::Record(fs, _) => format!(
+            "{{{}}}",
+            fs.iter()
+                .map(|(n, _, ty)| format!("{n}: {}", t(ty)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         TypeExp::Array(s, el, _) => format!("[{}]{}", size(s), t(el)),
         TypeExp::Unique(el, _) => format!("*{}", t(el)),
         TypeExp::Arrow(None, a, b, _) => format!("({} -> {})", t(a), t(b)),
@@ -101,6 +108,13 @@ fn p(pat: &Pat) -> String {
         PatKind::Id(n) => n.clone(),
         PatKind::Wildcard => "_".into(),
         PatKind::Tuple(ps) => format!("({})", ps.iter().map(p).collect::<Vec<_>>().join(", ")),
+        PatKind::Record(fs) => format!(
+            "{{{}}}",
+            fs.iter()
+                .map(|(n, _, q)| format!("{n} = {}", p(q)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         PatKind::Ascribed(inner, ty) => format!("({}: {})", p(inner), t(ty)),
         PatKind::Attr(a, inner) => format!("#[{}] {}", attr(a), p(inner)),
     }
@@ -158,6 +172,21 @@ fn e(x: &Expr) -> String {
         ExprKind::RightSection(o, a) => format!("(rsection {} {})", op(o), e(a)),
         ExprKind::ProjectSection(fs) => format!("(.{})", fs.join(".")),
         ExprKind::Project(a, f) => format!("{}.{f}", e(a)),
+        ExprKind::Record(fs) => format!(
+            "{{{}}}",
+            fs.iter()
+                .map(|(n, _, v)| format!("{n} = {}", e(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        ExprKind::RecordUpdate {
+            record,
+            path,
+            value,
+        } => {
+            let path: Vec<&str> = path.iter().map(|(f, _)| f.as_str()).collect();
+            format!("(with {} {} {})", e(record), path.join("."), e(value))
+        }
         ExprKind::If(c, a, b) => format!("(if {} {} {})", e(c), e(a), e(b)),
         ExprKind::Let { pat, value, body } => format!("(let {} {} {})", p(pat), e(value), e(body)),
         ExprKind::LetFun {
@@ -720,13 +749,10 @@ fn unsupported_constructs_are_named() {
     assert!(ns("open m").contains("modules"));
     assert!(ns("import \"lib\"").contains("import"));
     assert!(ns("include m").contains("modules"));
-    assert!(ns("def f = {a = 1}").contains("records"));
     assert!(ns("def f = match x case _ -> 1").contains("match"));
     assert!(ns("def f = #foo").contains("sum types"));
     assert!(ns("def f = \"s\"").contains("string literals"));
     assert!(ns("def f = 'c'").contains("character literals"));
-    assert!(ns("def f = r.field").contains("record field access"));
-    assert!(ns("def f = (g x).field").contains("record field access"));
     assert!(ns("def x +^ y = x").contains("infix operator definitions"));
     assert!(ns("def (+^) a b = a").contains("user-defined operators"));
     assert!(ns("def (+) a b = a").contains("user-defined operators"));
@@ -737,7 +763,31 @@ fn unsupported_constructs_are_named() {
     assert!(ns("def f = xs with .0 = 1").contains("field updates"));
     assert!(ns("def f = ???").contains("holes"));
     assert!(ns("def f (1) = 0").contains("literal patterns"));
-    assert!(ns("def f = (.a)").contains("record field projection"));
+}
+
+#[test]
+fn records() {
+    assert_eq!(pe("{a = 1, b}"), "{a = 1, b = b}");
+    assert_eq!(pe("{}"), "(tuple )");
+    assert_eq!(pe("{0 = x, 1 = y}"), "{0 = x, 1 = y}");
+    // `r.a.b` is a qualified name until the type checker sees that `r` is a variable.
+    assert_eq!(pe("r.a.b"), "r.a.b");
+    assert_eq!(pe("(g x).a.0"), "(app g x).a.0");
+    assert_eq!(pe("xs[0].a"), "xs[0].a");
+    assert_eq!(pe("(.a.1.b)"), "(.a.1.b)");
+    assert_eq!(pe("r with a.b = 1 + 2"), "(with r a.b (+ 1 2))");
+    assert_eq!(pe("r with [0] = 1"), "(with r [0] 1)");
+    assert_eq!(
+        pe("let {a, b = (c, _), d: i32} = r in c"),
+        "(let {a = a, b = (c, _), d = (d: i32)} r c)"
+    );
+    assert_eq!(pt("{b: f32, a: [n]i32}"), "{b: f32, a: [n]i32}");
+    assert_eq!(pt("{}"), "()");
+    assert_eq!(eerr("{a = 1"), "expected `,` or `}`, found end of file");
+    assert_eq!(
+        eerr("{0}"),
+        "expected `=` after a numbered field, found `}`"
+    );
 }
 
 #[test]

@@ -336,7 +336,13 @@ impl Checker {
             }
             Ty::Record(fs) => Ty::Record(
                 fs.into_iter()
-                    .map(|(n, t)| if n == *field { (n, new.clone()) } else { (n, t) })
+                    .map(|(n, t)| {
+                        if n == *field {
+                            (n, new.clone())
+                        } else {
+                            (n, t)
+                        }
+                    })
                     .collect(),
             ),
             _ => sh,
@@ -360,7 +366,10 @@ impl Checker {
             end += 1 + f.len() as u32;
             e = Expr::new(
                 ExprKind::Project(Box::new(e), f.clone()),
-                Span { hi: end.min(span.hi), ..span },
+                Span {
+                    hi: end.min(span.hi),
+                    ..span
+                },
             );
         }
         Some(e)

@@ -361,10 +361,10 @@ impl Checker {
             if info.link.is_none() && !info.fields.is_empty() {
                 return Err(Diagnostic::error(
                     info.span,
-                    "type of tuple must be known before projection",
+                    "type of tuple or record must be known before projection",
                 )
                 .with_label("the type of this is not known here")
-                .with_note("add a type annotation where the tuple is bound"));
+                .with_note("add a type annotation where the value is bound"));
             }
         }
         // Generalise the remaining variables of the definition's type.

@@ -89,6 +89,11 @@ fn all_exprs(p: &Program) -> Vec<&Expr> {
         match &e.kind {
             ExprKind::Lit(_) | ExprKind::Var(_) | ExprKind::ProjectSection(_) => {}
             ExprKind::Tuple(es) | ExprKind::ArrayLit(es) => es.iter().for_each(|e| go(e, out)),
+            ExprKind::Record(fs) => fs.iter().for_each(|(_, _, e)| go(e, out)),
+            ExprKind::RecordUpdate { record, value, .. } => {
+                go(record, out);
+                go(value, out)
+            }
             ExprKind::Range {
                 start, second, end, ..
             } => {
@@ -560,9 +565,9 @@ fn tuples_and_projection() {
     let p = ok("def main (x: i32) (y: i32) = let f v = v.0 in f (x, y)");
     assert_eq!(body_ty(&p, "main"), "i32");
     let (m, _) = err("def f x = x.0");
-    assert_eq!(m, "type of tuple must be known before projection");
+    assert_eq!(m, "type of tuple or record must be known before projection");
     let (m, _) = err("def f (p: (i32, i32)) = p.2");
-    assert_eq!(m, "type `(i32, i32)` has no field 2");
+    assert_eq!(m, "type `(i32, i32)` has no field `2`");
 }
 
 #[test]
@@ -1249,4 +1254,45 @@ fn nested_calls_of_a_pairing_function_are_checked_as_a_shared_type() {
         (msg.as_str(), at.as_str()),
         ("the type of this is too large", "_")
     );
+}
+
+#[test]
+fn records() {
+    let p = ok("def f (r: {b: f32, a: i32}) = (r.a, r.b)");
+    assert_eq!(body_ty(&p, "f"), "(i32, f32)");
+    // Fields are ordered by name; punning; a type-changing update.
+    let p = ok("def f (a: i32) = let r = {b = true, a} in r with a = 1.5f32");
+    assert_eq!(body_ty(&p, "f"), "{a: f32, b: bool}");
+    // `r.a` with `r` a variable is field access; sections project from a record type that
+    // becomes known later.
+    let p = ok("def f (rs: []{x: f64, y: i32}) = map (.y) rs");
+    assert_eq!(body_ty(&p, "f"), "[]i32");
+    let p = ok("def f (r: {p: {q: i64}}) = r.p.q");
+    assert_eq!(body_ty(&p, "f"), "i64");
+    // A record of fields 0 and 1 is a pair.
+    let p = ok("def f = {1 = 2i32, 0 = true}");
+    assert_eq!(body_ty(&p, "f"), "(bool, i32)");
+    let (m, _) = err("def f = {a = 1, a = 2}");
+    assert_eq!(m, "field `a` is given twice");
+    let (m, _) = err("def f (r: {a: i32}) = r.b");
+    assert_eq!(m, "type `{a: i32}` has no field `b`");
+    let (m, _) = err("def f (r: {a: i32}) = r with b = 1");
+    assert_eq!(m, "type `{a: i32}` has no field `b`");
+    let (m, _) = err("def f (r: {a: i32}) : {a: i32, b: i32} = r");
+    assert_eq!(
+        m,
+        "type mismatch: expected `{a: i32, b: i32}`, found `{a: i32}`"
+    );
+    let (m, _) = err("def f r = r with a = 1");
+    assert!(
+        m.starts_with("the type of the updated value must be known"),
+        "{m}"
+    );
+    let (m, _) = err("def f (x: i32) = x.a");
+    assert_eq!(
+        m,
+        "type mismatch: cannot project field `a` from a value of type `i32`"
+    );
+    let (m, _) = err("def f ({a, a = b}: {a: i32}) = b");
+    assert_eq!(m, "field `a` is given twice");
 }

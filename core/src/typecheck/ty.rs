@@ -36,12 +36,21 @@ impl Ty {
         Ty::Tuple(vec![])
     }
     /// A record type from fields in any order (sorted here; the caller checks that names are
-    /// distinct). No fields is the unit type.
+    /// distinct). No fields is the unit type, the fields `0` to `n-1` (n > 1) a tuple.
     pub fn record(mut fields: Vec<(String, Ty)>) -> Ty {
         if fields.is_empty() {
             return Ty::unit();
         }
         fields.sort_by(|a, b| field_order(&a.0, &b.0));
+        // A tuple is the record of its numbered fields (`{0 = a, 1 = b}` is `(a, b)`).
+        if fields.len() > 1
+            && fields
+                .iter()
+                .enumerate()
+                .all(|(i, (n, _))| *n == i.to_string())
+        {
+            return Ty::Tuple(fields.into_iter().map(|(_, t)| t).collect());
+        }
         Ty::Record(fields)
     }
     /// The same structure with every component type mapped by `f` (no-op on leaves).
@@ -67,7 +76,9 @@ impl Ty {
             Ty::Prim(p) => Type::Prim(*p),
             Ty::Array(d, t) => Type::array_of(t.to_type(), d.clone()),
             Ty::Tuple(ts) => Type::Tuple(ts.iter().map(Ty::to_type).collect()),
-            Ty::Record(fs) => Type::Record(fs.iter().map(|(n, t)| (n.clone(), t.to_type())).collect()),
+            Ty::Record(fs) => {
+                Type::Record(fs.iter().map(|(n, t)| (n.clone(), t.to_type())).collect())
+            }
             Ty::Fun(a, r) => Type::Fun(Box::new(a.to_type()), Box::new(r.to_type())),
             Ty::Param(n) => Type::Var(TyVar(n.clone())),
             Ty::Var(v) => Type::Var(TyVar(format!("{VAR_PREFIX}{v}"))),
@@ -86,9 +97,11 @@ impl Ty {
                 t
             }
             Type::Tuple(ts) => Ty::Tuple(ts.iter().map(Ty::from_type).collect()),
-            Type::Record(fs) => {
-                Ty::Record(fs.iter().map(|(n, t)| (n.clone(), Ty::from_type(t))).collect())
-            }
+            Type::Record(fs) => Ty::Record(
+                fs.iter()
+                    .map(|(n, t)| (n.clone(), Ty::from_type(t)))
+                    .collect(),
+            ),
             Type::Fun(a, r) => Ty::fun(Ty::from_type(a), Ty::from_type(r)),
             Type::Var(TyVar(n)) => match n.strip_prefix(VAR_PREFIX).and_then(|s| s.parse().ok()) {
                 Some(v) => Ty::Var(v),

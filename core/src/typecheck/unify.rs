@@ -456,7 +456,9 @@ impl Checker {
                  with `==`, array elements, results of `if`, loop parameters and non-lifted type \
                  parameters (`'t`) cannot be functions"
             )),
-            UErr::NoField(t, f) => Diagnostic::error(span, format!("type `{t}` has no field `{f}`")),
+            UErr::NoField(t, f) => {
+                Diagnostic::error(span, format!("type `{t}` has no field `{f}`"))
+            }
             UErr::Occurs => Diagnostic::error(
                 span,
                 format!("type mismatch: `{ez}` and `{fz}` would make an infinite type"),
