@@ -353,9 +353,7 @@ impl Checker {
     /// stands for (a value variable shadows a module of the same name).
     fn as_field_access(&mut self, q: &QualName, span: Span) -> Option<Expr> {
         let first = q.quals.first()?;
-        if self.lookup_unqual(first).is_none() {
-            return None;
-        }
+        self.lookup_unqual(first)?;
         let lo = span.lo;
         let mut end = lo + first.len() as u32;
         let mut e = Expr::new(
