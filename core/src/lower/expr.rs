@@ -210,6 +210,8 @@ impl<'a> Lowerer<'a> {
                 vals.sort_by(|a, b| field_order(a.0, b.0));
                 Ok(SV::Tuple(vals.into_iter().map(|(_, v)| v).collect()))
             }
+            ExprKind::Constr(c, args) => self.lower_constr(env, e, c, args),
+            ExprKind::Match(scrutinee, cases) => self.lower_match(env, scrutinee, cases, span),
             ExprKind::RecordUpdate {
                 record,
                 path,
@@ -598,6 +600,8 @@ impl<'a> Lowerer<'a> {
                 }
                 Ok(env)
             }
+            PatKind::Constr(c, ps) => self.bind_constr(env, p, c, ps, v),
+            PatKind::Lit(..) => Ok(env.clone()),
             PatKind::Ascribed(p, _) | PatKind::Attr(_, p) => self.bind_pat(env, p, v),
         }
     }
@@ -622,6 +626,9 @@ impl<'a> Lowerer<'a> {
                 Ok(SV::Tuple(vals.into_iter().map(|(_, v)| v).collect()))
             }
             PatKind::Ascribed(p, _) | PatKind::Attr(_, p) => self.pat_value(env, p),
+            PatKind::Constr(..) | PatKind::Lit(..) => {
+                Err(internal(p.span, "refutable pattern in a loop"))
+            }
             PatKind::Wildcard => Err(Diagnostic::not_supported(
                 p.span,
                 "`_` in a loop pattern without an initial value",
@@ -2027,6 +2034,7 @@ fn true_dep_leaves(p: &Pat, v: &SV<'_>, marked: bool, out: &mut Vec<VName>) {
             v if ps.len() == 1 => true_dep_leaves(&ps[0], v, marked, out),
             _ => {}
         },
+        PatKind::Constr(..) | PatKind::Lit(..) => {}
         PatKind::Record(fs) => {
             if let Ok(pairs) = record_pat_fields(fs, v.clone(), p.span) {
                 for (q, w) in pairs {
@@ -2132,7 +2140,7 @@ fn update_path<'a>(
 
 /// The subpatterns of a record pattern paired with the field values of `v` (the record's
 /// components in field order).
-fn record_pat_fields<'p, 'a>(
+pub(crate) fn record_pat_fields<'p, 'a>(
     fs: &'p [(String, Span, Pat)],
     v: SV<'a>,
     span: Span,
@@ -2174,6 +2182,20 @@ fn match_type<'a>(
                 .fold(env, |e, (t, v)| match_type(e, tparams, t, v, strip)),
             _ => env,
         },
+        SType::Sum(cs) => match sv {
+            SV::Tuple(parts) if parts.len() == cs.len() + 1 => {
+                cs.iter()
+                    .zip(&parts[1..])
+                    .fold(env, |e, ((_, ts), p)| match p {
+                        SV::Tuple(vs) if vs.len() == ts.len() => ts
+                            .iter()
+                            .zip(vs)
+                            .fold(e, |e, (t, v)| match_type(e, tparams, t, v, strip)),
+                        _ => e,
+                    })
+            }
+            _ => env,
+        },
         SType::Array { elem, shape, .. } => {
             let mut env = env;
             if let Some((_, t)) = sv.leaves().first() {
@@ -2200,6 +2222,10 @@ fn collect_size_exprs(t: &SType, out: &mut Vec<Size>) {
         }
         SType::Tuple(ts) => ts.iter().for_each(|t| collect_size_exprs(t, out)),
         SType::Record(fs) => fs.iter().for_each(|(_, t)| collect_size_exprs(t, out)),
+        SType::Sum(cs) => cs
+            .iter()
+            .flat_map(|(_, ts)| ts)
+            .for_each(|t| collect_size_exprs(t, out)),
         SType::Fun(a, r) => {
             collect_size_exprs(a, out);
             collect_size_exprs(r, out)

@@ -40,6 +40,7 @@ mod copies;
 mod env;
 mod expr;
 mod soacs;
+mod sums;
 mod types;
 
 #[cfg(test)]

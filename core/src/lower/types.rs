@@ -34,6 +34,21 @@ pub(crate) fn stype_to_sv<'a>(
                 .map(|t| stype_to_sv(env, t, dim))
                 .collect::<R<_>>()?,
         ),
+        SType::Sum(cs) => {
+            let tag = super::sums::TAG;
+            let mut parts = vec![SV::Val(
+                SubExp::Const(PrimValue::zero(crate::prim::PrimType::Int(tag))),
+                Type::Prim(crate::prim::PrimType::Int(tag)),
+            )];
+            for (_, ts) in cs {
+                parts.push(SV::Tuple(
+                    ts.iter()
+                        .map(|t| stype_to_sv(env, t, dim))
+                        .collect::<R<_>>()?,
+                ));
+            }
+            SV::Tuple(parts)
+        }
         SType::Var(v) => match env.lookup_tyvar(&v.0) {
             Some(t) => stype_to_sv(env, &t, dim)?,
             None => {

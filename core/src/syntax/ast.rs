@@ -123,6 +123,8 @@ pub enum TypeExp {
     Tuple(Vec<TypeExp>, Span),
     /// `{a: t1, b: t2}` (fields as written).
     Record(Vec<(String, Span, TypeExp)>, Span),
+    /// `#a | #b t1 t2` (constructors as written, with their payload types).
+    Sum(Vec<(String, Span, Vec<TypeExp>)>, Span),
     /// `[d]t`, `[]t`.
     Array(SizeExp, Box<TypeExp>, Span),
     /// `*t` (unique).
@@ -139,6 +141,7 @@ impl TypeExp {
             TypeExp::Named(_, _, s)
             | TypeExp::Tuple(_, s)
             | TypeExp::Record(_, s)
+            | TypeExp::Sum(_, s)
             | TypeExp::Array(_, _, s)
             | TypeExp::Unique(_, s)
             | TypeExp::Arrow(_, _, _, s)
@@ -183,6 +186,10 @@ pub enum PatKind {
     Tuple(Vec<Pat>),
     /// `{a, b = p, c: t}` (fields as written; `a` alone binds the field to the name `a`).
     Record(Vec<(String, Span, Pat)>),
+    /// `#c p1 p2`: a constructor with patterns for its payload.
+    Constr(String, Vec<Pat>),
+    /// A literal (`1`, `-2`, `1.5`, `true`); `true` in the second field when negated (`-2`).
+    Lit(Literal, bool),
     /// `(p: t)`
     Ascribed(Box<Pat>, TypeExp),
     /// A pattern annotated with attributes, `#[attr] p`.
@@ -359,6 +366,10 @@ pub enum ExprKind {
     ProjectSection(Vec<String>),
     /// `e.a`, `e.0` (tuple fields are numbered).
     Project(Box<Expr>, String),
+    /// `#c e1 e2`: a constructor applied to its payload.
+    Constr(String, Vec<Expr>),
+    /// `match e case p1 -> e1 case p2 -> e2`.
+    Match(Box<Expr>, Vec<(Pat, Expr)>),
     /// `r with a.b = v`: `r` with the field at the path replaced (the field's type may change).
     RecordUpdate {
         record: Box<Expr>,

@@ -597,6 +597,9 @@ impl Parser {
             let span = start.to(t.span());
             return Ok(TypeExp::Exists(names, Box::new(t), span));
         }
+        if matches!(self.peek(), Tok::Constructor(_)) {
+            return self.sum_type();
+        }
         let t = self.type_term()?;
         if self.eat(&Tok::Arrow) {
             let t2 = self.type_exp()?;
@@ -686,6 +689,31 @@ impl Parser {
                 _ => Err(p.error_expected("a type")),
             }
         })
+    }
+
+    /// `#a | #b t1 t2`: constructors separated by `|`, each with payload types (type atoms).
+    fn sum_type(&mut self) -> PResult<TypeExp> {
+        let start = self.span();
+        let mut constrs = Vec::new();
+        loop {
+            let Tok::Constructor(c) = self.peek().clone() else {
+                return Err(self.error_expected("a constructor `#name`"));
+            };
+            let cspan = self.bump().span;
+            let mut payload = Vec::new();
+            while matches!(
+                self.peek(),
+                Tok::Ident(_) | Tok::LParen | Tok::LBrace | Tok::LBracket | Tok::IndexBracket
+            ) {
+                payload.push(self.type_atom()?);
+            }
+            constrs.push((c, cspan, payload));
+            if !self.at_symbol("|") {
+                break;
+            }
+            self.bump();
+        }
+        Ok(TypeExp::Sum(constrs, start.to(self.prev_span())))
     }
 
     /// `{a: t1, b: t2}`; `{}` is the unit type.
@@ -783,7 +811,14 @@ impl Parser {
                 let span = start.to(inner.span);
                 return Ok(Pat::new(PatKind::Attr(a, Box::new(inner)), span));
             }
-            let inner = p.inner_pat()?;
+            let inner = if let Tok::Constructor(c) = p.peek().clone() {
+                p.bump();
+                let payload = p.param_pats()?;
+                let span = start.to(p.prev_span());
+                Pat::new(PatKind::Constr(c, payload), span)
+            } else {
+                p.inner_pat()?
+            };
             if p.eat(&Tok::Colon) {
                 let t = p.type_exp()?;
                 let span = start.to(t.span());
@@ -880,13 +915,38 @@ impl Parser {
                     }
                     Ok(Pat::new(PatKind::Record(fields), start.to(end)))
                 }
-                Tok::Constructor(_) => Err(p.unsupported_here("sum types (constructor patterns)")),
+                Tok::Constructor(c) => {
+                    p.bump();
+                    Ok(Pat::new(PatKind::Constr(c, vec![]), start))
+                }
+                Tok::Symbol(s)
+                    if s == "-" && matches!(p.peek_at(1), Tok::Int { .. } | Tok::Float { .. }) =>
+                {
+                    p.bump();
+                    let Expr {
+                        kind: ExprKind::Lit(l),
+                        span,
+                        ..
+                    } = p.atom()?
+                    else {
+                        return Err(p.error_expected("a number"));
+                    };
+                    Ok(Pat::new(PatKind::Lit(l, true), start.to(span)))
+                }
                 Tok::Int { .. }
                 | Tok::Float { .. }
-                | Tok::Char
                 | Tok::Keyword(Keyword::True | Keyword::False) => {
-                    Err(p.unsupported_here("literal patterns"))
+                    let Expr {
+                        kind: ExprKind::Lit(l),
+                        span,
+                        ..
+                    } = p.atom()?
+                    else {
+                        return Err(p.error_expected("a literal"));
+                    };
+                    Ok(Pat::new(PatKind::Lit(l, false), span))
                 }
+                Tok::Char => Err(p.unsupported_here("character literals")),
                 _ => Err(p.error_expected("a pattern")),
             }
         })
@@ -1254,7 +1314,23 @@ impl Parser {
                     Ok(Expr::new(ExprKind::Attr(a, Box::new(e)), span))
                 }
                 Tok::Backslash => p.lambda(),
-                Tok::Keyword(Keyword::Match) => Err(p.unsupported_here("`match` expressions")),
+                Tok::Keyword(Keyword::Match) => {
+                    p.bump();
+                    let scrutinee = p.exp()?;
+                    let mut cases = Vec::new();
+                    while p.at_kw(Keyword::Case) {
+                        p.bump();
+                        let pat = p.pat()?;
+                        p.expect(&Tok::Arrow, "`->` after a pattern")?;
+                        let body = p.exp()?;
+                        cases.push((pat, body));
+                    }
+                    if cases.is_empty() {
+                        return Err(p.error_expected("`case`"));
+                    }
+                    let span = start.to(p.prev_span());
+                    Ok(Expr::new(ExprKind::Match(Box::new(scrutinee), cases), span))
+                }
                 _ => p.apply(),
             }
         })
@@ -1517,6 +1593,12 @@ impl Parser {
         let span = head
             .span
             .to(args.last().map(|a| a.span).unwrap_or(head.span));
+        // `#c a b`: a constructor's payload.
+        if let ExprKind::Constr(c, payload) = &head.kind {
+            if payload.is_empty() {
+                return Ok(Expr::new(ExprKind::Constr(c.clone(), args), span));
+            }
+        }
         Ok(Expr::new(ExprKind::Apply(Box::new(head), args), span))
     }
 
@@ -1651,7 +1733,8 @@ impl Parser {
             Tok::Str => Err(self.unsupported_here("string literals")),
             Tok::Char => Err(self.unsupported_here("character literals")),
             Tok::Constructor(c) => {
-                Err(self.unsupported_here(format!("sum types (constructor `#{c}`)").as_str()))
+                self.bump();
+                Ok(Expr::new(ExprKind::Constr(c, vec![]), start))
             }
             Tok::Hole => Err(self.unsupported_here("typed holes (`???`)")),
             Tok::Keyword(Keyword::Match) => Err(self.unsupported_here("`match` expressions")),

@@ -70,6 +70,20 @@ fn t(ty: &TypeExp) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
+        TypeExp::Sum(cs, _) => format!(
+            "({})",
+            cs.iter()
+                .map(|(c, _, ts)| {
+                    let mut s = format!("#{c}");
+                    for x in ts {
+                        s.push(' ');
+                        s.push_str(&t(x));
+                    }
+                    s
+                })
+                .collect::<Vec<_>>()
+                .join(" | ")
+        ),
         TypeExp::Array(s, el, _) => format!("[{}]{}", size(s), t(el)),
         TypeExp::Unique(el, _) => format!("*{}", t(el)),
         TypeExp::Arrow(None, a, b, _) => format!("({} -> {})", t(a), t(b)),
@@ -115,6 +129,11 @@ fn p(pat: &Pat) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
+        PatKind::Constr(c, ps) if ps.is_empty() => format!("#{c}"),
+        PatKind::Constr(c, ps) => {
+            format!("(#{c} {})", ps.iter().map(p).collect::<Vec<_>>().join(" "))
+        }
+        PatKind::Lit(l, neg) => format!("{}{}", if *neg { "-" } else { "" }, lit(l)),
         PatKind::Ascribed(inner, ty) => format!("({}: {})", p(inner), t(ty)),
         PatKind::Attr(a, inner) => format!("#[{}] {}", attr(a), p(inner)),
     }
@@ -179,6 +198,15 @@ fn e(x: &Expr) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
+        ExprKind::Constr(c, xs) if xs.is_empty() => format!("#{c}"),
+        ExprKind::Constr(c, xs) => format!("(#{c} {})", all(xs)),
+        ExprKind::Match(x, cases) => {
+            let cs: Vec<String> = cases
+                .iter()
+                .map(|(pt, b)| format!("(case {} {})", p(pt), e(b)))
+                .collect();
+            format!("(match {} {})", e(x), cs.join(" "))
+        }
         ExprKind::RecordUpdate {
             record,
             path,
@@ -749,8 +777,6 @@ fn unsupported_constructs_are_named() {
     assert!(ns("open m").contains("modules"));
     assert!(ns("import \"lib\"").contains("import"));
     assert!(ns("include m").contains("modules"));
-    assert!(ns("def f = match x case _ -> 1").contains("match"));
-    assert!(ns("def f = #foo").contains("sum types"));
     assert!(ns("def f = \"s\"").contains("string literals"));
     assert!(ns("def f = 'c'").contains("character literals"));
     assert!(ns("def x +^ y = x").contains("infix operator definitions"));
@@ -762,7 +788,18 @@ fn unsupported_constructs_are_named() {
     assert!(ns("def f = let [n] xs = ys in xs").contains("size binders"));
     assert!(ns("def f = xs with .0 = 1").contains("field updates"));
     assert!(ns("def f = ???").contains("holes"));
-    assert!(ns("def f (1) = 0").contains("literal patterns"));
+}
+
+#[test]
+fn sums_and_match() {
+    assert_eq!(pe("#foo"), "#foo");
+    assert_eq!(pe("#foo 1 (x + y)"), "(#foo 1 (+ x y))");
+    assert_eq!(
+        pe("match x case #a y -> y case (#b, -1) -> 2 case _ -> 3"),
+        "(match x (case (#a y) y) (case (#b, -1) 2) (case _ 3))"
+    );
+    assert_eq!(pt("#a | #b i32 [n]f64"), "(#a | #b i32 [n]f64)");
+    assert_eq!(eerr("match x"), "expected `case`, found end of file");
 }
 
 #[test]

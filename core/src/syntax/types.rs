@@ -83,6 +83,10 @@ pub enum Type {
     /// A record `{a: t, b: u}`: fields in [`field_order`], no two with the same name. A record
     /// is represented as the tuple of its fields in that order.
     Record(Vec<(String, Type)>),
+    /// A sum type `#a | #b t1 t2`: constructors sorted by name, each with its payload types.
+    /// Represented as an `i8` tag (the constructor's position) followed by the payloads of every
+    /// constructor in order (see `lower`).
+    Sum(Vec<(String, Vec<Type>)>),
     /// A function type `param -> ret`; curried.
     Fun(Box<Type>, Box<Type>),
     /// A type variable (only inside polymorphic definitions).
@@ -148,6 +152,7 @@ impl Type {
             Type::Array { elem, .. } => elem.contains_fun(),
             Type::Tuple(ts) => ts.iter().any(|t| t.contains_fun()),
             Type::Record(fs) => fs.iter().any(|(_, t)| t.contains_fun()),
+            Type::Sum(cs) => cs.iter().any(|(_, ts)| ts.iter().any(|t| t.contains_fun())),
             _ => false,
         }
     }
@@ -186,6 +191,23 @@ pub fn field_order(a: &str, b: &str) -> std::cmp::Ordering {
         (None, Some(_)) => std::cmp::Ordering::Greater,
         (None, None) => a.cmp(b),
     }
+}
+
+/// Writes `#a t | #b`.
+pub(crate) fn fmt_sum<T: fmt::Display>(
+    f: &mut fmt::Formatter<'_>,
+    constrs: &[(String, Vec<T>)],
+) -> fmt::Result {
+    for (i, (c, ts)) in constrs.iter().enumerate() {
+        if i > 0 {
+            write!(f, " | ")?;
+        }
+        write!(f, "#{c}")?;
+        for t in ts {
+            write!(f, " {t}")?;
+        }
+    }
+    Ok(())
 }
 
 /// Writes `{a: t, b: u}`.
@@ -239,6 +261,7 @@ impl fmt::Display for Type {
                 write!(f, ")")
             }
             Type::Record(fs) => fmt_record(f, fs),
+            Type::Sum(cs) => fmt_sum(f, cs),
             Type::Fun(a, r) => {
                 if a.is_fun() {
                     write!(f, "({a}) -> {r}")

@@ -76,6 +76,7 @@ fn plain_dim(t: &Ty, p: &str) -> bool {
         Ty::Array(_, e) => plain_dim(e, p),
         Ty::Tuple(ts) => ts.iter().any(|t| plain_dim(t, p)),
         Ty::Record(fs) => fs.iter().any(|(_, t)| plain_dim(t, p)),
+        Ty::Sum(cs) => cs.iter().flat_map(|(_, ts)| ts).any(|t| plain_dim(t, p)),
         Ty::Fun(a, r) => plain_dim(a, p) || plain_dim(r, p),
         Ty::Prim(_) | Ty::Param(_) | Ty::Var(_) => false,
     }
@@ -143,6 +144,7 @@ fn conv_sized(te: &TypeExp, env: &HashMap<String, Ty>, sizes: &[String]) -> Resu
                 .map(|(n, _, t)| Ok((n.clone(), conv(t, env)?)))
                 .collect::<Result<Vec<_>, String>>()?,
         ),
+        TypeExp::Sum(..) => return Err("unexpected sum type in a builtin signature".into()),
         TypeExp::Array(d, t, _) => Ty::arr(conv_size(d, sizes), conv(t, env)?),
         TypeExp::Unique(t, _) | TypeExp::Exists(_, t, _) => conv(t, env)?,
         TypeExp::Arrow(_, a, r, _) => Ty::fun(conv(a, env)?, conv(r, env)?),

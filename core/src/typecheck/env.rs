@@ -318,6 +318,23 @@ impl Checker {
                 }
                 Ok(Ty::record(out))
             }
+            TypeExp::Sum(cs, _) => {
+                let mut out: Vec<(String, Vec<Ty>)> = vec![];
+                for (c, span, ts) in cs {
+                    if out.iter().any(|(d, _)| d == c) {
+                        return Err(Diagnostic::error(
+                            *span,
+                            format!("constructor `#{c}` is given twice"),
+                        ));
+                    }
+                    let mut payload = vec![];
+                    for t in ts {
+                        payload.push(self.conv_type(t)?);
+                    }
+                    out.push((c.clone(), payload));
+                }
+                Ok(Ty::sum(out))
+            }
             TypeExp::Array(d, t, _) => {
                 let d = self.conv_size(d);
                 let t = self.conv_type(t)?;

@@ -66,6 +66,23 @@ impl Checker {
                 }
                 Ty::record(ts)
             }
+            PatKind::Constr(c, ps) => {
+                let mut ts = vec![];
+                for q in ps.iter_mut() {
+                    ts.push(self.infer_pat(q)?);
+                }
+                let c = c.clone();
+                self.constr_type(c, ts, p.span)
+            }
+            PatKind::Lit(l, neg) => match l {
+                Literal::Bool(_) if *neg => {
+                    return Err(Diagnostic::error(p.span, "a boolean cannot be negated"))
+                }
+                Literal::Int(_, Some(t)) | Literal::Float(_, Some(t)) => Ty::Prim(*t),
+                Literal::Int(_, None) => self.fresh_prims(PrimSet::nums(), p.span),
+                Literal::Float(_, None) => self.fresh_prims(PrimSet::floats(), p.span),
+                Literal::Bool(_) => Ty::bool(),
+            },
             PatKind::Ascribed(q, te) => {
                 let at = self.conv_type(te)?;
                 let pt = self.infer_pat(q)?;
@@ -349,6 +366,16 @@ impl Checker {
         })
     }
 
+    /// The type of constructor `#c` applied to payloads of types `ts`: a variable that must
+    /// become a sum type with that constructor (see [`super::unify::VarInfo::constrs`]).
+    fn constr_type(&mut self, c: String, ts: Vec<Ty>, span: Span) -> Ty {
+        let t = self.fresh(span);
+        if let Ty::Var(v) = t {
+            self.vars[v as usize].constrs.insert(c, ts);
+        }
+        t
+    }
+
     /// `r.a.b` parsed as a qualified name, with `r` a variable in scope: the projections it
     /// stands for (a value variable shadows a module of the same name).
     fn as_field_access(&mut self, q: &QualName, span: Span) -> Option<Expr> {
@@ -448,6 +475,10 @@ impl Checker {
                 Ok(Ty::record(ts))
             }
             PatKind::Ascribed(q, _) | PatKind::Attr(_, q) => self.pat_as_value(q),
+            PatKind::Constr(..) | PatKind::Lit(..) => Err(Diagnostic::error(
+                p.span,
+                "a loop without an initial value needs named loop parameters",
+            )),
             PatKind::Wildcard => Err(Diagnostic::error(
                 p.span,
                 "a loop without an initial value needs named loop parameters",
@@ -479,6 +510,35 @@ impl Checker {
                     ts.push((n.clone(), self.infer(x)?));
                 }
                 Ok(Ty::record(ts))
+            }
+            ExprKind::Constr(c, args) => {
+                let mut ts = vec![];
+                for x in args.iter_mut() {
+                    ts.push(self.infer(x)?);
+                }
+                let c = c.clone();
+                Ok(self.constr_type(c, ts, span))
+            }
+            ExprKind::Match(scrutinee, cases) => {
+                let st = self.infer(scrutinee)?;
+                let res = self.fresh(span);
+                for (pat, body) in cases.iter_mut() {
+                    self.push_vars();
+                    let r = (|| {
+                        let pt = self.infer_pats(std::slice::from_mut(pat))?.remove(0);
+                        self.expect(&st, &pt, pat.span)?;
+                        let bt = self.infer(body)?;
+                        self.expect(&res, &bt, body.span)
+                    })();
+                    self.pop_scope();
+                    r?;
+                }
+                self.no_functions(
+                    &res,
+                    span,
+                    "the cases of a `match` cannot be functions (as in Futhark)",
+                )?;
+                Ok(res)
             }
             ExprKind::RecordUpdate {
                 record,
@@ -668,7 +728,7 @@ impl Checker {
                 let mut work: Vec<u32> = fv.clone();
                 while let Some(v) = work.pop() {
                     let info = self.vars[v as usize].clone();
-                    for t in info.fields.values() {
+                    for t in info.fields.values().chain(info.constrs.values().flatten()) {
                         let mut inner = vec![];
                         self.free_vars(t, &mut inner);
                         for w in inner {
@@ -687,6 +747,7 @@ impl Checker {
                     if info.level > self.level
                         && info.prims.is_none()
                         && info.fields.is_empty()
+                        && info.constrs.is_empty()
                         && !blocked.contains(&v)
                     {
                         let n = self.gen_name(&ps);
@@ -856,6 +917,8 @@ fn pat_names(p: &Pat, out: &mut Vec<(String, Span)>) {
         PatKind::Wildcard => {}
         PatKind::Tuple(ps) => ps.iter().for_each(|q| pat_names(q, out)),
         PatKind::Record(fs) => fs.iter().for_each(|(_, _, q)| pat_names(q, out)),
+        PatKind::Constr(_, ps) => ps.iter().for_each(|q| pat_names(q, out)),
+        PatKind::Lit(..) => {}
         PatKind::Ascribed(q, _) | PatKind::Attr(_, q) => pat_names(q, out),
     }
 }

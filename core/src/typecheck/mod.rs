@@ -67,6 +67,7 @@
 mod builtins;
 mod env;
 mod expr;
+mod patterns;
 mod ty;
 mod unify;
 
@@ -348,6 +349,14 @@ impl Checker {
         });
         self.type_scopes.pop();
         let ft = r?;
+        // A type known only from the constructors used with it is the sum of those.
+        for v in 0..self.vars.len() {
+            let info = &self.vars[v];
+            if info.link.is_none() && !info.constrs.is_empty() {
+                let cs = info.constrs.clone().into_iter().collect();
+                self.vars[v].link = Some(Ty::sum(cs));
+            }
+        }
         // Defaulting of ambiguous overloaded types.
         for v in 0..self.vars.len() {
             let info = &self.vars[v];
@@ -391,7 +400,7 @@ impl Checker {
         }
         self.check_sized_uses()?;
         for p in &mut d.params {
-            self.fill_pat(p)?;
+            self.fill_irrefutable(p)?;
         }
         self.fill_expr(&mut d.body)?;
         self.globals.insert(
@@ -441,6 +450,15 @@ impl Checker {
                     format!(
                         "entry point `{}` cannot have a functional {what} type `{t}`",
                         d.name
+                    ),
+                ));
+            }
+            if t.contains_sum() {
+                return Err(Diagnostic::not_supported(
+                    span,
+                    format!(
+                        "sum types in the {what} type of an entry point (`{t}`; real Futhark \
+                         makes them opaque)"
                     ),
                 ));
             }
@@ -525,7 +543,27 @@ impl Checker {
             PatKind::Id(_) | PatKind::Wildcard => Ok(()),
             PatKind::Tuple(ps) => ps.iter_mut().try_for_each(|p| self.fill_pat(p)),
             PatKind::Record(fs) => fs.iter_mut().try_for_each(|(_, _, p)| self.fill_pat(p)),
+            PatKind::Constr(_, ps) => ps.iter_mut().try_for_each(|p| self.fill_pat(p)),
+            PatKind::Lit(l, neg) => {
+                let t = p.ty.clone().unwrap_or_else(Type::unit);
+                self.check_literal(l, &t, *neg, p.span, p.span)
+            }
             PatKind::Ascribed(p, _) | PatKind::Attr(_, p) => self.fill_pat(p),
+        }
+    }
+
+    /// [`Checker::fill_pat`] for a pattern that must match every value of its type (all but
+    /// `match` cases).
+    fn fill_irrefutable(&self, p: &mut Pat) -> Result<(), Diagnostic> {
+        self.fill_pat(p)?;
+        match patterns::refutable_part(p) {
+            Some(q) => Err(Diagnostic::error(
+                q.span,
+                "refutable pattern: this does not match every value of its type",
+            )
+            .with_label("may fail to match")
+            .with_note("use `match` to test a value against patterns")),
+            None => Ok(()),
         }
     }
 
@@ -581,6 +619,24 @@ impl Checker {
                 self.fill_expr(record)?;
                 self.fill_expr(value)?;
             }
+            ExprKind::Constr(_, es) => es.iter_mut().try_for_each(|e| self.fill_expr(e))?,
+            ExprKind::Match(scrutinee, cases) => {
+                self.fill_expr(scrutinee)?;
+                for (p, body) in cases.iter_mut() {
+                    self.fill_pat(p)?;
+                    self.fill_expr(body)?;
+                }
+                let st = scrutinee.ty.clone().unwrap_or_else(Type::unit);
+                let pats: Vec<&Pat> = cases.iter().map(|(p, _)| p).collect();
+                if let Some(missing) = patterns::missing_case(&pats, &st) {
+                    return Err(Diagnostic::error(
+                        e.span,
+                        format!("unmatched case: `{missing}` is not matched by any pattern"),
+                    )
+                    .with_label("not exhaustive")
+                    .with_note(format!("the value has type `{st}`")));
+                }
+            }
             ExprKind::Range {
                 start, second, end, ..
             } => {
@@ -606,7 +662,9 @@ impl Checker {
                 args.iter_mut().try_for_each(|e| self.fill_expr(e))?;
             }
             ExprKind::Lambda { params, body, .. } => {
-                params.iter_mut().try_for_each(|p| self.fill_pat(p))?;
+                params
+                    .iter_mut()
+                    .try_for_each(|p| self.fill_irrefutable(p))?;
                 self.fill_expr(body)?;
             }
             ExprKind::OpSection(op) => self.fill_op(op)?,
@@ -620,7 +678,7 @@ impl Checker {
                 self.fill_expr(b)?;
             }
             ExprKind::Let { pat, value, body } => {
-                self.fill_pat(pat)?;
+                self.fill_irrefutable(pat)?;
                 self.fill_expr(value)?;
                 self.fill_expr(body)?;
             }
@@ -630,7 +688,9 @@ impl Checker {
                 body,
                 ..
             } => {
-                params.iter_mut().try_for_each(|p| self.fill_pat(p))?;
+                params
+                    .iter_mut()
+                    .try_for_each(|p| self.fill_irrefutable(p))?;
                 self.fill_expr(value)?;
                 self.fill_expr(body)?;
             }
@@ -659,14 +719,14 @@ impl Checker {
                 form,
                 body,
             } => {
-                self.fill_pat(pat)?;
+                self.fill_irrefutable(pat)?;
                 if let Some(i) = init {
                     self.fill_expr(i)?;
                 }
                 match form {
                     LoopForm::For(_, _, n) => self.fill_expr(n)?,
                     LoopForm::ForIn(p, xs) => {
-                        self.fill_pat(p)?;
+                        self.fill_irrefutable(p)?;
                         self.fill_expr(xs)?;
                     }
                     LoopForm::While(c) => self.fill_expr(c)?,
@@ -778,6 +838,7 @@ fn has_param(t: &Ty) -> bool {
         Ty::Array(_, e) => has_param(e),
         Ty::Tuple(ts) => ts.iter().any(has_param),
         Ty::Record(fs) => fs.iter().any(|(_, t)| has_param(t)),
+        Ty::Sum(cs) => cs.iter().flat_map(|(_, ts)| ts).any(has_param),
         Ty::Fun(a, r) => has_param(a) || has_param(r),
     }
 }

@@ -90,6 +90,11 @@ fn all_exprs(p: &Program) -> Vec<&Expr> {
             ExprKind::Lit(_) | ExprKind::Var(_) | ExprKind::ProjectSection(_) => {}
             ExprKind::Tuple(es) | ExprKind::ArrayLit(es) => es.iter().for_each(|e| go(e, out)),
             ExprKind::Record(fs) => fs.iter().for_each(|(_, _, e)| go(e, out)),
+            ExprKind::Constr(_, es) => es.iter().for_each(|e| go(e, out)),
+            ExprKind::Match(x, cases) => {
+                go(x, out);
+                cases.iter().for_each(|(_, e)| go(e, out))
+            }
             ExprKind::RecordUpdate { record, value, .. } => {
                 go(record, out);
                 go(value, out)
@@ -1295,4 +1300,53 @@ fn records() {
     );
     let (m, _) = err("def f ({a, a = b}: {a: i32}) = b");
     assert_eq!(m, "field `a` is given twice");
+}
+
+#[test]
+fn sum_types_and_match() {
+    let p = ok("type t = #b i32 | #a
+                def f (x: t) = match x case #a -> 0 case #b y -> y");
+    assert_eq!(body_ty(&p, "f"), "i32");
+    // A type known only from its constructors is the sum of those.
+    let p = ok("def f (c: bool) = if c then #yes 1i64 else #no");
+    assert_eq!(body_ty(&p, "f"), "#no | #yes i64");
+    let (m, _) = err("type t = #a | #b i32
+                      def f (x: t) = match x case #a -> 1");
+    assert_eq!(m, "unmatched case: `#b _` is not matched by any pattern");
+    let (m, _) = err("def f (x: (bool, bool)) = match x case (true, _) -> 1 case (_, true) -> 2");
+    assert_eq!(
+        m,
+        "unmatched case: `(false, false)` is not matched by any pattern"
+    );
+    let (m, _) = err("def f (x: i32) = match x case 1 -> 1 case 2 -> 2");
+    assert_eq!(m, "unmatched case: `_` is not matched by any pattern");
+    let (m, _) = err("type t = #a | #b i32
+                      def f (x: t) = let #b y = x in y");
+    assert_eq!(
+        m,
+        "refutable pattern: this does not match every value of its type"
+    );
+    let (m, _) = err("def f (1) = 0");
+    assert_eq!(
+        m,
+        "refutable pattern: this does not match every value of its type"
+    );
+    let (m, _) = err("type t = #a | #b i32
+                      def f : t = #b true");
+    assert!(m.starts_with("type mismatch"), "{m}");
+    let (m, _) = err("type t = #a | #b i32
+                      def f : t = #c");
+    assert_eq!(
+        m,
+        "type mismatch: `#a | #b i32` has no constructor `#c` with 0 payload value(s)"
+    );
+    let (m, _) = err("type t = #a | #a i32");
+    assert_eq!(m, "constructor `#a` is given twice");
+    let (m, _) = err("entry main (x: i32) : (#a | #b i32) = #b x");
+    assert!(
+        m.starts_with("not supported: sum types in the result type"),
+        "{m}"
+    );
+    let (m, _) = err("def f (x: bool) = match x case true -> 1 case false -> \\y -> y");
+    assert!(m.starts_with("type mismatch"), "{m}");
 }

@@ -2,7 +2,7 @@
 //! nested one dimension at a time (so that `[]a` unifies with `[][]i32` by `a = []i32`).
 
 use crate::prim::{FloatType, IntType, PrimType};
-use crate::syntax::types::{field_order, fmt_record, Size, TyVar, Type};
+use crate::syntax::types::{field_order, fmt_record, fmt_sum, Size, TyVar, Type};
 use std::fmt;
 
 /// An inference type.
@@ -14,6 +14,8 @@ pub(crate) enum Ty {
     Tuple(Vec<Ty>),
     /// A record: fields in [`field_order`], names distinct (built by [`Ty::record`]).
     Record(Vec<(String, Ty)>),
+    /// A sum type: constructors sorted by name, each with its payload types.
+    Sum(Vec<(String, Vec<Ty>)>),
     Fun(Box<Ty>, Box<Ty>),
     /// A rigid type parameter (`'t`, or a generalised inference variable).
     Param(String),
@@ -53,6 +55,22 @@ impl Ty {
         }
         Ty::Record(fields)
     }
+    /// A sum type from constructors in any order (sorted here by name).
+    pub fn sum(mut constrs: Vec<(String, Vec<Ty>)>) -> Ty {
+        constrs.sort_by(|a, b| a.0.cmp(&b.0));
+        Ty::Sum(constrs)
+    }
+    /// Whether a sum type occurs anywhere inside.
+    pub fn contains_sum(&self) -> bool {
+        match self {
+            Ty::Sum(_) => true,
+            Ty::Array(_, t) => t.contains_sum(),
+            Ty::Tuple(ts) => ts.iter().any(Ty::contains_sum),
+            Ty::Record(fs) => fs.iter().any(|(_, t)| t.contains_sum()),
+            Ty::Fun(a, r) => a.contains_sum() || r.contains_sum(),
+            Ty::Prim(_) | Ty::Param(_) | Ty::Var(_) => false,
+        }
+    }
     /// The same structure with every component type mapped by `f` (no-op on leaves).
     pub fn map_children(&self, f: &mut dyn FnMut(&Ty) -> Ty) -> Ty {
         match self {
@@ -60,6 +78,11 @@ impl Ty {
             Ty::Array(d, t) => Ty::arr(d.clone(), f(t)),
             Ty::Tuple(ts) => Ty::Tuple(ts.iter().map(&mut *f).collect()),
             Ty::Record(fs) => Ty::Record(fs.iter().map(|(n, t)| (n.clone(), f(t))).collect()),
+            Ty::Sum(cs) => Ty::Sum(
+                cs.iter()
+                    .map(|(c, ts)| (c.clone(), ts.iter().map(&mut *f).collect()))
+                    .collect(),
+            ),
             Ty::Fun(a, r) => Ty::fun(f(a), f(r)),
         }
     }
@@ -79,6 +102,11 @@ impl Ty {
             Ty::Record(fs) => {
                 Type::Record(fs.iter().map(|(n, t)| (n.clone(), t.to_type())).collect())
             }
+            Ty::Sum(cs) => Type::Sum(
+                cs.iter()
+                    .map(|(c, ts)| (c.clone(), ts.iter().map(Ty::to_type).collect()))
+                    .collect(),
+            ),
             Ty::Fun(a, r) => Type::Fun(Box::new(a.to_type()), Box::new(r.to_type())),
             Ty::Param(n) => Type::Var(TyVar(n.clone())),
             Ty::Var(v) => Type::Var(TyVar(format!("{VAR_PREFIX}{v}"))),
@@ -100,6 +128,11 @@ impl Ty {
             Type::Record(fs) => Ty::Record(
                 fs.iter()
                     .map(|(n, t)| (n.clone(), Ty::from_type(t)))
+                    .collect(),
+            ),
+            Type::Sum(cs) => Ty::Sum(
+                cs.iter()
+                    .map(|(c, ts)| (c.clone(), ts.iter().map(Ty::from_type).collect()))
                     .collect(),
             ),
             Type::Fun(a, r) => Ty::fun(Ty::from_type(a), Ty::from_type(r)),
@@ -133,6 +166,7 @@ impl Ty {
             Ty::Array(_, t) => t.contains_fun(),
             Ty::Tuple(ts) => ts.iter().any(Ty::contains_fun),
             Ty::Record(fs) => fs.iter().any(|(_, t)| t.contains_fun()),
+            Ty::Sum(cs) => cs.iter().any(|(_, ts)| ts.iter().any(Ty::contains_fun)),
             _ => false,
         }
     }
@@ -174,6 +208,7 @@ impl fmt::Display for Ty {
                 write!(f, ")")
             }
             Ty::Record(fs) => fmt_record(f, fs),
+            Ty::Sum(cs) => fmt_sum(f, cs),
             Ty::Fun(a, r) => {
                 if matches!(**a, Ty::Fun(..)) {
                     write!(f, "({a}) -> {r}")

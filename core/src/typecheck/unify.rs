@@ -25,6 +25,10 @@ pub(crate) struct VarInfo {
     /// Fields required by projections (`e.0`, `e.a` on a not yet known type): name -> type.
     /// The variable must become a tuple or a record with these fields.
     pub fields: BTreeMap<String, Ty>,
+    /// Constructors used on a not yet known type (`#some x`): name -> payload types. The
+    /// variable must become a sum type with these constructors; if nothing else determines
+    /// it, it becomes the sum of exactly these (as in Futhark).
+    pub constrs: BTreeMap<String, Vec<Ty>>,
     /// Where the variable came from (for ambiguity errors).
     pub span: Span,
 }
@@ -36,6 +40,7 @@ pub(crate) enum UErr {
     NotIn(PrimSet, Ty),
     NotEq(Ty),
     NoField(Ty, String),
+    NoConstr(Ty, String, usize),
     Occurs,
 }
 
@@ -47,6 +52,7 @@ impl Checker {
             prims: None,
             nofun: false,
             fields: BTreeMap::new(),
+            constrs: BTreeMap::new(),
             span,
         });
         Ty::Var(self.vars.len() as u32 - 1)
@@ -172,7 +178,9 @@ impl Checker {
             },
             Ty::Prim(_) | Ty::Param(_) => t.clone(),
             Ty::Array(d, e) => Ty::arr(self.zonk_size(d), self.zonk(e)),
-            Ty::Tuple(_) | Ty::Record(_) | Ty::Fun(..) => t.map_children(&mut |c| self.zonk(c)),
+            Ty::Tuple(_) | Ty::Record(_) | Ty::Sum(_) | Ty::Fun(..) => {
+                t.map_children(&mut |c| self.zonk(c))
+            }
         }
     }
 
@@ -193,7 +201,7 @@ impl Checker {
                 };
                 Ty::arr(d, self.zonk_erasing_size_vars(e))
             }
-            Ty::Tuple(_) | Ty::Record(_) | Ty::Fun(..) => {
+            Ty::Tuple(_) | Ty::Record(_) | Ty::Sum(_) | Ty::Fun(..) => {
                 t.map_children(&mut |c| self.zonk_erasing_size_vars(c))
             }
         }
@@ -221,6 +229,10 @@ impl Checker {
             Ty::Array(_, e) => self.free_vars_in(e, out, seen),
             Ty::Tuple(ts) => ts.iter().for_each(|t| self.free_vars_in(t, out, seen)),
             Ty::Record(fs) => fs.iter().for_each(|(_, t)| self.free_vars_in(t, out, seen)),
+            Ty::Sum(cs) => cs
+                .iter()
+                .flat_map(|(_, ts)| ts)
+                .for_each(|t| self.free_vars_in(t, out, seen)),
             Ty::Fun(a, r) => {
                 self.free_vars_in(a, out, seen);
                 self.free_vars_in(r, out, seen)
@@ -248,6 +260,7 @@ impl Checker {
                 Ty::Array(_, e) => stack.push(e),
                 Ty::Tuple(ts) => stack.extend(ts.iter()),
                 Ty::Record(fs) => stack.extend(fs.iter().map(|(_, t)| t)),
+                Ty::Sum(cs) => stack.extend(cs.iter().flat_map(|(_, ts)| ts)),
                 Ty::Fun(a, r) => {
                     stack.push(a);
                     stack.push(r)
@@ -294,6 +307,20 @@ impl Checker {
                 }
                 Ok(())
             }
+            (Ty::Sum(xs), Ty::Sum(ys))
+                if xs.len() == ys.len()
+                    && xs
+                        .iter()
+                        .zip(ys)
+                        .all(|(x, y)| x.0 == y.0 && x.1.len() == y.1.len()) =>
+            {
+                for (x, y) in xs.iter().zip(ys) {
+                    for (a, b) in x.1.iter().zip(&y.1) {
+                        self.unify(a, b)?;
+                    }
+                }
+                Ok(())
+            }
             (Ty::Fun(a1, r1), Ty::Fun(a2, r2)) => {
                 self.unify(a1, a2)?;
                 self.unify(r1, r2)
@@ -334,6 +361,21 @@ impl Checker {
                     }
                 }
             }
+            for (c, ts) in &info.constrs {
+                match wi.constrs.get(c) {
+                    Some(us) if us.len() == ts.len() => {
+                        pending.extend(ts.iter().cloned().zip(us.iter().cloned()))
+                    }
+                    Some(_) => return Err(UErr::NoConstr(Ty::Var(w), c.clone(), ts.len())),
+                    None => {
+                        wi.constrs.insert(c.clone(), ts.clone());
+                    }
+                }
+            }
+            if !wi.constrs.is_empty() && (wi.prims.is_some() || !wi.fields.is_empty()) {
+                let c = wi.constrs.keys().next().cloned().unwrap_or_default();
+                return Err(UErr::NoConstr(Ty::Var(w), c, 0));
+            }
             if wi.prims.is_some() && !wi.fields.is_empty() {
                 let s = wi.prims.unwrap_or(PrimSet::prims());
                 return Err(UErr::NotIn(s, Ty::Tuple(vec![])));
@@ -363,6 +405,21 @@ impl Checker {
             wi.level = wi.level.min(info.level);
         }
         self.vars[v as usize].link = Some(t.clone());
+        for (c, ts) in &info.constrs {
+            let shallow = self.shallow(t);
+            let payload = match &shallow {
+                Ty::Sum(cs) => cs.iter().find(|(d, _)| d == c).map(|(_, us)| us.clone()),
+                _ => None,
+            };
+            match payload {
+                Some(us) if us.len() == ts.len() => {
+                    for (a, b) in us.iter().zip(ts) {
+                        self.unify(a, b)?;
+                    }
+                }
+                _ => return Err(UErr::NoConstr(self.zonk(&shallow), c.clone(), ts.len())),
+            }
+        }
         for (name, ft) in &info.fields {
             let shallow = self.shallow(t);
             match field_type(&shallow, name) {
@@ -396,6 +453,7 @@ impl Checker {
                 // Reversed, so that the components are visited left to right.
                 Ty::Tuple(ts) => stack.extend(ts.iter().rev()),
                 Ty::Record(fs) => stack.extend(fs.iter().rev().map(|(_, t)| t)),
+                Ty::Sum(cs) => stack.extend(cs.iter().rev().flat_map(|(_, ts)| ts.iter().rev())),
                 // A lifted type parameter (`'^t`) may be a function: treated as one, as in Futhark.
                 Ty::Param(p) if self.lifted.contains(p) => {
                     return Err(UErr::NotEq(Ty::Param(p.clone())))
@@ -456,6 +514,10 @@ impl Checker {
                  with `==`, array elements, results of `if`, loop parameters and non-lifted type \
                  parameters (`'t`) cannot be functions"
             )),
+            UErr::NoConstr(t, c, n) => Diagnostic::error(
+                span,
+                format!("type mismatch: `{t}` has no constructor `#{c}` with {n} payload value(s)"),
+            ),
             UErr::NoField(t, f) => {
                 Diagnostic::error(span, format!("type `{t}` has no field `{f}`"))
             }
