@@ -58,6 +58,8 @@ pub const INTRINSICS: &[(&str, &str)] = &[
     ("jvp2", "'a 'b : (a -> b) -> a -> a -> (b, b)"),
     ("vjp", "'a 'b : (a -> b) -> a -> b -> a"),
     ("vjp2", "'a 'b : (a -> b) -> a -> b -> (b, a)"),
+    // A custom derivative: `f'` is called with `f`'s result and its adjoint.
+    ("with_vjp", "'a 'b : (a -> b) -> (b -> b -> a) -> a -> b"),
 ];
 
 /// Which numeric modules a module function exists in.

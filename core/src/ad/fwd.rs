@@ -498,6 +498,13 @@ impl Fwd<'_> {
             Exp::UpdAcc { acc, idx, vals } => {
                 self.upd_acc_stm(stm, acc, idx, vals, out)?;
             }
+            // Forward mode differentiates the primal function of a custom derivative.
+            Exp::WithVjp { primal, args, .. } => {
+                let lam = crate::passes::traverse::fresh_lambda(self.ns, primal);
+                for s in crate::ad::rev::custom::inline_lambda(lam, args, &stm.pat) {
+                    self.stm(&s, out)?;
+                }
+            }
             // `ad::transform` differentiates the innermost AD node first, so none is left here.
             Exp::Jvp { .. } | Exp::Vjp { .. } => {
                 return Err("a nested `jvp`/`vjp` that was not transformed first".to_string())
@@ -1191,6 +1198,15 @@ fn visit_exp_vars(e: &Exp, f: &mut impl FnMut(&VName)) {
         Exp::Jvp { lam, args, seeds } | Exp::Vjp { lam, args, seeds } => {
             args.iter().chain(seeds).for_each(|x| se(x, f));
             visit_body_vars(&lam.body, f);
+        }
+        Exp::WithVjp {
+            primal,
+            adjoint,
+            args,
+        } => {
+            args.iter().for_each(|x| se(x, f));
+            visit_body_vars(&primal.body, f);
+            visit_body_vars(&adjoint.body, f);
         }
     }
 }

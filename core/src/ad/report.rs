@@ -153,6 +153,7 @@ fn exp_kind(e: &Exp) -> &'static str {
         Exp::UpdAcc { .. } => "upd_acc",
         Exp::Jvp { .. } => "jvp",
         Exp::Vjp { .. } => "vjp",
+        Exp::WithVjp { .. } => "with_vjp",
     }
 }
 

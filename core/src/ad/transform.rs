@@ -70,6 +70,10 @@ pub fn transform_partial(mut p: Program) -> (Program, Vec<AdError>) {
         }
     }
     p.name_source = ns;
+    // Custom derivatives no `vjp` used are their primal functions.
+    for f in &mut p.funs {
+        super::rev::custom::inline_all(&mut f.body);
+    }
     // Callers of failed functions fail too.
     loop {
         let bad: HashSet<Arc<str>> = failed.iter().map(|e| e.fun.clone()).collect();

@@ -658,6 +658,15 @@ impl<'p> Interp<'p> {
                 let r = self.upd_acc(acc, idx, vals, loc)?;
                 self.bind1(pat, loc, r)
             }
+            // Outside `vjp`, a function with a custom derivative is the function.
+            Exp::WithVjp { primal, args, .. } => {
+                let vals = args
+                    .iter()
+                    .map(|a| self.val(a, loc))
+                    .collect::<R<Vec<_>>>()?;
+                let r = self.call_lambda(primal, vals, loc)?;
+                self.bind_pat(pat, loc, r)
+            }
             Exp::Jvp { .. } | Exp::Vjp { .. } if self.oracle => {
                 let r = super::dynad::eval_node(self, exp, loc)?;
                 self.bind_pat(pat, loc, r)

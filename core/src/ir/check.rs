@@ -813,6 +813,27 @@ impl<'p> Checker<'p> {
                 out.extend(want_out(fwd, lam).iter().map(|t| t.to_ext()));
                 Ok(out)
             }
+            Exp::WithVjp {
+                primal,
+                adjoint,
+                args,
+            } => {
+                let ps: Vec<Type> = primal.params.iter().map(|p| p.ty.clone()).collect();
+                let arg_tys = args
+                    .iter()
+                    .map(|a| self.subexp_ty(a).map(|t| t.to_ext()))
+                    .collect::<R<Vec<_>>>()?;
+                self.match_types(&arg_tys, &ps, "with_vjp arguments")?;
+                let mut adj_in: Vec<ExtType> = primal.ret.iter().map(|t| t.to_ext()).collect();
+                adj_in.extend(primal.ret.iter().map(|t| t.to_ext()));
+                let adj_ps: Vec<Type> = adjoint.params.iter().map(|p| p.ty.clone()).collect();
+                self.match_types(&adj_in, &adj_ps, "with_vjp adjoint parameters")?;
+                let adj_out: Vec<ExtType> = adjoint.ret.iter().map(|t| t.to_ext()).collect();
+                self.match_types(&adj_out, &ps, "with_vjp adjoint results")?;
+                self.check_lambda(primal)?;
+                self.check_lambda(adjoint)?;
+                Ok(primal.ret.iter().map(|t| t.to_ext()).collect())
+            }
             Exp::UpdAcc { acc, idx, vals } => {
                 let t = self.lookup(acc)?;
                 let TypeBase::Acc { shape, elems, .. } = &t else {

@@ -567,6 +567,19 @@ pub enum Exp {
         args: Vec<SubExp>,
         seeds: Vec<SubExp>,
     },
+    /// A function with a custom derivative (`with_vjp f f' x`): the results of `primal`
+    /// applied to `args` (one per param). Reverse-mode AD does not differentiate `primal` but
+    /// calls `adjoint` in the return sweep with the primal results, then their adjoints (the
+    /// types of `primal.ret`, twice), for the adjoints of `args` (`adjoint.ret` is the types of
+    /// `primal`'s params); forward-mode AD differentiates `primal`.
+    ///
+    /// Left by lowering and removed by [`crate::ad::transform()`] (inlined as `primal` where
+    /// no `vjp` differentiates it), so later passes and the backends never see it.
+    WithVjp {
+        primal: Lambda,
+        adjoint: Lambda,
+        args: Vec<SubExp>,
+    },
 }
 
 /// Describes how an entry point's IR parameters map to the source-level arguments.

@@ -464,6 +464,17 @@ fn write_exp(out: &mut String, e: &Exp, level: usize) {
             write_lambda(out, lam, level);
             let _ = write!(out, ") ({}) ({})", comma(args), comma(seeds));
         }
+        Exp::WithVjp {
+            primal,
+            adjoint,
+            args,
+        } => {
+            out.push_str("with_vjp (");
+            write_lambda(out, primal, level);
+            out.push_str(") (");
+            write_lambda(out, adjoint, level);
+            let _ = write!(out, ") ({})", comma(args));
+        }
         Exp::UpdAcc { acc, idx, vals } => {
             let _ = write!(out, "upd_acc({acc}, [{}], {})", comma(idx), braces(vals));
         }

@@ -187,3 +187,96 @@ fn ret_mentions_inner(lam: &mut ir::Lambda) -> bool {
             .any(|d| d.as_var().is_some_and(|v| inner.contains(v)))
     })
 }
+
+impl<'a> Lowerer<'a> {
+    /// `with_vjp f f' x`: `f x`, with `f'` as its derivative in reverse mode (an
+    /// [`Exp::WithVjp`] node over `f` and `f'` as lambdas, removed by [`crate::ad::transform()`]).
+    pub fn lower_with_vjp(
+        &mut self,
+        f: &SV<'a>,
+        f_adj: &SV<'a>,
+        x: &SV<'a>,
+        span: Span,
+    ) -> R<SV<'a>> {
+        let fresh = |s: &mut Self, v: &SV<'a>, base: &str, params: &mut Vec<ir::Param>| {
+            v.map_leaves(&mut |_, ty| -> R<(SubExp, ir::Type)> {
+                let n = s.names.fresh(base);
+                params.push(ir::Param {
+                    name: n.clone(),
+                    ty: ty.clone(),
+                });
+                Ok((SubExp::Var(n), ty.clone()))
+            })
+        };
+        let mut params = vec![];
+        let arg = fresh(self, x, "x", &mut params)?;
+        let (stms, shape) = self.in_body(|s| s.apply(f.clone(), vec![arg], span))?;
+        if shape.contains_fun() {
+            return Err(Diagnostic::not_supported(
+                span,
+                "with_vjp of a function returning a function",
+            ));
+        }
+        let leaves = shape.leaves();
+        let mut primal = ir::Lambda {
+            params,
+            body: ir::Body {
+                stms,
+                result: leaves.iter().map(|l| l.0.clone()).collect(),
+            },
+            ret: leaves.iter().map(|l| l.1.clone()).collect(),
+        };
+        if ret_mentions_inner(&mut primal) {
+            return Err(Diagnostic::not_supported(
+                span,
+                "with_vjp of a function whose result sizes are computed inside it",
+            ));
+        }
+        // The adjoint function over the result and its adjoint, shaped like the result.
+        let mut adj_params = vec![];
+        let res = fresh(self, &shape, "res", &mut adj_params)?;
+        let res_adj = fresh(self, &shape, "res_adj", &mut adj_params)?;
+        let (adj_stms, x_adj) =
+            self.in_body(|s| s.apply(f_adj.clone(), vec![res, res_adj], span))?;
+        let x_leaves = x_adj.leaves();
+        if x_leaves.len() != primal.params.len() {
+            return Err(internal(
+                span,
+                "with_vjp: the adjoint function does not match the argument",
+            ));
+        }
+        let adjoint = ir::Lambda {
+            params: adj_params,
+            body: ir::Body {
+                stms: adj_stms,
+                result: x_leaves.iter().map(|l| l.0.clone()).collect(),
+            },
+            ret: primal.params.iter().map(|p| p.ty.clone()).collect(),
+        };
+        let args: Vec<SubExp> = x.leaves().into_iter().map(|(s, _)| s).collect();
+        let elems: Vec<ir::Param> = primal
+            .ret
+            .iter()
+            .map(|ty| ir::Param {
+                name: self.names.fresh("custom"),
+                ty: ty.clone(),
+            })
+            .collect();
+        let out: Vec<(SubExp, ir::Type)> = elems
+            .iter()
+            .map(|p| (SubExp::Var(p.name.clone()), p.ty.clone()))
+            .collect();
+        let loc = Some(self.loc_of(span));
+        self.stms.push(Stm {
+            pat: Pat { elems },
+            exp: Exp::WithVjp {
+                primal,
+                adjoint,
+                args,
+            },
+            attrs: ir::Attrs(self.attrs.clone()),
+            loc,
+        });
+        Ok(shape.rebuild(&mut out.into_iter()))
+    }
+}

@@ -622,6 +622,7 @@ impl<'a> Lowerer<'a> {
             "vjp" | "vjp2" => {
                 self.lower_ad(super::ad::Mode::Rev, a(0)?, a(1)?, a(2)?, n == "vjp2", span)
             }
+            "with_vjp" => self.lower_with_vjp(a(0)?, a(1)?, a(2)?, span),
             _ => Err(internal(span, &format!("unknown intrinsic `{n}`"))),
         }
     }

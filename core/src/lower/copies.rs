@@ -107,6 +107,12 @@ fn process(body: &mut Body, owned: &HashSet<VName>) {
             Exp::WithAcc { lam, .. } | Exp::Jvp { lam, .. } | Exp::Vjp { lam, .. } => {
                 process(&mut lam.body, &HashSet::new())
             }
+            Exp::WithVjp {
+                primal, adjoint, ..
+            } => {
+                process(&mut primal.body, &HashSet::new());
+                process(&mut adjoint.body, &HashSet::new())
+            }
             _ => {}
         }
         if let Exp::Copy(x) = &body.stms[k].exp {
@@ -221,6 +227,15 @@ pub(crate) fn mentions(e: &Exp, v: &VName) -> bool {
         }
         Exp::Jvp { lam, args, seeds } | Exp::Vjp { lam, args, seeds } => {
             args.iter().chain(seeds).any(|x| se_is(x, v)) || body_mentions(&lam.body, v)
+        }
+        Exp::WithVjp {
+            primal,
+            adjoint,
+            args,
+        } => {
+            args.iter().any(|x| se_is(x, v))
+                || body_mentions(&primal.body, v)
+                || body_mentions(&adjoint.body, v)
         }
     }
 }
@@ -387,6 +402,15 @@ fn rename_exp(e: &mut Exp, from: &VName, to: &VName) {
                 .chain(seeds.iter_mut())
                 .for_each(|x| rename_se(x, f, t));
             rename_body(&mut lam.body, f, t);
+        }
+        Exp::WithVjp {
+            primal,
+            adjoint,
+            args,
+        } => {
+            args.iter_mut().for_each(|x| rename_se(x, f, t));
+            rename_body(&mut primal.body, f, t);
+            rename_body(&mut adjoint.body, f, t);
         }
     }
 }

@@ -222,6 +222,15 @@ pub fn walk_exp<V: Visitor>(v: &mut V, e: &mut Exp) {
             seeds.iter_mut().for_each(|a| v.subexp(a));
             walk_lambda(v, lam);
         }
+        Exp::WithVjp {
+            primal,
+            adjoint,
+            args,
+        } => {
+            args.iter_mut().for_each(|a| v.subexp(a));
+            walk_lambda(v, primal);
+            walk_lambda(v, adjoint);
+        }
     }
 }
 
@@ -335,6 +344,9 @@ pub fn has_effect(e: &Exp, effectful: &HashSet<std::sync::Arc<str>>) -> bool {
             Soac::Scatter { .. } => false,
         },
         Exp::Jvp { lam: l, .. } | Exp::Vjp { lam: l, .. } => lam(l, effectful),
+        Exp::WithVjp {
+            primal, adjoint, ..
+        } => lam(primal, effectful) || lam(adjoint, effectful),
         Exp::WithAcc { inputs, lam: l } => {
             lam(l, effectful)
                 || inputs
@@ -400,6 +412,9 @@ pub fn nested_bodies(e: &mut Exp) -> Vec<&mut Body> {
             v
         }
         Exp::Jvp { lam, .. } | Exp::Vjp { lam, .. } => vec![&mut lam.body],
+        Exp::WithVjp {
+            primal, adjoint, ..
+        } => vec![&mut primal.body, &mut adjoint.body],
         _ => vec![],
     }
 }
@@ -425,6 +440,9 @@ pub fn nested_bodies_ref(e: &Exp) -> Vec<&Body> {
             v
         }
         Exp::Jvp { lam, .. } | Exp::Vjp { lam, .. } => vec![&lam.body],
+        Exp::WithVjp {
+            primal, adjoint, ..
+        } => vec![&primal.body, &adjoint.body],
         _ => vec![],
     }
 }

@@ -253,6 +253,15 @@ fn exp_vars(e: &Exp, out: &mut Vec<u32>) {
             lam_vars(lam, out);
             args.iter().chain(seeds).for_each(|a| se(a, out));
         }
+        Exp::WithVjp {
+            primal,
+            adjoint,
+            args,
+        } => {
+            lam_vars(primal, out);
+            lam_vars(adjoint, out);
+            args.iter().for_each(|a| se(a, out));
+        }
     }
 }
 

@@ -1042,6 +1042,7 @@ pub fn construct_name(e: &Exp) -> &'static str {
         Exp::UpdAcc { .. } => "accumulator updates",
         // `ad::transform` removes these before a backend sees the program.
         Exp::Jvp { .. } | Exp::Vjp { .. } => "an untransformed `jvp`/`vjp`",
+        Exp::WithVjp { .. } => "an untransformed `with_vjp`",
     }
 }
 

@@ -1104,7 +1104,7 @@ impl<'a> Exec<'a> {
                 let r = self.upd_acc(acc, idx, vals, loc)?;
                 self.bind(stm, vec![r])
             }
-            Exp::Jvp { .. } | Exp::Vjp { .. } => Err(Error::unsupported(
+            Exp::Jvp { .. } | Exp::Vjp { .. } | Exp::WithVjp { .. } => Err(Error::unsupported(
                 codegen::thread::construct_name(&stm.exp),
                 loc,
             )),

@@ -26,6 +26,7 @@
 mod acc;
 mod arrays;
 mod branch;
+pub(crate) mod custom;
 mod free_ops;
 mod hist;
 mod loops;
@@ -856,6 +857,10 @@ impl<'a> Rev<'a> {
                 self.fwd_loop(s)?;
                 continue;
             }
+            if matches!(s.exp, Exp::WithVjp { .. }) {
+                self.fwd_with_vjp(s)?;
+                continue;
+            }
             let mut s = s.clone();
             for a in consumed(&s.exp) {
                 let ty = self.ty_of(&a)?;
@@ -914,6 +919,7 @@ impl<'a> Rev<'a> {
             Exp::Soac(Soac::Scatter { .. }) => self.rev_scatter(stm),
             Exp::WithAcc { .. } => self.rev_with_acc(stm),
             Exp::UpdAcc { .. } => self.rev_upd_acc(stm),
+            Exp::WithVjp { .. } => self.rev_with_vjp(stm),
             Exp::Apply { fun, .. } => Err(format!("a call of {fun}")),
             // `ad::transform` differentiates innermost first: none is left here.
             Exp::Jvp { .. } | Exp::Vjp { .. } => Err("nested AD (internal error)".into()),

@@ -762,6 +762,14 @@ impl Tracer<'_, '_> {
             Exp::Jvp { lam, args, seeds } | Exp::Vjp { lam, args, seeds } => {
                 self.nested(&stm.exp, lam, args, seeds, loc)?
             }
+            // The tape holds linear edges only; the user's adjoint function is not linear in
+            // general.
+            Exp::WithVjp { .. } => {
+                return Err(RuntimeError::not_supported(
+                    "not supported by the AD oracle: `with_vjp` (custom derivatives)".to_string(),
+                    loc.clone(),
+                ))
+            }
         };
         self.bind(stm, vals)
     }
