@@ -41,6 +41,12 @@ pub const INTRINSICS: &[(&str, &str)] = &[
     // the type checker from the argument's size or the expected type of each use.
     ("unflatten", "'t [n] [m] : [n*m]t -> [n][m]t"),
     ("unflatten_3d", "'t [n] [m] [l] : [n*m*l]t -> [n][m][l]t"),
+    (
+        "unflatten_4d",
+        "'t [n] [m] [l] [k] : [n*m*l*k]t -> [n][m][l][k]t",
+    ),
+    // `rep x` is `replicate n x` with `n` inferred from the context, like the sizes above.
+    ("rep", "'t [n] : t -> *[n]t"),
     ("split", "'t [n] [m] : [n+m]t -> ([n]t, [m]t)"),
     // Function composition (Futhark's prelude operators `>->` and `<-<`).
     (">->", "'^a '^b '^c : (a -> b) -> (b -> c) -> a -> c"),

@@ -39,8 +39,10 @@ pub(crate) fn intrinsic_name(n: &str) -> Option<&'static str> {
 /// `i64` arguments (see `with_inferred_sizes` in `expr.rs`).
 pub(crate) fn inferred_sizes(n: &str) -> usize {
     match n {
+        "rep" => 1,
         "unflatten" | "split" => 2,
         "unflatten_3d" => 3,
+        "unflatten_4d" => 4,
         _ => 0,
     }
 }
@@ -478,39 +480,11 @@ impl<'a> Lowerer<'a> {
                     ))
                 })
             }
-            "unflatten_3d" => {
-                let mut dims = vec![];
-                for i in 0..3 {
-                    let (d, dt) = scalar(a(i)?, span)?;
-                    dims.push(self.i64_of(d, dt));
-                }
-                let xs = a(3)?.clone();
-                let total = outer_dim(&xs, span)?;
-                let what = "`unflatten_3d`";
-                let nm = self.checked_size(SizeArith::Mul, dims[0].clone(), dims[1].clone(), what);
-                let nml = self.checked_size(SizeArith::Mul, nm, dims[2].clone(), what);
-                let ok = self.let1(
-                    "ok",
-                    Type::Prim(PrimType::Bool),
-                    Exp::CmpOp(crate::ir::CmpOp::Eq(PrimType::I64), nml, total),
-                );
-                self.assert(
-                    ok,
-                    "unflatten_3d: the sizes do not match the array's size".to_string(),
-                );
-                xs.map_leaves(&mut |s, t| {
-                    let (elem, shape) = match t {
-                        Type::Array { elem, shape } => (*elem, shape),
-                        _ => return Err(internal(span, "unflatten_3d of a non-array")),
-                    };
-                    let mut ns = dims.clone();
-                    ns.extend(shape[1..].iter().cloned());
-                    let ty = Type::array(elem, ns.clone());
-                    Ok((
-                        self.let1("unflat", ty.clone(), Exp::Reshape(ns, arr_var(s, span)?)),
-                        ty,
-                    ))
-                })
+            "unflatten_3d" => self.unflatten_nd(&args, 3, span),
+            "unflatten_4d" => self.unflatten_nd(&args, 4, span),
+            "rep" => {
+                let k = a(0)?.clone();
+                self.call_intrinsic("replicate", vec![k, a(1)?.clone()], span)
             }
             "split" => {
                 let (n, nt) = scalar(a(0)?, span)?;
@@ -624,6 +598,44 @@ impl<'a> Lowerer<'a> {
             }
             _ => Err(internal(span, &format!("unknown intrinsic `{n}`"))),
         }
+    }
+
+    /// `unflatten_3d`/`unflatten_4d`: the `rank` inferred sizes, then the array; the product of
+    /// the sizes must be the array's length (checked at run time, as in Futhark).
+    fn unflatten_nd(&mut self, args: &[SV<'a>], rank: usize, span: Span) -> R<SV<'a>> {
+        let a = |i: usize| args.get(i).ok_or_else(|| internal(span, "intrinsic arity"));
+        let mut dims = vec![];
+        for i in 0..rank {
+            let (d, dt) = scalar(a(i)?, span)?;
+            dims.push(self.i64_of(d, dt));
+        }
+        let xs = a(rank)?.clone();
+        let total = outer_dim(&xs, span)?;
+        let name = format!("unflatten_{rank}d");
+        let what = format!("`{name}`");
+        let mut prod = dims[0].clone();
+        for d in &dims[1..] {
+            prod = self.checked_size(SizeArith::Mul, prod, d.clone(), &what);
+        }
+        let ok = self.let1(
+            "ok",
+            Type::Prim(PrimType::Bool),
+            Exp::CmpOp(crate::ir::CmpOp::Eq(PrimType::I64), prod, total),
+        );
+        self.assert(ok, format!("{name}: the sizes do not match the array's size"));
+        xs.map_leaves(&mut |s, t| {
+            let (elem, shape) = match t {
+                Type::Array { elem, shape } => (*elem, shape),
+                _ => return Err(internal(span, "unflattening a non-array")),
+            };
+            let mut ns = dims.clone();
+            ns.extend(shape[1..].iter().cloned());
+            let ty = Type::array(elem, ns.clone());
+            Ok((
+                self.let1("unflat", ty.clone(), Exp::Reshape(ns, arr_var(s, span)?)),
+                ty,
+            ))
+        })
     }
 
     /// `xs ++ ys` (each leaf concatenated along the outer dimension).
