@@ -239,6 +239,20 @@ impl<'a> Lowerer<'a> {
                 val(r, t)
             }
             "to_i64" => val(self.conv(arg(0)?, t, PrimType::I64), PrimType::I64),
+            "get_bit" | "set_bit" if ft.is_some() => {
+                // On the IEEE bit pattern (Futhark: `u32.get_bit bit (to_bits x)`, ...).
+                let f = ft.ok_or_else(|| internal(span, "float bit function"))?;
+                let ut = PrimType::Int(bits_type(f));
+                let bits = self.let1("bits", Type::Prim(ut), Exp::Math(M::ToBits(f), vec![arg(1)?]));
+                let mut uargs = vec![args[0].clone(), val(bits, ut)];
+                if n == "set_bit" {
+                    uargs.push(args.get(2).ok_or_else(|| internal(span, "arity"))?.clone());
+                    let (b, _) = scalar(&self.call_modfn(ut, n, uargs, span)?, span)?;
+                    val(self.let1(n, tt.clone(), Exp::Math(M::FromBits(f), vec![b])), t)
+                } else {
+                    self.call_modfn(ut, n, uargs, span)?
+                }
+            }
             "get_bit" => {
                 let it = it.ok_or_else(|| internal(span, "get_bit on a float"))?;
                 let bit = self.conv(arg(0)?, PrimType::I32, t);
@@ -247,22 +261,17 @@ impl<'a> Lowerer<'a> {
                 val(self.conv(a, t, PrimType::I32), PrimType::I32)
             }
             "set_bit" => {
-                let i32t = Type::Prim(PrimType::I32);
+                // `(x & !(1 << bit)) | (b << bit)`, computed in `t` (Futhark computes it in
+                // `i32` for types of up to 32 bits, which keeps the same low bits, and in `t`
+                // for the 64-bit ones).
+                let it = it.ok_or_else(|| internal(span, "set_bit on a float"))?;
                 let (bit, x, b) = (arg(0)?, arg(1)?, arg(2)?);
-                let sh = self.let1(
-                    "sh",
-                    i32t.clone(),
-                    Exp::BinOp(
-                        B::Shl(IntType::I32),
-                        SubExp::Const(PrimValue::I32(1)),
-                        bit.clone(),
-                    ),
-                );
-                let mask = self.let1("mask", i32t.clone(), Exp::UnOp(U::Not(PrimType::I32), sh));
-                let mask = self.conv(mask, PrimType::I32, t);
+                let bit = self.conv(bit, PrimType::I32, t);
+                let sh = bin(self, B::Shl(it), SubExp::Const(one(t)), bit.clone());
+                let mask = un(self, U::Not(t), sh);
                 let cleared = bin(self, B::And(t), x, mask);
-                let bs = self.let1("bs", i32t, Exp::BinOp(B::Shl(IntType::I32), b, bit));
-                let bs = self.conv(bs, PrimType::I32, t);
+                let b = self.conv(b, PrimType::I32, t);
+                let bs = bin(self, B::Shl(it), b, bit);
                 val(bin(self, B::Or(t), cleared, bs), t)
             }
             "popc" | "clz" | "ctz" => {
@@ -287,6 +296,45 @@ impl<'a> Lowerer<'a> {
                     ),
                     t,
                 )
+            }
+            "mad_hi" => {
+                let it = it.ok_or_else(|| internal(span, "mad_hi on a float"))?;
+                let hi = self.let1(
+                    "hi",
+                    tt.clone(),
+                    Exp::Math(M::MulHi(it), vec![arg(0)?, arg(1)?]),
+                );
+                val(bin(self, B::Add(t), hi, arg(2)?), t)
+            }
+            "to_f64" => val(self.conv(arg(0)?, t, PrimType::F64), PrimType::F64),
+            "recip" | "rsqrt" => {
+                // `1 / x`, `1 / sqrt x` (Futhark's C backend).
+                let x = if n == "rsqrt" {
+                    let f = ft.ok_or_else(|| internal(span, "rsqrt on an integer"))?;
+                    self.let1("sqrt", tt.clone(), Exp::Math(M::Sqrt(f), vec![arg(0)?]))
+                } else {
+                    arg(0)?
+                };
+                val(bin(self, B::Div(t), SubExp::Const(one(t)), x), t)
+            }
+            "sinpi" | "cospi" | "tanpi" => {
+                // `sin (pi * x)` and so on, with `pi` of the module's type (as Futhark's C
+                // backend does).
+                let f = ft.ok_or_else(|| internal(span, "sinpi on an integer"))?;
+                let pi = SubExp::Const(PrimValue::float(f, std::f64::consts::PI));
+                let px = bin(self, B::Mul(t), pi, arg(0)?);
+                let (mf, _) = float_fn(&n[..3], f).ok_or_else(|| internal(span, "sinpi"))?;
+                val(self.let1(n, tt.clone(), Exp::Math(mf, vec![px])), t)
+            }
+            "asinpi" | "acospi" | "atanpi" | "atan2pi" => {
+                // `asin x / pi` and so on.
+                let f = ft.ok_or_else(|| internal(span, "asinpi on an integer"))?;
+                let base = &n[..n.len() - 2];
+                let (mf, k) = float_fn(base, f).ok_or_else(|| internal(span, "asinpi"))?;
+                let xs = (0..k).map(arg).collect::<R<Vec<_>>>()?;
+                let r = self.let1(base, tt.clone(), Exp::Math(mf, xs));
+                let pi = SubExp::Const(PrimValue::float(f, std::f64::consts::PI));
+                val(bin(self, B::Div(t), r, pi), t)
             }
             "pow" => val(bin(self, B::Pow(t), arg(0)?, arg(1)?), t),
             "isnan" | "isinf" | "isfinite" => {
