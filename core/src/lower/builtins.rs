@@ -243,12 +243,19 @@ impl<'a> Lowerer<'a> {
                 // On the IEEE bit pattern (Futhark: `u32.get_bit bit (to_bits x)`, ...).
                 let f = ft.ok_or_else(|| internal(span, "float bit function"))?;
                 let ut = PrimType::Int(bits_type(f));
-                let bits = self.let1("bits", Type::Prim(ut), Exp::Math(M::ToBits(f), vec![arg(1)?]));
+                let bits = self.let1(
+                    "bits",
+                    Type::Prim(ut),
+                    Exp::Math(M::ToBits(f), vec![arg(1)?]),
+                );
                 let mut uargs = vec![args[0].clone(), val(bits, ut)];
                 if n == "set_bit" {
                     uargs.push(args.get(2).ok_or_else(|| internal(span, "arity"))?.clone());
                     let (b, _) = scalar(&self.call_modfn(ut, n, uargs, span)?, span)?;
-                    val(self.let1(n, tt.clone(), Exp::Math(M::FromBits(f), vec![b])), t)
+                    val(
+                        self.let1(n, tt.clone(), Exp::Math(M::FromBits(f), vec![b])),
+                        t,
+                    )
                 } else {
                     self.call_modfn(ut, n, uargs, span)?
                 }
@@ -670,7 +677,10 @@ impl<'a> Lowerer<'a> {
             Type::Prim(PrimType::Bool),
             Exp::CmpOp(crate::ir::CmpOp::Eq(PrimType::I64), prod, total),
         );
-        self.assert(ok, format!("{name}: the sizes do not match the array's size"));
+        self.assert(
+            ok,
+            format!("{name}: the sizes do not match the array's size"),
+        );
         xs.map_leaves(&mut |s, t| {
             let (elem, shape) = match t {
                 Type::Array { elem, shape } => (*elem, shape),

@@ -130,7 +130,9 @@ enum LetHead {
 
 /// Whether a name is an operator symbol (`+^`, `>->`) rather than an identifier.
 fn is_operator_name(n: &str) -> bool {
-    n.chars().next().is_some_and(|c| !c.is_alphanumeric() && c != '_')
+    n.chars()
+        .next()
+        .is_some_and(|c| !c.is_alphanumeric() && c != '_')
 }
 
 /// Whether size `n` occurs in a type (in a dimension or a size argument).
@@ -545,10 +547,7 @@ impl Parser {
 
     /// The name and parameters of a declaration after `def`/`entry`: `name tparams params`,
     /// `(op) tparams params`, or the infix form `p1 op p2`.
-    fn val_dec_head(
-        &mut self,
-        entry: bool,
-    ) -> PResult<(String, Span, Vec<TypeParam>, Vec<Pat>)> {
+    fn val_dec_head(&mut self, entry: bool) -> PResult<(String, Span, Vec<TypeParam>, Vec<Pat>)> {
         if let Some((name, name_span)) = self.binding_op()? {
             if entry {
                 return Err(Diagnostic::not_supported(
@@ -1510,7 +1509,9 @@ impl Parser {
             );
         if op_fun {
             // `let (op) params = e`: a local operator function.
-            let (name, name_span) = self.binding_op()?.ok_or_else(|| self.error_expected("`(`"))?;
+            let (name, name_span) = self
+                .binding_op()?
+                .ok_or_else(|| self.error_expected("`(`"))?;
             return self.let_fun_rest(name, name_span);
         }
         if let Tok::Ident(name) = self.peek().clone() {

@@ -1109,11 +1109,11 @@ fn user_defined_operators() {
         ["f = (+ 1 2)", "+ = (+ a b)", "g = (`+` 1 2)"]
     );
     // Local bindings of operators: patterns, local functions, parameters; only in scope.
+    assert_eq!(pe("let (+) = f in 1 + 2"), "(let + f (`+` 1 2))");
     assert_eq!(
-        pe("let (+) = f in 1 + 2"),
-        "(let + f (`+` 1 2))"
+        pe("(let (*) a b = a in 1 * 2) * 3"),
+        "(* (letfun * a b = a in (`*` 1 2)) 3)"
     );
-    assert_eq!(pe("(let (*) a b = a in 1 * 2) * 3"), "(* (letfun * a b = a in (`*` 1 2)) 3)");
     assert_eq!(pe("(\\(-) -> 1 - 2) - 3"), "(- (\\- -> (`-` 1 2)) 3)");
     let (msg, _) = perr("def (!) a b = a");
     assert!(msg.contains("prefix operator"), "{msg}");
