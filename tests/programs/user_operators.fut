@@ -61,7 +61,7 @@ entry poly (x: i32) : i32 = x >>= (+ 1) >>= (* 2)
 -- `-` (binary) is addition; prefix negation is unchanged; `f64.(+)` is still f64's.
 -- x = 3: x + 1 + 1 = (3 - 1) - 1 = 1; 10 - 2 = 12; -x = -3; (+) 5 2 = 3; f64.(1.5 + 2.0) = 3.5.
 def (+) (a: i32) (b: i32) : i32 = a - b
-def (-) (a: i32) (b: i32) : i32 = i32.(a + b)
+def (-) (a: i32) (b: i32) : i32 = a i32.+ b
 
 -- ==
 -- entry: shadow

@@ -987,6 +987,12 @@ impl Parser {
 
     /// The infix operator at the current token, with its precedence and associativity.
     fn infix_here(&self) -> Option<(u8, bool)> {
+        if let Some(n) = self.qual_symbol_len() {
+            // `x i32.+ y`: a qualified operator has the precedence of its symbol.
+            if let Tok::Symbol(s) = self.peek_at(2 * n) {
+                return Some(symbol_prec(s));
+            }
+        }
         match self.peek() {
             Tok::Symbol(s) => Some(symbol_prec(s)),
             Tok::Backtick => Some((PREC_BACKTICK, false)),
@@ -1000,6 +1006,9 @@ impl Parser {
 
     /// Whether the operator at the current token is directly followed by `)` (a left section).
     fn op_then_rparen(&self) -> bool {
+        if let Some(n) = self.qual_symbol_len() {
+            return *self.peek_at(2 * n + 1) == Tok::RParen;
+        }
         match self.peek() {
             Tok::Symbol(_) => *self.peek_at(1) == Tok::RParen,
             Tok::Backtick => {
@@ -1045,6 +1054,9 @@ impl Parser {
 
     /// The operator at the current token (a symbol or backticked name), consumed.
     fn infix_op(&mut self) -> PResult<OpRef> {
+        if let Some(n) = self.qual_symbol_len() {
+            return self.qualified_infix_op(n);
+        }
         match self.peek().clone() {
             Tok::Symbol(s) => match builtin_op(&s) {
                 Some(op) if !self.user_ops.contains(&s) => {
@@ -1581,7 +1593,7 @@ impl Parser {
         let head = self.atom_postfix()?;
         let mut args = Vec::new();
         loop {
-            if self.starts_atom() {
+            if self.starts_atom() && self.qual_symbol_len().is_none() {
                 args.push(self.atom_postfix()?);
             } else if self.at(&Tok::Backslash) {
                 let l = self.guarded(|p| p.lambda())?;
@@ -1973,6 +1985,26 @@ impl Parser {
             pat,
             value,
         })
+    }
+
+    /// A qualified operator `m.op` in infix position (`x i32.+ y`), `n` qualifiers long: the
+    /// module's function of that name.
+    fn qualified_infix_op(&mut self, n: usize) -> PResult<OpRef> {
+        let start = self.span();
+        let mut quals = Vec::new();
+        for _ in 0..n {
+            if let Tok::Ident(m) = self.bump().tok {
+                quals.push(m);
+            }
+            self.bump();
+        }
+        let Tok::Symbol(name) = self.bump().tok else {
+            return Err(self.error_expected("an operator"));
+        };
+        let span = start.to(self.prev_span());
+        let q = QualName { quals, name };
+        self.check_quals(&q, span)?;
+        Ok(OpRef::Fun(Box::new(Expr::new(ExprKind::Var(q), span))))
     }
 
     /// An index section `(.[i])`, `(.[i, j])`, `(.[i:j])` after its `(`, the current token being

@@ -1064,6 +1064,10 @@ fn qualified_operator_sections() {
         "(app map2 (section `f64.+`) xs ys)"
     );
     assert_eq!(pe("(i32.+ 1)"), "(rsection `i32.+` 1)");
+    // Qualified operators in infix position, with their symbol's precedence.
+    assert_eq!(pe("a i32.+ b i32.* c"), "(`i32.+` a (`i32.*` b c))");
+    assert_eq!(pe("f a f64.< g b"), "(`f64.<` (app f a) (app g b))");
+    assert_eq!(pe("(x u8.-)"), "(lsection x `u8.-`)");
     assert!(eerr("(m.+)").contains("not supported"));
 }
 
