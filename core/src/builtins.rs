@@ -41,6 +41,12 @@ pub const INTRINSICS: &[(&str, &str)] = &[
     // the type checker from the argument's size or the expected type of each use.
     ("unflatten", "'t [n] [m] : [n*m]t -> [n][m]t"),
     ("unflatten_3d", "'t [n] [m] [l] : [n*m*l]t -> [n][m][l]t"),
+    (
+        "unflatten_4d",
+        "'t [n] [m] [l] [k] : [n*m*l*k]t -> [n][m][l][k]t",
+    ),
+    // `rep x` is `replicate n x` with `n` inferred from the context, like the sizes above.
+    ("rep", "'t [n] : t -> *[n]t"),
     ("split", "'t [n] [m] : [n+m]t -> ([n]t, [m]t)"),
     // Function composition (Futhark's prelude operators `>->` and `<-<`).
     (">->", "'^a '^b '^c : (a -> b) -> (b -> c) -> a -> c"),
@@ -113,12 +119,13 @@ pub const MODULE_FNS: &[(&str, Applies, &str)] = &[
     ("maximum", Applies::Num, "[]t -> t"),
     ("minimum", Applies::Num, "[]t -> t"),
     ("to_i64", Applies::Num, "t -> i64"),
-    ("get_bit", Applies::Int, "i32 -> t -> i32"),
-    ("set_bit", Applies::Int, "i32 -> t -> i32 -> t"),
+    ("get_bit", Applies::Num, "i32 -> t -> i32"),
+    ("set_bit", Applies::Num, "i32 -> t -> i32 -> t"),
     ("popc", Applies::Int, "t -> i32"),
     ("clz", Applies::Int, "t -> i32"),
     ("ctz", Applies::Int, "t -> i32"),
     ("mul_hi", Applies::Int, "t -> t -> t"),
+    ("mad_hi", Applies::Int, "t -> t -> t -> t"),
     ("sqrt", Applies::Float, "t -> t"),
     ("cbrt", Applies::Float, "t -> t"),
     ("exp", Applies::Float, "t -> t"),
@@ -164,6 +171,16 @@ pub const MODULE_FNS: &[(&str, Applies, &str)] = &[
     ("lerp", Applies::Float, "t -> t -> t -> t"),
     ("copysign", Applies::Float, "t -> t -> t"),
     ("from_fraction", Applies::Float, "i64 -> i64 -> t"),
+    ("to_f64", Applies::Float, "t -> f64"),
+    ("recip", Applies::Float, "t -> t"),
+    ("rsqrt", Applies::Float, "t -> t"),
+    ("sinpi", Applies::Float, "t -> t"),
+    ("cospi", Applies::Float, "t -> t"),
+    ("tanpi", Applies::Float, "t -> t"),
+    ("asinpi", Applies::Float, "t -> t"),
+    ("acospi", Applies::Float, "t -> t"),
+    ("atanpi", Applies::Float, "t -> t"),
+    ("atan2pi", Applies::Float, "t -> t -> t"),
 ];
 
 /// The numeric module names: every primitive type except `bool`.

@@ -123,6 +123,8 @@ def drop [n] 't (i: i64) (x: [n]t) : []t = x[i:]
 
 def flatten_3d [n] [m] [l] 't (xs: [n][m][l]t) : []t = flatten (flatten xs)
 
+def flatten_4d [n] [m] [l] [k] 't (xs: [n][m][l][k]t) : []t = flatten (flatten_3d xs)
+
 def sized [m] 't (n: i64) (xs: [m]t) : [n]t = xs :> [n]t
 
 def spread 't [n] (k: i64) (x: t) (is: [n]i64) (vs: [n]t) : *[k]t =
@@ -157,6 +159,51 @@ def partition [n] 'a (p: a -> bool) (as: [n]a) : ([]a, []a) =
   let res = scatter (copy as) is as
   in (res[0:k], res[k:n])
 
+def partition2 [n] 'a (p1: a -> bool) (p2: a -> bool) (as: [n]a) : ([]a, []a, []a) =
+  -- The class of each element: 0 (p1), 1 (not p1, p2) or 2 (neither); each class keeps the
+  -- original order.
+  let cls = map (\x -> if p1 x then 0i64 else if p2 x then 1i64 else 2i64) as
+  let ones = map (\c -> (i64.bool (c == 0), i64.bool (c == 1), i64.bool (c == 2))) cls
+  let offsets = scan (\(a0, a1, a2) (b0, b1, b2) -> (a0 + b0, a1 + b1, a2 + b2)) (0, 0, 0) ones
+  let k0 = i64.sum (map (\(o, _, _) -> o) ones)
+  let k1 = i64.sum (map (\(_, o, _) -> o) ones)
+  let is = map2 (\c (o0, o1, o2) -> if c == 0 then o0 - 1 else if c == 1 then k0 + o1 - 1 else k0 + k1 + o2 - 1) cls offsets
+  let res = scatter (copy as) is as
+  in (res[0:k0], res[k0:k0 + k1], res[k0 + k1:n])
+
+-- Futhark's `flatmap`: `f` gives each element a segment of any length and a value; the result
+-- is the segment sizes, the flags marking where each nonempty segment starts, the segment
+-- offsets, the segments concatenated, and the values. Written with `map`s (each position of
+-- the data array applies `f` to its element again), so it is parallel and differentiable.
+def flatmap [n] 'a 'b 'c (f: a -> ?[k].([k]b, c)) (as: [n]a) : ([n]i64, []bool, [n]i64, []b, [n]c) =
+  let szs = map (\x -> length (f x).0) as
+  let offs = exscan (+) 0 szs
+  let m = i64.sum szs
+  let starts = map2 (\o s -> if s > 0 then o else -1) offs szs
+  let seg_at = reduce_by_index (replicate m (-1)) i64.max (-1) starts (iota n)
+  let flags = map (\i -> i >= 0) seg_at
+  let segs = scan i64.max (-1) seg_at
+  let data = map2 (\j i -> (f as[i]).0[j - offs[i]]) (iota m) segs
+  in (szs, flags, offs, data, map (\x -> (f x).1) as)
+
+def flatmap' [n] 'a 'b (f: a -> ?[k].[k]b) (as: [n]a) : ([n]i64, []bool, [n]i64, []b) =
+  let (szs, flags, offs, data, _) = flatmap (\x -> (f x, ())) as
+  in (szs, flags, offs, data)
+
+-- Conversions and booleans (Futhark's prelude.fut).
+
+def r32 (x: i32) : f32 = f32.i32 x
+
+def t32 (x: f32) : i32 = i32.f32 x
+
+def r64 (x: i32) : f64 = f64.i32 x
+
+def t64 (x: f64) : i32 = i32.f64 x
+
+def not (x: bool) : bool = !x
+
+def break 't (x: t) : t = x
+
 -- Forward-mode AD over a batch of tangents: `jvp` once per seed (Futhark's `jmp`/`jmp2`).
 
 def jmp2 'a 'b [n] (f: a -> b) (x: a) (xs': [n]a) : (b, [n]b) =
@@ -172,3 +219,7 @@ def mjp2 'a 'b [n] (f: a -> b) (x: a) (ys': [n]b) : (b, [n]a) =
 
 def mjp 'a 'b [n] (f: a -> b) (x: a) (ys': [n]b) : [n]a =
   map (\y' -> vjp f x y') ys'
+
+-- A custom derivative whose intermediate result `c` (the tape) is kept apart from the result.
+def with_vjp_tape 'a 'b 'c (f: a -> (c, b)) (f': (c, b) -> a) (x: a) : b =
+  (with_vjp f (\(tape, _) (_, adj) -> f' (tape, adj)) x).1

@@ -39,8 +39,10 @@ pub(crate) fn intrinsic_name(n: &str) -> Option<&'static str> {
 /// `i64` arguments (see `with_inferred_sizes` in `expr.rs`).
 pub(crate) fn inferred_sizes(n: &str) -> usize {
     match n {
+        "rep" => 1,
         "unflatten" | "split" => 2,
         "unflatten_3d" => 3,
+        "unflatten_4d" => 4,
         _ => 0,
     }
 }
@@ -237,6 +239,27 @@ impl<'a> Lowerer<'a> {
                 val(r, t)
             }
             "to_i64" => val(self.conv(arg(0)?, t, PrimType::I64), PrimType::I64),
+            "get_bit" | "set_bit" if ft.is_some() => {
+                // On the IEEE bit pattern (Futhark: `u32.get_bit bit (to_bits x)`, ...).
+                let f = ft.ok_or_else(|| internal(span, "float bit function"))?;
+                let ut = PrimType::Int(bits_type(f));
+                let bits = self.let1(
+                    "bits",
+                    Type::Prim(ut),
+                    Exp::Math(M::ToBits(f), vec![arg(1)?]),
+                );
+                let mut uargs = vec![args[0].clone(), val(bits, ut)];
+                if n == "set_bit" {
+                    uargs.push(args.get(2).ok_or_else(|| internal(span, "arity"))?.clone());
+                    let (b, _) = scalar(&self.call_modfn(ut, n, uargs, span)?, span)?;
+                    val(
+                        self.let1(n, tt.clone(), Exp::Math(M::FromBits(f), vec![b])),
+                        t,
+                    )
+                } else {
+                    self.call_modfn(ut, n, uargs, span)?
+                }
+            }
             "get_bit" => {
                 let it = it.ok_or_else(|| internal(span, "get_bit on a float"))?;
                 let bit = self.conv(arg(0)?, PrimType::I32, t);
@@ -245,22 +268,17 @@ impl<'a> Lowerer<'a> {
                 val(self.conv(a, t, PrimType::I32), PrimType::I32)
             }
             "set_bit" => {
-                let i32t = Type::Prim(PrimType::I32);
+                // `(x & !(1 << bit)) | (b << bit)`, computed in `t` (Futhark computes it in
+                // `i32` for types of up to 32 bits, which keeps the same low bits, and in `t`
+                // for the 64-bit ones).
+                let it = it.ok_or_else(|| internal(span, "set_bit on a float"))?;
                 let (bit, x, b) = (arg(0)?, arg(1)?, arg(2)?);
-                let sh = self.let1(
-                    "sh",
-                    i32t.clone(),
-                    Exp::BinOp(
-                        B::Shl(IntType::I32),
-                        SubExp::Const(PrimValue::I32(1)),
-                        bit.clone(),
-                    ),
-                );
-                let mask = self.let1("mask", i32t.clone(), Exp::UnOp(U::Not(PrimType::I32), sh));
-                let mask = self.conv(mask, PrimType::I32, t);
+                let bit = self.conv(bit, PrimType::I32, t);
+                let sh = bin(self, B::Shl(it), SubExp::Const(one(t)), bit.clone());
+                let mask = un(self, U::Not(t), sh);
                 let cleared = bin(self, B::And(t), x, mask);
-                let bs = self.let1("bs", i32t, Exp::BinOp(B::Shl(IntType::I32), b, bit));
-                let bs = self.conv(bs, PrimType::I32, t);
+                let b = self.conv(b, PrimType::I32, t);
+                let bs = bin(self, B::Shl(it), b, bit);
                 val(bin(self, B::Or(t), cleared, bs), t)
             }
             "popc" | "clz" | "ctz" => {
@@ -285,6 +303,45 @@ impl<'a> Lowerer<'a> {
                     ),
                     t,
                 )
+            }
+            "mad_hi" => {
+                let it = it.ok_or_else(|| internal(span, "mad_hi on a float"))?;
+                let hi = self.let1(
+                    "hi",
+                    tt.clone(),
+                    Exp::Math(M::MulHi(it), vec![arg(0)?, arg(1)?]),
+                );
+                val(bin(self, B::Add(t), hi, arg(2)?), t)
+            }
+            "to_f64" => val(self.conv(arg(0)?, t, PrimType::F64), PrimType::F64),
+            "recip" | "rsqrt" => {
+                // `1 / x`, `1 / sqrt x` (Futhark's C backend).
+                let x = if n == "rsqrt" {
+                    let f = ft.ok_or_else(|| internal(span, "rsqrt on an integer"))?;
+                    self.let1("sqrt", tt.clone(), Exp::Math(M::Sqrt(f), vec![arg(0)?]))
+                } else {
+                    arg(0)?
+                };
+                val(bin(self, B::Div(t), SubExp::Const(one(t)), x), t)
+            }
+            "sinpi" | "cospi" | "tanpi" => {
+                // `sin (pi * x)` and so on, with `pi` of the module's type (as Futhark's C
+                // backend does).
+                let f = ft.ok_or_else(|| internal(span, "sinpi on an integer"))?;
+                let pi = SubExp::Const(PrimValue::float(f, std::f64::consts::PI));
+                let px = bin(self, B::Mul(t), pi, arg(0)?);
+                let (mf, _) = float_fn(&n[..3], f).ok_or_else(|| internal(span, "sinpi"))?;
+                val(self.let1(n, tt.clone(), Exp::Math(mf, vec![px])), t)
+            }
+            "asinpi" | "acospi" | "atanpi" | "atan2pi" => {
+                // `asin x / pi` and so on.
+                let f = ft.ok_or_else(|| internal(span, "asinpi on an integer"))?;
+                let base = &n[..n.len() - 2];
+                let (mf, k) = float_fn(base, f).ok_or_else(|| internal(span, "asinpi"))?;
+                let xs = (0..k).map(arg).collect::<R<Vec<_>>>()?;
+                let r = self.let1(base, tt.clone(), Exp::Math(mf, xs));
+                let pi = SubExp::Const(PrimValue::float(f, std::f64::consts::PI));
+                val(bin(self, B::Div(t), r, pi), t)
             }
             "pow" => val(bin(self, B::Pow(t), arg(0)?, arg(1)?), t),
             "isnan" | "isinf" | "isfinite" => {
@@ -478,39 +535,11 @@ impl<'a> Lowerer<'a> {
                     ))
                 })
             }
-            "unflatten_3d" => {
-                let mut dims = vec![];
-                for i in 0..3 {
-                    let (d, dt) = scalar(a(i)?, span)?;
-                    dims.push(self.i64_of(d, dt));
-                }
-                let xs = a(3)?.clone();
-                let total = outer_dim(&xs, span)?;
-                let what = "`unflatten_3d`";
-                let nm = self.checked_size(SizeArith::Mul, dims[0].clone(), dims[1].clone(), what);
-                let nml = self.checked_size(SizeArith::Mul, nm, dims[2].clone(), what);
-                let ok = self.let1(
-                    "ok",
-                    Type::Prim(PrimType::Bool),
-                    Exp::CmpOp(crate::ir::CmpOp::Eq(PrimType::I64), nml, total),
-                );
-                self.assert(
-                    ok,
-                    "unflatten_3d: the sizes do not match the array's size".to_string(),
-                );
-                xs.map_leaves(&mut |s, t| {
-                    let (elem, shape) = match t {
-                        Type::Array { elem, shape } => (*elem, shape),
-                        _ => return Err(internal(span, "unflatten_3d of a non-array")),
-                    };
-                    let mut ns = dims.clone();
-                    ns.extend(shape[1..].iter().cloned());
-                    let ty = Type::array(elem, ns.clone());
-                    Ok((
-                        self.let1("unflat", ty.clone(), Exp::Reshape(ns, arr_var(s, span)?)),
-                        ty,
-                    ))
-                })
+            "unflatten_3d" => self.unflatten_nd(&args, 3, span),
+            "unflatten_4d" => self.unflatten_nd(&args, 4, span),
+            "rep" => {
+                let k = a(0)?.clone();
+                self.call_intrinsic("replicate", vec![k, a(1)?.clone()], span)
             }
             "split" => {
                 let (n, nt) = scalar(a(0)?, span)?;
@@ -625,6 +654,47 @@ impl<'a> Lowerer<'a> {
             "with_vjp" => self.lower_with_vjp(a(0)?, a(1)?, a(2)?, span),
             _ => Err(internal(span, &format!("unknown intrinsic `{n}`"))),
         }
+    }
+
+    /// `unflatten_3d`/`unflatten_4d`: the `rank` inferred sizes, then the array; the product of
+    /// the sizes must be the array's length (checked at run time, as in Futhark).
+    fn unflatten_nd(&mut self, args: &[SV<'a>], rank: usize, span: Span) -> R<SV<'a>> {
+        let a = |i: usize| args.get(i).ok_or_else(|| internal(span, "intrinsic arity"));
+        let mut dims = vec![];
+        for i in 0..rank {
+            let (d, dt) = scalar(a(i)?, span)?;
+            dims.push(self.i64_of(d, dt));
+        }
+        let xs = a(rank)?.clone();
+        let total = outer_dim(&xs, span)?;
+        let name = format!("unflatten_{rank}d");
+        let what = format!("`{name}`");
+        let mut prod = dims[0].clone();
+        for d in &dims[1..] {
+            prod = self.checked_size(SizeArith::Mul, prod, d.clone(), &what);
+        }
+        let ok = self.let1(
+            "ok",
+            Type::Prim(PrimType::Bool),
+            Exp::CmpOp(crate::ir::CmpOp::Eq(PrimType::I64), prod, total),
+        );
+        self.assert(
+            ok,
+            format!("{name}: the sizes do not match the array's size"),
+        );
+        xs.map_leaves(&mut |s, t| {
+            let (elem, shape) = match t {
+                Type::Array { elem, shape } => (*elem, shape),
+                _ => return Err(internal(span, "unflattening a non-array")),
+            };
+            let mut ns = dims.clone();
+            ns.extend(shape[1..].iter().cloned());
+            let ty = Type::array(elem, ns.clone());
+            Ok((
+                self.let1("unflat", ty.clone(), Exp::Reshape(ns, arr_var(s, span)?)),
+                ty,
+            ))
+        })
     }
 
     /// `xs ++ ys` (each leaf concatenated along the outer dimension).

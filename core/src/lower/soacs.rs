@@ -275,6 +275,28 @@ impl<'a> Lowerer<'a> {
     }
 }
 
+/// Whether `e` is a `reduce` of arrays bound outside the lambda (whose variables are `inner`)
+/// with an operator of plain arithmetic that cannot fail (`i64.sum ks` for the size of
+/// `take (i64.sum ks) xs`): it can move out of the lambda unchanged.
+fn invariant_reduce(stm: &Stm, inner: &HashSet<VName>) -> bool {
+    use crate::ir::BinOp as B;
+    let Exp::Soac(Soac::Reduce { op, .. }) = &stm.exp else {
+        return false;
+    };
+    let simple = op.lam.body.stms.iter().all(|s| match &s.exp {
+        Exp::SubExp(_) | Exp::UnOp(..) | Exp::Conv(..) | Exp::CmpOp(..) => true,
+        Exp::BinOp(o, _, _) => !matches!(
+            o,
+            B::Div(_) | B::Mod(_) | B::Quot(_) | B::Rem(_) | B::Pow(_)
+        ),
+        _ => false,
+    });
+    simple
+        && crate::passes::traverse::free_vars(std::slice::from_ref(stm), &[])
+            .iter()
+            .all(|v| !inner.contains(v))
+}
+
 /// Moves the statements computing result sizes of a lambda out of it, when they are simple scalar
 /// computations of values bound outside (e.g. `n - 1` for `map (\r -> r[1:])`). Fails for sizes
 /// that really depend on the lambda's parameters (irregular arrays).
@@ -313,6 +335,7 @@ fn hoist_sizes(stms: &mut Vec<Stm>, params: &[Param], needed: &[VName], span: Sp
                 vec![a, b]
             }
             Exp::CmpOp(_, a, b) => vec![a, b],
+            _ if invariant_reduce(stm, &inner) => vec![],
             _ => return Err(bad()),
         };
         hoist.insert(v);

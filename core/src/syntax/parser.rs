@@ -84,6 +84,12 @@ struct Parser {
     depth: u32,
     /// Estimated depth of the tree being built (see [`MAX_TREE_DEPTH`]).
     tree: u32,
+    /// The operator symbols bound by the program at this point (`def (+^) ...`,
+    /// `let (+) = ...`, a parameter `(+)`), innermost last: an infix use of one of them is an
+    /// application of that binding, also where it shadows a built-in operator.
+    user_ops: Vec<String>,
+    /// Counter for the names of the functions that size bindings (`let [n] ...`) become.
+    size_lets: u32,
 }
 
 /// A binary operator as seen in infix position.
@@ -111,6 +117,64 @@ enum LetHead {
         indices: Vec<DimIndex>,
         value: Expr,
     },
+    /// `let [n]... pat = value`: becomes `let f [n]... pat = body in f value`, with `f` a name
+    /// no program can write (`n` takes its value from the size of `value`, as for a function's
+    /// size parameter).
+    Sized {
+        fname: String,
+        sizes: Vec<TypeParam>,
+        pat: Pat,
+        value: Expr,
+    },
+}
+
+/// Whether a name is an operator symbol (`+^`, `>->`) rather than an identifier.
+fn is_operator_name(n: &str) -> bool {
+    n.chars()
+        .next()
+        .is_some_and(|c| !c.is_alphanumeric() && c != '_')
+}
+
+/// Whether size `n` occurs in a type (in a dimension or a size argument).
+fn type_mentions_size(t: &TypeExp, n: &str) -> bool {
+    fn size(d: &SizeExp, n: &str) -> bool {
+        match d {
+            SizeExp::Named(q) => q.quals.is_empty() && q.name == n,
+            SizeExp::Bin(_, a, b) => size(a, n) || size(b, n),
+            SizeExp::Any | SizeExp::Const(_) => false,
+        }
+    }
+    match t {
+        TypeExp::Named(_, args, _) => args.iter().any(|a| match a {
+            TypeArgExp::Size(d, _) => size(d, n),
+            TypeArgExp::Type(t) => type_mentions_size(t, n),
+        }),
+        TypeExp::Tuple(ts, _) => ts.iter().any(|t| type_mentions_size(t, n)),
+        TypeExp::Array(d, t, _) => size(d, n) || type_mentions_size(t, n),
+        TypeExp::Unique(t, _) => type_mentions_size(t, n),
+        TypeExp::Arrow(_, a, r, _) => type_mentions_size(a, n) || type_mentions_size(r, n),
+        TypeExp::Exists(bound, t, _) => !bound.iter().any(|b| b == n) && type_mentions_size(t, n),
+    }
+}
+
+/// Whether size `n` occurs in a type annotation in pattern `p`.
+fn pat_mentions_size(p: &Pat, n: &str) -> bool {
+    match &p.kind {
+        PatKind::Ascribed(q, t) => type_mentions_size(t, n) || pat_mentions_size(q, n),
+        PatKind::Tuple(ps) => ps.iter().any(|q| pat_mentions_size(q, n)),
+        PatKind::Attr(_, q) => pat_mentions_size(q, n),
+        _ => false,
+    }
+}
+
+/// The operator names a pattern binds (`(+^)`, `((+), x)`).
+fn pat_operators(p: &Pat, out: &mut Vec<String>) {
+    match &p.kind {
+        PatKind::Id(n) if is_operator_name(n) => out.push(n.clone()),
+        PatKind::Tuple(ps) => ps.iter().for_each(|q| pat_operators(q, out)),
+        PatKind::Ascribed(q, _) | PatKind::Attr(_, q) => pat_operators(q, out),
+        _ => {}
+    }
 }
 
 /// The builtin binary operator spelled `s`.
@@ -215,6 +279,8 @@ impl Parser {
             file,
             depth: 0,
             tree: 0,
+            user_ops: vec![],
+            size_lets: 0,
         })
     }
 
@@ -467,17 +533,73 @@ impl Parser {
     fn val_dec(&mut self, attrs: Vec<Attr>, start: Span) -> PResult<ValDec> {
         let kw = self.bump();
         let entry = kw.tok == Tok::Keyword(Keyword::Entry);
-        if self.at(&Tok::LParen) {
-            return Err(self.unsupported_here("user-defined operators (`def (op) ...`)"));
+        let (name, name_span, type_params, params) = self.val_dec_head(entry)?;
+        let mark = self.user_ops.len();
+        self.bind_pat_ops(&params);
+        let r = self.val_dec_rest(entry, name, name_span, type_params, params, attrs, start);
+        self.user_ops.truncate(mark);
+        let dec = r?;
+        if is_operator_name(&dec.name) {
+            self.user_ops.push(dec.name.clone());
+        }
+        Ok(dec)
+    }
+
+    /// The name and parameters of a declaration after `def`/`entry`: `name tparams params`,
+    /// `(op) tparams params`, or the infix form `p1 op p2`.
+    fn val_dec_head(&mut self, entry: bool) -> PResult<(String, Span, Vec<TypeParam>, Vec<Pat>)> {
+        if let Some((name, name_span)) = self.binding_op()? {
+            if entry {
+                return Err(Diagnostic::not_supported(
+                    name_span,
+                    "an entry point named by an operator",
+                ));
+            }
+            let type_params = self.type_params()?;
+            let params = self.param_pats()?;
+            return Ok((name, name_span, type_params, params));
+        }
+        if self.infix_definition_here() {
+            let p1 = self.inner_pat()?;
+            let Tok::Symbol(name) = self.peek().clone() else {
+                return Err(self.error_expected("an operator"));
+            };
+            let name_span = self.bump().span;
+            if name == "!" {
+                return Err(Diagnostic::error(
+                    name_span,
+                    "`!` is a prefix operator and cannot be used as an infix operator",
+                ));
+            }
+            if entry {
+                return Err(Diagnostic::not_supported(
+                    name_span,
+                    "an entry point named by an operator",
+                ));
+            }
+            let p2 = self.inner_pat()?;
+            return Ok((name, name_span, vec![], vec![p1, p2]));
         }
         let (name, name_span) = self.ident("a name to define")?;
         let type_params = self.type_params()?;
         let params = self.param_pats()?;
         if let Tok::Symbol(_) = self.peek() {
-            return Err(
-                self.unsupported_here("infix operator definitions (write `def (op) x y = ...`)")
-            );
+            return Err(self.error_expected("a parameter, `:` or `=`"));
         }
+        Ok((name, name_span, type_params, params))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn val_dec_rest(
+        &mut self,
+        entry: bool,
+        name: String,
+        name_span: Span,
+        type_params: Vec<TypeParam>,
+        params: Vec<Pat>,
+        attrs: Vec<Attr>,
+        start: Span,
+    ) -> PResult<ValDec> {
         let ret = if self.eat(&Tok::Colon) {
             Some(self.type_exp()?)
         } else {
@@ -869,7 +991,10 @@ impl Parser {
                         return Ok(Pat::new(PatKind::Tuple(vec![]), start.to(end)));
                     }
                     if matches!(p.peek(), Tok::Symbol(_)) && *p.peek_at(1) == Tok::RParen {
-                        return Err(p.unsupported_here("binding operators in patterns"));
+                        // `(op)`: binds the operator `op` (an ordinary name otherwise).
+                        p.pos -= 1;
+                        let (name, _) = p.binding_op()?.ok_or_else(|| p.error_expected("`(`"))?;
+                        return Ok(Pat::new(PatKind::Id(name), start.to(p.prev_span())));
                     }
                     let first = p.pat()?;
                     if p.at(&Tok::RParen) {
@@ -980,6 +1105,12 @@ impl Parser {
 
     /// The infix operator at the current token, with its precedence and associativity.
     fn infix_here(&self) -> Option<(u8, bool)> {
+        if let Some(n) = self.qual_symbol_len() {
+            // `x i32.+ y`: a qualified operator has the precedence of its symbol.
+            if let Tok::Symbol(s) = self.peek_at(2 * n) {
+                return Some(symbol_prec(s));
+            }
+        }
         match self.peek() {
             Tok::Symbol(s) => Some(symbol_prec(s)),
             Tok::Backtick => Some((PREC_BACKTICK, false)),
@@ -993,6 +1124,9 @@ impl Parser {
 
     /// Whether the operator at the current token is directly followed by `)` (a left section).
     fn op_then_rparen(&self) -> bool {
+        if let Some(n) = self.qual_symbol_len() {
+            return *self.peek_at(2 * n + 1) == Tok::RParen;
+        }
         match self.peek() {
             Tok::Symbol(_) => *self.peek_at(1) == Tok::RParen,
             Tok::Backtick => {
@@ -1038,28 +1172,25 @@ impl Parser {
 
     /// The operator at the current token (a symbol or backticked name), consumed.
     fn infix_op(&mut self) -> PResult<OpRef> {
+        if let Some(n) = self.qual_symbol_len() {
+            return self.qualified_infix_op(n);
+        }
         match self.peek().clone() {
             Tok::Symbol(s) => match builtin_op(&s) {
-                Some(op) => {
+                Some(op) if !self.user_ops.contains(&s) => {
                     self.bump();
                     Ok(OpRef::Builtin(op))
                 }
                 None if s == "!" => Err(self.error_expected("an infix operator")),
-                None => {
-                    if s == ">->" || s == "<-<" {
-                        // The function composition operators of Futhark's prelude: intrinsics
-                        // named by their symbol (no source identifier can refer to them).
-                        let span = self.bump().span;
-                        let q = QualName {
-                            quals: vec![],
-                            name: s.clone(),
-                        };
-                        return Ok(OpRef::Fun(Box::new(Expr::new(ExprKind::Var(q), span))));
-                    }
-                    Err(Diagnostic::not_supported(
-                        self.span(),
-                        format!("user-defined operator `{s}`"),
-                    ))
+                _ => {
+                    // A user-defined operator (or one shadowing a built-in operator), or the
+                    // prelude's `>->` and `<-<`: the function bound to the symbol's name.
+                    let span = self.bump().span;
+                    let q = QualName {
+                        quals: vec![],
+                        name: s.clone(),
+                    };
+                    Ok(OpRef::Fun(Box::new(Expr::new(ExprKind::Var(q), span))))
                 }
             },
             Tok::Backtick => Ok(OpRef::Fun(Box::new(self.backtick_op()?))),
@@ -1348,7 +1479,11 @@ impl Parser {
             None
         };
         self.expect(&Tok::Arrow, "`->`")?;
-        let body = self.exp()?;
+        let mark = self.user_ops.len();
+        self.bind_pat_ops(&params);
+        let body = self.exp();
+        self.user_ops.truncate(mark);
+        let body = body?;
         let span = start.to(body.span);
         Ok(Expr::new(
             ExprKind::Lambda {
@@ -1415,7 +1550,9 @@ impl Parser {
     /// Parsed iteratively so that long chains do not deepen the recursion.
     fn let_chain(&mut self) -> PResult<Expr> {
         let base = self.tree;
+        let mark = self.user_ops.len();
         let r = self.let_chain_inner();
+        self.user_ops.truncate(mark);
         self.tree = base;
         r
     }
@@ -1426,6 +1563,15 @@ impl Parser {
             self.deepen(1)?;
             let start = self.expect_kw(Keyword::Let)?;
             let head = self.let_head()?;
+            match &head {
+                LetHead::Pat(pat, _) | LetHead::Sized { pat, .. } => {
+                    self.bind_pat_ops(std::slice::from_ref(pat))
+                }
+                LetHead::Fun { name, .. } if is_operator_name(name) => {
+                    self.user_ops.push(name.clone())
+                }
+                _ => {}
+            }
             heads.push((start, head));
             if self.at_kw(Keyword::In) {
                 self.bump();
@@ -1468,6 +1614,34 @@ impl Parser {
                     value: Box::new(value),
                     body: Box::new(body),
                 },
+                LetHead::Sized {
+                    fname,
+                    sizes,
+                    pat,
+                    value,
+                } => {
+                    let q = QualName {
+                        quals: vec![],
+                        name: fname.clone(),
+                    };
+                    let vspan = value.span;
+                    let call = Expr::new(
+                        ExprKind::Apply(
+                            Box::new(Expr::new(ExprKind::Var(q), pat.span)),
+                            vec![value],
+                        ),
+                        vspan,
+                    );
+                    ExprKind::LetFun {
+                        name: fname,
+                        name_span: pat.span,
+                        type_params: sizes,
+                        params: vec![pat],
+                        ret: None,
+                        value: Box::new(body),
+                        body: Box::new(call),
+                    }
+                }
                 LetHead::With {
                     name,
                     name_span,
@@ -1489,7 +1663,27 @@ impl Parser {
     /// What follows `let` up to and including the bound value.
     fn let_head(&mut self) -> PResult<LetHead> {
         if self.at_bracket() {
-            return Err(self.unsupported_here("size binders in `let` (`let [n] ...`)"));
+            return self.size_let_head();
+        }
+        let op_fun = self.at(&Tok::LParen)
+            && matches!(self.peek_at(1), Tok::Symbol(_))
+            && *self.peek_at(2) == Tok::RParen
+            && matches!(
+                self.peek_at(3),
+                Tok::Ident(_)
+                    | Tok::Underscore
+                    | Tok::LParen
+                    | Tok::Tick
+                    | Tok::TickHat
+                    | Tok::TickTilde
+                    | Tok::LBracket
+            );
+        if op_fun {
+            // `let (op) params = e`: a local operator function.
+            let (name, name_span) = self
+                .binding_op()?
+                .ok_or_else(|| self.error_expected("`(`"))?;
+            return self.let_fun_rest(name, name_span);
         }
         if let Tok::Ident(name) = self.peek().clone() {
             let next = self.peek_at(1).clone();
@@ -1525,26 +1719,7 @@ impl Parser {
             );
             if is_fun {
                 let name_span = self.bump().span;
-                let type_params = self.type_params()?;
-                let params = self.param_pats()?;
-                if params.is_empty() {
-                    return Err(self.error_expected("a function parameter"));
-                }
-                let ret = if self.eat(&Tok::Colon) {
-                    Some(self.type_exp()?)
-                } else {
-                    None
-                };
-                self.expect(&Tok::Equals, "`=`")?;
-                let value = self.exp()?;
-                return Ok(LetHead::Fun {
-                    name,
-                    name_span,
-                    type_params,
-                    params,
-                    ret,
-                    value,
-                });
+                return self.let_fun_rest(name, name_span);
             }
         }
         let pat = self.pat()?;
@@ -1577,7 +1752,7 @@ impl Parser {
         let head = self.atom_postfix()?;
         let mut args = Vec::new();
         loop {
-            if self.starts_atom() {
+            if self.starts_atom() && self.qual_symbol_len().is_none() {
                 args.push(self.atom_postfix()?);
             } else if self.at(&Tok::Backslash) {
                 let l = self.guarded(|p| p.lambda())?;
@@ -1774,6 +1949,10 @@ impl Parser {
             let end = self.bump().span;
             return Ok(Expr::new(ExprKind::Tuple(vec![]), start.to(end)));
         }
+        // `(.[i])`
+        if self.at(&Tok::Dot) && matches!(self.peek_at(1), Tok::LBracket | Tok::IndexBracket) {
+            return self.index_section(start);
+        }
         // `(.0)`, `(.1.0)`
         if self.at(&Tok::Dot) {
             let mut fields = Vec::new();
@@ -1874,6 +2053,182 @@ impl Parser {
         }
         let end = self.expect(&Tok::RParen, "`,` or `)`")?;
         Ok(Expr::new(ExprKind::Tuple(elems), start.to(end)))
+    }
+}
+
+/// User-defined operators, size bindings in `let` and index sections.
+impl Parser {
+    /// `(op)` in binding position (a declaration's name, a pattern): the operator's name.
+    /// `None` (nothing consumed) where the tokens are not `(`, an operator symbol, `)`.
+    fn binding_op(&mut self) -> PResult<Option<(String, Span)>> {
+        let Tok::Symbol(name) = self.peek_at(1).clone() else {
+            return Ok(None);
+        };
+        if !self.at(&Tok::LParen) || *self.peek_at(2) != Tok::RParen {
+            return Ok(None);
+        }
+        let start = self.bump().span;
+        let op_span = self.bump().span;
+        let end = self.bump().span;
+        if name == "!" {
+            return Err(Diagnostic::error(
+                op_span,
+                "`!` is a prefix operator and cannot be used as an infix operator",
+            ));
+        }
+        Ok(Some((name, start.to(end))))
+    }
+
+    /// Whether the tokens from here are an infix definition `p1 op p2` (after `def`), with `p1`
+    /// a name, `_` or a parenthesised pattern.
+    fn infix_definition_here(&self) -> bool {
+        let after = match self.peek() {
+            Tok::Ident(_) | Tok::Underscore => 1,
+            Tok::LParen => {
+                let mut depth = 0usize;
+                let mut i = 0;
+                loop {
+                    match self.peek_at(i) {
+                        Tok::LParen => depth += 1,
+                        Tok::RParen => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break i + 1;
+                            }
+                        }
+                        Tok::Eof => return false,
+                        _ => {}
+                    }
+                    i += 1;
+                }
+            }
+            _ => return false,
+        };
+        matches!(self.peek_at(after), Tok::Symbol(_))
+    }
+
+    /// Brings the operators bound by patterns into scope (for the rest of the scope being
+    /// parsed; the caller restores `user_ops`).
+    fn bind_pat_ops(&mut self, ps: &[Pat]) {
+        let mut ops = vec![];
+        for p in ps {
+            pat_operators(p, &mut ops);
+        }
+        self.user_ops.extend(ops);
+    }
+
+    /// A local function after its name: type parameters, parameters, `: t`, `= e`.
+    fn let_fun_rest(&mut self, name: String, name_span: Span) -> PResult<LetHead> {
+        let type_params = self.type_params()?;
+        let params = self.param_pats()?;
+        if params.is_empty() {
+            return Err(self.error_expected("a function parameter"));
+        }
+        let ret = if self.eat(&Tok::Colon) {
+            Some(self.type_exp()?)
+        } else {
+            None
+        };
+        self.expect(&Tok::Equals, "`=`")?;
+        let mark = self.user_ops.len();
+        self.bind_pat_ops(&params);
+        let value = self.exp();
+        self.user_ops.truncate(mark);
+        Ok(LetHead::Fun {
+            name,
+            name_span,
+            type_params,
+            params,
+            ret,
+            value: value?,
+        })
+    }
+
+    /// `let [n] [m] pat = e` (the current token is the first `[`). As in Futhark, every size
+    /// must occur in a type annotation in `pat` (`let [n] (xs: [n]i32) = e`).
+    fn size_let_head(&mut self) -> PResult<LetHead> {
+        let mut sizes = vec![];
+        while self.at_bracket() {
+            let start = self.bump().span;
+            let (n, _) = self.ident("a size name")?;
+            let end = self.expect(&Tok::RBracket, "`]`")?;
+            sizes.push(TypeParam::Size(n, start.to(end)));
+        }
+        let pat = self.pat()?;
+        for tp in &sizes {
+            if let TypeParam::Size(n, span) = tp {
+                if !pat_mentions_size(&pat, n) {
+                    return Err(Diagnostic::error(
+                        *span,
+                        format!("size `{n}` unused in pattern"),
+                    )
+                    .with_label("not used in a type annotation of the pattern")
+                    .with_note(format!(
+                        "a size binding names the size of an annotated array: `let [{n}] (xs: [{n}]t) = ...`"
+                    )));
+                }
+            }
+        }
+        self.expect(&Tok::Equals, "`=`")?;
+        let value = self.exp()?;
+        self.size_lets += 1;
+        Ok(LetHead::Sized {
+            fname: format!("let[{}]#{}", self.size_lets, pat.span.lo),
+            sizes,
+            pat,
+            value,
+        })
+    }
+
+    /// A qualified operator `m.op` in infix position (`x i32.+ y`), `n` qualifiers long: the
+    /// module's function of that name.
+    fn qualified_infix_op(&mut self, n: usize) -> PResult<OpRef> {
+        let start = self.span();
+        let mut quals = Vec::new();
+        for _ in 0..n {
+            if let Tok::Ident(m) = self.bump().tok {
+                quals.push(m);
+            }
+            self.bump();
+        }
+        let Tok::Symbol(name) = self.bump().tok else {
+            return Err(self.error_expected("an operator"));
+        };
+        let span = start.to(self.prev_span());
+        let q = QualName { quals, name };
+        self.check_quals(&q, span)?;
+        Ok(OpRef::Fun(Box::new(Expr::new(ExprKind::Var(q), span))))
+    }
+
+    /// An index section `(.[i])`, `(.[i, j])`, `(.[i:j])` after its `(`, the current token being
+    /// the `.`: the function `\x -> x[i]` (with a parameter name no program can write).
+    fn index_section(&mut self, start: Span) -> PResult<Expr> {
+        let dot = self.bump().span;
+        if !self.at_bracket() {
+            return Err(self.error_expected("`[`"));
+        }
+        self.bump();
+        let idx = self.dim_indices()?;
+        let idx_end = self.prev_span();
+        let end = self.expect(&Tok::RParen, "`)`")?;
+        let span = start.to(end);
+        let x = "#section".to_string();
+        let var = Expr::new(
+            ExprKind::Var(QualName {
+                quals: vec![],
+                name: x.clone(),
+            }),
+            dot,
+        );
+        let body = Expr::new(ExprKind::Index(Box::new(var), idx), dot.to(idx_end));
+        Ok(Expr::new(
+            ExprKind::Lambda {
+                params: vec![Pat::new(PatKind::Id(x), dot)],
+                ret: None,
+                body: Box::new(body),
+            },
+            span,
+        ))
     }
 }
 

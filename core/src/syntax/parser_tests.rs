@@ -779,13 +779,8 @@ fn unsupported_constructs_are_named() {
     assert!(ns("include m").contains("modules"));
     assert!(ns("def f = \"s\"").contains("string literals"));
     assert!(ns("def f = 'c'").contains("character literals"));
-    assert!(ns("def x +^ y = x").contains("infix operator definitions"));
-    assert!(ns("def (+^) a b = a").contains("user-defined operators"));
-    assert!(ns("def (+) a b = a").contains("user-defined operators"));
-    assert!(ns("def f = a +^ b").contains("user-defined operator `+^`"));
-    assert!(ns("def f = (+^)").contains("user-defined operator `+^`"));
     assert!(ns("local def f = 1").contains("modules (`local`)"));
-    assert!(ns("def f = let [n] xs = ys in xs").contains("size binders"));
+    assert!(ns("entry (+^) a b = a").contains("entry point named by an operator"));
     assert!(ns("def f = xs with .0 = 1").contains("field updates"));
     assert!(ns("def f = ???").contains("holes"));
 }
@@ -1156,16 +1151,75 @@ fn qualified_operator_sections() {
         "(app map2 (section `f64.+`) xs ys)"
     );
     assert_eq!(pe("(i32.+ 1)"), "(rsection `i32.+` 1)");
+    // Qualified operators in infix position, with their symbol's precedence.
+    assert_eq!(pe("a i32.+ b i32.* c"), "(`i32.+` a (`i32.*` b c))");
+    assert_eq!(pe("f a f64.< g b"), "(`f64.<` (app f a) (app g b))");
+    assert_eq!(pe("(x u8.-)"), "(lsection x `u8.-`)");
     assert!(eerr("(m.+)").contains("not supported"));
 }
 
 #[test]
 fn operators_by_leading_characters() {
-    // Unknown operators are rejected, but only once their precedence has placed them.
-    let (msg, r) = perr("def f = a + b <=> c");
-    assert_eq!(msg, "not supported: user-defined operator `<=>`");
-    assert!(r.contains("test.fut:1:15"), "{r}");
+    // An operator that is not built in is the function of that name, placed by the
+    // precedence and associativity of its leading characters (Futhark's rules).
+    assert_eq!(pe("a + b <=> c"), "(`<=>` (+ a b) c)");
+    assert_eq!(pe("a +^ b *^ c"), "(`+^` a (`*^` b c))");
+    assert_eq!(pe("a *^ b +^ c"), "(`+^` (`*^` a b) c)");
+    assert_eq!(pe("a +^ b +^ c"), "(`+^` (`+^` a b) c)");
+    assert_eq!(pe("a <|^ b <|^ c"), "(`<|^` a (`<|^` b c))");
+    assert_eq!(pe("a |>^ b |>^ c"), "(`|>^` (`|>^` a b) c)");
+    assert_eq!(pe("a ==^ b &^ c"), "(`==^` a (`&^` b c))");
+    assert_eq!(pe("a &&^ b ||^ c"), "(`||^` (`&&^` a b) c)");
+    assert_eq!(pe("a <<^ b **^ c"), "(`<<^` a (`**^` b c))");
+    assert_eq!(pe("a !^ b + c"), "(`!^` a (+ b c))");
+    assert_eq!(pe("(+^)"), "(section `+^`)");
+    assert_eq!(pe("(+^ 1)"), "(rsection `+^` 1)");
+    assert_eq!(pe("(1 +^)"), "(lsection 1 `+^`)");
     assert!(eerr("a ! b").starts_with("expected an infix operator"));
+}
+
+#[test]
+fn user_defined_operators() {
+    let decs = |src: &str| match parse_program(src, F) {
+        Ok(p) => p
+            .decs
+            .iter()
+            .map(|d| match d {
+                Dec::Val(v) => format!("{} = {}", v.name, e(&v.body)),
+                _ => "type".to_string(),
+            })
+            .collect::<Vec<_>>(),
+        Err(d) => panic!("{src:?} failed to parse:\n{}", render(src, &d)),
+    };
+    assert_eq!(decs("def (+^) a b = a + b"), ["+^ = (+ a b)"]);
+    assert_eq!(decs("def a +^ b = a"), ["+^ = a"]);
+    assert_eq!(decs("def (a: i32) +^ (b: i32) : i32 = a"), ["+^ = a"]);
+    // A definition of a built-in operator shadows it from there on (not in its own body).
+    assert_eq!(
+        decs("def f = 1 + 2\ndef (+) a b = a + b\ndef g = 1 + 2"),
+        ["f = (+ 1 2)", "+ = (+ a b)", "g = (`+` 1 2)"]
+    );
+    // Local bindings of operators: patterns, local functions, parameters; only in scope.
+    assert_eq!(pe("let (+) = f in 1 + 2"), "(let + f (`+` 1 2))");
+    assert_eq!(
+        pe("(let (*) a b = a in 1 * 2) * 3"),
+        "(* (letfun * a b = a in (`*` 1 2)) 3)"
+    );
+    assert_eq!(pe("(\\(-) -> 1 - 2) - 3"), "(- (\\- -> (`-` 1 2)) 3)");
+    let (msg, _) = perr("def (!) a b = a");
+    assert!(msg.contains("prefix operator"), "{msg}");
+}
+
+#[test]
+fn size_bindings_and_index_sections() {
+    assert_eq!(
+        pe("let [n] (xs: [n]i32) = ys in n"),
+        "(letfun let[1]#16 [n] (xs: [n]i32) = n in (app let[1]#16 ys))"
+    );
+    let (msg, _) = perr("def f = let [n] xs = ys in n");
+    assert_eq!(msg, "size `n` unused in pattern");
+    assert_eq!(pe("(.[0])"), "(\\#section -> #section[0])");
+    assert_eq!(pe("(.[i, 1:])"), "(\\#section -> #section[i, 1:])");
 }
 
 #[test]
@@ -1184,8 +1238,9 @@ fn minus_and_spacing() {
         "(app tabulate n (\\i -> (* i 2)))"
     );
     assert_eq!(pe("f x |> \\y -> y"), "(|> (app f x) (\\y -> y))");
-    // As in Futhark, operator characters run together: `==-` is one (unknown) operator.
-    assert_eq!(eerr("x==-1"), "not supported: user-defined operator `==-`");
+    // As in Futhark, operator characters run together: `==-` is one operator (a name that the
+    // type checker reports unknown unless the program defines it).
+    assert_eq!(pe("x==-1"), "(`==-` x 1)");
 }
 
 // ------------------------------------------------------------------ size expressions, composition
