@@ -56,10 +56,24 @@ impl Env {
         }
     }
 
+    /// The built-in numeric module `p` (made once per thread).
+    pub fn numeric_module(p: PrimType) -> Rc<Env> {
+        thread_local! {
+            static MODULES: std::cell::RefCell<HashMap<PrimType, Rc<Env>>> =
+                std::cell::RefCell::new(HashMap::new());
+        }
+        MODULES.with(|m| {
+            m.borrow_mut()
+                .entry(p)
+                .or_insert_with(|| Rc::new(Env::make_numeric_module(p)))
+                .clone()
+        })
+    }
+
     /// The built-in numeric module `p`: its functions, constants and operators
     /// ([`crate::builtins::MODULE_FNS`]), its conversions from every primitive type, and its
-    /// type `t`.
-    pub fn numeric_module(p: PrimType) -> Env {
+    /// type `t` (and `int_t` for a float type).
+    fn make_numeric_module(p: PrimType) -> Env {
         let mut env = Env {
             prim: Some(p),
             ..Env::default()
@@ -77,21 +91,34 @@ impl Env {
             add(name);
         }
         env.types.insert("t".to_string(), TypeRef::Prim(p));
-        env
-    }
-
-    /// The scope every file starts from before its own declarations: the numeric modules
-    /// (`f64`, `i32`, ...) and the module `bool` (conversions to `bool`).
-    pub fn builtin_modules() -> Env {
-        let mut env = Env::default();
-        for p in PrimType::all() {
-            env.mods.insert(
-                p.name().to_string(),
-                ModVal::Struct(Rc::new(Env::numeric_module(p))),
-            );
+        if let PrimType::Float(f) = p {
+            // The unsigned integer type of the same width (`to_bits`, `from_bits`).
+            let int_t = PrimType::Int(crate::builtins::bits_type(f));
+            env.types.insert("int_t".to_string(), TypeRef::Prim(int_t));
         }
         env
     }
+
+    /// The scope every file starts from before its own declarations: the intrinsic functions
+    /// (`map`, `iota`, ...; [`crate::builtins::INTRINSICS`]), the numeric modules (`f64`,
+    /// `i32`, ...) and the module `bool` (conversions to `bool`).
+    pub fn builtins() -> Env {
+        let mut env = Env::default();
+        for name in intrinsic_names() {
+            env.vals
+                .insert(name.to_string(), ValRef::Entity(name.to_string()));
+        }
+        for p in PrimType::all() {
+            env.mods
+                .insert(p.name().to_string(), ModVal::Struct(Env::numeric_module(p)));
+        }
+        env
+    }
+}
+
+/// The names of the intrinsic functions, which the type checker knows by these names.
+pub(crate) fn intrinsic_names() -> impl Iterator<Item = &'static str> {
+    crate::builtins::INTRINSICS.iter().map(|(n, _)| *n)
 }
 
 /// The value of a module name.
@@ -159,17 +186,25 @@ impl Sig {
 /// that is taken, when `#2`, `#3`, ... is appended: `linalg_f64.dotprod#2`. Names with `.` or
 /// `#` cannot be written in source, so they never clash with a local variable. The entry points
 /// of the main file keep their exact names (they are the program's interface); no other
-/// definition takes them.
+/// definition takes them, nor the name of an intrinsic (`def map` is `map#2`, so that a use of
+/// the intrinsic `map` emitted later, from a functor's body, still means the intrinsic).
 #[derive(Debug, Default)]
 pub(crate) struct Namer {
     vals: HashSet<String>,
     types: HashSet<String>,
-    /// The main file's entry point names.
+    /// The main file's entry point names, `main`, and the intrinsics' names (which a use of
+    /// an intrinsic is emitted as).
     reserved: HashSet<String>,
 }
 
 impl Namer {
-    pub fn new(reserved: HashSet<String>) -> Namer {
+    /// A namer that gives none of the `entries` (names of the main file's entry points) and
+    /// none of the intrinsics' names to a definition that is not an entry point.
+    pub fn new(entries: HashSet<String>) -> Namer {
+        let mut reserved = entries;
+        reserved.extend(intrinsic_names().map(str::to_string));
+        // Lowering takes a top-level `main` for an entry point: only the main file's may be.
+        reserved.insert("main".to_string());
         Namer {
             reserved,
             ..Namer::default()

@@ -191,13 +191,14 @@ impl<'a> Elab<'a> {
                     None => (q.name.clone(), vec![]),
                 };
                 let Some(m) = scope.mods.get(&first) else {
-                    let what = if scope.vals.contains_key(&first) {
-                        format!("`{first}` is a value, not a module")
-                    } else {
-                        format!("unknown module `{first}`")
-                    };
-                    return Err(Diagnostic::error(*span, what)
-                        .with_label("no module of this name is in scope"));
+                    if scope.vals.contains_key(&first) {
+                        return Err(Diagnostic::error(
+                            *span,
+                            format!("`{first}` is a value, not a module"),
+                        )
+                        .with_label("not a module"));
+                    }
+                    return Err(unknown_module(&first, *span));
                 };
                 if rest.is_empty() {
                     return Ok(m.clone());
@@ -281,6 +282,16 @@ impl<'a> Elab<'a> {
             .insert(loaded.key, FileState::Done(env.clone()));
         Ok(env)
     }
+}
+
+/// The error for a module name that is not in scope.
+pub(crate) fn unknown_module(name: &str, span: Span) -> Diagnostic {
+    if name == "intrinsics" {
+        // Futhark's compiler-internal module, used by its prelude and some of its tests.
+        return Diagnostic::not_supported(span, "the `intrinsics` module");
+    }
+    Diagnostic::error(span, format!("unknown module `{name}`"))
+        .with_label("no module of this name is in scope")
 }
 
 /// `m : s`: the view of module `m` through module type `s`.

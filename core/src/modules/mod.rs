@@ -74,7 +74,7 @@ pub fn elaborate(
         loader,
         files: HashMap::new(),
         chain: vec![(main_key.clone(), main_name.to_string())],
-        base: Env::builtin_modules(),
+        base: Env::builtins(),
         applications: 0,
     };
     elab.files.insert(main_key, FileState::InProgress);

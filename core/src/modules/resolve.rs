@@ -9,10 +9,11 @@
 //! when it was bound), and the stack of opens; a lookup is `O(opens)`, so deep `let` chains stay
 //! linear.
 //!
-//! What stays for the type checker: locals, names no module defines (the intrinsics `map`,
-//! `iota`, ...; an unknown name is the type checker's `unknown name` error), and the local open
-//! of a numeric module `f64.(e)`, which the type checker implements itself (it makes the
-//! operators in `e` those of `f64`).
+//! What stays for the type checker: locals, the names of the intrinsics (`map`, `iota`, ...),
+//! and the local open of a numeric module `f64.(e)`, which the type checker implements itself
+//! (it makes the operators in `e` those of `f64`). A name that is in scope nowhere is an
+//! `unknown name` (or `unknown type`) error here: passed on, it could be taken for a definition
+//! of the flat program that is not in scope where it is used.
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -46,9 +47,6 @@ pub(crate) struct Resolver<'e> {
     log: Vec<(bool, String)>,
     /// How deeply the resolver has recursed (bounded like the parser's trees).
     depth: u32,
-    /// Whether an unqualified type name that is neither local, defined by a module, nor
-    /// primitive is an error here (in module types, which the type checker never sees).
-    strict_types: bool,
 }
 
 /// What a qualified or unqualified value name found.
@@ -69,7 +67,6 @@ impl<'e> Resolver<'e> {
             opens: Vec::new(),
             log: Vec::new(),
             depth: 0,
-            strict_types: false,
         }
     }
 
@@ -100,9 +97,8 @@ impl<'e> Resolver<'e> {
     }
 
     /// Resolves a type expression with the given type parameters in scope (a refinement
-    /// `with t 'a = ...`, which the type checker never sees: unknown names are errors here).
+    /// `with t 'a = ...`).
     pub fn type_with_params(&mut self, params: &[TypeParam], t: &mut TypeExp) -> R<()> {
-        self.strict_types = true;
         let mark = self.mark();
         self.bind_type_params(params);
         self.type_exp(t)?;
@@ -230,10 +226,7 @@ impl<'e> Resolver<'e> {
                     format!("record field access (`{first}` is a value, not a module)"),
                 ))
             }
-            None => {
-                return Err(Diagnostic::error(span, format!("unknown module `{first}`"))
-                    .with_label("no module of this name is in scope"))
-            }
+            None => return Err(super::eval::unknown_module(first, span)),
         };
         super::eval::walk_path(m, first, rest, span)
     }
@@ -262,10 +255,19 @@ impl<'e> Resolver<'e> {
     /// Resolves a value name in place.
     fn var(&self, q: &mut QualName, span: Span) -> R<()> {
         if q.quals.is_empty() {
-            if let Found::Ref(r) = self.lookup_val(&q.name) {
-                *q = Self::val_name(r);
-            }
-            return Ok(());
+            return match self.lookup_val(&q.name) {
+                Found::Ref(r) => {
+                    *q = Self::val_name(r);
+                    Ok(())
+                }
+                Found::Local | Found::PrimMember => Ok(()),
+                // The type checker's message for these.
+                Found::None if q.name.starts_with('_') => Ok(()),
+                // Reported here: left as it is, the name could mean a definition that is not
+                // in scope here (a `local` one of an imported file, say).
+                Found::None => Err(Diagnostic::error(span, format!("unknown name `{q}`"))
+                    .with_label("not in scope")),
+            };
         }
         let r = self.qualified_val(q, span)?;
         *q = Self::val_name(r);
@@ -313,8 +315,10 @@ impl<'e> Resolver<'e> {
                 match r {
                     Some(TypeRef::Entity(n)) => *q = QualName::unqual(n),
                     Some(TypeRef::Prim(p)) => *q = QualName::unqual(p.name()),
-                    None if self.strict_types
-                        && !self.types.contains_key(&q.name)
+                    // Reported here, like unknown value names (a size argument the parser
+                    // read as a type name is a local value).
+                    None if !self.types.contains_key(&q.name)
+                        && !self.vals.contains_key(&q.name)
                         && PrimType::from_name(&q.name).is_none() =>
                     {
                         return Err(Diagnostic::error(*span, format!("unknown type `{q}`"))
@@ -366,7 +370,17 @@ impl<'e> Resolver<'e> {
     fn size(&mut self, d: &mut SizeExp, span: Span) -> R<()> {
         match d {
             SizeExp::Any | SizeExp::Const(_) => Ok(()),
-            SizeExp::Named(q) => self.var(q, span),
+            SizeExp::Named(q) => {
+                if q.quals.is_empty() {
+                    // An unknown size name is the type checker's to report.
+                    if let Found::Ref(r) = self.lookup_val(&q.name) {
+                        *q = Self::val_name(r);
+                    }
+                    Ok(())
+                } else {
+                    self.var(q, span)
+                }
+            }
             SizeExp::Bin(_, a, b) => {
                 self.size(a, span)?;
                 self.size(b, span)
@@ -615,7 +629,7 @@ impl<'e> Resolver<'e> {
                 let m = self.lookup_mod(&path, span)?;
                 match m.prim {
                     Some(p) => {
-                        self.opens.push(Open::Prim(Rc::new(Env::numeric_module(p))));
+                        self.opens.push(Open::Prim(Env::numeric_module(p)));
                         let r = self.expr(x);
                         self.opens.pop();
                         *q = QualName::unqual(p.name());

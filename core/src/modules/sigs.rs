@@ -64,8 +64,7 @@ fn lookup_sig(q: &QualName, span: Span, scope: &Env) -> R<Rc<Sig>> {
         None => return scope.sigs.get(&q.name).cloned().ok_or_else(unknown),
         Some((first, rest)) => {
             let Some(m) = scope.mods.get(first) else {
-                return Err(Diagnostic::error(span, format!("unknown module `{first}`"))
-                    .with_label("no module of this name is in scope"));
+                return Err(super::eval::unknown_module(first, span));
             };
             super::eval::walk_path(m.clone(), first, rest, span)?
         }
