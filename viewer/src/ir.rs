@@ -28,7 +28,8 @@ pub fn link_stages(profile: &Profile) -> (Vec<Vec<Option<Loc>>>, Option<String>)
     }
     let name = &profile.program.path;
     let source = &profile.program.source;
-    let compiled = match vkad_core::compile_with(name, source, &mut vkad_core::modules::FileLoader) {
+    let compiled = match vkad_core::compile_with(name, source, &mut vkad_core::modules::FileLoader)
+    {
         Ok(c) => c,
         Err(e) => {
             let first = e.render().lines().next().unwrap_or_default().to_string();

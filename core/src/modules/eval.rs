@@ -203,7 +203,10 @@ impl<'a> Elab<'a> {
                 if rest.is_empty() {
                     return Ok(m.clone());
                 }
-                let (last, path) = rest.split_last().map(|(l, p)| (l.clone(), p.to_vec())).unwrap_or_default();
+                let (last, path) = rest
+                    .split_last()
+                    .map(|(l, p)| (l.clone(), p.to_vec()))
+                    .unwrap_or_default();
                 let env = walk_path(m.clone(), &first, &path, *span)?;
                 env.mods.get(&last).cloned().ok_or_else(|| {
                     Diagnostic::error(*span, format!("unknown module `{q}`"))
@@ -247,8 +250,10 @@ impl<'a> Elab<'a> {
                     .iter()
                     .position(|(k, _)| *k == loaded.key)
                     .unwrap_or(0);
-                let mut names: Vec<&str> =
-                    self.chain[start..].iter().map(|(_, n)| n.as_str()).collect();
+                let mut names: Vec<&str> = self.chain[start..]
+                    .iter()
+                    .map(|(_, n)| n.as_str())
+                    .collect();
                 names.push(&loaded.name);
                 return Err(Diagnostic::error(
                     span,
@@ -264,8 +269,7 @@ impl<'a> Elab<'a> {
                 Diagnostic::error(span, format!("cannot import \"{path}\": it does not parse"))
             })
         })?;
-        self.files
-            .insert(loaded.key.clone(), FileState::InProgress);
+        self.files.insert(loaded.key.clone(), FileState::InProgress);
         self.chain.push((loaded.key.clone(), loaded.name.clone()));
         let mut scope = self.base.clone();
         let mut exports = Env::default();
@@ -278,8 +282,7 @@ impl<'a> Elab<'a> {
         self.decs(&prog.decs, &mut scope, &mut exports, &ctx)?;
         self.chain.pop();
         let env = Rc::new(exports);
-        self.files
-            .insert(loaded.key, FileState::Done(env.clone()));
+        self.files.insert(loaded.key, FileState::Done(env.clone()));
         Ok(env)
     }
 }
@@ -298,10 +301,18 @@ pub(crate) fn unknown_module(name: &str, span: Span) -> Diagnostic {
 fn ascribe(v: ModVal, s: &crate::syntax::ast::SigExp, scope: &Env, what: &str) -> R<ModVal> {
     let sig = eval_sig(s, scope)?;
     match v {
-        ModVal::Struct(env) => Ok(ModVal::Struct(Rc::new(restrict(&env, &sig, s.span(), what)?))),
+        ModVal::Struct(env) => Ok(ModVal::Struct(Rc::new(restrict(
+            &env,
+            &sig,
+            s.span(),
+            what,
+        )?))),
         ModVal::Functor(f) => Err(Diagnostic::error(
             s.span(),
-            format!("`{}` is a parametric module; vkad has no module types for parametric modules", f.name),
+            format!(
+                "`{}` is a parametric module; vkad has no module types for parametric modules",
+                f.name
+            ),
         )),
     }
 }

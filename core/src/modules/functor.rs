@@ -27,7 +27,10 @@ pub(crate) fn apply(elab: &mut Elab, f: ModVal, arg: ModVal, span: Span, ctx: &C
         .with_label("too many arguments, or not a parametric module"));
     };
     let Some((param, rest)) = f.params.split_first() else {
-        return Err(Diagnostic::error(span, "internal error: a functor without parameters"));
+        return Err(Diagnostic::error(
+            span,
+            "internal error: a functor without parameters",
+        ));
     };
     let ModVal::Struct(arg) = arg else {
         return Err(Diagnostic::error(
@@ -39,7 +42,10 @@ pub(crate) fn apply(elab: &mut Elab, f: ModVal, arg: ModVal, span: Span, ctx: &C
         ));
     };
     let sig = eval_sig(&param.sig, &f.closure)?;
-    let what = format!("the argument for parameter `{}` of `{}`", param.name, f.name);
+    let what = format!(
+        "the argument for parameter `{}` of `{}`",
+        param.name, f.name
+    );
     let view = restrict(&arg, &sig, span, &what)?;
     let mut closure = f.closure.clone();
     closure
@@ -73,7 +79,12 @@ pub(crate) fn apply(elab: &mut Elab, f: ModVal, arg: ModVal, span: Span, ctx: &C
                 ));
             };
             let what = format!("the result of `{}`", f.name);
-            Ok(ModVal::Struct(Rc::new(restrict(&m, &sig, s.span(), &what)?)))
+            Ok(ModVal::Struct(Rc::new(restrict(
+                &m,
+                &sig,
+                s.span(),
+                &what,
+            )?)))
         }
     }
 }

@@ -36,9 +36,11 @@ pub struct NoImports;
 
 impl Loader for NoImports {
     fn load(&mut self, _importer: &str, _path: &str) -> Result<Loaded, String> {
-        Err("the program was given as text, with no file to import relative to \
+        Err(
+            "the program was given as text, with no file to import relative to \
              (compile it from a file: `vkad_core::compile_file`)"
-            .to_string())
+                .to_string(),
+        )
     }
 }
 
@@ -57,7 +59,8 @@ impl Loader for FileLoader {
     fn load(&mut self, importer: &str, path: &str) -> Result<Loaded, String> {
         let file = FileLoader::resolve(importer, path);
         let name = file.display().to_string();
-        let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read {name}: {e}"))?;
+        let text =
+            std::fs::read_to_string(&file).map_err(|e| format!("cannot read {name}: {e}"))?;
         Ok(Loaded {
             key: self.key_of(&name),
             name,
@@ -79,7 +82,8 @@ fn normalize(p: &Path) -> PathBuf {
         match c {
             Component::CurDir => {}
             Component::ParentDir => {
-                let last_is_normal = matches!(out.components().next_back(), Some(Component::Normal(_)));
+                let last_is_normal =
+                    matches!(out.components().next_back(), Some(Component::Normal(_)));
                 if last_is_normal {
                     out.pop();
                 } else if !matches!(out.components().next_back(), Some(Component::RootDir)) {

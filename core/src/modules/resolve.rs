@@ -206,7 +206,10 @@ impl<'e> Resolver<'e> {
     /// The module a path of qualifiers `M.N` names.
     fn lookup_mod(&self, quals: &[String], span: Span) -> R<Rc<Env>> {
         let Some((first, rest)) = quals.split_first() else {
-            return Err(Diagnostic::error(span, "internal error: an empty module path"));
+            return Err(Diagnostic::error(
+                span,
+                "internal error: an empty module path",
+            ));
         };
         let mut m = None;
         let local = self.vals.get(first).and_then(|s| s.last().copied());
@@ -641,10 +644,8 @@ impl<'e> Resolver<'e> {
                         self.opens.pop();
                         r?;
                         // The open is resolved: the node is its body.
-                        let inner = std::mem::replace(
-                            x.as_mut(),
-                            Expr::new(ExprKind::Tuple(vec![]), span),
-                        );
+                        let inner =
+                            std::mem::replace(x.as_mut(), Expr::new(ExprKind::Tuple(vec![]), span));
                         *e = inner;
                         Ok(())
                     }

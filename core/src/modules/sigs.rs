@@ -125,13 +125,14 @@ pub(crate) fn restrict(m: &Env, sig: &Sig, span: Span, what: &str) -> R<Env> {
             Some(ModVal::Struct(inner)) => {
                 let what = format!("module `{name}` of {what}");
                 let v = restrict(inner, s, span, &what)?;
-                out.mods
-                    .insert(name.clone(), ModVal::Struct(Rc::new(v)));
+                out.mods.insert(name.clone(), ModVal::Struct(Rc::new(v)));
             }
             Some(ModVal::Functor(_)) => {
                 return Err(Diagnostic::error(
                     span,
-                    format!("{what} does not match its module type: its module `{name}` is parametric"),
+                    format!(
+                        "{what} does not match its module type: its module `{name}` is parametric"
+                    ),
                 ))
             }
             None => return Err(missing("module", name)),

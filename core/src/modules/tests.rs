@@ -78,8 +78,7 @@ fn run(files: &[(&str, &str)], src: &str, entry: &str, args: &str) -> Vec<Value>
     let c = crate::compile_with("main.fut", src, &mut MemLoader::new(files))
         .unwrap_or_else(|e| panic!("{}", e.render()));
     let args = parse_values(args.as_bytes()).expect("arguments");
-    c.run_interp(entry, args)
-        .unwrap_or_else(|e| panic!("{e}"))
+    c.run_interp(entry, args).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn vals(s: &str) -> Vec<Value> {
@@ -136,7 +135,9 @@ fn numeric_module_members_become_the_builtins() {
         panic!("m.f's body is not an application")
     };
     assert!(matches!(&f.kind, ExprKind::Var(q) if q.to_string() == "f64.sqrt"));
-    assert!(matches!(body_of(src, "m.g").kind, ExprKind::LocalOpen(q, _) if q.to_string() == "f64"));
+    assert!(
+        matches!(body_of(src, "m.g").kind, ExprKind::LocalOpen(q, _) if q.to_string() == "f64")
+    );
     assert_eq!(run(&[], src, "main", "9.0"), vals("3.0 18.0"));
 }
 
@@ -152,7 +153,10 @@ fn scoping_locals_opens_and_shadowing() {
     // Inside `m.(...)` the module's `a` hides the parameter; outside the parameter hides
     // nothing but is used; a `let` inside the open hides the module's `b`; a local value named
     // like a module is a value.
-    assert_eq!(run(&[], src, "main", "1000"), vals("3i32 1010i32 101i32 6i32"));
+    assert_eq!(
+        run(&[], src, "main", "1000"),
+        vals("3i32 1010i32 101i32 6i32")
+    );
 }
 
 #[test]
@@ -161,7 +165,12 @@ fn ascription_hides_what_the_module_type_does_not_name() {
                def main = m.y";
     expect_error(src, 2, 12, "module `m` has no member `y`");
     let src = "module m : { val x : i32 val z : i32 } = { def x : i32 = 1 }";
-    expect_error(src, 1, 12, "module `m` does not match its module type: it has no value `z`");
+    expect_error(
+        src,
+        1,
+        12,
+        "module `m` does not match its module type: it has no value `z`",
+    );
 }
 
 #[test]
@@ -234,17 +243,57 @@ fn functor_errors() {
 #[test]
 fn name_errors() {
     expect_error("def x = nomod.y", 1, 9, "unknown module `nomod`");
-    expect_error("module m = { def a = 1 }\ndef x = m.b", 2, 9, "module `m` has no member `b`");
-    expect_error("module m = { }\ndef x : m.t = 1", 2, 9, "module `m` has no type `t`");
-    expect_error("module m = { }\ndef x = m.n.y", 2, 9, "module `m` has no module `n`");
+    expect_error(
+        "module m = { def a = 1 }\ndef x = m.b",
+        2,
+        9,
+        "module `m` has no member `b`",
+    );
+    expect_error(
+        "module m = { }\ndef x : m.t = 1",
+        2,
+        9,
+        "module `m` has no type `t`",
+    );
+    expect_error(
+        "module m = { }\ndef x = m.n.y",
+        2,
+        9,
+        "module `m` has no module `n`",
+    );
     expect_error("def v = 1\nopen v", 2, 6, "`v` is a value, not a module");
     expect_error("open nothere", 1, 6, "unknown module `nothere`");
-    expect_error("module F (P: { }) = { }\nopen F", 2, 1, "cannot open a parametric module");
+    expect_error(
+        "module F (P: { }) = { }\nopen F",
+        2,
+        1,
+        "cannot open a parametric module",
+    );
     expect_error("module m = F f64", 1, 12, "unknown module `F`");
-    expect_error("module m : nosig = { }", 1, 12, "unknown module type `nosig`");
-    expect_error("def f (r: i32) = r.x", 1, 18, "not supported: record field access");
-    expect_error("module m = { entry e (x: i32) = x }", 1, 20, "entry points must be declared at the top level");
-    expect_error("def x = intrinsics.opaque 1", 1, 9, "not supported: the `intrinsics` module");
+    expect_error(
+        "module m : nosig = { }",
+        1,
+        12,
+        "unknown module type `nosig`",
+    );
+    expect_error(
+        "def f (r: i32) = r.x",
+        1,
+        18,
+        "not supported: record field access",
+    );
+    expect_error(
+        "module m = { entry e (x: i32) = x }",
+        1,
+        20,
+        "entry points must be declared at the top level",
+    );
+    expect_error(
+        "def x = intrinsics.opaque 1",
+        1,
+        9,
+        "not supported: the `intrinsics` module",
+    );
     // Recursion through a module member is still recursion.
     let out = error("module m = { def f (x: i32) : i32 = f x }");
     assert!(out.contains("recursion"), "{out}");
@@ -253,11 +302,21 @@ fn name_errors() {
 #[test]
 fn imports_load_each_file_once_and_hide_local_names() {
     let files = [
-        ("lib/util.fut", "def sq (x: i32) : i32 = x * x\nlocal def hidden : i32 = 7\ndef seven = hidden"),
-        ("lib/geo.fut", "import \"util\"\ndef quad (x: i32) = sq (sq x)"),
+        (
+            "lib/util.fut",
+            "def sq (x: i32) : i32 = x * x\nlocal def hidden : i32 = 7\ndef seven = hidden",
+        ),
+        (
+            "lib/geo.fut",
+            "import \"util\"\ndef quad (x: i32) = sq (sq x)",
+        ),
     ];
-    let src = "import \"lib/geo\"\nimport \"lib/util\"\nentry main (x: i32) = (quad x, sq x, seven)";
-    assert_eq!(flat_names(&files, src), ["sq", "hidden", "seven", "quad", "main"]);
+    let src =
+        "import \"lib/geo\"\nimport \"lib/util\"\nentry main (x: i32) = (quad x, sq x, seven)";
+    assert_eq!(
+        flat_names(&files, src),
+        ["sq", "hidden", "seven", "quad", "main"]
+    );
     assert_eq!(run(&files, src, "main", "2"), vals("16i32 4i32 7i32"));
     // `local` names and what an imported file imports are not visible.
     let out = error_with(&files, "import \"lib/util\"\ndef x = hidden");
@@ -272,7 +331,10 @@ fn imports_load_each_file_once_and_hide_local_names() {
 #[test]
 fn import_errors() {
     let out = error_with(&[], "def a = 1\nimport \"missing/file\"");
-    assert!(out.contains("cannot import \"missing/file\": no file missing/file.fut"), "{out}");
+    assert!(
+        out.contains("cannot import \"missing/file\": no file missing/file.fut"),
+        "{out}"
+    );
     assert!(out.contains("main.fut:2:1"), "{out}");
     // Errors inside an imported file point into it.
     let files = [("bad.fut", "def x : i32 = 1\ndef y = x.z")];
@@ -284,11 +346,17 @@ fn import_errors() {
         ("b.fut", "import \"a\"\ndef b = 1"),
     ];
     let out = error_with(&files, "import \"a\"");
-    assert!(out.contains("cyclic import: a.fut imports b.fut imports a.fut"), "{out}");
+    assert!(
+        out.contains("cyclic import: a.fut imports b.fut imports a.fut"),
+        "{out}"
+    );
     assert!(out.contains("b.fut:1:1"), "{out}");
     let files = [("a.fut", "import \"main\""), ("main.fut", "import \"a\"")];
     let out = error_with(&files, "import \"a\"");
-    assert!(out.contains("cyclic import: main.fut imports a.fut imports main.fut"), "{out}");
+    assert!(
+        out.contains("cyclic import: main.fut imports a.fut imports main.fut"),
+        "{out}"
+    );
     // Text without a file cannot import.
     let out = match crate::check("text.fut", "import \"x\"") {
         Ok(_) => panic!("imported without a file"),

@@ -200,7 +200,11 @@ pub enum Spec {
         span: Span,
     },
     /// `module name: S`
-    Module { name: String, sig: SigExp, span: Span },
+    Module {
+        name: String,
+        sig: SigExp,
+        span: Span,
+    },
     /// `include S`
     Include(SigExp, Span),
 }

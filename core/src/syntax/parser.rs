@@ -451,11 +451,13 @@ impl Parser {
                 }
                 Ok(Dec::Type(self.type_dec()?))
             }
-            Tok::Keyword(k @ (Keyword::Local
-            | Keyword::Module
-            | Keyword::Open
-            | Keyword::Include
-            | Keyword::Import)) => {
+            Tok::Keyword(
+                k @ (Keyword::Local
+                | Keyword::Module
+                | Keyword::Open
+                | Keyword::Include
+                | Keyword::Import),
+            ) => {
                 let k = *k;
                 if let Some(a) = attrs.first() {
                     return Err(Diagnostic::not_supported(
@@ -623,7 +625,9 @@ impl Parser {
                 let (path, end) = self.string_lit("the path of the file to import")?;
                 Ok(ModExp::Import(path, start.to(end)))
             }
-            Tok::Backslash => Err(self.unsupported_here("anonymous parametric modules (`\\(p: S) -> m`)")),
+            Tok::Backslash => {
+                Err(self.unsupported_here("anonymous parametric modules (`\\(p: S) -> m`)"))
+            }
             _ => Err(self.error_expected("a module expression")),
         }
     }

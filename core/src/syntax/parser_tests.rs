@@ -1163,30 +1163,48 @@ include n
     )
     .unwrap_or_else(|e| panic!("{}", render("", &e)));
     assert_eq!(prog.decs.len(), 6);
-    let Dec::ModType(ft) = &prog.decs[1] else { panic!() };
-    let SigExp::Specs(specs, _) = &ft.sig else { panic!() };
+    let Dec::ModType(ft) = &prog.decs[1] else {
+        panic!()
+    };
+    let SigExp::Specs(specs, _) = &ft.sig else {
+        panic!()
+    };
     assert_eq!(specs.len(), 8);
     assert!(matches!(&specs[3], Spec::Val { name, .. } if name == "+"));
     assert!(matches!(&specs[4], Spec::Val { name, .. } if name == "*"));
     assert!(
         matches!(&specs[5], Spec::Val { name, type_params, .. } if name == "dot" && type_params.len() == 2)
     );
-    assert!(matches!(&specs[1], Spec::Type { liftedness: Liftedness::Lifted, params, def: None, .. } if params.len() == 1));
-    let Dec::Module(mk) = &prog.decs[2] else { panic!() };
+    assert!(
+        matches!(&specs[1], Spec::Type { liftedness: Liftedness::Lifted, params, def: None, .. } if params.len() == 1)
+    );
+    let Dec::Module(mk) = &prog.decs[2] else {
+        panic!()
+    };
     assert_eq!(mk.params.len(), 2);
-    let Some(SigExp::With(inner, r2, _)) = &mk.sig else { panic!() };
+    let Some(SigExp::With(inner, r2, _)) = &mk.sig else {
+        panic!()
+    };
     assert_eq!(r2.name.name, "vec");
     assert_eq!(r2.params.len(), 1);
     assert!(matches!(inner.as_ref(), SigExp::With(_, r1, _) if r1.name.name == "t"));
-    let ModExp::Struct(body, _) = &mk.body else { panic!() };
+    let ModExp::Struct(body, _) = &mk.body else {
+        panic!()
+    };
     let Dec::Val(y) = &body[2] else { panic!() };
     assert_eq!(e(&y.body), "(`T.+` a b)");
-    let Dec::Local(n, _) = &prog.decs[3] else { panic!() };
+    let Dec::Local(n, _) = &prog.decs[3] else {
+        panic!()
+    };
     let Dec::Module(n) = n.as_ref() else { panic!() };
     // `mk f64 (g {...})` is `(mk f64) (g {...})`.
-    let ModExp::Apply(f, arg, _) = &n.body else { panic!() };
+    let ModExp::Apply(f, arg, _) = &n.body else {
+        panic!()
+    };
     assert!(matches!(f.as_ref(), ModExp::Apply(..)));
     assert!(matches!(arg.as_ref(), ModExp::Apply(..)));
     assert!(matches!(&prog.decs[4], Dec::Open(ModExp::Import(p, _), _) if p == "other"));
-    assert!(matches!(&prog.decs[0], Dec::Import(p, _) if p == "lib/github.com/diku-dk/linalg/linalg"));
+    assert!(
+        matches!(&prog.decs[0], Dec::Import(p, _) if p == "lib/github.com/diku-dk/linalg/linalg")
+    );
 }
