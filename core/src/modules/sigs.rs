@@ -12,12 +12,18 @@ use std::rc::Rc;
 use super::env::{Env, ModVal, Sig};
 use super::resolve::Resolver;
 use crate::diag::{Diagnostic, Span};
-use crate::syntax::ast::{QualName, SigExp, Spec, TypeRefinement};
+use crate::syntax::ast::{Liftedness, QualName, SigExp, Spec, TypeParam, TypeRefinement};
 
 type R<T> = Result<T, Diagnostic>;
 
 /// Evaluates a module type expression in `scope`.
 pub(crate) fn eval_sig(s: &SigExp, scope: &Env) -> R<Sig> {
+    eval_sig_in(s, scope, &[])
+}
+
+/// Evaluates a module type expression in `scope`, inside a module type whose specifications so
+/// far declare the types `sig_types` (which a refinement may name: `include s with t = t`).
+fn eval_sig_in(s: &SigExp, scope: &Env, sig_types: &[String]) -> R<Sig> {
     match s {
         SigExp::Var(q, span) => lookup_sig(q, *span, scope).map(|s| (*s).clone()),
         SigExp::Specs(specs, _) => {
@@ -35,12 +41,12 @@ pub(crate) fn eval_sig(s: &SigExp, scope: &Env) -> R<Sig> {
                         }
                     }
                     Spec::Module { name, sig: s, .. } => {
-                        let inner = eval_sig(s, scope)?;
+                        let inner = eval_sig_in(s, scope, &sig.types)?;
                         sig.mods.retain(|(m, _)| m != name);
                         sig.mods.push((name.clone(), inner));
                     }
                     Spec::Include(s, _) => {
-                        let inner = eval_sig(s, scope)?;
+                        let inner = eval_sig_in(s, scope, &sig.types)?;
                         sig.include(&inner);
                     }
                 }
@@ -48,8 +54,8 @@ pub(crate) fn eval_sig(s: &SigExp, scope: &Env) -> R<Sig> {
             Ok(sig)
         }
         SigExp::With(base, r, _) => {
-            let sig = eval_sig(base, scope)?;
-            refine(sig, r, scope)
+            let sig = eval_sig_in(base, scope, sig_types)?;
+            refine(sig, r, scope, sig_types)
         }
     }
 }
@@ -72,10 +78,17 @@ fn lookup_sig(q: &QualName, span: Span, scope: &Env) -> R<Rc<Sig>> {
     env.sigs.get(&q.name).cloned().ok_or_else(unknown)
 }
 
-/// `sig with t params = def`: the refined type must be one of `sig`'s, and `def` must resolve.
-fn refine(sig: Sig, r: &TypeRefinement, scope: &Env) -> R<Sig> {
+/// `sig with t params = def`: the refined type must be one of `sig`'s, and `def` must resolve
+/// (in `scope`, or to one of the enclosing module type's `sig_types`).
+fn refine(sig: Sig, r: &TypeRefinement, scope: &Env, sig_types: &[String]) -> R<Sig> {
     let mut def = r.def.clone();
-    Resolver::new(scope).type_with_params(&r.params, &mut def)?;
+    let mut params = r.params.clone();
+    params.extend(sig_types.iter().map(|t| TypeParam::Type {
+        name: t.clone(),
+        liftedness: Liftedness::Lifted,
+        span: r.span,
+    }));
+    Resolver::new(scope).type_with_params(&params, &mut def)?;
     let mut target = &sig;
     for m in &r.name.quals {
         match target.mods.iter().find(|(n, _)| n == m) {

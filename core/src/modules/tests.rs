@@ -179,6 +179,12 @@ fn refinements_resolve() {
               module m : s with t = i32 = { type t = i32 def x : t = 1 }\n\
               entry main (y: m.t) : i32 = y + m.x";
     assert_eq!(run(&[], ok, "main", "2"), vals("3i32"));
+    // A refinement inside a module type may name the module type's own types.
+    let ok = "module type s = { type t type u }\n\
+              module type s2 = { type t include s with t = t }\n\
+              module m : s2 = { type t = i32 type u = bool }\n\
+              entry main (x: m.t) : i32 = x";
+    assert_eq!(run(&[], ok, "main", "2"), vals("2i32"));
     expect_error(
         "module type s = { type t }\nmodule m : s with t = nope = { type t = i32 }",
         2,
