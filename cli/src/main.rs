@@ -367,9 +367,7 @@ fn run_cli() -> ExitCode {
 }
 
 fn compile(path: &Path) -> Result<vkad_core::Compiled, Failure> {
-    let text = read_source(path)?;
-    let compiled =
-        vkad_core::compile(&path.display().to_string(), &text).map_err(|e| Failure(e.render()))?;
+    let compiled = vkad_core::compile_file(path).map_err(|e| Failure(e.render()))?;
     if !compiled.warnings.is_empty() {
         eprintln!("{}", compiled.render_warnings().trim_end());
     }
@@ -500,9 +498,7 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
             })
         }
         Command::Check { file } => {
-            let text = read_source(&file)?;
-            let checked = vkad_core::check(&file.display().to_string(), &text)
-                .map_err(|e| Failure(e.render()))?;
+            let checked = vkad_core::check_file(&file).map_err(|e| Failure(e.render()))?;
             if !checked.warnings.is_empty() {
                 eprintln!("{}", checked.render_warnings().trim_end());
             }
@@ -532,10 +528,8 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
                 print!("{report}");
                 return Ok(ExitCode::SUCCESS);
             }
-            let text = read_source(&file)?;
-            let name = file.display().to_string();
             let (ir, errors) = if unoptimised {
-                let checked = vkad_core::check(&name, &text).map_err(|e| Failure(e.render()))?;
+                let checked = vkad_core::check_file(&file).map_err(|e| Failure(e.render()))?;
                 let lowered = vkad_core::lower::lower_program(&checked.ast, &checked.sources);
                 let errors: Vec<String> = lowered
                     .entry_errors

@@ -3,7 +3,9 @@
 //!
 //! The pipeline, as [`compile`] runs it:
 //!
-//! 1. [`syntax::parser`] parses the prelude (`prelude.fut`) and the program into an [`syntax::ast`].
+//! 1. [`syntax::parser`] parses the prelude (`prelude.fut`) and the program into an [`syntax::ast`];
+//!    [`modules`] elaborates modules and imports away (loading imported files through a
+//!    [`modules::Loader`]), leaving a flat program of value and type declarations.
 //! 2. [`typecheck`] infers and checks types, annotating the AST.
 //! 3. [`lower`] turns the typed AST into the first-order [`ir`], inlining higher-order functions.
 //! 4. [`passes`] simplify the IR (DCE, copy propagation, constant folding, CSE, inlining) and
@@ -29,6 +31,7 @@ pub mod interp;
 pub mod ir;
 pub mod lower;
 pub mod mem;
+pub mod modules;
 pub mod passes;
 pub mod prim;
 pub mod primops;
@@ -193,19 +196,56 @@ pub(crate) fn on_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
 }
 
 /// Parse and type-check `text` (reported as file `name`), after the prelude (on a thread with
-/// a large stack, [`COMPILER_STACK`]).
+/// a large stack, [`COMPILER_STACK`]). The program is text without a file: an `import` in it is
+/// an error (see [`check_file`] and [`check_with`]).
 pub fn check(name: &str, text: &str) -> Result<Checked, CompileError> {
-    on_big_stack(|| check_here(name, text))
+    check_with(name, text, &mut modules::NoImports)
 }
 
-fn check_here(name: &str, text: &str) -> Result<Checked, CompileError> {
+/// [`check`] with imports found by `loader`.
+pub fn check_with(
+    name: &str,
+    text: &str,
+    loader: &mut (dyn modules::Loader + Send),
+) -> Result<Checked, CompileError> {
+    on_big_stack(|| check_here(name, text, loader))
+}
+
+/// Parse and type-check the program in file `path`, with its imports read relative to it.
+pub fn check_file(path: &std::path::Path) -> Result<Checked, CompileError> {
+    let (name, text) = read_program(path)?;
+    check_with(&name, &text, &mut modules::FileLoader)
+}
+
+/// The text of the program file `path` (with the name it is reported under), or the error.
+fn read_program(path: &std::path::Path) -> Result<(String, String), CompileError> {
+    let name = path.display().to_string();
+    std::fs::read_to_string(path)
+        .map(|text| (name.clone(), text))
+        .map_err(|e| {
+            let mut sources = SourceMap::default();
+            let file = sources.add(name.as_str(), "");
+            CompileError {
+                sources,
+                diagnostics: Diagnostics(vec![Diagnostic::error(
+                    diag::Span::new(file, 0, 0),
+                    format!("cannot read {name}: {e}"),
+                )]),
+            }
+        })
+}
+
+fn check_here(
+    name: &str,
+    text: &str,
+    loader: &mut dyn modules::Loader,
+) -> Result<Checked, CompileError> {
     let mut sources = SourceMap::default();
     let prelude_id = sources.add(PRELUDE_NAME, PRELUDE);
     let file_id = sources.add(name, text);
-    let parsed = syntax::parser::parse_program(PRELUDE, prelude_id).and_then(|mut p| {
+    let parsed = syntax::parser::parse_program(PRELUDE, prelude_id).and_then(|prelude| {
         let user = syntax::parser::parse_program(text, file_id)?;
-        p.decs.extend(user.decs);
-        Ok(p)
+        modules::elaborate(&prelude, &user, name, &mut sources, loader)
     });
     let mut ast = match parsed {
         Ok(p) => p,
@@ -230,12 +270,33 @@ fn check_here(name: &str, text: &str) -> Result<Checked, CompileError> {
 }
 
 /// Parse, type-check, lower, simplify, differentiate ([`ad::transform()`]) and simplify again.
+/// The program is text without a file: an `import` in it is an error (see [`compile_file`] and
+/// [`compile_with`]).
 pub fn compile(name: &str, text: &str) -> Result<Compiled, CompileError> {
-    on_big_stack(|| compile_here(name, text))
+    compile_with(name, text, &mut modules::NoImports)
 }
 
-fn compile_here(name: &str, text: &str) -> Result<Compiled, CompileError> {
-    let checked = check_here(name, text)?;
+/// [`compile`] with imports found by `loader`.
+pub fn compile_with(
+    name: &str,
+    text: &str,
+    loader: &mut (dyn modules::Loader + Send),
+) -> Result<Compiled, CompileError> {
+    on_big_stack(|| compile_here(name, text, loader))
+}
+
+/// Compile the program in file `path`, with its imports read relative to it.
+pub fn compile_file(path: &std::path::Path) -> Result<Compiled, CompileError> {
+    let (name, text) = read_program(path)?;
+    compile_with(&name, &text, &mut modules::FileLoader)
+}
+
+fn compile_here(
+    name: &str,
+    text: &str,
+    loader: &mut dyn modules::Loader,
+) -> Result<Compiled, CompileError> {
+    let checked = check_here(name, text, loader)?;
     let lowered = lower::lower_program(&checked.ast, &checked.sources);
     let ir_ad = passes::simplify(passes::hoist::hoist(passes::simplify(lowered.program)));
     let (ir, ad_failures) = ad::transform::transform_partial(ir_ad.clone());

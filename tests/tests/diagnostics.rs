@@ -50,10 +50,20 @@ fn recursion_is_rejected() {
 }
 
 #[test]
-fn modules_are_not_supported() {
-    let out = error_of("module m = { def x = 1 }\ndef main = 1");
-    assert!(out.contains("not supported"), "{out}");
-    assert!(out.contains("bad.fut:1:1"), "{out}");
+fn module_errors_have_locations() {
+    expect_error(
+        "module m = { def x = 1 }\ndef main = m.y",
+        2,
+        12,
+        "module `m` has no member `y`",
+    );
+    expect_error("def main = q.y", 1, 12, "unknown module `q`");
+    expect_error(
+        "import \"nothere\"\ndef main = 1",
+        1,
+        1,
+        "cannot import \"nothere\"",
+    );
 }
 
 #[test]

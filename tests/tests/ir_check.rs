@@ -28,10 +28,9 @@ fn ir_is_valid_after_lowering_and_after_every_pass() {
     let mut problems = Vec::new();
     let mut checked = 0;
     for f in &files {
-        let text = std::fs::read_to_string(f).unwrap();
         let name = f.display().to_string();
         // Files that are meant not to compile are covered by the test runner.
-        let Ok(c) = vkad_core::check(&name, &text) else {
+        let Ok(c) = vkad_core::check_file(f) else {
             continue;
         };
         let lowered = vkad_core::lower::lower_program(&c.ast, &c.sources);
@@ -67,9 +66,8 @@ fn ir_is_valid_after_ad_and_after_every_pass() {
     let mut problems = Vec::new();
     let mut checked = 0;
     for f in &files {
-        let text = std::fs::read_to_string(f).unwrap();
         let name = f.display().to_string();
-        let Ok(c) = vkad_core::check(&name, &text) else {
+        let Ok(c) = vkad_core::check_file(f) else {
             continue;
         };
         let lowered = vkad_core::lower::lower_program(&c.ast, &c.sources);

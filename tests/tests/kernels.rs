@@ -68,9 +68,8 @@ fn every_program_s_kernel_ir_passes_the_checker() {
     fut_files(&repo_root().join("examples"), &mut files);
     let mut checked = 0;
     for f in files {
-        let text = std::fs::read_to_string(&f).expect("readable");
         // Programs that are meant not to compile are skipped.
-        let Ok(c) = vkad_core::compile(&f.display().to_string(), &text) else {
+        let Ok(c) = vkad_core::compile_file(&f) else {
             continue;
         };
         if let Err(e) = vkad_core::seg::check::check_program(c.kernels()) {
@@ -111,8 +110,7 @@ fn scalar(v: f64) -> Value {
 
 fn compiled(name: &str) -> vkad_core::Compiled {
     let path = repo_root().join("tests/programs/kernels").join(name);
-    let text = std::fs::read_to_string(&path).expect("readable");
-    vkad_core::compile(&path.display().to_string(), &text).unwrap_or_else(|e| panic!("{e}"))
+    vkad_core::compile_file(&path).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Runs `entry` through the kernel IR and the interpreter, checks that they agree, and

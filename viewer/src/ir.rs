@@ -28,7 +28,8 @@ pub fn link_stages(profile: &Profile) -> (Vec<Vec<Option<Loc>>>, Option<String>)
     }
     let name = &profile.program.path;
     let source = &profile.program.source;
-    let compiled = match vkad_core::compile(name, source) {
+    let compiled = match vkad_core::compile_with(name, source, &mut vkad_core::modules::FileLoader)
+    {
         Ok(c) => c,
         Err(e) => {
             let first = e.render().lines().next().unwrap_or_default().to_string();
@@ -41,7 +42,7 @@ pub fn link_stages(profile: &Profile) -> (Vec<Vec<Option<Loc>>>, Option<String>)
         }
     };
     let mut candidates: Vec<Program> = Vec::new();
-    if let Ok(checked) = vkad_core::check(name, source) {
+    if let Ok(checked) = vkad_core::check_with(name, source, &mut vkad_core::modules::FileLoader) {
         candidates.push(vkad_core::lower::lower_program(&checked.ast, &checked.sources).program);
     }
     let (after_ad, _) = vkad_core::ad::transform::transform_partial(compiled.ir_ad.clone());

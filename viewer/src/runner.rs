@@ -290,7 +290,9 @@ impl Worker {
         let result = load_profile(path);
         if let Ok(l) = &result {
             let p = &l.profile.program;
-            match vkad_core::compile(&p.path, &p.source) {
+            // Imports are read relative to the program's path, as when it was profiled.
+            let mut files = vkad_core::modules::FileLoader;
+            match vkad_core::compile_with(&p.path, &p.source, &mut files) {
                 Ok(c) => {
                     let prog = program_info(&c, &p.path);
                     self.program = Some((c, p.path.clone(), p.source.clone()));
@@ -313,7 +315,8 @@ impl Worker {
     ) -> Result<(Program, Option<Box<Loaded>>), String> {
         let source = read_text(path)?;
         let name = path.display().to_string();
-        let compiled = vkad_core::compile(&name, &source).map_err(|e| e.render())?;
+        let compiled = vkad_core::compile_with(&name, &source, &mut vkad_core::modules::FileLoader)
+            .map_err(|e| e.render())?;
         let prog = program_info(&compiled, &name);
         let loaded = match device.map(|d| self.device_info(d)) {
             Some(Ok(info)) => {

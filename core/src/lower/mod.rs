@@ -95,10 +95,7 @@ fn lower_program_here(p: &Program, sources: &SourceMap) -> Lowered {
     let mut funs = vec![];
     let mut entry_errors = vec![];
     // A top-level function named `main` (the last one, outside the prelude) is an entry point too.
-    let prelude_file = p.decs.first().map(|d| match d {
-        Dec::Val(v) => v.span.file,
-        Dec::Type(t) => t.span.file,
-    });
+    let prelude_file = p.decs.first().map(|d| d.span().file);
     let main = p
         .decs
         .iter()
@@ -185,7 +182,7 @@ impl<'a> Lowerer<'a> {
     pub fn valdec(&self, i: usize) -> &'a ValDec {
         match &self.prog.decs[i] {
             Dec::Val(v) => v,
-            Dec::Type(_) => unreachable!("top() only returns value declarations"),
+            _ => unreachable!("top() only returns value declarations"),
         }
     }
 

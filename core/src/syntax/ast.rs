@@ -68,6 +68,145 @@ pub enum Dec {
     Val(ValDec),
     /// `type name params = t` (also `type^`, `type~`).
     Type(TypeDec),
+    /// `module M (P: S)... : S' = m`. Modules are eliminated before type checking
+    /// ([`crate::modules`]): the checker and lowering only see `Val` and `Type`.
+    Module(ModDec),
+    /// `module type S = s`
+    ModType(ModTypeDec),
+    /// `open m`: the members of `m` are in scope (and, in a module, part of it).
+    Open(ModExp, Span),
+    /// `include m` in a module: the same as `open m` (Futhark's `include` of a module type is
+    /// [`Spec::Include`]).
+    Include(ModExp, Span),
+    /// `local dec`: `dec`'s names are in scope for the declarations that follow, but not part of
+    /// the enclosing module (or file, for its importers).
+    Local(Box<Dec>, Span),
+    /// `import "path"`: the top-level declarations of `path.fut` are in scope.
+    Import(String, Span),
+}
+
+impl Dec {
+    pub fn span(&self) -> Span {
+        match self {
+            Dec::Val(v) => v.span,
+            Dec::Type(t) => t.span,
+            Dec::Module(m) => m.span,
+            Dec::ModType(m) => m.span,
+            Dec::Open(_, s) | Dec::Include(_, s) | Dec::Local(_, s) | Dec::Import(_, s) => *s,
+        }
+    }
+}
+
+/// `module name params : sig = body`
+#[derive(Clone, Debug)]
+pub struct ModDec {
+    pub name: String,
+    pub name_span: Span,
+    /// `(P: S)` parameters: a module with parameters is a functor (a parametric module).
+    pub params: Vec<ModParam>,
+    /// The ascribed module type, if any.
+    pub sig: Option<SigExp>,
+    pub body: ModExp,
+    pub span: Span,
+}
+
+/// A functor parameter `(name: sig)`.
+#[derive(Clone, Debug)]
+pub struct ModParam {
+    pub name: String,
+    pub sig: SigExp,
+    pub span: Span,
+}
+
+/// `module type name = sig`
+#[derive(Clone, Debug)]
+pub struct ModTypeDec {
+    pub name: String,
+    pub sig: SigExp,
+    pub span: Span,
+}
+
+/// A module expression.
+#[derive(Clone, Debug)]
+pub enum ModExp {
+    /// `M`, `M.N`
+    Var(QualName, Span),
+    /// `{ decs }`
+    Struct(Vec<Dec>, Span),
+    /// Functor application `F A` (several arguments nest: `F A B` is `(F A) B`).
+    Apply(Box<ModExp>, Box<ModExp>, Span),
+    /// `m : S`
+    Ascribe(Box<ModExp>, SigExp, Span),
+    /// `import "path"` as a module: the file's top-level declarations.
+    Import(String, Span),
+}
+
+impl ModExp {
+    pub fn span(&self) -> Span {
+        match self {
+            ModExp::Var(_, s)
+            | ModExp::Struct(_, s)
+            | ModExp::Apply(_, _, s)
+            | ModExp::Ascribe(_, _, s)
+            | ModExp::Import(_, s) => *s,
+        }
+    }
+}
+
+/// A module type expression.
+#[derive(Clone, Debug)]
+pub enum SigExp {
+    /// A named module type `S`, `M.S`.
+    Var(QualName, Span),
+    /// `{ specs }`
+    Specs(Vec<Spec>, Span),
+    /// `S with t params = T`: the refinement of an abstract type.
+    With(Box<SigExp>, TypeRefinement, Span),
+}
+
+impl SigExp {
+    pub fn span(&self) -> Span {
+        match self {
+            SigExp::Var(_, s) | SigExp::Specs(_, s) | SigExp::With(_, _, s) => *s,
+        }
+    }
+}
+
+/// `with name params = def`
+#[derive(Clone, Debug)]
+pub struct TypeRefinement {
+    pub name: QualName,
+    pub params: Vec<TypeParam>,
+    pub def: TypeExp,
+    pub span: Span,
+}
+
+/// A specification in a module type.
+#[derive(Clone, Debug)]
+pub enum Spec {
+    /// `val name type_params : t` (`name` may be an operator symbol: `val + : t -> t -> t`).
+    Val {
+        name: String,
+        type_params: Vec<TypeParam>,
+        ty: TypeExp,
+        span: Span,
+    },
+    /// `type name params` (abstract) or `type name params = t`.
+    Type {
+        name: String,
+        liftedness: Liftedness,
+        params: Vec<TypeParam>,
+        def: Option<TypeExp>,
+        span: Span,
+    },
+    /// `module name: S`
+    Module {
+        name: String,
+        sig: SigExp,
+        span: Span,
+    },
+    /// `include S`
+    Include(SigExp, Span),
 }
 
 #[derive(Clone, Debug)]

@@ -79,6 +79,8 @@ type PResult<T> = Result<T, Diagnostic>;
 
 struct Parser {
     toks: Vec<Token>,
+    /// The source text (for the contents of string literals).
+    src: String,
     pos: usize,
     file: FileId,
     depth: u32,
@@ -266,15 +268,12 @@ const PREC_BACKTICK: u8 = 3;
 const PREC_WITH: u8 = 4;
 const PREC_PIPE: u8 = 5;
 
-fn is_module_name(s: &str) -> bool {
-    PrimType::from_name(s).is_some()
-}
-
 impl Parser {
     fn new(src: &str, file: FileId) -> Result<Parser, Diagnostics> {
         let toks = lex(src, file)?;
         Ok(Parser {
             toks,
+            src: src.to_string(),
             pos: 0,
             file,
             depth: 0,
@@ -518,15 +517,322 @@ impl Parser {
                 }
                 Ok(Dec::Type(self.type_dec()?))
             }
-            Tok::Keyword(Keyword::Local) => Err(self.unsupported_here("modules (`local`)")),
-            Tok::Keyword(Keyword::Module) => Err(self.unsupported_here("modules (`module`)")),
-            Tok::Keyword(Keyword::Open) => Err(self.unsupported_here("modules (`open`)")),
-            Tok::Keyword(Keyword::Include) => Err(self.unsupported_here("modules (`include`)")),
-            Tok::Keyword(Keyword::Import) => Err(self.unsupported_here("imports (`import`)")),
-            Tok::Keyword(Keyword::Val) => {
-                Err(self.unsupported_here("module type specifications (`val`)"))
+            Tok::Keyword(
+                k @ (Keyword::Local
+                | Keyword::Module
+                | Keyword::Open
+                | Keyword::Include
+                | Keyword::Import),
+            ) => {
+                let k = *k;
+                if let Some(a) = attrs.first() {
+                    return Err(Diagnostic::not_supported(
+                        a.span(),
+                        format!("attributes on `{}` declarations", k.as_str()),
+                    ));
+                }
+                self.module_level_dec(k, start)
             }
+            Tok::Keyword(Keyword::Val) => Err(Diagnostic::error(
+                self.span(),
+                "`val` specifications belong in module types (`module type S = { val ... }`)",
+            )),
             _ => Err(self.error_expected("a declaration (`def`, `entry` or `type`)")),
+        }
+    }
+
+    // ---------------------------------------------------------------- modules
+
+    /// `local dec`, `module ...`, `module type ...`, `open m`, `include m`, `import "p"`; the
+    /// current token is the keyword `k`.
+    fn module_level_dec(&mut self, k: Keyword, start: Span) -> PResult<Dec> {
+        self.bump();
+        match k {
+            Keyword::Local => {
+                let d = self.guarded(|p| p.dec())?;
+                let span = start.to(d.span());
+                Ok(Dec::Local(Box::new(d), span))
+            }
+            Keyword::Module if self.at_kw(Keyword::Type) => {
+                self.bump();
+                let (name, _) = self.ident("a module type name")?;
+                self.expect(&Tok::Equals, "`=`")?;
+                let sig = self.sig_exp()?;
+                let span = start.to(sig.span());
+                Ok(Dec::ModType(ModTypeDec { name, sig, span }))
+            }
+            Keyword::Module => {
+                let (name, name_span) = self.ident("a module name")?;
+                let mut params = Vec::new();
+                while self.at(&Tok::LParen) {
+                    let p0 = self.bump().span;
+                    let (pname, _) = self.ident("a module parameter name")?;
+                    self.expect(&Tok::Colon, "`:` and the parameter's module type")?;
+                    let sig = self.sig_exp()?;
+                    let end = self.expect(&Tok::RParen, "`)`")?;
+                    params.push(ModParam {
+                        name: pname,
+                        sig,
+                        span: p0.to(end),
+                    });
+                }
+                let sig = if self.eat(&Tok::Colon) {
+                    Some(self.sig_exp()?)
+                } else {
+                    None
+                };
+                self.expect(&Tok::Equals, "`=`")?;
+                let body = self.mod_exp()?;
+                let span = start.to(body.span());
+                Ok(Dec::Module(ModDec {
+                    name,
+                    name_span,
+                    params,
+                    sig,
+                    body,
+                    span,
+                }))
+            }
+            Keyword::Open | Keyword::Include => {
+                let m = self.mod_exp()?;
+                let span = start.to(m.span());
+                Ok(if k == Keyword::Open {
+                    Dec::Open(m, span)
+                } else {
+                    Dec::Include(m, span)
+                })
+            }
+            _ => {
+                let (path, end) = self.string_lit("the path of the file to import")?;
+                Ok(Dec::Import(path, start.to(end)))
+            }
+        }
+    }
+
+    /// A string literal's contents (with `\\`, `\"`, `\n` and `\t` unescaped).
+    fn string_lit(&mut self, what: &str) -> PResult<(String, Span)> {
+        if !self.at(&Tok::Str) {
+            return Err(self.error_expected(what));
+        }
+        let sp = self.bump().span;
+        let raw = self
+            .src
+            .get(sp.lo as usize + 1..(sp.hi as usize).saturating_sub(1))
+            .unwrap_or("");
+        let mut out = String::new();
+        let mut chars = raw.chars();
+        while let Some(c) = chars.next() {
+            if c == '\\' {
+                match chars.next() {
+                    Some('n') => out.push('\n'),
+                    Some('t') => out.push('\t'),
+                    Some(c) => out.push(c),
+                    None => {}
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        Ok((out, sp))
+    }
+
+    /// Declarations up to the closing `}` of a module body (consumed); returns its span.
+    fn decs_until_rbrace(&mut self) -> PResult<(Vec<Dec>, Span)> {
+        let mut decs = Vec::new();
+        while !self.at(&Tok::RBrace) {
+            if self.at(&Tok::Eof) {
+                return Err(self.error_expected("`}` to close the module"));
+            }
+            decs.push(self.guarded(|p| p.dec())?);
+        }
+        let end = self.bump().span;
+        Ok((decs, end))
+    }
+
+    /// A module expression: applications of atoms, optionally ascribed (`m : S`).
+    fn mod_exp(&mut self) -> PResult<ModExp> {
+        self.guarded(|p| {
+            let mut m = p.mod_atom()?;
+            while matches!(p.peek(), Tok::Ident(_) | Tok::LBrace | Tok::LParen) {
+                let arg = p.mod_atom()?;
+                let span = m.span().to(arg.span());
+                m = ModExp::Apply(Box::new(m), Box::new(arg), span);
+            }
+            while p.eat(&Tok::Colon) {
+                let sig = p.sig_exp()?;
+                let span = m.span().to(sig.span());
+                m = ModExp::Ascribe(Box::new(m), sig, span);
+            }
+            Ok(m)
+        })
+    }
+
+    /// `M.N`, `{ decs }`, `(m)` or `import "path"`.
+    fn mod_atom(&mut self) -> PResult<ModExp> {
+        let start = self.span();
+        match self.peek() {
+            Tok::Ident(_) => {
+                let (q, span) = self.qual_name()?;
+                Ok(ModExp::Var(q, span))
+            }
+            Tok::LBrace => {
+                self.bump();
+                let (decs, end) = self.decs_until_rbrace()?;
+                Ok(ModExp::Struct(decs, start.to(end)))
+            }
+            Tok::LParen => {
+                self.bump();
+                let m = self.mod_exp()?;
+                self.expect(&Tok::RParen, "`)`")?;
+                Ok(m)
+            }
+            Tok::Keyword(Keyword::Import) => {
+                self.bump();
+                let (path, end) = self.string_lit("the path of the file to import")?;
+                Ok(ModExp::Import(path, start.to(end)))
+            }
+            Tok::Backslash => {
+                Err(self.unsupported_here("anonymous parametric modules (`\\(p: S) -> m`)"))
+            }
+            _ => Err(self.error_expected("a module expression")),
+        }
+    }
+
+    /// A module type: a name or `{ specs }`, refined by any number of `with t = T`.
+    fn sig_exp(&mut self) -> PResult<SigExp> {
+        self.guarded(|p| {
+            let start = p.span();
+            let mut s = match p.peek() {
+                Tok::Ident(_) => {
+                    let (q, span) = p.qual_name()?;
+                    SigExp::Var(q, span)
+                }
+                Tok::LBrace => {
+                    p.bump();
+                    let mut specs = Vec::new();
+                    while !p.at(&Tok::RBrace) {
+                        if p.at(&Tok::Eof) {
+                            return Err(p.error_expected("`}` to close the module type"));
+                        }
+                        specs.push(p.spec()?);
+                    }
+                    let end = p.bump().span;
+                    SigExp::Specs(specs, start.to(end))
+                }
+                Tok::LParen => {
+                    if matches!(p.peek_at(1), Tok::Ident(_)) && *p.peek_at(2) == Tok::Colon {
+                        return Err(p.unsupported_here("parametric module types (`(P: S) -> S'`)"));
+                    }
+                    p.bump();
+                    let s = p.sig_exp()?;
+                    p.expect(&Tok::RParen, "`)`")?;
+                    s
+                }
+                _ => return Err(p.error_expected("a module type")),
+            };
+            if p.at(&Tok::Arrow) {
+                return Err(p.unsupported_here("parametric module types (`S -> S'`)"));
+            }
+            while p.at_kw(Keyword::With) {
+                let w = p.bump().span;
+                let (name, _) = p.qual_name()?;
+                let params = p.type_params()?;
+                p.expect(&Tok::Equals, "`=`")?;
+                let def = p.type_exp()?;
+                let span = start.to(def.span());
+                let r = TypeRefinement {
+                    name,
+                    params,
+                    span: w.to(def.span()),
+                    def,
+                };
+                s = SigExp::With(Box::new(s), r, span);
+            }
+            Ok(s)
+        })
+    }
+
+    /// One specification of a module type: `val`, `type`, `module` or `include`.
+    fn spec(&mut self) -> PResult<Spec> {
+        // Attributes on specifications (`#[...] val f : t`) carry nothing for vkad.
+        self.attrs()?;
+        let start = self.span();
+        match self.peek() {
+            Tok::Keyword(Keyword::Val) => {
+                self.bump();
+                let name = match self.peek().clone() {
+                    Tok::Ident(n) | Tok::Symbol(n) => {
+                        self.bump();
+                        n
+                    }
+                    Tok::LParen if matches!(self.peek_at(1), Tok::Symbol(_)) => {
+                        self.bump();
+                        let Tok::Symbol(n) = self.bump().tok else {
+                            return Err(self.error_expected("an operator"));
+                        };
+                        self.expect(&Tok::RParen, "`)`")?;
+                        n
+                    }
+                    _ => return Err(self.error_expected("a name or operator to specify")),
+                };
+                let type_params = self.type_params()?;
+                self.expect(&Tok::Colon, "`:` and the value's type")?;
+                let ty = self.type_exp()?;
+                let span = start.to(ty.span());
+                Ok(Spec::Val {
+                    name,
+                    type_params,
+                    ty,
+                    span,
+                })
+            }
+            Tok::Keyword(Keyword::Type) => {
+                self.bump();
+                let liftedness = self.liftedness();
+                let (name, end) = self.ident("a type name")?;
+                let params = self.type_params()?;
+                let def = if self.eat(&Tok::Equals) {
+                    Some(self.type_exp()?)
+                } else {
+                    None
+                };
+                let span = start.to(def.as_ref().map_or(end, |d| d.span()));
+                Ok(Spec::Type {
+                    name,
+                    liftedness,
+                    params,
+                    def,
+                    span,
+                })
+            }
+            Tok::Keyword(Keyword::Module) => {
+                self.bump();
+                let (name, _) = self.ident("a module name")?;
+                self.expect(&Tok::Colon, "`:` and the module's type")?;
+                let sig = self.sig_exp()?;
+                let span = start.to(sig.span());
+                Ok(Spec::Module { name, sig, span })
+            }
+            Tok::Keyword(Keyword::Include) => {
+                self.bump();
+                let sig = self.sig_exp()?;
+                let span = start.to(sig.span());
+                Ok(Spec::Include(sig, span))
+            }
+            _ => Err(self.error_expected("a specification (`val`, `type`, `module` or `include`)")),
+        }
+    }
+
+    /// The `^` or `~` right after `type`.
+    fn liftedness(&mut self) -> Liftedness {
+        if self.adjacent(0) && self.at_symbol("^") {
+            self.bump();
+            Liftedness::Lifted
+        } else if self.adjacent(0) && self.at(&Tok::Tilde) {
+            self.bump();
+            Liftedness::SizeLifted
+        } else {
+            Liftedness::Unlifted
         }
     }
 
@@ -630,15 +936,7 @@ impl Parser {
 
     fn type_dec(&mut self) -> PResult<TypeDec> {
         let start = self.bump().span;
-        let liftedness = if self.adjacent(0) && self.at_symbol("^") {
-            self.bump();
-            Liftedness::Lifted
-        } else if self.adjacent(0) && self.at(&Tok::Tilde) {
-            self.bump();
-            Liftedness::SizeLifted
-        } else {
-            Liftedness::Unlifted
-        };
+        let liftedness = self.liftedness();
         let (name, _) = self.ident("a type name")?;
         let params = self.type_params()?;
         self.expect(&Tok::Equals, "`=`")?;
@@ -1106,7 +1404,7 @@ impl Parser {
     /// The infix operator at the current token, with its precedence and associativity.
     fn infix_here(&self) -> Option<(u8, bool)> {
         if let Some(n) = self.qual_symbol_len() {
-            // `x i32.+ y`: a qualified operator has the precedence of its symbol.
+            // `a T.+ b`: a module's operator, with the operator's precedence.
             if let Tok::Symbol(s) = self.peek_at(2 * n) {
                 return Some(symbol_prec(s));
             }
@@ -1161,12 +1459,29 @@ impl Parser {
         }
     }
 
+    /// A qualified operator `m.n.+` (see [`Parser::qual_symbol_len`]) as a variable.
+    fn qual_symbol(&mut self) -> PResult<Expr> {
+        let n = self.qual_symbol_len().unwrap_or(0);
+        let start = self.span();
+        let mut quals = Vec::new();
+        for _ in 0..n {
+            if let Tok::Ident(m) = self.bump().tok {
+                quals.push(m);
+            }
+            self.bump();
+        }
+        let Tok::Symbol(name) = self.bump().tok else {
+            return Err(self.error_expected("an operator"));
+        };
+        let span = start.to(self.prev_span());
+        Ok(Expr::new(ExprKind::Var(QualName { quals, name }), span))
+    }
+
     /// `` `qualname` `` as an operator; the current token is the opening backtick.
     fn backtick_op(&mut self) -> PResult<Expr> {
         self.expect(&Tok::Backtick, "`` ` ``")?;
         let (q, span) = self.qual_name()?;
         self.expect(&Tok::Backtick, "a closing `` ` ``")?;
-        self.check_quals(&q, span)?;
         Ok(Expr::new(ExprKind::Var(q), span))
     }
 
@@ -1219,6 +1534,7 @@ impl Parser {
             let next_min = if right { prec } else { prec + 1 };
             self.deepen(1)?;
             let op = match self.peek() {
+                Tok::Ident(_) => Infix::Fun(Box::new(self.qual_symbol()?)),
                 Tok::Keyword(Keyword::With) => Infix::With,
                 Tok::DotDot | Tok::DotDotDot | Tok::DotDotLt | Tok::DotDotGt => Infix::Range,
                 Tok::Backtick => Infix::Fun(Box::new(self.backtick_op()?)),
@@ -1752,6 +2068,7 @@ impl Parser {
         let head = self.atom_postfix()?;
         let mut args = Vec::new();
         loop {
+            // `a T.< b`: `T.<` is an infix operator, not an argument.
             if self.starts_atom() && self.qual_symbol_len().is_none() {
                 args.push(self.atom_postfix()?);
             } else if self.at(&Tok::Backslash) {
@@ -1832,19 +2149,6 @@ impl Parser {
         }
     }
 
-    fn check_quals(&self, q: &QualName, span: Span) -> PResult<()> {
-        match q.quals.first() {
-            Some(m) if !is_module_name(m) => Err(Diagnostic::not_supported(
-                span,
-                format!(
-                    "record field access or modules (`{m}.{}` where `{m}` is not a numeric module)",
-                    q.name
-                ),
-            )),
-            _ => Ok(()),
-        }
-    }
-
     fn atom(&mut self) -> PResult<Expr> {
         let start = self.span();
         match self.peek().clone() {
@@ -1875,20 +2179,16 @@ impl Parser {
                     && self.adjacent(1)
                     && *self.peek_at(1) == Tok::LParen
                 {
-                    if !q.quals.is_empty() || !is_module_name(&q.name) {
-                        return Err(Diagnostic::not_supported(
-                            span,
-                            format!("local open of `{q}`, which is not a numeric module"),
-                        ));
-                    }
+                    // Any module: the names are resolved before type checking
+                    // (`crate::modules`).
                     self.bump();
                     self.bump();
                     let e = self.exp()?;
                     let end = self.expect(&Tok::RParen, "`)`")?;
                     return Ok(Expr::new(ExprKind::LocalOpen(q, Box::new(e)), span.to(end)));
                 }
-                // `r.a.b` with `r` a variable is record field access; the type checker tells
-                // it from a qualified name.
+                // `M.x` names a module member and `r.a.b` (with `r` a variable) is record
+                // field access: `crate::modules` resolves modules, the type checker the rest.
                 Ok(Expr::new(ExprKind::Var(q), span))
             }
             Tok::LParen => self.paren(),
@@ -1980,22 +2280,8 @@ impl Parser {
             return Ok(Expr::new(ExprKind::ProjectSection(fields), start.to(end)));
         }
         // `(f32.*)`, `(f64.+ 1)`: qualified operators are module functions.
-        if let Some(n) = self.qual_symbol_len() {
-            let op_start = self.span();
-            let mut quals = Vec::new();
-            for _ in 0..n {
-                if let Tok::Ident(m) = self.bump().tok {
-                    quals.push(m);
-                }
-                self.bump();
-            }
-            let Tok::Symbol(name) = self.bump().tok else {
-                return Err(self.error_expected("an operator"));
-            };
-            let q = QualName { quals, name };
-            let op_span = op_start.to(self.prev_span());
-            self.check_quals(&q, op_span)?;
-            let op = OpRef::Fun(Box::new(Expr::new(ExprKind::Var(q), op_span)));
+        if self.qual_symbol_len().is_some() {
+            let op = OpRef::Fun(Box::new(self.qual_symbol()?));
             if self.at(&Tok::RParen) {
                 let end = self.bump().span;
                 return Ok(Expr::new(ExprKind::OpSection(op), start.to(end)));
@@ -2196,7 +2482,6 @@ impl Parser {
         };
         let span = start.to(self.prev_span());
         let q = QualName { quals, name };
-        self.check_quals(&q, span)?;
         Ok(OpRef::Fun(Box::new(Expr::new(ExprKind::Var(q), span))))
     }
 

@@ -84,10 +84,11 @@ pub trait Backend {
         entry: &str,
         args: Vec<Value>,
     ) -> Result<Vec<Value>, RunError>;
-    /// Compile a program (`name` is the file name errors report). By default the whole
-    /// [`crate::compile`] pipeline.
+    /// Compile a program (`name` is the path of its file: errors report it, and imports are
+    /// relative to it). By default the whole [`crate::compile`] pipeline, with imports read
+    /// from the file system ([`crate::modules::FileLoader`]).
     fn compile(&self, name: &str, text: &str) -> Result<Compiled, CompileError> {
-        crate::compile(name, text)
+        crate::compile_with(name, text, &mut crate::modules::FileLoader)
     }
     /// Whether the backend has what the run tag `needs_<feature>` asks for; datasets it lacks
     /// are skipped. The features: `denorm_f16`, `denorm_f32`, `denorm_f64` (subnormal floats

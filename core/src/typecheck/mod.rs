@@ -64,7 +64,7 @@
 //!
 //! Errors stop at the first failing declaration; the checker never panics on any input.
 
-mod builtins;
+pub(crate) mod builtins;
 mod env;
 mod expr;
 mod patterns;
@@ -143,6 +143,11 @@ fn check_program_here(
         let r = match dec {
             Dec::Val(v) => c.check_val_dec(v),
             Dec::Type(t) => c.check_type_dec(t),
+            // `crate::modules::elaborate` removes every module-level declaration first.
+            other => Err(Diagnostic::error(
+                other.span(),
+                "internal error: a module declaration reached the type checker",
+            )),
         };
         if let Err(d) = r {
             return Err(Diagnostics(vec![d]));

@@ -527,7 +527,7 @@ impl Backend for Fused {
         InterpBackend.run(c, entry, args)
     }
     fn compile(&self, name: &str, text: &str) -> Result<Compiled, CompileError> {
-        let mut c = crate::compile(name, text)?;
+        let mut c = crate::compile_with(name, text, &mut crate::modules::FileLoader)?;
         let before = maps(&c.ir);
         c.ir = fuse(c.ir);
         if let Err(e) = check_program(&c.ir) {
