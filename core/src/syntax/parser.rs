@@ -152,6 +152,11 @@ fn type_mentions_size(t: &TypeExp, n: &str) -> bool {
             TypeArgExp::Type(t) => type_mentions_size(t, n),
         }),
         TypeExp::Tuple(ts, _) => ts.iter().any(|t| type_mentions_size(t, n)),
+        TypeExp::Record(fs, _) => fs.iter().any(|(_, _, t)| type_mentions_size(t, n)),
+        TypeExp::Sum(cs, _) => cs
+            .iter()
+            .flat_map(|(_, _, ts)| ts)
+            .any(|t| type_mentions_size(t, n)),
         TypeExp::Array(d, t, _) => size(d, n) || type_mentions_size(t, n),
         TypeExp::Unique(t, _) => type_mentions_size(t, n),
         TypeExp::Arrow(_, a, r, _) => type_mentions_size(a, n) || type_mentions_size(r, n),
@@ -163,7 +168,8 @@ fn type_mentions_size(t: &TypeExp, n: &str) -> bool {
 fn pat_mentions_size(p: &Pat, n: &str) -> bool {
     match &p.kind {
         PatKind::Ascribed(q, t) => type_mentions_size(t, n) || pat_mentions_size(q, n),
-        PatKind::Tuple(ps) => ps.iter().any(|q| pat_mentions_size(q, n)),
+        PatKind::Tuple(ps) | PatKind::Constr(_, ps) => ps.iter().any(|q| pat_mentions_size(q, n)),
+        PatKind::Record(fs) => fs.iter().any(|(_, _, q)| pat_mentions_size(q, n)),
         PatKind::Attr(_, q) => pat_mentions_size(q, n),
         _ => false,
     }
@@ -173,7 +179,10 @@ fn pat_mentions_size(p: &Pat, n: &str) -> bool {
 fn pat_operators(p: &Pat, out: &mut Vec<String>) {
     match &p.kind {
         PatKind::Id(n) if is_operator_name(n) => out.push(n.clone()),
-        PatKind::Tuple(ps) => ps.iter().for_each(|q| pat_operators(q, out)),
+        PatKind::Tuple(ps) | PatKind::Constr(_, ps) => {
+            ps.iter().for_each(|q| pat_operators(q, out))
+        }
+        PatKind::Record(fs) => fs.iter().for_each(|(_, _, q)| pat_operators(q, out)),
         PatKind::Ascribed(q, _) | PatKind::Attr(_, q) => pat_operators(q, out),
         _ => {}
     }
