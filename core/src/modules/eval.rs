@@ -102,10 +102,16 @@ impl<'a> Elab<'a> {
                 // An imported file's entry points are ordinary functions (as in Futhark).
                 v.entry &= ctx.main_top;
                 let r = ValRef::Entity(internal.clone());
-                // Bound before the body: a use of the name there is recursion, which the type
-                // checker reports.
-                scope.vals.insert(v.name.clone(), r.clone());
-                Resolver::new(scope).val_dec(&mut v)?;
+                // As in Futhark, a function (with parameters) is in scope in its own body: a use
+                // of the name there is recursion, which the type checker reports. A constant is
+                // not: `def copy = copy` means the `copy` defined before.
+                if v.params.is_empty() {
+                    Resolver::new(scope).val_dec(&mut v)?;
+                    scope.vals.insert(v.name.clone(), r.clone());
+                } else {
+                    scope.vals.insert(v.name.clone(), r.clone());
+                    Resolver::new(scope).val_dec(&mut v)?;
+                }
                 if let Some(ex) = exports {
                     ex.vals.insert(v.name.clone(), r);
                 }

@@ -306,6 +306,15 @@ fn name_errors() {
 }
 
 #[test]
+fn a_constant_is_not_in_scope_in_its_own_definition() {
+    // As in Futhark: only functions (with parameters) see themselves.
+    let src = "def k : i32 = 5
+               module m = { def k = k + 1 def copy = copy }
+               entry main = (m.k, m.copy [1i32])";
+    assert_eq!(run(&[], src, "main", ""), vals("6i32 [1i32]"));
+}
+
+#[test]
 fn imports_load_each_file_once_and_hide_local_names() {
     let files = [
         (
