@@ -283,7 +283,9 @@ impl<'e> Resolver<'e> {
                 *q = Self::val_name(r);
                 Ok(())
             }
-            (Err(_), Found::Ref(ValRef::Entity(n))) if self.lookup_mod(&q.quals[..1], span).is_err() => {
+            (Err(_), Found::Ref(ValRef::Entity(n)))
+                if self.lookup_mod(&q.quals[..1], span).is_err() =>
+            {
                 q.quals[0] = n;
                 Ok(())
             }
