@@ -43,7 +43,17 @@ fn ad_programs_pass_on_the_interpreter_and_the_oracle() {
     println!("oracle:\n{text}");
     assert!(oracle.passed > 0, "{text}");
     assert!(oracle.success(), "oracle failures:\n{text}");
-    assert_eq!(oracle.skipped, 0, "the oracle skipped datasets:\n{text}");
+    // Custom derivatives (`with_vjp`) replace differentiation by the user's function, so the
+    // oracle, which differentiates, has nothing to check them against (the interpreter and
+    // Vulkan check them against hand-worked values); any other skip is a gap.
+    let custom = text
+        .lines()
+        .filter(|l| l.contains("not supported by the AD oracle: `with_vjp`"))
+        .count();
+    assert_eq!(
+        oracle.skipped, custom,
+        "the oracle skipped datasets:\n{text}"
+    );
 
     let (interp, text) = run(&InterpBackend, &files);
     println!("interp:\n{text}");
