@@ -67,8 +67,8 @@ fn module_errors_have_locations() {
 }
 
 #[test]
-fn records_are_not_supported() {
-    let out = error_of("def main = {a = 1, b = 2}");
+fn strings_are_not_supported() {
+    let out = error_of("def main = \"abc\"");
     assert!(out.contains("not supported"), "{out}");
 }
 
