@@ -42,32 +42,7 @@ impl<'a> Lowerer<'a> {
             Mode::Fwd => "jvp",
             Mode::Rev => "vjp",
         };
-        // The function applied to fresh parameters shaped like `x`.
-        let mut params = vec![];
-        let arg = x.map_leaves(&mut |_, ty| -> R<(SubExp, ir::Type)> {
-            let v = self.names.fresh("x");
-            params.push(ir::Param {
-                name: v.clone(),
-                ty: ty.clone(),
-            });
-            Ok((SubExp::Var(v), ty.clone()))
-        })?;
-        let (stms, shape) = self.in_body(|s| s.apply(f.clone(), vec![arg], span))?;
-        if shape.contains_fun() {
-            return Err(Diagnostic::not_supported(
-                span,
-                format!("{what} of a function returning a function"),
-            ));
-        }
-        let leaves = shape.leaves();
-        let mut lam = ir::Lambda {
-            params,
-            body: ir::Body {
-                stms,
-                result: leaves.iter().map(|l| l.0.clone()).collect(),
-            },
-            ret: leaves.iter().map(|l| l.1.clone()).collect(),
-        };
+        let (mut lam, shape) = self.function_lambda(f, x, what, span)?;
         let args: Vec<SubExp> = x.leaves().into_iter().map(|(s, _)| s).collect();
         let seeds: Vec<SubExp> = seed.leaves().into_iter().map(|(s, _)| s).collect();
         let n_seeds = match mode {
@@ -189,6 +164,49 @@ fn ret_mentions_inner(lam: &mut ir::Lambda) -> bool {
 }
 
 impl<'a> Lowerer<'a> {
+    /// `v` rebuilt over fresh parameters (named after `base`, one per leaf, appended to
+    /// `params`).
+    fn params_like(&mut self, v: &SV<'a>, base: &str, params: &mut Vec<ir::Param>) -> R<SV<'a>> {
+        v.map_leaves(&mut |_, ty| -> R<(SubExp, ir::Type)> {
+            let n = self.names.fresh(base);
+            params.push(ir::Param {
+                name: n.clone(),
+                ty: ty.clone(),
+            });
+            Ok((SubExp::Var(n), ty.clone()))
+        })
+    }
+
+    /// `f` applied to fresh parameters shaped like `x`, as a lambda, and the shape of its
+    /// result (`what` names the caller in the error for a function-valued result).
+    fn function_lambda(
+        &mut self,
+        f: &SV<'a>,
+        x: &SV<'a>,
+        what: &str,
+        span: Span,
+    ) -> R<(ir::Lambda, SV<'a>)> {
+        let mut params = vec![];
+        let arg = self.params_like(x, "x", &mut params)?;
+        let (stms, shape) = self.in_body(|s| s.apply(f.clone(), vec![arg], span))?;
+        if shape.contains_fun() {
+            return Err(Diagnostic::not_supported(
+                span,
+                format!("{what} of a function returning a function"),
+            ));
+        }
+        let leaves = shape.leaves();
+        let lam = ir::Lambda {
+            params,
+            body: ir::Body {
+                stms,
+                result: leaves.iter().map(|l| l.0.clone()).collect(),
+            },
+            ret: leaves.iter().map(|l| l.1.clone()).collect(),
+        };
+        Ok((lam, shape))
+    }
+
     /// `with_vjp f f' x`: `f x`, with `f'` as its derivative in reverse mode (an
     /// [`Exp::WithVjp`] node over `f` and `f'` as lambdas, removed by [`crate::ad::transform()`]).
     pub fn lower_with_vjp(
@@ -198,34 +216,7 @@ impl<'a> Lowerer<'a> {
         x: &SV<'a>,
         span: Span,
     ) -> R<SV<'a>> {
-        let fresh = |s: &mut Self, v: &SV<'a>, base: &str, params: &mut Vec<ir::Param>| {
-            v.map_leaves(&mut |_, ty| -> R<(SubExp, ir::Type)> {
-                let n = s.names.fresh(base);
-                params.push(ir::Param {
-                    name: n.clone(),
-                    ty: ty.clone(),
-                });
-                Ok((SubExp::Var(n), ty.clone()))
-            })
-        };
-        let mut params = vec![];
-        let arg = fresh(self, x, "x", &mut params)?;
-        let (stms, shape) = self.in_body(|s| s.apply(f.clone(), vec![arg], span))?;
-        if shape.contains_fun() {
-            return Err(Diagnostic::not_supported(
-                span,
-                "with_vjp of a function returning a function",
-            ));
-        }
-        let leaves = shape.leaves();
-        let mut primal = ir::Lambda {
-            params,
-            body: ir::Body {
-                stms,
-                result: leaves.iter().map(|l| l.0.clone()).collect(),
-            },
-            ret: leaves.iter().map(|l| l.1.clone()).collect(),
-        };
+        let (mut primal, shape) = self.function_lambda(f, x, "with_vjp", span)?;
         if ret_mentions_inner(&mut primal) {
             return Err(Diagnostic::not_supported(
                 span,
@@ -234,8 +225,8 @@ impl<'a> Lowerer<'a> {
         }
         // The adjoint function over the result and its adjoint, shaped like the result.
         let mut adj_params = vec![];
-        let res = fresh(self, &shape, "res", &mut adj_params)?;
-        let res_adj = fresh(self, &shape, "res_adj", &mut adj_params)?;
+        let res = self.params_like(&shape, "res", &mut adj_params)?;
+        let res_adj = self.params_like(&shape, "res_adj", &mut adj_params)?;
         let (adj_stms, x_adj) =
             self.in_body(|s| s.apply(f_adj.clone(), vec![res, res_adj], span))?;
         let x_leaves = x_adj.leaves();

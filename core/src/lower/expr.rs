@@ -2091,14 +2091,7 @@ fn project<'a>(v: SV<'a>, i: usize, span: Span) -> R<SV<'a>> {
 /// The position of field `f` among the components of a value of type `t` (a record's fields
 /// in [`field_order`], a tuple's by number), and the field's type.
 fn field_pos(env: &Env<'_>, t: Option<&SType>, f: &str, span: Span) -> R<(usize, Option<SType>)> {
-    let mut t = t.cloned();
-    while let Some(SType::Var(v)) = &t {
-        t = env.lookup_tyvar(&v.0);
-        if t.is_none() {
-            break;
-        }
-    }
-    if let Some(t) = &t {
+    if let Some(t) = &super::types::resolve_tyvars(env, t) {
         if let Some(i) = t.field_index(f) {
             let ft = t
                 .components()

@@ -14,7 +14,7 @@
 
 use super::env::{Env, SV};
 use super::expr::{record_pat_fields, scalar};
-use super::types::stype_to_sv;
+use super::types::{resolve_tyvars, stype_to_sv};
 use super::{internal, Lowerer, R};
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{Exp, SubExp, Type};
@@ -25,19 +25,36 @@ use crate::syntax::types::Type as SType;
 /// The type of a sum value's tag.
 pub(crate) const TAG: IntType = IntType::I8;
 
-/// The constructors of the sum type `t` (following type variables bound in `env`).
-fn constructors(env: &Env<'_>, t: Option<&SType>, span: Span) -> R<Vec<(String, Vec<SType>)>> {
-    let mut t = t.cloned();
-    while let Some(SType::Var(v)) = &t {
-        t = env.lookup_tyvar(&v.0);
-    }
-    match t {
-        Some(SType::Sum(cs)) => Ok(cs),
-        _ => Err(internal(
+/// A sum type's constructors with their payload types.
+type Constructors = Vec<(String, Vec<SType>)>;
+
+/// The constructors of the sum type `t` (following type variables bound in `env`) and the
+/// position of constructor `c` among them.
+fn constructors(
+    env: &Env<'_>,
+    t: Option<&SType>,
+    c: &str,
+    span: Span,
+) -> R<(Constructors, usize)> {
+    let Some(SType::Sum(cs)) = resolve_tyvars(env, t) else {
+        return Err(internal(
             span,
             "constructor of a value whose type is not a sum",
-        )),
-    }
+        ));
+    };
+    let k = cs
+        .iter()
+        .position(|(d, _)| d == c)
+        .ok_or_else(|| internal(span, "constructor not in its type"))?;
+    Ok((cs, k))
+}
+
+/// The tag of the constructor at position `k`.
+pub(crate) fn tag<'a>(k: usize) -> SV<'a> {
+    SV::Val(
+        SubExp::Const(PrimValue::int(TAG, k as i128)),
+        Type::Prim(PrimType::Int(TAG)),
+    )
 }
 
 impl<'a> Lowerer<'a> {
@@ -72,15 +89,8 @@ impl<'a> Lowerer<'a> {
         c: &str,
         args: &'a [Expr],
     ) -> R<SV<'a>> {
-        let cs = constructors(env, e.ty.as_ref(), e.span)?;
-        let k = cs
-            .iter()
-            .position(|(d, _)| d == c)
-            .ok_or_else(|| internal(e.span, "constructor not in its type"))?;
-        let mut parts = vec![SV::Val(
-            SubExp::Const(PrimValue::int(TAG, k as i128)),
-            Type::Prim(PrimType::Int(TAG)),
-        )];
+        let (cs, k) = constructors(env, e.ty.as_ref(), c, e.span)?;
+        let mut parts = vec![tag(k)];
         for (j, (_, payload)) in cs.iter().enumerate() {
             let mut vals = vec![];
             if j == k {
@@ -154,11 +164,7 @@ impl<'a> Lowerer<'a> {
                 self.conjunction(env, pairs, p.span)
             }
             PatKind::Constr(c, ps) => {
-                let cs = constructors(env, p.ty.as_ref(), p.span)?;
-                let k = cs
-                    .iter()
-                    .position(|(d, _)| d == c)
-                    .ok_or_else(|| internal(p.span, "constructor not in its type"))?;
+                let (_, k) = constructors(env, p.ty.as_ref(), c, p.span)?;
                 let SV::Tuple(parts) = v else {
                     return Err(internal(p.span, "sum value is not a tuple"));
                 };
@@ -166,17 +172,9 @@ impl<'a> Lowerer<'a> {
                     Some(SV::Tuple(vs)) if vs.len() == ps.len() => vs.clone(),
                     _ => return Err(internal(p.span, "sum payload does not match the pattern")),
                 };
-                let (tag, _) = scalar(&parts[0], p.span)?;
-                let k = SV::Val(
-                    SubExp::Const(PrimValue::int(TAG, k as i128)),
-                    Type::Prim(PrimType::Int(TAG)),
-                );
-                let is_c = self.binop(
-                    BinOp::Eq,
-                    SV::Val(tag, Type::Prim(PrimType::Int(TAG))),
-                    k,
-                    p.span,
-                )?;
+                let (t, _) = scalar(&parts[0], p.span)?;
+                let tag_t = Type::Prim(PrimType::Int(TAG));
+                let is_c = self.binop(BinOp::Eq, SV::Val(t, tag_t), tag(k), p.span)?;
                 let (is_c, _) = scalar(&is_c, p.span)?;
                 let pairs: Vec<(&'a Pat, SV<'a>)> = ps.iter().zip(payload).collect();
                 let rest = self.conjunction(env, pairs, p.span)?;
@@ -242,11 +240,7 @@ impl<'a> Lowerer<'a> {
         ps: &'a [Pat],
         v: SV<'a>,
     ) -> R<Env<'a>> {
-        let cs = constructors(env, p.ty.as_ref(), p.span)?;
-        let k = cs
-            .iter()
-            .position(|(d, _)| d == c)
-            .ok_or_else(|| internal(p.span, "constructor not in its type"))?;
+        let (_, k) = constructors(env, p.ty.as_ref(), c, p.span)?;
         let payload = match v {
             SV::Tuple(mut parts) if k + 1 < parts.len() => parts.swap_remove(k + 1),
             _ => return Err(internal(p.span, "sum value is not a tuple")),

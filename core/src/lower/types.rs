@@ -35,11 +35,7 @@ pub(crate) fn stype_to_sv<'a>(
                 .collect::<R<_>>()?,
         ),
         SType::Sum(cs) => {
-            let tag = super::sums::TAG;
-            let mut parts = vec![SV::Val(
-                SubExp::Const(PrimValue::zero(crate::prim::PrimType::Int(tag))),
-                Type::Prim(crate::prim::PrimType::Int(tag)),
-            )];
+            let mut parts = vec![super::sums::tag(0)];
             for (_, ts) in cs {
                 parts.push(SV::Tuple(
                     ts.iter()
@@ -151,4 +147,13 @@ pub(crate) fn arr_var(s: &SubExp, span: Span) -> R<crate::ir::VName> {
 /// [`arr_var`] of every leaf of a flattened value (SOAC inputs and destinations).
 pub(crate) fn arr_vars(leaves: &[(SubExp, Type)], span: Span) -> R<Vec<crate::ir::VName>> {
     leaves.iter().map(|(s, _)| arr_var(s, span)).collect()
+}
+
+/// `t` with the type variables bound in `env` followed (`None` for an unbound one).
+pub(crate) fn resolve_tyvars(env: &Env<'_>, t: Option<&SType>) -> Option<SType> {
+    let mut t = t.cloned();
+    while let Some(SType::Var(v)) = &t {
+        t = env.lookup_tyvar(&v.0);
+    }
+    t
 }
