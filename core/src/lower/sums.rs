@@ -30,12 +30,7 @@ type Constructors = Vec<(String, Vec<SType>)>;
 
 /// The constructors of the sum type `t` (following type variables bound in `env`) and the
 /// position of constructor `c` among them.
-fn constructors(
-    env: &Env<'_>,
-    t: Option<&SType>,
-    c: &str,
-    span: Span,
-) -> R<(Constructors, usize)> {
+fn constructors(env: &Env<'_>, t: Option<&SType>, c: &str, span: Span) -> R<(Constructors, usize)> {
     let Some(SType::Sum(cs)) = resolve_tyvars(env, t) else {
         return Err(internal(
             span,
