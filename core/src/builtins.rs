@@ -66,7 +66,40 @@ pub const INTRINSICS: &[(&str, &str)] = &[
     ("vjp2", "'a 'b : (a -> b) -> a -> b -> (b, a)"),
     // A custom derivative: `f'` is called with `f`'s result and its adjoint.
     ("with_vjp", "'a 'b : (a -> b) -> (b -> b -> a) -> a -> b"),
+    // The accumulator functions of Futhark's `intrinsics` module (those that Futhark's
+    // `tests/accs/intrinsics.fut` wraps), reached only by their qualified names (see
+    // [`intrinsics_member`]). `f` is applied to every element of `bs` in parallel, each call
+    // updating the accumulator with `acc_write`; lowered to a `with_acc` around a `map`.
+    (
+        "intrinsics.scatter_stream",
+        "'a 'b [k] : *[k]a -> (*intrinsics.acc ([k]a) -> b -> intrinsics.acc ([k]a)) -> []b -> *[k]a",
+    ),
+    (
+        "intrinsics.hist_stream",
+        "'a 'b [k] : *[k]a -> (a -> a -> a) -> a -> (*intrinsics.acc ([k]a) -> b -> intrinsics.acc ([k]a)) -> []b -> *[k]a",
+    ),
+    (
+        "intrinsics.acc_write",
+        "'a [k] : *intrinsics.acc ([k]a) -> i64 -> a -> *intrinsics.acc ([k]a)",
+    ),
 ];
+
+/// The module name of Futhark's compiler-internal module, of which vkad knows the accumulator
+/// type and functions.
+pub const INTRINSICS_MODULE: &str = "intrinsics";
+
+/// The key in [`INTRINSICS`] of the member `name` of the `intrinsics` module, if vkad has it.
+pub fn intrinsics_member(name: &str) -> Option<&'static str> {
+    INTRINSICS
+        .iter()
+        .find(|(k, _)| k.strip_prefix("intrinsics.") == Some(name))
+        .map(|(k, _)| *k)
+}
+
+/// Whether a qualified type name is the accumulator type `intrinsics.acc`.
+pub fn is_acc_type(quals: &[String], name: &str) -> bool {
+    matches!(quals, [m] if m == INTRINSICS_MODULE) && name == "acc"
+}
 
 /// Which numeric modules a module function exists in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

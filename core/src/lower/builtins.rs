@@ -423,6 +423,11 @@ impl<'a> Lowerer<'a> {
             "scatter" => self.soac_scatter(a(0)?, a(1)?, a(2)?, 1, span),
             "scatter_2d" => self.soac_scatter(a(0)?, a(1)?, a(2)?, 2, span),
             "scatter_3d" => self.soac_scatter(a(0)?, a(1)?, a(2)?, 3, span),
+            "intrinsics.scatter_stream" => self.acc_stream(a(0)?, None, a(1)?, a(2)?, span),
+            "intrinsics.hist_stream" => {
+                self.acc_stream(a(0)?, Some((a(1)?, a(2)?)), a(3)?, a(4)?, span)
+            }
+            "intrinsics.acc_write" => self.acc_write(a(0)?, a(1)?, a(2)?, span),
             "iota" => {
                 let (k, t) = scalar(a(0)?, span)?;
                 let k = self.i64_of(k, t);

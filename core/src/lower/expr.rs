@@ -353,8 +353,8 @@ impl<'a> Lowerer<'a> {
                     return self.mod_member(m, &q.name, span);
                 }
             }
-            if q.quals[0] == "intrinsics" {
-                if let Some(n) = super::builtins::intrinsic_name(&q.name) {
+            if q.quals[0] == crate::builtins::INTRINSICS_MODULE {
+                if let Some(n) = crate::builtins::intrinsics_member(&q.name) {
                     return Ok(SV::fun(Head::Intrinsic(n)));
                 }
             }
@@ -2223,6 +2223,7 @@ fn collect_size_exprs(t: &SType, out: &mut Vec<Size>) {
             collect_size_exprs(a, out);
             collect_size_exprs(r, out)
         }
+        SType::Acc(t) => collect_size_exprs(t, out),
         SType::Prim(_) | SType::Var(_) => {}
     }
 }

@@ -34,6 +34,7 @@
 //! to a SOAC whose result size depends on the element (irregular arrays); recursion; opening
 //! modules other than the numeric ones; record fields.
 
+mod accs;
 mod ad;
 mod builtins;
 mod copies;

@@ -77,7 +77,7 @@ impl<'a> Lowerer<'a> {
         Ok(shape.rebuild(&mut names.into_iter().map(SubExp::Var).zip(tys)))
     }
 
-    fn operator(
+    pub(super) fn operator(
         &mut self,
         op: &SV<'a>,
         ne: &SV<'a>,

@@ -63,6 +63,12 @@ pub(crate) fn stype_to_sv<'a>(
                 "a function type here",
             ))
         }
+        SType::Acc(_) => {
+            return Err(Diagnostic::not_supported(
+                Span::default(),
+                "an accumulator here (one exists only inside `scatter_stream`/`hist_stream`)",
+            ))
+        }
     })
 }
 

@@ -234,6 +234,13 @@ impl<'e> Resolver<'e> {
         super::eval::walk_path(m, first, rest, span)
     }
 
+    /// Whether the module path `quals` is Futhark's built-in `intrinsics` module (not shadowed
+    /// by a module of the program), whose known members the type checker resolves.
+    fn is_builtin_intrinsics(&self, quals: &[String], span: Span) -> bool {
+        matches!(quals, [m] if m == crate::builtins::INTRINSICS_MODULE)
+            && self.lookup_mod(quals, span).is_err()
+    }
+
     /// A qualified value name `M.N.x`.
     fn qualified_val(&self, q: &QualName, span: Span) -> R<ValRef> {
         let m = self.lookup_mod(&q.quals, span)?;
@@ -278,6 +285,15 @@ impl<'e> Resolver<'e> {
         if let Found::Local = head {
             return Ok(());
         }
+        if self.is_builtin_intrinsics(&q.quals, span) {
+            return match crate::builtins::intrinsics_member(&q.name) {
+                Some(_) => Ok(()),
+                None => Err(Diagnostic::not_supported(
+                    span,
+                    format!("`{q}` of the `intrinsics` module"),
+                )),
+            };
+        }
         match (self.qualified_val(q, span), head) {
             (Ok(r), _) => {
                 *q = Self::val_name(r);
@@ -316,6 +332,17 @@ impl<'e> Resolver<'e> {
 
     fn type_exp_inner(&mut self, t: &mut TypeExp) -> R<()> {
         match t {
+            TypeExp::Named(q, args, span)
+                if crate::builtins::is_acc_type(&q.quals, &q.name)
+                    && self.is_builtin_intrinsics(&q.quals, *span) =>
+            {
+                for a in args {
+                    if let TypeArgExp::Type(t) = a {
+                        self.type_exp(t)?;
+                    }
+                }
+                Ok(())
+            }
             TypeExp::Named(q, args, span) => {
                 let r = if q.quals.is_empty() {
                     self.lookup_type(&q.name)

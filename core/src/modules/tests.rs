@@ -298,7 +298,7 @@ fn name_errors() {
         "def x = intrinsics.opaque 1",
         1,
         9,
-        "not supported: the `intrinsics` module",
+        "not supported: `intrinsics.opaque` of the `intrinsics` module",
     );
     // Recursion through a module member is still recursion.
     let out = error("module m = { def f (x: i32) : i32 = f x }");
@@ -430,4 +430,34 @@ fn bad_module_programs_do_not_panic() {
         let _ = crate::check("bad.fut", src);
         let _ = crate::check_with("bad.fut", src, &mut MemLoader::new(&[]));
     }
+}
+
+#[test]
+fn the_intrinsics_accumulators_are_reachable_unless_shadowed() {
+    // Futhark's `intrinsics.acc` and its functions, as Futhark's tests/accs/intrinsics.fut uses
+    // them.
+    let ok = "type~ acc 't = intrinsics.acc t\n\
+              def f (xs: *[3]i32) = intrinsics.scatter_stream xs \
+              (\\(a: *acc ([3]i32)) (i: i64) -> intrinsics.acc_write a i 1) (iota 2)";
+    if let Err(e) = crate::check_with("main.fut", ok, &mut MemLoader::new(&[])) {
+        panic!("{}", e.render());
+    }
+    // A module of the program named `intrinsics` is an ordinary module.
+    let shadow = "module intrinsics = { def acc_write (x: i32) = x + 1 }\n\
+                  def y = intrinsics.acc_write 1";
+    if let Err(e) = crate::check_with("main.fut", shadow, &mut MemLoader::new(&[])) {
+        panic!("{}", e.render());
+    }
+    expect_error(
+        "def f (a: intrinsics.acc i32 f32) = 0",
+        1,
+        11,
+        "`intrinsics.acc` takes one type argument",
+    );
+    // The value written must have the accumulator's element type.
+    let out = error(
+        "def f (xs: *[3]i32) = intrinsics.scatter_stream xs \
+         (\\a (i: i64) -> intrinsics.acc_write a i 1.5f32) (iota 2)",
+    );
+    assert!(out.contains("f32") && out.contains("i32"), "{out}");
 }

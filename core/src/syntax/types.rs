@@ -89,6 +89,9 @@ pub enum Type {
     Sum(Vec<(String, Vec<Type>)>),
     /// A function type `param -> ret`; curried.
     Fun(Box<Type>, Box<Type>),
+    /// An accumulator `acc t` (Futhark's `intrinsics.acc`) for updates of the array type `t`.
+    /// Lowered to an IR accumulator (`ir::Type::Acc`) of a `with_acc`.
+    Acc(Box<Type>),
     /// A type variable (only inside polymorphic definitions).
     Var(TyVar),
 }
@@ -262,6 +265,7 @@ impl fmt::Display for Type {
             }
             Type::Record(fs) => fmt_record(f, fs),
             Type::Sum(cs) => fmt_sum(f, cs),
+            Type::Acc(t) => write!(f, "acc ({t})"),
             Type::Fun(a, r) => {
                 if a.is_fun() {
                     write!(f, "({a}) -> {r}")

@@ -7,7 +7,7 @@ use super::ty::Ty;
 use crate::builtins::{applies, bits_type, Applies, INTRINSICS, MODULE_FNS};
 use crate::diag::FileId;
 use crate::prim::PrimType;
-use crate::syntax::ast::{Liftedness, SizeExp, TypeExp, TypeParam};
+use crate::syntax::ast::{Liftedness, SizeExp, TypeArgExp, TypeExp, TypeParam};
 use crate::syntax::parser::{parse_type, parse_val_spec};
 use crate::syntax::types::Size;
 use std::collections::HashMap;
@@ -73,7 +73,7 @@ fn conv_size(d: &SizeExp, sizes: &[String]) -> Size {
 fn plain_dim(t: &Ty, p: &str) -> bool {
     match t {
         Ty::Array(Size::Named(n), _) if n == p => true,
-        Ty::Array(_, e) => plain_dim(e, p),
+        Ty::Array(_, e) | Ty::Acc(e) => plain_dim(e, p),
         Ty::Tuple(ts) => ts.iter().any(|t| plain_dim(t, p)),
         Ty::Record(fs) => fs.iter().any(|(_, t)| plain_dim(t, p)),
         Ty::Sum(cs) => cs.iter().flat_map(|(_, ts)| ts).any(|t| plain_dim(t, p)),
@@ -123,6 +123,12 @@ fn conv_sized(te: &TypeExp, env: &HashMap<String, Ty>, sizes: &[String]) -> Resu
                     Some(p) => Ty::Prim(p),
                     None => return Err(format!("unknown type `{q}` in a builtin signature")),
                 },
+            }
+        }
+        TypeExp::Named(q, args, _) if crate::builtins::is_acc_type(&q.quals, &q.name) => {
+            match args.as_slice() {
+                [TypeArgExp::Type(t)] => Ty::Acc(Box::new(conv(t, env)?)),
+                _ => return Err(format!("`{q}` takes one type argument")),
             }
         }
         TypeExp::Named(q, ..) => {

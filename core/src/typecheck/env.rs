@@ -365,6 +365,15 @@ impl Checker {
         args: &[TypeArgExp],
         span: Span,
     ) -> Result<Ty, Diagnostic> {
+        if crate::builtins::is_acc_type(&q.quals, &q.name) {
+            return match args {
+                [TypeArgExp::Type(t)] => Ok(Ty::Acc(Box::new(self.conv_type(t)?))),
+                _ => Err(Diagnostic::error(
+                    span,
+                    format!("`{q}` takes one type argument, the array type it updates"),
+                )),
+            };
+        }
         if !q.quals.is_empty() {
             return Err(
                 Diagnostic::error(span, format!("unknown type `{q}`")).with_label("unknown type")

@@ -141,6 +141,14 @@ impl Checker {
                 .with_label("recursive reference")),
                 None => Err(unknown()),
             },
+            [m] if m == crate::builtins::INTRINSICS_MODULE => {
+                match crate::builtins::intrinsics_member(&q.name)
+                    .and_then(|k| self.intrinsics.get(k).cloned())
+                {
+                    Some(s) => Ok(self.instantiate(&s, span)),
+                    None => Err(unknown()),
+                }
+            }
             [m] => match module_of(m).and_then(|p| module_member(p, &q.name)) {
                 Some(t) => Ok(t),
                 None => Err(unknown()),

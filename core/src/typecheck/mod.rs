@@ -840,7 +840,7 @@ fn has_param(t: &Ty) -> bool {
     match t {
         Ty::Param(_) | Ty::Var(_) => true,
         Ty::Prim(_) => false,
-        Ty::Array(_, e) => has_param(e),
+        Ty::Array(_, e) | Ty::Acc(e) => has_param(e),
         Ty::Tuple(ts) => ts.iter().any(has_param),
         Ty::Record(fs) => fs.iter().any(|(_, t)| has_param(t)),
         Ty::Sum(cs) => cs.iter().flat_map(|(_, ts)| ts).any(has_param),

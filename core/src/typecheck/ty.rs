@@ -17,6 +17,9 @@ pub(crate) enum Ty {
     /// A sum type: constructors sorted by name, each with its payload types.
     Sum(Vec<(String, Vec<Ty>)>),
     Fun(Box<Ty>, Box<Ty>),
+    /// An accumulator `acc t` of Futhark's `intrinsics` module: updates of the array type `t`
+    /// (`[k]a`) made by `acc_write` inside `scatter_stream`/`hist_stream`.
+    Acc(Box<Ty>),
     /// A rigid type parameter (`'t`, or a generalised inference variable).
     Param(String),
     /// A unification variable (index into the checker's variable table).
@@ -68,6 +71,7 @@ impl Ty {
             Ty::Tuple(ts) => ts.iter().any(Ty::contains_sum),
             Ty::Record(fs) => fs.iter().any(|(_, t)| t.contains_sum()),
             Ty::Fun(a, r) => a.contains_sum() || r.contains_sum(),
+            Ty::Acc(t) => t.contains_sum(),
             Ty::Prim(_) | Ty::Param(_) | Ty::Var(_) => false,
         }
     }
@@ -84,6 +88,7 @@ impl Ty {
                     .collect(),
             ),
             Ty::Fun(a, r) => Ty::fun(f(a), f(r)),
+            Ty::Acc(t) => Ty::Acc(Box::new(f(t))),
         }
     }
     pub fn bool() -> Ty {
@@ -108,6 +113,7 @@ impl Ty {
                     .collect(),
             ),
             Ty::Fun(a, r) => Type::Fun(Box::new(a.to_type()), Box::new(r.to_type())),
+            Ty::Acc(t) => Type::Acc(Box::new(t.to_type())),
             Ty::Param(n) => Type::Var(TyVar(n.clone())),
             Ty::Var(v) => Type::Var(TyVar(format!("{VAR_PREFIX}{v}"))),
         }
@@ -136,6 +142,7 @@ impl Ty {
                     .collect(),
             ),
             Type::Fun(a, r) => Ty::fun(Ty::from_type(a), Ty::from_type(r)),
+            Type::Acc(t) => Ty::Acc(Box::new(Ty::from_type(t))),
             Type::Var(TyVar(n)) => match n.strip_prefix(VAR_PREFIX).and_then(|s| s.parse().ok()) {
                 Some(v) => Ty::Var(v),
                 None => Ty::Param(n.clone()),
@@ -209,6 +216,7 @@ impl fmt::Display for Ty {
             }
             Ty::Record(fs) => fmt_record(f, fs),
             Ty::Sum(cs) => fmt_sum(f, cs),
+            Ty::Acc(t) => write!(f, "acc ({t})"),
             Ty::Fun(a, r) => {
                 if matches!(**a, Ty::Fun(..)) {
                     write!(f, "({a}) -> {r}")

@@ -178,7 +178,7 @@ impl Checker {
             },
             Ty::Prim(_) | Ty::Param(_) => t.clone(),
             Ty::Array(d, e) => Ty::arr(self.zonk_size(d), self.zonk(e)),
-            Ty::Tuple(_) | Ty::Record(_) | Ty::Sum(_) | Ty::Fun(..) => {
+            Ty::Tuple(_) | Ty::Record(_) | Ty::Sum(_) | Ty::Fun(..) | Ty::Acc(_) => {
                 t.map_children(&mut |c| self.zonk(c))
             }
         }
@@ -201,7 +201,7 @@ impl Checker {
                 };
                 Ty::arr(d, self.zonk_erasing_size_vars(e))
             }
-            Ty::Tuple(_) | Ty::Record(_) | Ty::Sum(_) | Ty::Fun(..) => {
+            Ty::Tuple(_) | Ty::Record(_) | Ty::Sum(_) | Ty::Fun(..) | Ty::Acc(_) => {
                 t.map_children(&mut |c| self.zonk_erasing_size_vars(c))
             }
         }
@@ -226,7 +226,7 @@ impl Checker {
                 }
             }
             Ty::Prim(_) | Ty::Param(_) => {}
-            Ty::Array(_, e) => self.free_vars_in(e, out, seen),
+            Ty::Array(_, e) | Ty::Acc(e) => self.free_vars_in(e, out, seen),
             Ty::Tuple(ts) => ts.iter().for_each(|t| self.free_vars_in(t, out, seen)),
             Ty::Record(fs) => fs.iter().for_each(|(_, t)| self.free_vars_in(t, out, seen)),
             Ty::Sum(cs) => cs
@@ -257,7 +257,7 @@ impl Checker {
                     }
                 }
                 Ty::Prim(_) | Ty::Param(_) => {}
-                Ty::Array(_, e) => stack.push(e),
+                Ty::Array(_, e) | Ty::Acc(e) => stack.push(e),
                 Ty::Tuple(ts) => stack.extend(ts.iter()),
                 Ty::Record(fs) => stack.extend(fs.iter().map(|(_, t)| t)),
                 Ty::Sum(cs) => stack.extend(cs.iter().flat_map(|(_, ts)| ts)),
@@ -325,6 +325,7 @@ impl Checker {
                 self.unify(a1, a2)?;
                 self.unify(r1, r2)
             }
+            (Ty::Acc(x), Ty::Acc(y)) => self.unify(x, y),
             _ => Err(UErr::Mismatch(self.zonk(&a), self.zonk(&b))),
         }
     }
@@ -449,7 +450,7 @@ impl Checker {
                     }
                 }
                 Ty::Fun(..) => return Err(UErr::NotEq(self.zonk(t))),
-                Ty::Array(_, e) => stack.push(e),
+                Ty::Array(_, e) | Ty::Acc(e) => stack.push(e),
                 // Reversed, so that the components are visited left to right.
                 Ty::Tuple(ts) => stack.extend(ts.iter().rev()),
                 Ty::Record(fs) => stack.extend(fs.iter().rev().map(|(_, t)| t)),

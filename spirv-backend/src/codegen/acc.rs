@@ -9,9 +9,12 @@
 //! the interpreter. An accumulator of several arrays is supported where its operator combines
 //! each component on its own (result `j` depends only on parameters `j` and `k + j`, checked
 //! on the operator's IR): one atomic update per component, each running its slice of the
-//! operator. Still "not supported" here: operators that mix components, row updates,
-//! no operator (plain writes, whose order would matter); flattening leaves none of these
-//! to a kernel of this kind (`segmap` kernels update accumulators in their thread code).
+//! operator. An accumulator without operator (the overwriting accumulator of
+//! `scatter_stream`) is an atomic store per component: of several writes to one element, one
+//! wins, as in a parallel `scatter` with duplicate indices; a row update without operator
+//! stores the row. Still "not supported" here: operators that mix components, and row updates
+//! with an operator; flattening leaves none of these to a kernel of this kind (`segmap`
+//! kernels update accumulators in their thread code).
 //!
 //! **Accumulators of the thread** (a `withacc` in per-thread code: the flattener keeps one
 //! nested in a `map` as sequential code of the thread): the arrays are per-thread arrays in
@@ -52,12 +55,13 @@ pub struct AccKernel<'p> {
 /// An accumulator bound in a kernel.
 #[derive(Clone)]
 pub(super) enum KAcc<'p> {
-    /// A host accumulator (variable `var`, index rank `rank`): one atomic update per array.
-    /// `keep[j]`: the statements of the operator that component `j`'s result needs.
+    /// A host accumulator (variable `var`, index rank `rank`): one atomic update per array
+    /// (a store where there is no operator). `keep[j]`: the statements of the operator that
+    /// component `j`'s result needs.
     Host {
         var: VName,
         rank: usize,
-        op: &'p Operator,
+        op: Option<&'p Operator>,
         comps: Vec<HostComp>,
         keep: Vec<Vec<bool>>,
     },
@@ -74,6 +78,8 @@ pub(super) enum KAcc<'p> {
 pub(super) struct HostComp {
     bi: u32,
     elem: PrimType,
+    /// The array's rank (more than the index rank: updates write rows).
+    rank: usize,
     /// The device atomic for the operator's component (`None`: compare-exchange).
     fast: Option<(BinOp, bool)>,
     wk: WordKind,
@@ -95,48 +101,23 @@ impl<'p> KCtx<'p> {
             .clone()
             .ok_or_else(|| Error::unsupported("accumulators inside this kernel", loc))?;
         let op = match info.ops.get(&v.id) {
-            Some(Some(op)) => *op,
-            Some(None) => {
-                return Err(Error::unsupported(
-                    "an accumulator without an operator inside a kernel",
-                    loc,
-                ))
-            }
+            Some(op) => *op,
             None => return Err(Error::bug(format!("accumulator `{v}` unknown"))),
         };
-        if ranks.iter().any(|&r| r != rank) {
+        // Without an operator, a row update is a store of the row.
+        if op.is_some() && ranks.iter().any(|&r| r != rank) {
             return Err(Error::unsupported(
                 "an accumulator update of a whole row inside a kernel",
                 loc,
             ));
         }
         let k = elems.len();
-        if op.lam.params.len() != 2 * k || op.lam.body.result.len() != k {
-            return Err(Error::bug("accumulator operator arity"));
-        }
-        // Each component's slice of the operator (one component: all of it).
-        let (keep, split) = if k == 1 {
-            (
-                vec![vec![true; op.lam.body.stms.len()]],
-                Some(vec![op.clone()]),
-            )
-        } else {
-            let mixes = || {
-                Error::unsupported(
-                    "an accumulator of several arrays whose operator mixes their components inside a kernel",
-                    loc,
-                )
-            };
-            let keep = crate::codegen::operator::operator_slices(&op.lam).ok_or_else(mixes)?;
-            // Statements no component needs would not run: refused rather than dropped.
-            let all = (0..op.lam.body.stms.len()).all(|s| keep.iter().any(|kp| kp[s]));
-            if !all {
-                return Err(mixes());
-            }
-            (keep, crate::codegen::operator::split_operator(op))
+        let (keep, split) = match op {
+            Some(op) => Self::operator_parts(op, k, loc)?,
+            None => (vec![vec![]; k], None),
         };
         let mut comps = Vec::with_capacity(k);
-        for (j, &t) in elems.iter().enumerate() {
+        for (j, (&t, &arr_rank)) in elems.iter().zip(ranks).enumerate() {
             if t.byte_size() == 8 && !info.i64_atomics {
                 return Err(Error::unsupported(
                     "a 64-bit accumulator on a device without 64-bit atomics",
@@ -162,6 +143,7 @@ impl<'p> KCtx<'p> {
             comps.push(HostComp {
                 bi,
                 elem: t,
+                rank: arr_rank,
                 fast,
                 wk,
             });
@@ -178,19 +160,44 @@ impl<'p> KCtx<'p> {
         Ok(a)
     }
 
+    /// The statements of operator `op` (on `k`-tuples) that each component's result needs, and
+    /// the operator split into one operator per component (one component: all of it).
+    #[allow(clippy::type_complexity)]
+    fn operator_parts(
+        op: &Operator,
+        k: usize,
+        loc: &Option<SrcLoc>,
+    ) -> R<(Vec<Vec<bool>>, Option<Vec<Operator>>)> {
+        if op.lam.params.len() != 2 * k || op.lam.body.result.len() != k {
+            return Err(Error::bug("accumulator operator arity"));
+        }
+        if k == 1 {
+            return Ok((
+                vec![vec![true; op.lam.body.stms.len()]],
+                Some(vec![op.clone()]),
+            ));
+        }
+        let mixes = || {
+            Error::unsupported(
+                "an accumulator of several arrays whose operator mixes their components inside a kernel",
+                loc,
+            )
+        };
+        let keep = crate::codegen::operator::operator_slices(&op.lam).ok_or_else(mixes)?;
+        // Statements no component needs would not run: refused rather than dropped.
+        let all = (0..op.lam.body.stms.len()).all(|s| keep.iter().any(|kp| kp[s]));
+        if !all {
+            return Err(mixes());
+        }
+        Ok((keep, crate::codegen::operator::split_operator(op)))
+    }
+
     /// Array `m` of host accumulator `var` (its offset and sizes loaded here, where they are
     /// used).
-    fn host_acc_view(
-        &mut self,
-        g: &mut Gen,
-        var: &VName,
-        m: usize,
-        c: &HostComp,
-        rank: usize,
-    ) -> R<View> {
+    fn host_acc_view(&mut self, g: &mut Gen, var: &VName, m: usize, c: &HostComp) -> R<View> {
         let off = self.arg(g, ArgSrc::AccOff(var.clone(), m), PrimType::I64)?;
-        let mut sizes = Vec::with_capacity(rank);
-        for d in 0..rank {
+        let mut sizes = Vec::with_capacity(c.rank);
+        for d in 0..c.rank {
             sizes.push(self.arg(g, ArgSrc::AccDim(var.clone(), m, d), PrimType::I64)?);
         }
         Ok(View {
@@ -237,9 +244,14 @@ impl<'p> KCtx<'p> {
                     is.push(self.index(g, ix, loc)?);
                 }
                 for (m, c) in comps.iter().enumerate() {
-                    let view = self.host_acc_view(g, &var, m, c, rank)?;
-                    let x = self.scalar(g, &vals[m], loc)?;
-                    self.host_update(g, &view, &is, c, op, &keep[m], m, x, loc)?;
+                    let view = self.host_acc_view(g, &var, m, c)?;
+                    if c.rank > rank {
+                        let x = self.sub(g, &vals[m], loc)?;
+                        self.host_store_row(g, &view, &is, &x, loc)?;
+                    } else {
+                        let x = self.scalar(g, &vals[m], loc)?;
+                        self.host_update(g, &view, &is, c, op, &keep[m], m, x, loc)?;
+                    }
                 }
             }
             KAcc::Local { arrs, shape, op } => {
@@ -247,6 +259,45 @@ impl<'p> KCtx<'p> {
             }
         }
         Ok(KVal::Acc(a))
+    }
+
+    /// The element `is` of `view` and whether `is` is in range.
+    fn element_at(
+        g: &mut Gen,
+        view: &View,
+        is: &[rspirv::spirv::Word],
+    ) -> R<(rspirv::spirv::Word, rspirv::spirv::Word)> {
+        let (u64t, bt) = (g.t_u64(), g.t_bool());
+        let mut ok = g.c_bool(true);
+        let mut at = view.off;
+        for (&i, &(size, stride)) in is.iter().zip(&view.dims) {
+            // Negative indices are huge as u64: one unsigned comparison checks both ends.
+            let inb = g.b.u_less_than(bt, None, i, size).ie()?;
+            ok = g.b.logical_and(bt, None, ok, inb).ie()?;
+            let mi = g.b.i_mul(u64t, None, i, stride).ie()?;
+            at = g.b.i_add(u64t, None, at, mi).ie()?;
+        }
+        Ok((at, ok))
+    }
+
+    /// A row update of a host accumulator without operator: the row `is` of `view` overwritten
+    /// with `x`, when in range (plain stores: of two writes of one row, either may win).
+    fn host_store_row(
+        &mut self,
+        g: &mut Gen,
+        view: &View,
+        is: &[rspirv::spirv::Word],
+        x: &KVal,
+        loc: &Option<SrcLoc>,
+    ) -> R<()> {
+        let (off, ok) = Self::element_at(g, view, is)?;
+        let row = View {
+            bi: view.bi,
+            elem: view.elem,
+            off,
+            dims: view.dims[is.len()..].to_vec(),
+        };
+        g.if_then(ok, |g| self.write_into(g, &row, x, loc))
     }
 
     /// One component's atomic update of a host accumulator: element `is` of `view` combined
@@ -258,24 +309,15 @@ impl<'p> KCtx<'p> {
         view: &View,
         is: &[rspirv::spirv::Word],
         c: &HostComp,
-        op: &'p Operator,
+        op: Option<&'p Operator>,
         keep: &[bool],
         m: usize,
         x: rspirv::spirv::Word,
         loc: &Option<SrcLoc>,
     ) -> R<()> {
-        let (u64t, bt) = (g.t_u64(), g.t_bool());
-        let mut ok = g.c_bool(true);
-        let mut at = view.off;
-        for (&i, &(size, stride)) in is.iter().zip(&view.dims) {
-            // Negative indices are huge as u64: one unsigned comparison checks both ends.
-            let inb = g.b.u_less_than(bt, None, i, size).ie()?;
-            ok = g.b.logical_and(bt, None, ok, inb).ie()?;
-            let mi = g.b.i_mul(u64t, None, i, stride).ie()?;
-            at = g.b.i_add(u64t, None, at, mi).ie()?;
-        }
+        let bt = g.t_bool();
+        let (at, ok) = Self::element_at(g, view, is)?;
         let t = c.elem;
-        let k = op.lam.params.len() / 2;
         g.if_then(ok, |g| {
             let p = g.word_ptr(c.bi, at)?;
             let wt = g.word_ty(c.wk);
@@ -284,6 +326,11 @@ impl<'p> KCtx<'p> {
             if t.byte_size() == 8 {
                 g.b.capability(spirv::Capability::Int64Atomics);
             }
+            let Some(op) = op else {
+                let w = g.reg_to_word(t, x)?;
+                return g.b.atomic_store(p, dev, sem, w).ie();
+            };
+            let k = op.lam.params.len() / 2;
             match c.fast {
                 Some((bop, signed)) => {
                     let _ = match (bop, c.wk) {
