@@ -113,6 +113,7 @@ fn lower_program_here(p: &Program, sources: &SourceMap) -> Lowered {
                 l.stms.clear();
                 l.depth = 0;
                 l.entry_names = l.names.next;
+                l.size_exprs.clear();
                 match l.lower_entry(i, v) {
                     Ok(f) => funs.push(f),
                     Err(d) => entry_errors.push((v.name.clone(), d)),
@@ -146,6 +147,10 @@ pub(crate) struct Lowerer<'a> {
     /// [`NameSource::next`] when the current entry point's lowering began (see
     /// [`MAX_LOWERED_NAMES`]).
     pub entry_names: u32,
+    /// The value of each `i64` expression lowered (in the current entry point), by its span:
+    /// the values of the sizes [`crate::syntax::types::Size::Expr`], taken where the
+    /// expression was evaluated (the argument of `tabulate`, `replicate`, `iota`, ...).
+    pub size_exprs: HashMap<crate::diag::Span, SubExp>,
 }
 
 impl<'a> Lowerer<'a> {
@@ -166,6 +171,7 @@ impl<'a> Lowerer<'a> {
             tops,
             depth: 0,
             entry_names: 0,
+            size_exprs: HashMap::new(),
         }
     }
 
@@ -369,7 +375,7 @@ impl<'a> Lowerer<'a> {
                         SubExp::Var(v)
                     }
                 }
-                Size::Unknown | Size::Bin(..) => {
+                Size::Unknown | Size::Bin(..) | Size::Expr(..) => {
                     let v = names.fresh("d");
                     new_sizes.push(v.clone());
                     SubExp::Var(v)
