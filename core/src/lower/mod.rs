@@ -8,9 +8,14 @@
 //! of arrays (structure of arrays).
 //!
 //! Sizes: a size parameter `[n]` is bound to the IR dimension of the argument it describes, so
-//! sizes in types are ordinary variables of the lowering environment. Where the size of a result
-//! is not known statically (`if`s whose branches differ, loops whose arrays change size, entry
-//! results) the IR's existential sizes are used.
+//! sizes in types are ordinary variables of the lowering environment. A size parameter that the
+//! parameters' types mention only in size expressions (`[p*q]t`) takes the size the type
+//! checker inferred at the call (the name's type there has `[a*b]t`, so `p = a`), evaluated in
+//! the caller's environment and passed as a leading argument (`Lowerer::with_call_sizes`). A
+//! size that is the value of an expression (`Size::Expr`, `tabulate (i64.sum ks) f`) is the
+//! value that expression had where it was lowered (`Lowerer::size_exprs`). Where the size of a
+//! result is not known statically (`if`s whose branches differ, loops whose arrays change size,
+//! entry results) the IR's existential sizes are used.
 //!
 //! An entry point that uses something the lowering cannot handle (automatic differentiation, a
 //! function-valued `if`, ...) fails alone: its diagnostic is collected in

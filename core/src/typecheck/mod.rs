@@ -40,22 +40,28 @@
 //!
 //! - **Sizes are not checked.** Array types carry sizes
 //!   ([`Size`](crate::syntax::types::Size): constants, names of size parameters or variables,
-//!   size expressions `n*m`, `n+m`, `n-1` over those, or unknown) as far as they are easily
-//!   known, but unification never fails because two sizes differ: every valid Futhark program
-//!   must be accepted, and a real size mismatch is caught at run time by the interpreter.
-//! - **Size variables** exist only to infer the sizes of `unflatten`, `unflatten_3d` and
-//!   `split`, whose signatures (`[n*m]t -> [n][m]t`) name sizes that no argument gives
-//!   directly. At each use of a builtin or top-level function, its size parameters (`[n]`) and
-//!   its parameters used as sizes (`(n: i64) -> [n]t`) become fresh size variables
-//!   ([`Checker::fresh_size`]); the latter are bound to the argument when it is a size expression
-//!   (`iota (n*m) : [n*m]i64`). Unification binds a size variable to the other side (unless that
-//!   is unknown) and unifies size expressions with the same operator operand by operand
-//!   (syntactically: `[a*b]` against `[n*m]` gives `a = n`, `b = m`); anything else is accepted.
-//!   At the end of a declaration the sizes of every use of those three functions must be known
-//!   (else the error "cannot determine the sizes of `unflatten`'s result here"); the use's name
-//!   gets its type with those sizes (`[n*m]f64 -> [n][m]f64`), from which lowering computes them.
-//!   Every other node's type keeps no size that was inferred through a size variable (it is
-//!   unknown, as before), so lowering sees only sizes written in the program.
+//!   size expressions `n*m`, `n+m`, `n-1` over sizes, the value of another expression given as a
+//!   size ([`Size::Expr`]), or unknown) as far as they are easily known, but unification never
+//!   fails because two sizes differ: every valid Futhark program must be accepted, and a real
+//!   size mismatch is caught at run time by the interpreter.
+//! - **Size variables** exist to infer sizes that no argument gives directly: those of
+//!   `unflatten`, `unflatten_3d` and `split` (`[n*m]t -> [n][m]t`), and the size parameters of
+//!   top-level functions that occur only inside size expressions of their parameters' types
+//!   (`def jacobian [k] [p] [q] (rows: [p*q][k]f64)`, as in Futhark). At each use of a builtin or
+//!   top-level function, its size parameters (`[n]`) and its parameters used as sizes
+//!   (`(n: i64) -> [n]t`) become fresh size variables ([`Checker::fresh_size`]); the latter are
+//!   bound to the argument's size ([`Checker::size_of_arg`]: a constant, a name, `+ - *` of
+//!   sizes, or else the argument itself as a [`Size::Expr`], so `tabulate (i64.sum ks + n) f`
+//!   has type `[i64.sum ks + n]t`). Unification binds a size variable to the other side (unless
+//!   that is unknown) and unifies size expressions with the same operator operand by operand
+//!   (syntactically: `[a*b]` against `[p*q]` gives `p = a`, `q = b`); anything else is accepted.
+//!   At the end of a declaration the sizes of every such use must be known (else the error
+//!   "cannot determine the sizes of `unflatten`'s result here", or for a function "ambiguous
+//!   size `p` in this call of `f`"); the use's name gets its type with those sizes
+//!   (`[n*m]f64 -> [n][m]f64`), from which lowering computes them. Every other node's type
+//!   keeps no size that was inferred through a size variable (it is unknown, as before), so
+//!   lowering sees only sizes written in the program. A local function is not instantiated
+//!   per call, so its size parameters must occur as plain dimensions (`[n]t`).
 //! - **Uniqueness is not checked.** `*t` is accepted in written types and ignored; consumption
 //!   and aliasing are not tracked (the interpreter has value semantics).
 //! - A local `let` function's type is generalised only over variables not constrained by
