@@ -93,6 +93,11 @@ use std::collections::HashMap;
 use ty::Ty;
 use unify::VarInfo;
 
+/// A use of a function whose sizes must be inferred from the context (see
+/// [`Checker::check_sized_uses`]): the span of its name, the name, its instantiated type, and
+/// each size parameter to infer with its size variable.
+type SizedUse = (Span, String, Ty, Vec<(String, Size)>);
+
 /// Attributes the language knows; any other is accepted with a warning.
 const KNOWN_ATTRS: &[&str] = &[
     "unsafe",
@@ -183,7 +188,7 @@ pub(crate) struct Checker {
     size_vars: Vec<Option<crate::syntax::types::Size>>,
     /// Uses of builtins whose sizes must be inferred from the context (`unflatten`, `split`):
     /// the span of the name and its instantiated type, per declaration.
-    sized_uses: Vec<(Span, String, Ty, Vec<(String, Size)>)>,
+    sized_uses: Vec<SizedUse>,
     /// For uses of functions with parameters named in sizes ([`env::Scheme::named_params`]):
     /// the span of the name, and each such parameter's position and size variable.
     size_args: HashMap<Span, Vec<(usize, Size)>>,
