@@ -97,3 +97,75 @@ entry compose_prec (xs: []i32) : i32 =
 -- input { 2i64 [1, 2, 3, 4, 5, 6] } output { [1, 2, 3, 4, 5, 6] }
 -- input { 2i64 [1, 2, 3, 4, 5] } error: size
 entry coerce_expr (n: i64) (xs: []i32) : [n*3]i32 = xs :> [n*3]i32
+
+-- Size parameters that the parameters' types mention only inside size expressions (`[p*q]t`,
+-- `[1+n]t`, `[n*2]t`) are found at each call by matching the argument's type (as in Futhark).
+
+def row_sums [p] [q] (xs: [p * q]f64) : ([p]f64, i64) =
+  (map f64.sum (unflatten xs : [p][q]f64), q)
+
+-- a = [[1,2,3],[4,5,6]]: flatten a : [2*3]f64, so p = 2, q = 3; rows sum to 6 and 15.
+-- ==
+-- entry: rows
+-- input { [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]] } output { [6.0, 15.0] 3i64 }
+entry rows [n] [m] (a: [n][m]f64) = row_sums (flatten a)
+
+def tail1 [n] (xs: [1 + n]i64) : ([n]i64, i64) = (xs[1:] :> [n]i64, n)
+
+-- iota (1 + 3) : [1+3]i64, so n = 3: the tail is [1, 2, 3].
+-- ==
+-- entry: tails
+-- input { 3i64 } output { [1i64, 2i64, 3i64] 3i64 }
+entry tails (k: i64) = tail1 (iota (1 + k))
+
+def halves [n] (xs: [n * 2]i32) : [n][2]i32 = unflatten xs
+
+-- As in adbench's lstm: `sized (h * 2) xs` gives the argument the type `[h*2]i32`, so n = h = 3.
+-- ==
+-- entry: pairs
+-- input { [1, 2, 3, 4, 5, 6] } output { [[1, 2], [3, 4], [5, 6]] }
+entry pairs [l] (xs: [l]i32) =
+  let h = l / 2
+  in halves (sized (h * 2) xs)
+
+def jac [k] [p] [q] (rows: [p * q][k]f64) : [k][p][q]f64 = map unflatten (transpose rows)
+
+-- a : [1][3][2]f64, flatten a : [1*3][2]f64, so k = 2, p = 1, q = 3; out[c][i][j] = a[i][j][c].
+-- ==
+-- entry: jacobian
+-- input { [[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]] }
+-- output { [[[1.0, 3.0, 5.0]], [[2.0, 4.0, 6.0]]] }
+entry jacobian [n] [m] [k] (a: [n][m][k]f64) = jac (flatten a)
+
+def sumsq_rows [p] [q] (xs: [p * q]f64) : [p]f64 =
+  map (\r -> f64.sum (map (\x -> x * x) r)) (unflatten xs : [p][q]f64)
+
+-- d/dx of sum_j x[i,j]^2 is 2*x[i,j], scaled by the seed of row i:
+-- a = [[1,2],[3,4]], seed = [1,10]: [2*1*1, 2*2*1, 2*3*10, 2*4*10] = [2, 4, 60, 80].
+-- ==
+-- entry: grad
+-- input { [[1.0, 2.0], [3.0, 4.0]] [1.0, 10.0] } output { [2.0, 4.0, 60.0, 80.0] }
+entry grad [n] [m] (a: [n][m]f64) (seed: [n]f64) = vjp sumsq_rows (flatten a) seed
+
+-- The same through a lambda, and jvp: the tangent [1,0,0,1] gives [2*1*1 + 0, 0 + 2*4*1].
+-- ==
+-- entry: grad_lambda
+-- input { [[1.0, 2.0], [3.0, 4.0]] [1.0, 10.0] }
+-- output { [2.0, 4.0, 60.0, 80.0] [2.0, 8.0] }
+entry grad_lambda [n] [m] (a: [n][m]f64) (seed: [n]f64) =
+  let xs = flatten a
+  in ( vjp (\ys -> sumsq_rows ys) xs seed
+     , jvp sumsq_rows xs (map (\i -> if i == 0 || i == n * m - 1 then 1 else 0) (iota (n * m)))
+     )
+
+-- An argument of tabulate that is not a size expression gives the size `[i64.sum ks + n]`, so
+-- split finds `i64.sum ks` and `n` (futhark/tests/ad/flatmap0.fut): ks = [1, 2], n = 2, so
+-- the rows of the transpose are [10i, 10i+1, ..., 10i+4] for i = 0, 1, split after 3.
+-- ==
+-- entry: split_expr
+-- input { [1i64, 2i64] } output { [[0i64, 1i64, 2i64], [10i64, 11i64, 12i64]] [[3i64, 4i64], [13i64, 14i64]] }
+entry split_expr [n] (ks: [n]i64) =
+  unzip
+  <| map split
+  <| transpose
+  <| tabulate (i64.sum ks + n) (\j -> map (\i -> i * 10 + j) (iota n))

@@ -44,6 +44,15 @@ pub(crate) enum Head<'a> {
     TopDef(usize),
     /// An intrinsic from [`crate::builtins::INTRINSICS`].
     Intrinsic(&'static str),
+    /// An intrinsic whose sizes the type checker inferred from the context (`unflatten`,
+    /// `split`): the use of its name (whose type has the sizes) and the environment there. The
+    /// sizes are computed when it is called, as an argument lowered after the name may give
+    /// their values (`map split <| tabulate (a + b) f`, see `Size::Expr`).
+    SizedIntrinsic {
+        name: &'static str,
+        at: &'a Expr,
+        env: Env<'a>,
+    },
     /// A numeric module function `m.name`.
     ModFn(PrimType, &'static str),
     /// A conversion `to.from` (the source type comes from the argument).
@@ -231,7 +240,9 @@ impl<'a> SV<'a> {
             SV::Fun(f) => {
                 f.args.iter().for_each(|a| a.var_types(out, seen));
                 match &f.head {
-                    Head::Closure { env, .. } => env.var_types(out, seen),
+                    Head::Closure { env, .. } | Head::SizedIntrinsic { env, .. } => {
+                        env.var_types(out, seen)
+                    }
                     Head::RightSection(op, y) => {
                         op.var_types(out, seen);
                         y.var_types(out, seen);

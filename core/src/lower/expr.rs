@@ -12,7 +12,7 @@ use crate::ir::{
 use crate::prim::{IntType, PrimType, PrimValue};
 use crate::syntax::ast::{
     BinOp, DimIndex, Expr, ExprKind, Literal, LoopForm, OpRef, Pat, PatKind, RangeKind, TypeParam,
-    UnOp,
+    UnOp, ValDec,
 };
 use crate::syntax::types::{field_order, Size, SizeOp, Type as SType};
 use std::collections::HashSet;
@@ -65,6 +65,10 @@ impl<'a> Lowerer<'a> {
         };
         let r = self.lower_expr_inner(env, e);
         self.loc = saved;
+        if let Ok(SV::Val(s, Type::Prim(PrimType::Int(IntType::I64)))) = &r {
+            // The value of the size `Size::Expr` at this span, if one names it.
+            self.size_exprs.insert(e.span, s.clone());
+        }
         r
     }
 
@@ -366,16 +370,34 @@ impl<'a> Lowerer<'a> {
     }
 
     /// An intrinsic whose sizes the type checker inferred from the context (`unflatten`,
-    /// `split`, see [`super::builtins::inferred_sizes`]) becomes a function value with those
-    /// sizes (computed from the name's type `e.ty`) already applied.
+    /// `split`, see [`super::builtins::inferred_sizes`]) becomes a [`Head::SizedIntrinsic`];
+    /// a top-level function with size parameters only in size expressions gets their values
+    /// ([`Lowerer::with_call_sizes`]).
     fn with_inferred_sizes(&mut self, env: &Env<'a>, v: SV<'a>, e: &'a Expr) -> R<SV<'a>> {
-        let name = match &v {
+        match &v {
             SV::Fun(fv) if fv.args.is_empty() => match fv.head {
-                Head::Intrinsic(n) if super::builtins::inferred_sizes(n) > 0 => n,
-                _ => return Ok(v),
+                Head::Intrinsic(name) if super::builtins::inferred_sizes(name) > 0 => {
+                    Ok(SV::fun(Head::SizedIntrinsic {
+                        name,
+                        at: e,
+                        env: env.clone(),
+                    }))
+                }
+                Head::TopDef(i) => self.with_call_sizes(env, i, v, e),
+                _ => Ok(v),
             },
-            _ => return Ok(v),
-        };
+            _ => Ok(v),
+        }
+    }
+
+    /// The sizes of a use `e` of an intrinsic with inferred sizes, as its leading `i64`
+    /// arguments, computed from the name's type `e.ty` in the environment of the use.
+    fn inferred_size_args(
+        &mut self,
+        env: &Env<'a>,
+        name: &'static str,
+        e: &'a Expr,
+    ) -> R<Vec<SV<'a>>> {
         let count = super::builtins::inferred_sizes(name);
         let mut ret = e.ty.as_ref();
         while let Some(SType::Fun(_, r)) = ret {
@@ -411,14 +433,59 @@ impl<'a> Lowerer<'a> {
             })?;
             args.push(SV::Val(s, Type::Prim(PrimType::I64)));
         }
+        Ok(args)
+    }
+
+    /// A top-level function whose size parameters occur only in size expressions of its
+    /// parameters' types ([`size_expr_params`]) becomes a function value with their values as
+    /// leading arguments (see [`Lowerer::call_topdef`]). The type checker gave the name the
+    /// function's type at this use, with those parameters resolved (`[p*q]t` became `[a*b]t`),
+    /// so each is the size at the same place of that type ([`size_at`]).
+    fn with_call_sizes(&mut self, env: &Env<'a>, i: usize, v: SV<'a>, e: &'a Expr) -> R<SV<'a>> {
+        let d = self.valdec(i);
+        let hidden = size_expr_params(d);
+        if hidden.is_empty() {
+            return Ok(v);
+        }
+        let mut used = e.ty.as_ref();
+        let mut pairs = vec![];
+        for p in &d.params {
+            match (used, &p.ty) {
+                (Some(SType::Fun(a, r)), Some(t)) => {
+                    pairs.push((t, &**a));
+                    used = Some(r);
+                }
+                _ => break,
+            }
+        }
+        let mut args = vec![];
+        for n in hidden {
+            let size = pairs.iter().find_map(|(t, u)| size_at(t, u, n));
+            let value = size.as_ref().and_then(|s| self.size_value(env, s));
+            let value = value.ok_or_else(|| {
+                Diagnostic::error(
+                    e.span,
+                    format!(
+                        "cannot determine the size parameter `{n}` of `{}` at this call",
+                        d.name
+                    ),
+                )
+                .with_note(format!(
+                    "the size is `{}` here, which is not known at this point",
+                    size.map_or("[]".to_string(), |s| s.to_string())
+                ))
+            })?;
+            args.push(SV::Val(value, Type::Prim(PrimType::I64)));
+        }
         Ok(SV::Fun(Rc::new(FunVal {
-            head: Head::Intrinsic(name),
+            head: Head::TopDef(i),
             args,
         })))
     }
 
-    /// The value of a size (constants, `i64` variables in scope, and size expressions over
-    /// them), or `None` where it is unknown.
+    /// The value of a size (constants, `i64` variables in scope, the values of expressions
+    /// given as sizes where they were evaluated, and size expressions over them), or `None`
+    /// where it is unknown.
     fn size_value(&mut self, env: &Env<'a>, d: &Size) -> Option<SubExp> {
         match d {
             Size::Const(k) => Some(SubExp::i64(*k)),
@@ -427,6 +494,7 @@ impl<'a> Lowerer<'a> {
                 _ => None,
             },
             Size::Unknown => None,
+            Size::Expr(span, _) => self.size_exprs.get(span).cloned(),
             Size::Bin(op, a, b) => {
                 let a = self.size_value(env, a)?;
                 let b = self.size_value(env, b)?;
@@ -450,8 +518,14 @@ impl<'a> Lowerer<'a> {
     fn arity(&self, h: &Head<'a>) -> usize {
         match h {
             Head::Closure { params, .. } => params.len(),
-            Head::TopDef(i) => self.valdec(*i).params.len(),
+            Head::TopDef(i) => {
+                let d = self.valdec(*i);
+                d.params.len() + size_expr_params(d).len()
+            }
             Head::Intrinsic(n) => super::builtins::intrinsic_arity(n),
+            Head::SizedIntrinsic { name, .. } => {
+                super::builtins::intrinsic_arity(name) - super::builtins::inferred_sizes(name)
+            }
             Head::ModFn(_, n) => super::builtins::modfn_arity(n),
             Head::Conv(_) | Head::RightSection(..) | Head::Project(_) => 1,
             Head::Op(_) => 2,
@@ -492,6 +566,11 @@ impl<'a> Lowerer<'a> {
             } => self.inline(env.clone(), tparams, params, args, body, span),
             Head::TopDef(i) => self.call_topdef(*i, args, span),
             Head::Intrinsic(n) => self.call_intrinsic(n, args, span),
+            Head::SizedIntrinsic { name, at, env } => {
+                let mut all = self.inferred_size_args(env, name, at)?;
+                all.extend(args);
+                self.call_intrinsic(name, all, span)
+            }
             Head::ModFn(m, n) => self.call_modfn(*m, n, args, span),
             Head::Conv(to) => {
                 let (s, from) = scalar(&args[0], span)?;
@@ -525,9 +604,19 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    pub fn call_topdef(&mut self, i: usize, args: Vec<SV<'a>>, span: Span) -> R<SV<'a>> {
+    /// Calls a top-level function; the first arguments are the values of its size parameters
+    /// that occur only in size expressions ([`Lowerer::with_call_sizes`]), if any.
+    pub fn call_topdef(&mut self, i: usize, mut args: Vec<SV<'a>>, span: Span) -> R<SV<'a>> {
         let d = self.valdec(i);
-        self.inline(Env::new(i), &d.type_params, &d.params, args, &d.body, span)
+        let hidden = size_expr_params(d);
+        let mut env = Env::new(i);
+        if args.len() == d.params.len() + hidden.len() {
+            let sizes: Vec<SV<'a>> = args.drain(..hidden.len()).collect();
+            for (n, v) in hidden.into_iter().zip(sizes) {
+                env = env.bind(n, v);
+            }
+        }
+        self.inline(env, &d.type_params, &d.params, args, &d.body, span)
     }
 
     /// Inlines a function body with its parameters bound to the arguments.
@@ -1106,12 +1195,15 @@ impl<'a> Lowerer<'a> {
         let Some(ty) = ty else { return Ok(v) };
         let unknown = SubExp::Const(PrimValue::Bool(false));
         // Size expressions (`:> [n*m]t`) are computed first; those not computable are unknown.
-        let mut exprs = vec![];
-        collect_size_exprs(ty, &mut exprs);
+        let mut dims = vec![];
+        collect_dims(ty, &mut dims);
         let mut values = std::collections::HashMap::new();
-        for d in exprs {
-            if let Some(s) = self.size_value(env, &d) {
-                values.insert(d, s);
+        for d in dims
+            .into_iter()
+            .filter(|d| matches!(d, Size::Bin(..) | Size::Expr(..)))
+        {
+            if let Some(s) = self.size_value(env, d) {
+                values.insert(d.clone(), s);
             }
         }
         let tmpl = match stype_to_sv(env, ty, &mut |s: &Size| {
@@ -1121,7 +1213,9 @@ impl<'a> Lowerer<'a> {
                     Some(SV::Val(s, _)) => s,
                     _ => unknown.clone(),
                 },
-                Size::Bin(..) => values.get(s).cloned().unwrap_or_else(|| unknown.clone()),
+                Size::Bin(..) | Size::Expr(..) => {
+                    values.get(s).cloned().unwrap_or_else(|| unknown.clone())
+                }
                 Size::Unknown => unknown.clone(),
             })
         }) {
@@ -2206,24 +2300,88 @@ fn match_type<'a>(
     }
 }
 
-/// The size expressions (`[n*m]`) occurring in a type.
-fn collect_size_exprs(t: &SType, out: &mut Vec<Size>) {
+/// The dimensions occurring in a type.
+fn collect_dims<'t>(t: &'t SType, out: &mut Vec<&'t Size>) {
     match t {
         SType::Array { elem, shape, .. } => {
-            out.extend(shape.iter().filter(|d| matches!(d, Size::Bin(..))).cloned());
-            collect_size_exprs(elem, out)
+            out.extend(shape);
+            collect_dims(elem, out)
         }
-        SType::Tuple(ts) => ts.iter().for_each(|t| collect_size_exprs(t, out)),
-        SType::Record(fs) => fs.iter().for_each(|(_, t)| collect_size_exprs(t, out)),
+        SType::Tuple(ts) => ts.iter().for_each(|t| collect_dims(t, out)),
+        SType::Record(fs) => fs.iter().for_each(|(_, t)| collect_dims(t, out)),
         SType::Sum(cs) => cs
             .iter()
             .flat_map(|(_, ts)| ts)
-            .for_each(|t| collect_size_exprs(t, out)),
+            .for_each(|t| collect_dims(t, out)),
         SType::Fun(a, r) => {
-            collect_size_exprs(a, out);
-            collect_size_exprs(r, out)
+            collect_dims(a, out);
+            collect_dims(r, out)
         }
         SType::Acc(t) => collect_size_exprs(t, out),
         SType::Prim(_) | SType::Var(_) => {}
+    }
+}
+
+/// The size parameters of a top-level function that its parameters' types mention only in size
+/// expressions (`[p*q]t`), never as a plain dimension (`[p]t`, which the argument's shape
+/// gives, see [`match_type`]); as the type checker's `size_expr_params`.
+pub(crate) fn size_expr_params(d: &ValDec) -> Vec<&str> {
+    let mut dims = vec![];
+    for p in &d.params {
+        if let Some(t) = &p.ty {
+            collect_dims(t, &mut dims);
+        }
+    }
+    d.type_params
+        .iter()
+        .filter_map(|tp| match tp {
+            TypeParam::Size(n, _) => Some(n.as_str()),
+            TypeParam::Type { .. } => None,
+        })
+        .filter(|n| {
+            dims.iter().any(|d| d.mentions(n)) && !dims.contains(&&Size::Named(n.to_string()))
+        })
+        .collect()
+}
+
+/// The size that the type `used` has where the declared type `decl` mentions the size
+/// parameter `p`: `[p*q]t` against `[a*b]t` gives `a` (the syntactic matching of the type
+/// checker's `unify_size`).
+fn size_at(decl: &SType, used: &SType, p: &str) -> Option<Size> {
+    fn in_size(d: &Size, u: &Size, p: &str) -> Option<Size> {
+        match (d, u) {
+            (Size::Named(n), u) if n == p && *u != Size::Unknown => Some(u.clone()),
+            (Size::Bin(o1, a1, b1), Size::Bin(o2, a2, b2)) if o1 == o2 => {
+                in_size(a1, a2, p).or_else(|| in_size(b1, b2, p))
+            }
+            _ => None,
+        }
+    }
+    match (decl, used) {
+        (
+            SType::Array {
+                elem: e1,
+                shape: s1,
+                ..
+            },
+            SType::Array {
+                elem: e2,
+                shape: s2,
+                ..
+            },
+        ) => s1
+            .iter()
+            .zip(s2)
+            .find_map(|(d, u)| in_size(d, u, p))
+            .or_else(|| (s1.len() == s2.len()).then(|| size_at(e1, e2, p)).flatten()),
+        (SType::Fun(a1, r1), SType::Fun(a2, r2)) => {
+            size_at(a1, a2, p).or_else(|| size_at(r1, r2, p))
+        }
+        _ => match (decl.components(), used.components()) {
+            (Some(ds), Some(us)) if ds.len() == us.len() => {
+                ds.into_iter().zip(us).find_map(|(d, u)| size_at(d, u, p))
+            }
+            _ => None,
+        },
     }
 }

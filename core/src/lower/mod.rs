@@ -8,9 +8,14 @@
 //! of arrays (structure of arrays).
 //!
 //! Sizes: a size parameter `[n]` is bound to the IR dimension of the argument it describes, so
-//! sizes in types are ordinary variables of the lowering environment. Where the size of a result
-//! is not known statically (`if`s whose branches differ, loops whose arrays change size, entry
-//! results) the IR's existential sizes are used.
+//! sizes in types are ordinary variables of the lowering environment. A size parameter that the
+//! parameters' types mention only in size expressions (`[p*q]t`) takes the size the type
+//! checker inferred at the call (the name's type there has `[a*b]t`, so `p = a`), evaluated in
+//! the caller's environment and passed as a leading argument (`Lowerer::with_call_sizes`). A
+//! size that is the value of an expression (`Size::Expr`, `tabulate (i64.sum ks) f`) is the
+//! value that expression had where it was lowered (`Lowerer::size_exprs`). Where the size of a
+//! result is not known statically (`if`s whose branches differ, loops whose arrays change size,
+//! entry results) the IR's existential sizes are used.
 //!
 //! An entry point that uses something the lowering cannot handle (automatic differentiation, a
 //! function-valued `if`, ...) fails alone: its diagnostic is collected in
@@ -114,6 +119,7 @@ fn lower_program_here(p: &Program, sources: &SourceMap) -> Lowered {
                 l.stms.clear();
                 l.depth = 0;
                 l.entry_names = l.names.next;
+                l.size_exprs.clear();
                 match l.lower_entry(i, v) {
                     Ok(f) => funs.push(f),
                     Err(d) => entry_errors.push((v.name.clone(), d)),
@@ -147,6 +153,10 @@ pub(crate) struct Lowerer<'a> {
     /// [`NameSource::next`] when the current entry point's lowering began (see
     /// [`MAX_LOWERED_NAMES`]).
     pub entry_names: u32,
+    /// The value of each `i64` expression lowered (in the current entry point), by its span:
+    /// the values of the sizes [`crate::syntax::types::Size::Expr`], taken where the
+    /// expression was evaluated (the argument of `tabulate`, `replicate`, `iota`, ...).
+    pub size_exprs: HashMap<crate::diag::Span, SubExp>,
 }
 
 impl<'a> Lowerer<'a> {
@@ -167,6 +177,7 @@ impl<'a> Lowerer<'a> {
             tops,
             depth: 0,
             entry_names: 0,
+            size_exprs: HashMap::new(),
         }
     }
 
@@ -370,7 +381,7 @@ impl<'a> Lowerer<'a> {
                         SubExp::Var(v)
                     }
                 }
-                Size::Unknown | Size::Bin(..) => {
+                Size::Unknown | Size::Bin(..) | Size::Expr(..) => {
                     let v = names.fresh("d");
                     new_sizes.push(v.clone());
                     SubExp::Var(v)

@@ -88,7 +88,7 @@ pub(crate) fn scope_dim<'e, 'a>(
             )),
         },
         Size::Unknown => Ok(SubExp::i64(0)),
-        Size::Bin(..) => Err(Diagnostic::not_supported(
+        Size::Bin(..) | Size::Expr(..) => Err(Diagnostic::not_supported(
             span,
             format!("the size expression `{s}` in the type of an empty array"),
         )),

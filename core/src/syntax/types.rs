@@ -12,9 +12,12 @@ pub enum Size {
     Named(String),
     /// A size not known statically (existential, or not yet inferred).
     Unknown,
-    /// A size expression `[n*m]`, `[n+m]`, `[n-1]` over constants and names (the subset of
-    /// Futhark's size expressions that vkad supports).
+    /// A size expression `[n*m]`, `[n+m]`, `[n-1]` over sizes.
     Bin(SizeOp, Box<Size>, Box<Size>),
+    /// The value of any other expression given as a size (`i64.sum ks` in
+    /// `tabulate (i64.sum ks + n) f : [i64.sum ks + n]t`): the expression's span and source
+    /// text. Lowering takes the value the expression had where it was evaluated.
+    Expr(crate::diag::Span, String),
 }
 
 /// The operator of a size expression ([`Size::Bin`], [`crate::syntax::ast::SizeExp::Bin`]).
@@ -42,6 +45,15 @@ impl Size {
         Size::Bin(op, Box::new(a), Box::new(b))
     }
 
+    /// Whether the size mentions the name `n`.
+    pub fn mentions(&self, n: &str) -> bool {
+        match self {
+            Size::Named(m) => m == n,
+            Size::Bin(_, a, b) => a.mentions(n) || b.mentions(n),
+            Size::Const(_) | Size::Unknown | Size::Expr(..) => false,
+        }
+    }
+
     /// Writes the size without brackets (`n*m`); operands that are themselves size expressions
     /// are parenthesised.
     fn fmt_inner(&self, f: &mut fmt::Formatter<'_>, nested: bool) -> fmt::Result {
@@ -49,6 +61,8 @@ impl Size {
             Size::Const(n) => write!(f, "{n}"),
             Size::Named(n) => write!(f, "{n}"),
             Size::Unknown => Ok(()),
+            Size::Expr(_, text) if nested => write!(f, "({text})"),
+            Size::Expr(_, text) => write!(f, "{text}"),
             Size::Bin(op, a, b) => {
                 if nested {
                     write!(f, "(")?;

@@ -82,20 +82,51 @@ fn plain_dim(t: &Ty, p: &str) -> bool {
     }
 }
 
-/// The size parameters in `sizes` that occur in no parameter type of the function type `t` as
-/// a plain dimension.
-fn hidden_sizes(t: &Ty, sizes: &[String]) -> Vec<String> {
+/// The parameter types of the function type `t`.
+fn param_types(t: &Ty) -> Vec<&Ty> {
     let mut params = vec![];
     let mut t = t;
     while let Ty::Fun(a, r) = t {
         params.push(&**a);
         t = r;
     }
+    params
+}
+
+/// The size parameters in `sizes` that occur in no parameter type of the function type `t` as
+/// a plain dimension.
+fn hidden_sizes(t: &Ty, sizes: &[String]) -> Vec<String> {
+    let params = param_types(t);
     sizes
         .iter()
         .filter(|p| !params.iter().any(|a| plain_dim(a, p)))
         .cloned()
         .collect()
+}
+
+/// The size parameters in `sizes` that the parameter types of the function type `t` mention
+/// only inside size expressions (`[p*q]t`), never as a plain dimension (`[p]t`): each call of
+/// the function must find them by unifying the arguments' types with the parameters' types.
+pub(crate) fn size_expr_params(t: &Ty, sizes: &[String]) -> Vec<String> {
+    let params = param_types(t);
+    let mut out = hidden_sizes(t, sizes);
+    out.retain(|p| params.iter().any(|a| mentions_size(a, p)));
+    out
+}
+
+/// Whether some dimension of `t` mentions the size parameter `p`.
+fn mentions_size(t: &Ty, p: &str) -> bool {
+    match t {
+        Ty::Array(d, e) => d.mentions(p) || mentions_size(e, p),
+        Ty::Tuple(ts) => ts.iter().any(|t| mentions_size(t, p)),
+        Ty::Record(fs) => fs.iter().any(|(_, t)| mentions_size(t, p)),
+        Ty::Sum(cs) => cs
+            .iter()
+            .flat_map(|(_, ts)| ts)
+            .any(|t| mentions_size(t, p)),
+        Ty::Fun(a, r) => mentions_size(a, p) || mentions_size(r, p),
+        Ty::Prim(_) | Ty::Param(_) | Ty::Var(_) => false,
+    }
 }
 
 /// The named parameters (`(n: i64) -> ...`) of a signature, by position.

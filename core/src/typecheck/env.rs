@@ -23,8 +23,9 @@ pub(crate) struct Scheme {
     /// Size parameters (`[n]`, builtins only) instantiated with fresh size variables at each
     /// use, so that sizes flow between a builtin's arguments and result.
     pub size_params: Vec<String>,
-    /// Whether some size parameter occurs in no parameter type as a plain dimension (`unflatten`,
-    /// `split`): the sizes of each use must then be inferred from the context (see
+    /// The size parameters that occur in no parameter type as a plain dimension (of builtins:
+    /// `unflatten`, `split`; of top-level functions: those only in size expressions, `[p*q]t`):
+    /// the sizes of each use must then be inferred from the context (see
     /// [`super::Checker::check_sized_uses`]).
     pub hidden_sizes: Vec<String>,
     /// Parameters (by position) whose names are used as sizes (`(n: i64) -> [n]t`): at each
@@ -55,7 +56,7 @@ fn erase_named_sizes(t: &Ty, keep: &[&String]) -> Ty {
             Size::Const(_) => true,
             Size::Named(n) => keep.contains(&n),
             Size::Bin(_, a, b) => kept(a, keep) && kept(b, keep),
-            Size::Unknown => false,
+            Size::Unknown | Size::Expr(..) => false,
         }
     }
     let er = |t: &Ty| erase_named_sizes(t, keep);
@@ -173,7 +174,7 @@ impl Checker {
             for p in &s.size_params {
                 let v = self.fresh_size();
                 if s.hidden_sizes.contains(p) {
-                    hidden.push(v.clone());
+                    hidden.push((p.clone(), v.clone()));
                 }
                 m.insert(p.clone(), v);
             }

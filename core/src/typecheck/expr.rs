@@ -618,7 +618,8 @@ impl Checker {
                 let fspan = f.span;
                 if let Some(sizes) = self.size_args.remove(&fspan) {
                     for (k, v) in sizes {
-                        if let Some(d) = args.get(k).and_then(size_of_arg) {
+                        if let Some(a) = args.get(k) {
+                            let d = self.size_of_arg(a);
                             self.unify_size(&v, &d);
                         }
                     }
@@ -717,7 +718,7 @@ impl Checker {
                 let tps = self.push_type_params(type_params);
                 let r = tps.as_ref().map_err(|e| e.clone()).and_then(|tps| {
                     let sizes = tps.sizes.clone();
-                    self.check_function(name, &sizes, params, ret, value)
+                    self.check_function(name, &sizes, params, ret, value, true)
                 });
                 self.type_scopes.pop();
                 self.level -= 1;
@@ -931,23 +932,40 @@ fn pat_names(p: &Pat, out: &mut Vec<(String, Span)>) {
     }
 }
 
-/// The size an argument expression denotes, if it is a size expression: an integer constant, a
-/// variable, or `+`, `-`, `*` of those (`iota (n*m)` has type `[n*m]i64`).
-fn size_of_arg(e: &Expr) -> Option<Size> {
-    use crate::syntax::types::SizeOp;
-    match &e.kind {
-        ExprKind::Lit(Literal::Int(v, _)) => i64::try_from(*v).ok().map(Size::Const),
-        ExprKind::Var(q) if q.quals.is_empty() => Some(Size::Named(q.name.clone())),
-        ExprKind::BinOp(OpRef::Builtin(op), a, b) => {
-            let op = match op {
-                BinOp::Add => SizeOp::Add,
-                BinOp::Sub => SizeOp::Sub,
-                BinOp::Mul => SizeOp::Mul,
-                _ => return None,
-            };
-            Some(Size::bin(op, size_of_arg(a)?, size_of_arg(b)?))
+impl Checker {
+    /// The size an argument expression denotes (`iota (n*m) : [n*m]i64`): an integer constant,
+    /// a variable, `+`, `-`, `*` of sizes, or the value of any other expression
+    /// ([`Size::Expr`]: `tabulate (i64.sum ks + n) f : [i64.sum ks + n]t`).
+    fn size_of_arg(&self, e: &Expr) -> Size {
+        use crate::syntax::types::SizeOp;
+        let op = match &e.kind {
+            ExprKind::Lit(Literal::Int(v, _)) if i64::try_from(*v).is_ok() => {
+                return Size::Const(*v as i64)
+            }
+            ExprKind::Var(q) if q.quals.is_empty() => return Size::Named(q.name.clone()),
+            ExprKind::BinOp(OpRef::Builtin(op), _, _) => match op {
+                BinOp::Add => Some(SizeOp::Add),
+                BinOp::Sub => Some(SizeOp::Sub),
+                BinOp::Mul => Some(SizeOp::Mul),
+                _ => None,
+            },
+            _ => None,
+        };
+        match (&e.kind, op) {
+            (ExprKind::BinOp(_, a, b), Some(op)) => {
+                Size::bin(op, self.size_of_arg(a), self.size_of_arg(b))
+            }
+            _ => Size::Expr(e.span, self.source_text(e.span)),
         }
-        _ => None,
+    }
+
+    /// The source text at a span (empty where it is not known).
+    pub(crate) fn source_text(&self, span: Span) -> String {
+        self.texts
+            .get(span.file.0 as usize)
+            .and_then(|t| t.get(span.lo as usize..span.hi as usize))
+            .unwrap_or_default()
+            .to_string()
     }
 }
 

@@ -40,22 +40,28 @@
 //!
 //! - **Sizes are not checked.** Array types carry sizes
 //!   ([`Size`](crate::syntax::types::Size): constants, names of size parameters or variables,
-//!   size expressions `n*m`, `n+m`, `n-1` over those, or unknown) as far as they are easily
-//!   known, but unification never fails because two sizes differ: every valid Futhark program
-//!   must be accepted, and a real size mismatch is caught at run time by the interpreter.
-//! - **Size variables** exist only to infer the sizes of `unflatten`, `unflatten_3d` and
-//!   `split`, whose signatures (`[n*m]t -> [n][m]t`) name sizes that no argument gives
-//!   directly. At each use of a builtin or top-level function, its size parameters (`[n]`) and
-//!   its parameters used as sizes (`(n: i64) -> [n]t`) become fresh size variables
-//!   ([`Checker::fresh_size`]); the latter are bound to the argument when it is a size expression
-//!   (`iota (n*m) : [n*m]i64`). Unification binds a size variable to the other side (unless that
-//!   is unknown) and unifies size expressions with the same operator operand by operand
-//!   (syntactically: `[a*b]` against `[n*m]` gives `a = n`, `b = m`); anything else is accepted.
-//!   At the end of a declaration the sizes of every use of those three functions must be known
-//!   (else the error "cannot determine the sizes of `unflatten`'s result here"); the use's name
-//!   gets its type with those sizes (`[n*m]f64 -> [n][m]f64`), from which lowering computes them.
-//!   Every other node's type keeps no size that was inferred through a size variable (it is
-//!   unknown, as before), so lowering sees only sizes written in the program.
+//!   size expressions `n*m`, `n+m`, `n-1` over sizes, the value of another expression given as a
+//!   size ([`Size::Expr`]), or unknown) as far as they are easily known, but unification never
+//!   fails because two sizes differ: every valid Futhark program must be accepted, and a real
+//!   size mismatch is caught at run time by the interpreter.
+//! - **Size variables** exist to infer sizes that no argument gives directly: those of
+//!   `unflatten`, `unflatten_3d` and `split` (`[n*m]t -> [n][m]t`), and the size parameters of
+//!   top-level functions that occur only inside size expressions of their parameters' types
+//!   (`def jacobian [k] [p] [q] (rows: [p*q][k]f64)`, as in Futhark). At each use of a builtin or
+//!   top-level function, its size parameters (`[n]`) and its parameters used as sizes
+//!   (`(n: i64) -> [n]t`) become fresh size variables ([`Checker::fresh_size`]); the latter are
+//!   bound to the argument's size ([`Checker::size_of_arg`]: a constant, a name, `+ - *` of
+//!   sizes, or else the argument itself as a [`Size::Expr`], so `tabulate (i64.sum ks + n) f`
+//!   has type `[i64.sum ks + n]t`). Unification binds a size variable to the other side (unless
+//!   that is unknown) and unifies size expressions with the same operator operand by operand
+//!   (syntactically: `[a*b]` against `[p*q]` gives `p = a`, `q = b`); anything else is accepted.
+//!   At the end of a declaration the sizes of every such use must be known (else the error
+//!   "cannot determine the sizes of `unflatten`'s result here", or for a function "ambiguous
+//!   size `p` in this call of `f`"); the use's name gets its type with those sizes
+//!   (`[n*m]f64 -> [n][m]f64`), from which lowering computes them. Every other node's type
+//!   keeps no size that was inferred through a size variable (it is unknown, as before), so
+//!   lowering sees only sizes written in the program. A local function is not instantiated
+//!   per call, so its size parameters must occur as plain dimensions (`[n]t`).
 //! - **Uniqueness is not checked.** `*t` is accepted in written types and ignored; consumption
 //!   and aliasing are not tracked (the interpreter has value semantics).
 //! - A local `let` function's type is generalised only over variables not constrained by
@@ -86,6 +92,11 @@ use env::{Binding, Scheme, Scope, TypeAbbr, TypeBind};
 use std::collections::HashMap;
 use ty::Ty;
 use unify::VarInfo;
+
+/// A use of a function whose sizes must be inferred from the context (see
+/// [`Checker::check_sized_uses`]): the span of its name, the name, its instantiated type, and
+/// each size parameter to infer with its size variable.
+type SizedUse = (Span, String, Ty, Vec<(String, Size)>);
 
 /// Attributes the language knows; any other is accepted with a warning.
 const KNOWN_ATTRS: &[&str] = &[
@@ -177,7 +188,7 @@ pub(crate) struct Checker {
     size_vars: Vec<Option<crate::syntax::types::Size>>,
     /// Uses of builtins whose sizes must be inferred from the context (`unflatten`, `split`):
     /// the span of the name and its instantiated type, per declaration.
-    sized_uses: Vec<(Span, String, Ty, Vec<Size>)>,
+    sized_uses: Vec<SizedUse>,
     /// For uses of functions with parameters named in sizes ([`env::Scheme::named_params`]):
     /// the span of the name, and each such parameter's position and size variable.
     size_args: HashMap<Span, Vec<(usize, Size)>>,
@@ -261,6 +272,7 @@ impl Checker {
         params: &mut [Pat],
         ret: &Option<crate::syntax::ast::TypeExp>,
         body: &mut Expr,
+        local: bool,
     ) -> Result<Ty, Diagnostic> {
         self.push_vars();
         self.bind_var(name, Binding::Recursive);
@@ -270,7 +282,9 @@ impl Checker {
         }
         let r = (|| {
             let pts = self.infer_pats(params)?;
-            self.check_constructive(sizes, &pts)?;
+            if local {
+                self.check_constructive(sizes, &pts)?;
+            }
             let rt = match ret {
                 Some(te) => Some(self.conv_type(te)?),
                 None => None,
@@ -290,9 +304,11 @@ impl Checker {
         r
     }
 
-    /// A size parameter that a parameter's type mentions only inside size expressions (`[2*n]`)
-    /// must also be the size of an array of some parameter (Futhark: "used constructively"):
-    /// a call cannot solve `2*n = 6` for `n`.
+    /// A size parameter of a local function that a parameter's type mentions only inside size
+    /// expressions (`[2*n]`) must also be the size of an array of some parameter: local
+    /// functions are not instantiated per call, so nothing would find its value. (Top-level
+    /// functions may have such parameters: each call finds them by unification, see
+    /// [`Checker::check_sized_uses`].)
     fn check_constructive(
         &mut self,
         sizes: &[(String, Span)],
@@ -306,7 +322,7 @@ impl Checker {
                 map_sizes(t, &|d| {
                     match d {
                         Size::Named(m) if m == n => used.set(true),
-                        Size::Bin(..) if size_mentions(d, n) => in_exp.set(true),
+                        Size::Bin(..) if d.mentions(n) => in_exp.set(true),
                         _ => {}
                     }
                     d.clone()
@@ -322,9 +338,10 @@ impl Checker {
                 )
                 .with_label("not used constructively")
                 .with_note(
-                    "a size parameter must also appear on its own as a dimension of a \
-                     parameter's type (`[n]t`): a call cannot solve `[2*n]` for `n`; pass `n` \
-                     as an argument, or give the parameter the type `[m]t` with its own size",
+                    "in a local function a size parameter must also appear on its own as a \
+                     dimension of a parameter's type (`[n]t`); pass `n` as an argument, give \
+                     the parameter the type `[m]t` with its own size, or make the function a \
+                     top-level `def`",
                 ));
             }
         }
@@ -350,7 +367,7 @@ impl Checker {
         let tps = self.push_type_params(&d.type_params);
         let r = tps.as_ref().map_err(|e| e.clone()).and_then(|tps| {
             let sizes = tps.sizes.clone();
-            self.check_function(&d.name, &sizes, &mut d.params, &d.ret, &mut d.body)
+            self.check_function(&d.name, &sizes, &mut d.params, &d.ret, &mut d.body, false)
         });
         self.type_scopes.pop();
         let ft = r?;
@@ -404,6 +421,8 @@ impl Checker {
             self.check_entry(d, &ft)?;
         }
         self.check_sized_uses()?;
+        let size_params: Vec<String> = tps.sizes.iter().map(|(n, _)| n.clone()).collect();
+        let hidden_sizes = builtins::size_expr_params(&ft, &size_params);
         for p in &mut d.params {
             self.fill_irrefutable(p)?;
         }
@@ -415,8 +434,8 @@ impl Checker {
                 nofun_params,
                 ty: ft,
                 erase_sizes: true,
-                size_params: tps.sizes.iter().map(|(n, _)| n.clone()).collect(),
-                hidden_sizes: vec![],
+                hidden_sizes,
+                size_params,
                 named_params: d
                     .params
                     .iter()
@@ -481,36 +500,23 @@ impl Checker {
         Ok(())
     }
 
-    /// Checks that the sizes of every use of a builtin with sizes inferred from the context
-    /// (`unflatten`, `split`) are known, and records its final type with those sizes (for
-    /// lowering, which computes them as `i64` values).
+    /// Checks that the sizes of every use of a function with sizes inferred from the context
+    /// (the builtins `unflatten` and `split`, and top-level functions with size parameters
+    /// only in size expressions, `[p*q]t`) are known, and records its final type with those
+    /// sizes (for lowering, which computes them as `i64` values).
     fn check_sized_uses(&mut self) -> Result<(), Diagnostic> {
         for (span, name, t, hidden) in std::mem::take(&mut self.sized_uses) {
             let z = self.zonk(&t);
-            let mut ret = &z;
-            while let Ty::Fun(_, r) = ret {
-                ret = r;
-            }
-            let unknown = hidden.iter().any(|d| {
+            let unknown = hidden.iter().find(|(_, d)| {
                 let d = self.zonk_size(d);
                 d == Size::Unknown || self.has_size_var(&d)
             });
-            if unknown {
-                let shown = clean_sizes(&z);
-                let ret = clean_sizes(ret);
-                return Err(Diagnostic::error(
-                    span,
-                    format!(
-                        "cannot determine the sizes of `{name}`'s result `{ret}` here; add a \
-                         type annotation such as `: [n][m]t`"
-                    ),
-                )
-                .with_label(format!("this has type `{shown}`"))
-                .with_note(
-                    "the sizes come from the argument's type (`[n*m]t` for `unflatten`, \
-                     `[n+m]t` for `split`, e.g. by a coercion `xs :> [n*m]t`) or from the \
-                     expected type of the result (a type annotation or a declared return type)",
-                ));
+            if let Some((p, _)) = unknown {
+                return Err(if self.globals.contains_key(&name) {
+                    ambiguous_size(span, &name, p, &clean_sizes(&z))
+                } else {
+                    undetermined_sizes(span, &name, &clean_sizes(&z))
+                });
             }
             self.sized_types.insert(span, clean_sizes(&z).to_type());
         }
@@ -835,6 +841,45 @@ pub(crate) fn too_large(span: Span) -> Diagnostic {
         .with_note(format!("types are limited to {MAX_TYPE_SIZE} nodes"))
 }
 
+/// The error for a use of a builtin whose result sizes are not known (`unflatten xs` with
+/// `xs: []t`); `shown` is its type at the use.
+fn undetermined_sizes(span: Span, name: &str, shown: &Ty) -> Diagnostic {
+    let mut ret = shown;
+    while let Ty::Fun(_, r) = ret {
+        ret = r;
+    }
+    Diagnostic::error(
+        span,
+        format!(
+            "cannot determine the sizes of `{name}`'s result `{ret}` here; add a type \
+             annotation such as `: [n][m]t`"
+        ),
+    )
+    .with_label(format!("this has type `{shown}`"))
+    .with_note(
+        "the sizes come from the argument's type (`[n*m]t` for `unflatten`, `[n+m]t` for \
+         `split`, e.g. by a coercion `xs :> [n*m]t`) or from the expected type of the result (a \
+         type annotation or a declared return type)",
+    )
+}
+
+/// The error for a call of a top-level function whose size parameter `p`, used only in size
+/// expressions of its parameters' types, is not determined by the arguments' types (Futhark:
+/// "ambiguous size").
+fn ambiguous_size(span: Span, name: &str, p: &str, shown: &Ty) -> Diagnostic {
+    Diagnostic::error(
+        span,
+        format!("ambiguous size `{p}` in this call of `{name}`"),
+    )
+    .with_label(format!("`{name}` has type `{shown}` here"))
+    .with_note(format!(
+        "`{p}` occurs only inside size expressions of the parameters' types (such as \
+         `[{p}*q]t`), so it is found by matching the argument's type against them: an argument \
+         of type `[a*b]t` for a parameter of type `[{p}*q]t` gives `{p} = a`; give the argument \
+         such a type, e.g. by a coercion `xs :> [a*b]t`"
+    ))
+}
+
 /// Whether a type parameter occurs in a type.
 fn has_param(t: &Ty) -> bool {
     match t {
@@ -862,15 +907,6 @@ fn erase_size_vars(t: &Ty) -> Ty {
 /// `t` (substituted) with unresolved size variables shown as unknown sizes.
 fn clean_sizes(t: &Ty) -> Ty {
     erase_size_vars(t)
-}
-
-/// Whether the size expression `d` mentions the name `n`.
-fn size_mentions(d: &Size, n: &str) -> bool {
-    match d {
-        Size::Named(m) => m == n,
-        Size::Bin(_, a, b) => size_mentions(a, n) || size_mentions(b, n),
-        Size::Const(_) | Size::Unknown => false,
-    }
 }
 
 fn map_sizes(t: &Ty, f: &dyn Fn(&Size) -> Size) -> Ty {

@@ -1235,15 +1235,37 @@ fn long_size_expressions_are_handled_in_linear_time() {
 }
 
 #[test]
-fn size_parameters_only_in_size_expressions_are_errors() {
-    // Futhark requires a constructive use: a call cannot solve `[2*n]` for `n`.
-    let (m, _) = err("def pairs [n] (x: [2*n]f64) : [n]f64 = map (\\i -> x[2*i]) (iota n)");
+fn size_parameters_only_in_size_expressions_are_found_at_each_call() {
+    // As in Futhark: each call finds `p` and `q` by matching the argument's type `[n*m]f64`.
+    let rows = "def rows [p] [q] (xs: [p*q]f64) : [p][q]f64 = unflatten xs\n";
+    ok(&format!(
+        "{rows}def g [n] [m] (a: [n][m]f64) = rows (flatten a)"
+    ));
+    ok("def tail1 [n] (xs: [1+n]i64) : [n]i64 = xs[1:] :> [n]i64\n\
+        def g (k: i64) = tail1 (iota (1+k))");
+    // With a constructive use as well, the size expression is fine.
+    ok("def f [n] (x: [n]f64) (y: [2*n]f64) : f64 = x[0] + y[0]");
+}
+
+#[test]
+fn undetermined_size_parameters_are_ambiguous_at_the_call() {
+    let rows = "def rows [p] [q] (xs: [p*q]f64) : [p][q]f64 = unflatten xs\n";
+    let (m, at) = err(&format!("{rows}def g (xs: []f64) = rows xs"));
+    assert_eq!(
+        (m.as_str(), at.as_str()),
+        ("ambiguous size `p` in this call of `rows`", "rows")
+    );
+    // `[n]` gives no `p*q`: the sizes stay unknown.
+    let (m, _) = err(&format!(
+        "{rows}def g [n] (xs: [n]f64) = map f64.sum (rows xs)"
+    ));
+    assert!(m.contains("ambiguous size `p`"), "{m}");
+    // A local function is not instantiated per call, so it still needs a constructive use.
+    let (m, _) = err("def f (k: i64) = let g [n] (y: [2*n]f64) = n in g (replicate (2*k) 0)");
     assert!(
         m.contains("size parameter `n` is used only in size expressions"),
         "{m}"
     );
-    // With a constructive use as well, the size expression is fine.
-    ok("def f [n] (x: [n]f64) (y: [2*n]f64) : f64 = x[0] + y[0]");
 }
 
 /// `p (p (… x))` with `p x = (x, x)` (issue 16, item 6): the type of the result is a tree of

@@ -184,7 +184,7 @@ pub(crate) fn mentions_var(d: &Size) -> bool {
     match d {
         Size::Named(n) => n.starts_with(VAR_PREFIX),
         Size::Bin(_, a, b) => mentions_var(a) || mentions_var(b),
-        Size::Const(_) | Size::Unknown => false,
+        Size::Const(_) | Size::Unknown | Size::Expr(..) => false,
     }
 }
 
@@ -193,7 +193,7 @@ pub(crate) fn subst_size(d: &Size, s: &dyn Fn(&str) -> Option<Size>) -> Size {
     match d {
         Size::Named(n) => s(n).unwrap_or_else(|| d.clone()),
         Size::Bin(op, a, b) => Size::bin(*op, subst_size(a, s), subst_size(b, s)),
-        Size::Const(_) | Size::Unknown => d.clone(),
+        Size::Const(_) | Size::Unknown | Size::Expr(..) => d.clone(),
     }
 }
 
