@@ -2317,7 +2317,7 @@ fn collect_dims<'t>(t: &'t SType, out: &mut Vec<&'t Size>) {
             collect_dims(a, out);
             collect_dims(r, out)
         }
-        SType::Acc(t) => collect_size_exprs(t, out),
+        SType::Acc(t) => collect_dims(t, out),
         SType::Prim(_) | SType::Var(_) => {}
     }
 }

@@ -125,6 +125,7 @@ fn mentions_size(t: &Ty, p: &str) -> bool {
             .flat_map(|(_, ts)| ts)
             .any(|t| mentions_size(t, p)),
         Ty::Fun(a, r) => mentions_size(a, p) || mentions_size(r, p),
+        Ty::Acc(t) => mentions_size(t, p),
         Ty::Prim(_) | Ty::Param(_) | Ty::Var(_) => false,
     }
 }
