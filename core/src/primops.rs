@@ -568,9 +568,7 @@ pub fn nextafter_bits(x: u64, y: u64, width: u32) -> u64 {
     let (xa, ya) = (x & !sign, y & !sign);
     if xa > inf {
         x
-    } else if ya > inf {
-        y
-    } else if x == y || (xa == 0 && ya == 0) {
+    } else if ya > inf || x == y || (xa == 0 && ya == 0) {
         y
     } else if xa == 0 {
         (y & sign) | 1
