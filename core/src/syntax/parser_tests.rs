@@ -381,7 +381,9 @@ fn lex_strings_and_characters() {
     assert!(eerr(r#""\x""#).contains("expected digits"));
     assert!(eerr(r#""\1114112""#).contains("invalid character escape"));
     assert!(eerr("\"ab\ncd\"").contains("newline in a string literal"));
-    let (path, _) = match &parse_program(r#"import "a\x62c""#, F).unwrap().decs[0] {
+    // As in Haskell, a numeric escape takes every digit that follows: `\x62c` is U+062C.
+    assert_eq!(pe(r#""\x62c""#), "[216u8, 172u8]");
+    let (path, _) = match &parse_program(r#"import "a\98c""#, F).unwrap().decs[0] {
         Dec::Import(path, span) => (path.clone(), *span),
         _ => panic!(),
     };

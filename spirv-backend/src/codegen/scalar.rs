@@ -497,7 +497,7 @@ impl Gen {
     }
 
     /// A float's bits as the unsigned integer of its width (an f16's in the low half of a u32).
-    fn to_bits(&mut self, ft: FloatType, x: Word) -> R<Word> {
+    fn float_to_bits(&mut self, ft: FloatType, x: Word) -> R<Word> {
         let u32t = self.t_u32();
         match ft {
             FloatType::F64 => {
@@ -515,8 +515,8 @@ impl Gen {
         }
     }
 
-    /// The float of type `ft` with the bits `x` (the inverse of [`Self::to_bits`]).
-    fn from_bits(&mut self, ft: FloatType, x: Word) -> R<Word> {
+    /// The float of type `ft` with the bits `x` (the inverse of [`Self::float_to_bits`]).
+    fn float_from_bits(&mut self, ft: FloatType, x: Word) -> R<Word> {
         match ft {
             FloatType::F16 => {
                 let u32t = self.t_u32();
@@ -557,8 +557,8 @@ impl Gen {
             c(self, 0),
             c(self, 1),
         );
-        let xb = self.to_bits(ft, x)?;
-        let yb = self.to_bits(ft, y)?;
+        let xb = self.float_to_bits(ft, x)?;
+        let yb = self.float_to_bits(ft, y)?;
         let xa = self.b.bitwise_and(ut, None, xb, mag).ie()?;
         let ya = self.b.bitwise_and(ut, None, yb, mag).ie()?;
         let xs = self.b.bitwise_and(ut, None, xb, sign).ie()?;
@@ -581,7 +581,7 @@ impl Gen {
         let r = self.b.select(ut, None, eq, yb, r).ie()?;
         let r = self.b.select(ut, None, ynan, yb, r).ie()?;
         let r = self.b.select(ut, None, xnan, xb, r).ie()?;
-        self.from_bits(ft, r)
+        self.float_from_bits(ft, r)
     }
 
     /// C's `ldexp x n` (`x·2^n` rounded once), as musl's `scalbn`: while `n` is past the
@@ -898,8 +898,8 @@ impl Gen {
             Trunc(_) => self.trunc_signed(ft, x)?,
             IsNan(_) => return self.b.is_nan(bt, None, x).ie(),
             IsInf(_) => return self.b.is_inf(bt, None, x).ie(),
-            ToBits(t) => return self.to_bits(t, x),
-            FromBits(t) => return self.from_bits(t, x),
+            ToBits(t) => return self.float_to_bits(t, x),
+            FromBits(t) => return self.float_from_bits(t, x),
             Fma(_) => self.glsl(ty, GLOp::Fma, &[x, a[1], a[2]])?,
             Lerp(_) => {
                 let d = self.b.f_sub(ty, None, a[1], x).ie()?;
