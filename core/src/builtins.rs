@@ -203,6 +203,8 @@ pub const MODULE_FNS: &[(&str, Applies, &str)] = &[
     ("mad", Applies::Float, "t -> t -> t -> t"),
     ("lerp", Applies::Float, "t -> t -> t -> t"),
     ("copysign", Applies::Float, "t -> t -> t"),
+    ("nextafter", Applies::Float, "t -> t -> t"),
+    ("ldexp", Applies::Float, "t -> i32 -> t"),
     ("from_fraction", Applies::Float, "i64 -> i64 -> t"),
     ("to_f64", Applies::Float, "t -> f64"),
     ("recip", Applies::Float, "t -> t"),

@@ -228,8 +228,7 @@ def with_vjp_tape 'a 'b 'c (f: a -> (c, b)) (f': (c, b) -> a) (x: a) : b =
 -- such as `module m = mk_linalg f64`. The built-in modules `i8` ... `u64`, `f16` ... `f64`
 -- match them. Members that vkad's numeric modules lack are left out (docs/language.md,
 -- "Modules"): `mad_hi` of `integral`; `recip`, `to_f64`, `rsqrt`, `sinpi`, `cospi`, `tanpi`,
--- `asinpi`, `acospi`, `atanpi`, `atan2pi` of `real`; `get_bit`, `set_bit`, `nextafter` and
--- `ldexp` of `float`.
+-- `asinpi`, `acospi`, `atanpi`, `atan2pi` of `real`; `get_bit` and `set_bit` of `float`.
 
 module type from_prim = {
   type t
@@ -346,5 +345,7 @@ module type float = {
   val to_bits : t -> int_t
   val num_bits : i32
   val epsilon : t
+  val nextafter : (x: t) -> (y: t) -> t
+  val ldexp : t -> i32 -> t
   val copysign : (x: t) -> (y: t) -> t
 }

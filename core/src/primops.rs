@@ -502,7 +502,7 @@ fn float_arg_type(f: MathFn) -> Option<FloatType> {
         | Tan(t) | Asin(t) | Acos(t) | Atan(t) | Sinh(t) | Cosh(t) | Tanh(t) | Asinh(t)
         | Acosh(t) | Atanh(t) | Atan2(t) | Hypot(t) | Erf(t) | Erfc(t) | Gamma(t) | Lgamma(t)
         | Floor(t) | Ceil(t) | Round(t) | Trunc(t) | IsNan(t) | IsInf(t) | ToBits(t)
-        | FromBits(t) | Fma(t) | Lerp(t) | CopySign(t) => Some(t),
+        | FromBits(t) | Fma(t) | Lerp(t) | CopySign(t) | NextAfter(t) | Ldexp(t) => Some(t),
         Clz(_) | Popc(_) | Ctz(_) | MulHi(_) => None,
     }
 }
@@ -511,7 +511,7 @@ fn float_arg_type(f: MathFn) -> Option<FloatType> {
 pub fn math_arity(f: MathFn) -> usize {
     use MathFn::*;
     match f {
-        Atan2(_) | Hypot(_) | CopySign(_) | MulHi(_) => 2,
+        Atan2(_) | Hypot(_) | CopySign(_) | NextAfter(_) | Ldexp(_) | MulHi(_) => 2,
         Fma(_) | Lerp(_) => 3,
         _ => 1,
     }
@@ -530,6 +530,52 @@ pub fn math_result_type(f: MathFn) -> PrimType {
         Clz(_) | Popc(_) | Ctz(_) => PrimType::I32,
         MulHi(t) => PrimType::Int(t),
         _ => PrimType::Float(float_arg_type(f).unwrap_or(FloatType::F64)),
+    }
+}
+
+/// A float's bits (zero-extended), `None` for a value that is not a float.
+fn float_bits(v: PrimValue) -> Option<u64> {
+    match v {
+        PrimValue::F16(v) => Some(v.to_bits().into()),
+        PrimValue::F32(v) => Some(v.to_bits().into()),
+        PrimValue::F64(v) => Some(v.to_bits()),
+        _ => None,
+    }
+}
+
+/// The float of type `t` with the low bits of `b`.
+fn float_from_bits(t: FloatType, b: u64) -> PrimValue {
+    match t {
+        FloatType::F16 => PrimValue::F16(f16::from_bits(b as u16)),
+        FloatType::F32 => PrimValue::F32(f32::from_bits(b as u32)),
+        FloatType::F64 => PrimValue::F64(f64::from_bits(b)),
+    }
+}
+
+/// C's `nextafter` on the bits of two IEEE floats `width` bits wide: NaN if either is NaN (the
+/// NaN argument, `x` first), `y` if they are equal (so `nextafter(0, -0) = -0`), the smallest
+/// subnormal with `y`'s sign if `x` is zero, and otherwise `x`'s bits plus one (away from zero)
+/// when `y` lies further from zero on `x`'s side, minus one (toward zero) when not. Integer
+/// comparisons only, so that it does not depend on how a device treats subnormals; the Vulkan
+/// backend emits the same steps.
+pub fn nextafter_bits(x: u64, y: u64, width: u32) -> u64 {
+    let sign = 1u64 << (width - 1);
+    let inf = match width {
+        16 => 0x7c00,
+        32 => 0x7f80_0000,
+        _ => 0x7ff0_0000_0000_0000,
+    };
+    let (xa, ya) = (x & !sign, y & !sign);
+    if xa > inf {
+        x
+    } else if ya > inf || x == y || (xa == 0 && ya == 0) {
+        y
+    } else if xa == 0 {
+        (y & sign) | 1
+    } else if (x & sign) == (y & sign) && ya > xa {
+        x + 1
+    } else {
+        x - 1
     }
 }
 
@@ -577,11 +623,24 @@ pub fn eval_math(f: MathFn, args: &[PrimValue]) -> Result<PrimValue, String> {
             if w != ft.bits() {
                 return Err(err());
             }
-            return Ok(match ft {
-                FloatType::F16 => PrimValue::F16(f16::from_bits(b as u16)),
-                FloatType::F32 => PrimValue::F32(f32::from_bits(b as u32)),
-                FloatType::F64 => PrimValue::F64(f64::from_bits(b)),
-            });
+            return Ok(float_from_bits(ft, b));
+        }
+        Ldexp(ft) => {
+            let PrimValue::I32(n) = args[1] else {
+                return Err(err());
+            };
+            // f16 through f32: x·2^n is exact in f32 wherever the f16 result is not 0 or
+            // infinite, so rounding the f32 result to f16 rounds once.
+            return match x {
+                PrimValue::F16(v) if ft == FloatType::F16 => {
+                    Ok(PrimValue::F16(f16::from_f32(libm::scalbnf(v.to_f32(), n))))
+                }
+                PrimValue::F32(v) if ft == FloatType::F32 => {
+                    Ok(PrimValue::F32(libm::scalbnf(v, n)))
+                }
+                PrimValue::F64(v) if ft == FloatType::F64 => Ok(PrimValue::F64(libm::scalbn(v, n))),
+                _ => Err(err()),
+            };
         }
         _ => {}
     }
@@ -620,6 +679,11 @@ pub fn eval_math(f: MathFn, args: &[PrimValue]) -> Result<PrimValue, String> {
         Atan2(_) => float_bin(x, args[1], f32::atan2, f64::atan2),
         Hypot(_) => float_bin(x, args[1], f32::hypot, f64::hypot),
         CopySign(_) => float_bin(x, args[1], f32::copysign, f64::copysign),
+        NextAfter(ft) => {
+            let (xb, yb) = (float_bits(x), float_bits(args[1]));
+            xb.zip(yb)
+                .map(|(xb, yb)| float_from_bits(ft, nextafter_bits(xb, yb, ft.bits())))
+        }
         Fma(_) => float_tern(x, args[1], args[2], f32::mul_add, f64::mul_add),
         Lerp(_) => float_tern(
             x,
@@ -630,13 +694,10 @@ pub fn eval_math(f: MathFn, args: &[PrimValue]) -> Result<PrimValue, String> {
         ),
         IsNan(_) => x.as_f64().map(|v| PrimValue::Bool(v.is_nan())),
         IsInf(_) => x.as_f64().map(|v| PrimValue::Bool(v.is_infinite())),
-        ToBits(_) => match x {
-            PrimValue::F16(v) => Some(PrimValue::U16(v.to_bits())),
-            PrimValue::F32(v) => Some(PrimValue::U32(v.to_bits())),
-            PrimValue::F64(v) => Some(PrimValue::U64(v.to_bits())),
-            _ => None,
-        },
-        Clz(_) | Popc(_) | Ctz(_) | MulHi(_) | FromBits(_) => None,
+        ToBits(t) => {
+            float_bits(x).map(|b| PrimValue::int(crate::builtins::bits_type(t), b as i128))
+        }
+        Clz(_) | Popc(_) | Ctz(_) | MulHi(_) | FromBits(_) | Ldexp(_) => None,
     };
     r.ok_or_else(err)
 }

@@ -67,9 +67,13 @@ fn module_errors_have_locations() {
 }
 
 #[test]
-fn strings_are_not_supported() {
-    let out = error_of("def main = \"abc\"");
-    assert!(out.contains("not supported"), "{out}");
+fn typed_holes_are_not_supported() {
+    expect_error(
+        "def main (x: i32) = ???",
+        1,
+        21,
+        "not supported: typed holes",
+    );
 }
 
 #[test]

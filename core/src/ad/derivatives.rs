@@ -419,6 +419,13 @@ pub fn math_fn(
             let d = mul(b, t, sx, sy);
             vec![v(d), Partial::Zero]
         }
+        // nextafter x y: 1 for x, 0 for y (Futhark's rule).
+        NextAfter(_) => vec![Partial::One, Partial::Zero],
+        // ldexp x n = x·2^n: 2^n (as `ldexp 1 n`) for x; n is an integer.
+        Ldexp(t) => {
+            let p = math(b, Ldexp(t), vec![fconst(t, 1.0), arg(1)?]);
+            vec![v(p), Partial::Zero]
+        }
         Clz(_) | Popc(_) | Ctz(_) | MulHi(_) => vec![Partial::Zero; args.len()],
     })
 }

@@ -85,7 +85,8 @@ pub fn math_sig(m: MathFn) -> (Vec<PrimType>, PrimType) {
         })
     };
     match m {
-        Atan2(_) | Hypot(_) | CopySign(_) | MulHi(_) => (vec![t, t], t),
+        Atan2(_) | Hypot(_) | CopySign(_) | NextAfter(_) | MulHi(_) => (vec![t, t], t),
+        Ldexp(_) => (vec![t, PrimType::I32], t),
         Fma(_) | Lerp(_) => (vec![t, t, t], t),
         IsNan(_) | IsInf(_) => (vec![t], PrimType::Bool),
         ToBits(f) => (vec![t], uint_of(f)),

@@ -354,6 +354,11 @@ pub enum MathFn {
     Lerp(FloatType),
     /// Copy the sign of the second argument onto the first.
     CopySign(FloatType),
+    /// Two arguments: the next representable number after the first in the direction of the
+    /// second (C's `nextafter`).
+    NextAfter(FloatType),
+    /// Two arguments, the second an `i32`: `x * 2^n` rounded once (C's `ldexp`).
+    Ldexp(FloatType),
     /// Number of leading zeros / population count / count trailing zeros (result i32).
     Clz(IntType),
     Popc(IntType),

@@ -215,6 +215,8 @@ pub(crate) fn math_name(m: &MathFn) -> (PrimType, &'static str) {
         Fma(t) => (fl(t), "fma"),
         Lerp(t) => (fl(t), "lerp"),
         CopySign(t) => (fl(t), "copysign"),
+        NextAfter(t) => (fl(t), "nextafter"),
+        Ldexp(t) => (fl(t), "ldexp"),
         Clz(t) => (it(t), "clz"),
         Popc(t) => (it(t), "popc"),
         Ctz(t) => (it(t), "ctz"),

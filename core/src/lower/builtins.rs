@@ -147,6 +147,8 @@ fn float_fn(n: &str, f: FloatType) -> Option<(M, usize)> {
         "fma" => (M::Fma(f), 3),
         "lerp" => (M::Lerp(f), 3),
         "copysign" => (M::CopySign(f), 2),
+        "nextafter" => (M::NextAfter(f), 2),
+        "ldexp" => (M::Ldexp(f), 2),
         _ => return None,
     })
 }

@@ -408,6 +408,7 @@ impl<'a> Lowerer<'a> {
     }
 
     fn lower_entry(&mut self, idx: usize, dec: &'a ValDec) -> R<FunDef> {
+        opaque_sums(dec)?;
         let mut env = Env::new(idx);
         let mut size_params: Vec<VName> = vec![];
         let mut named: Vec<(String, VName)> = vec![];
@@ -547,6 +548,41 @@ impl<'a> Lowerer<'a> {
             attrs,
         })
     }
+}
+
+/// Rejects (as not supported, for this entry point alone) an entry point with a sum type in a
+/// parameter or in its result. Futhark makes such types opaque: values of them cannot be written
+/// as input or printed as output, only passed from one entry point to another, which vkad's
+/// runners do not do.
+fn opaque_sums(dec: &ValDec) -> R<()> {
+    let ret_span = dec.ret.as_ref().map(|r| r.span()).unwrap_or(dec.name_span);
+    let mut items: Vec<(&crate::syntax::types::Type, Span, &str)> = vec![];
+    for p in &dec.params {
+        if let Some(t) = &p.ty {
+            items.push((t, p.span, "parameter"));
+        }
+    }
+    if let Some(t) = &dec.body.ty {
+        // A point-free entry's (`entry f = g`) function type has its parameters too.
+        let what = if t.is_fun() {
+            "parameter or result"
+        } else {
+            "result"
+        };
+        items.push((t, ret_span, what));
+    }
+    for (t, span, what) in items {
+        if t.contains_sum() {
+            return Err(Diagnostic::not_supported(
+                span,
+                format!(
+                    "sum types in the {what} type of an entry point (`{t}`): Futhark makes them \
+                     opaque, so no input or output value can be written for them"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// An internal inconsistency (a bug in an earlier stage or in the lowering), reported as an error.

@@ -374,6 +374,40 @@ fn runtime_errors_have_locations() {
 }
 
 #[test]
+fn sum_types_at_entry_points_fail_alone() {
+    let (l, sources) = lower_src(
+        "type opt = #none | #some i32
+entry good (x: i32) : i32 = match (#some x : opt) case #none -> 0 case #some v -> v
+entry param (x: opt) : i32 = match x case #none -> 0 case #some v -> v
+entry result (x: i32) : opt = #some x
+entry arr (x: i32) = [#some x, #none] : []opt
+entry free = \\(x: opt) -> x",
+    );
+    let names: Vec<&str> = l.entry_errors.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["param", "result", "arr", "free"]);
+    let msgs: Vec<String> = l
+        .entry_errors
+        .iter()
+        .map(|(_, d)| d.render(&sources))
+        .collect();
+    for (m, (what, at)) in msgs.iter().zip([
+        ("parameter", ":3:13"),
+        ("result", ":4:25"),
+        ("result", ":5:7"),
+        ("parameter or result", ":6:7"),
+    ]) {
+        assert!(
+            m.contains(&format!("not supported: sum types in the {what} type"))
+                && m.contains(at)
+                && m.contains("opaque"),
+            "{m}"
+        );
+    }
+    assert!(l.entry_errors.iter().all(|(_, d)| d.not_supported));
+    assert!(l.program.entry("good").is_some());
+}
+
+#[test]
 fn unsupported_entry_fails_alone() {
     let (l, sources) = lower_src(
         "entry good (x: f64) : f64 = x * 2

@@ -124,10 +124,9 @@ pub enum Tok {
         value: f64,
         suffix: Option<PrimType>,
     },
-    /// A string literal (not supported by the language; lexed to report it well).
-    Str,
-    /// A character literal `'c'` (not supported; lexed to report it well).
-    Char,
+    /// A string literal: its UTF-8 bytes with the escapes decoded (see [`char_escape`]). A
+    /// character literal `'c'` is lexed as an integer literal (its code point), as in Futhark.
+    Str(Vec<u8>),
     /// An operator symbol other than `=` and `->`: `+`, `==`, `|>`, `-`, `!`, `*`, ...
     Symbol(String),
     /// `=`
@@ -193,8 +192,7 @@ impl Tok {
             Tok::Keyword(k) => format!("`{}`", k.as_str()),
             Tok::Int { .. } => "an integer literal".into(),
             Tok::Float { .. } => "a decimal literal".into(),
-            Tok::Str => "a string literal".into(),
-            Tok::Char => "a character literal".into(),
+            Tok::Str(_) => "a string literal".into(),
             Tok::Symbol(s) => format!("`{s}`"),
             Tok::Equals => "`=`".into(),
             Tok::Arrow => "`->`".into(),
@@ -415,8 +413,13 @@ impl Lexer<'_> {
             }
             '\'' => {
                 // A character literal 'c' (also '\n'-style escapes), or a type parameter tick.
-                if let Some(len) = self.char_literal_len(lo) {
-                    return simple(Tok::Char, len, self);
+                if let Some((c, len)) = self.char_literal(lo)? {
+                    let tok = Tok::Int {
+                        value: c.into(),
+                        suffix: None,
+                        natural: false,
+                    };
+                    return simple(tok, len, self);
                 }
                 match b1 {
                     b'^' => simple(Tok::TickHat, 2, self),
@@ -426,25 +429,40 @@ impl Lexer<'_> {
             }
             '"' => {
                 let mut hi = lo + 1;
+                let mut bytes = Vec::new();
                 loop {
                     match self.byte(hi) {
-                        0 if hi >= self.bytes.len() => {
+                        _ if hi >= self.bytes.len() => {
                             return Err(Diagnostic::error(
                                 self.span(lo, lo + 1),
                                 "unterminated string literal",
                             )
                             .with_label("this string is never closed"));
                         }
-                        b'\\' => hi += 2,
+                        b'\\' => {
+                            let (c, end) = self.escape(hi)?;
+                            let mut buf = [0u8; 4];
+                            bytes.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                            hi = end;
+                        }
                         b'"' => {
                             hi += 1;
                             break;
                         }
-                        _ => hi += 1,
+                        b'\n' => {
+                            return Err(Diagnostic::error(
+                                self.span(hi, hi + 1),
+                                "newline in a string literal",
+                            )
+                            .with_label("write `\\n` instead"));
+                        }
+                        b => {
+                            bytes.push(b);
+                            hi += 1;
+                        }
                     }
                 }
-                let hi = hi.min(self.bytes.len());
-                simple(Tok::Str, hi - lo, self)
+                simple(Tok::Str(bytes), hi - lo, self)
             }
             '_' if !is_constituent(b1 as char) => simple(Tok::Underscore, 1, self),
             c if is_ident_start(c) => {
@@ -490,19 +508,26 @@ impl Lexer<'_> {
         }
     }
 
-    /// The length of a character literal starting at `lo` (`'a'`, `'\n'`), if there is one.
-    fn char_literal_len(&self, lo: usize) -> Option<usize> {
-        let c = self.peek_char(lo + 1)?;
-        if c == '\\' {
-            let e = self.peek_char(lo + 2)?;
-            let end = lo + 2 + e.len_utf8();
-            (self.byte(end) == b'\'').then_some(end + 1 - lo)
-        } else if c != '\'' && c != '\n' {
-            let end = lo + 1 + c.len_utf8();
-            (self.byte(end) == b'\'').then_some(end + 1 - lo)
-        } else {
-            None
-        }
+    /// The character literal starting at `lo` (`'a'`, `'\n'`, `'\x41'`) and its length, if
+    /// there is one (otherwise the `'` is a tick). A malformed escape in one is an error.
+    fn char_literal(&self, lo: usize) -> Result<Option<(char, usize)>, Diagnostic> {
+        let Some(c) = self.peek_char(lo + 1) else {
+            return Ok(None);
+        };
+        let (c, end) = match c {
+            '\\' => self.escape(lo + 1)?,
+            '\'' | '\n' => return Ok(None),
+            c => (c, lo + 1 + c.len_utf8()),
+        };
+        Ok((self.byte(end) == b'\'').then_some((c, end + 1 - lo)))
+    }
+
+    /// The escape sequence whose `\\` is at `at`: the character and the position after it.
+    fn escape(&self, at: usize) -> Result<(char, usize), Diagnostic> {
+        char_escape(self.bytes, at + 1).map_err(|(msg, hi)| {
+            Diagnostic::error(self.span(at, hi.max(at + 1)), msg)
+                .with_label("in this escape sequence")
+        })
     }
 
     fn number(&mut self, space: bool) -> Result<(), Diagnostic> {
@@ -759,4 +784,46 @@ impl Lexer<'_> {
             },
         ))
     }
+}
+
+/// Decodes the escape sequence after a backslash at `src[at..]` in a string or character
+/// literal, with the escapes Futhark accepts (Haskell's): `\n \t \r \a \b \f \v \\ \" \'`,
+/// decimal `\65`, hexadecimal `\x41` and octal `\o101` code points. Returns the character and
+/// the position after the sequence, or a message and the position where the sequence ends.
+/// Shared by the lexer and the textual value reader ([`crate::values`]).
+pub fn char_escape(src: &[u8], at: usize) -> Result<(char, usize), (&'static str, usize)> {
+    let Some(&e) = src.get(at) else {
+        return Err(("unterminated escape sequence", at));
+    };
+    let simple = |c: char| Ok((c, at + 1));
+    let (radix, start) = match e {
+        b'n' => return simple('\n'),
+        b't' => return simple('\t'),
+        b'r' => return simple('\r'),
+        b'a' => return simple('\u{7}'),
+        b'b' => return simple('\u{8}'),
+        b'f' => return simple('\u{c}'),
+        b'v' => return simple('\u{b}'),
+        b'\\' => return simple('\\'),
+        b'"' => return simple('"'),
+        b'\'' => return simple('\''),
+        b'x' => (16, at + 1),
+        b'o' => (8, at + 1),
+        b'0'..=b'9' => (10, at),
+        _ => return Err(("not supported: this escape sequence", at + 1)),
+    };
+    let mut end = start;
+    let mut v: u32 = 0;
+    while let Some(d) = src.get(end).and_then(|&b| (b as char).to_digit(radix)) {
+        v = v
+            .checked_mul(radix)
+            .and_then(|v| v.checked_add(d))
+            .ok_or(("character escape out of range", end + 1))?;
+        end += 1;
+    }
+    if end == start {
+        return Err(("expected digits in character escape", end));
+    }
+    let c = char::from_u32(v).ok_or(("invalid character escape", end))?;
+    Ok((c, end))
 }

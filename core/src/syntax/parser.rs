@@ -79,8 +79,6 @@ type PResult<T> = Result<T, Diagnostic>;
 
 struct Parser {
     toks: Vec<Token>,
-    /// The source text (for the contents of string literals).
-    src: String,
     pos: usize,
     file: FileId,
     depth: u32,
@@ -272,6 +270,25 @@ fn size_of_expr(e: &Expr) -> Option<SizeExp> {
     }
 }
 
+/// A string literal as the expression it is sugar for (as in Futhark): the array of its UTF-8
+/// bytes as `u8` literals, `[0]u8` when empty.
+fn string_exp(bytes: &[u8], span: Span) -> Expr {
+    let lits = bytes
+        .iter()
+        .map(|&b| Expr::new(ExprKind::Lit(Literal::Int(b.into(), Some(U8))), span))
+        .collect();
+    let arr = Expr::new(ExprKind::ArrayLit(lits), span);
+    if bytes.is_empty() {
+        let u8_ty = TypeExp::Named(QualName::unqual("u8"), vec![], span);
+        let ty = TypeExp::Array(SizeExp::Const(0), Box::new(u8_ty), span);
+        Expr::new(ExprKind::Ascribe(Box::new(arr), ty), span)
+    } else {
+        arr
+    }
+}
+
+const U8: PrimType = PrimType::Int(IntType::U8);
+
 const PREC_RANGE: u8 = 2;
 const PREC_BACKTICK: u8 = 3;
 const PREC_WITH: u8 = 4;
@@ -282,7 +299,6 @@ impl Parser {
         let toks = lex(src, file)?;
         Ok(Parser {
             toks,
-            src: src.to_string(),
             pos: 0,
             file,
             depth: 0,
@@ -618,31 +634,15 @@ impl Parser {
         }
     }
 
-    /// A string literal's contents (with `\\`, `\"`, `\n` and `\t` unescaped).
+    /// A string literal's contents (escapes decoded), which must be UTF-8.
     fn string_lit(&mut self, what: &str) -> PResult<(String, Span)> {
-        if !self.at(&Tok::Str) {
+        let Tok::Str(bytes) = self.peek().clone() else {
             return Err(self.error_expected(what));
-        }
+        };
         let sp = self.bump().span;
-        let raw = self
-            .src
-            .get(sp.lo as usize + 1..(sp.hi as usize).saturating_sub(1))
-            .unwrap_or("");
-        let mut out = String::new();
-        let mut chars = raw.chars();
-        while let Some(c) = chars.next() {
-            if c == '\\' {
-                match chars.next() {
-                    Some('n') => out.push('\n'),
-                    Some('t') => out.push('\t'),
-                    Some(c) => out.push(c),
-                    None => {}
-                }
-            } else {
-                out.push(c);
-            }
-        }
-        Ok((out, sp))
+        let s = String::from_utf8(bytes)
+            .map_err(|_| Diagnostic::error(sp, format!("{what} is not valid UTF-8")))?;
+        Ok((s, sp))
     }
 
     /// Declarations up to the closing `}` of a module body (consumed); returns its span.
@@ -1378,7 +1378,6 @@ impl Parser {
                     };
                     Ok(Pat::new(PatKind::Lit(l, false), span))
                 }
-                Tok::Char => Err(p.unsupported_here("character literals")),
                 _ => Err(p.error_expected("a pattern")),
             }
         })
@@ -2063,8 +2062,7 @@ impl Parser {
                 | Tok::LBracket
                 | Tok::IndexBracket
                 | Tok::LBrace
-                | Tok::Str
-                | Tok::Char
+                | Tok::Str(_)
                 | Tok::Constructor(_)
                 | Tok::Hole
                 | Tok::Keyword(Keyword::True | Keyword::False)
@@ -2214,8 +2212,10 @@ impl Parser {
                 Ok(Expr::new(ExprKind::ArrayLit(elems), start.to(end)))
             }
             Tok::LBrace => self.record_exp(),
-            Tok::Str => Err(self.unsupported_here("string literals")),
-            Tok::Char => Err(self.unsupported_here("character literals")),
+            Tok::Str(bytes) => {
+                self.bump();
+                Ok(string_exp(&bytes, start))
+            }
             Tok::Constructor(c) => {
                 self.bump();
                 Ok(Expr::new(ExprKind::Constr(c, vec![]), start))

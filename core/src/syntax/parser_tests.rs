@@ -363,6 +363,34 @@ fn lex_number_errors() {
 }
 
 #[test]
+fn lex_strings_and_characters() {
+    // A string is its UTF-8 bytes as u8 literals; a character literal is its code point.
+    assert_eq!(pe("\"aé\""), "[97u8, 195u8, 169u8]");
+    assert_eq!(
+        pe(r#""\t\\\"\'\65\x42\o103""#),
+        "[9u8, 92u8, 34u8, 39u8, 65u8, 66u8, 67u8]"
+    );
+    assert_eq!(pe("\"\""), "([] : [0]u8)");
+    assert_eq!(pe("'a'"), "97");
+    assert_eq!(pe("'é'"), "233");
+    assert_eq!(pe(r"'\n'"), "10");
+    assert_eq!(pe(r"'\''"), "39");
+    assert_eq!(pe(r"'\x41'"), "65");
+    assert_eq!(pe("f 'a' 'b'"), "(app f 97 98)");
+    assert!(eerr(r#""a\qb""#).contains("not supported: this escape sequence"));
+    assert!(eerr(r#""\x""#).contains("expected digits"));
+    assert!(eerr(r#""\1114112""#).contains("invalid character escape"));
+    assert!(eerr("\"ab\ncd\"").contains("newline in a string literal"));
+    // As in Haskell, a numeric escape takes every digit that follows: `\x62c` is U+062C.
+    assert_eq!(pe(r#""\x62c""#), "[216u8, 172u8]");
+    let (path, _) = match &parse_program(r#"import "a\98c""#, F).unwrap().decs[0] {
+        Dec::Import(path, span) => (path.clone(), *span),
+        _ => panic!(),
+    };
+    assert_eq!(path, "abc");
+}
+
+#[test]
 fn lex_comments_and_identifiers() {
     let p = parse_program(
         "-- a comment\n-- ==\n-- input { 1 }\ndef x' = a_b' -- trailing\n-- | doc\ndef _y = 1",
@@ -775,8 +803,6 @@ fn unsupported_constructs_are_named() {
     };
     assert!(ns("module type s = (p: t) -> u").contains("parametric module types"));
     assert!(ns("module m = \\(p: s) -> p").contains("anonymous parametric modules"));
-    assert!(ns("def f = \"s\"").contains("string literals"));
-    assert!(ns("def f = 'c'").contains("character literals"));
     assert!(ns("entry (+^) a b = a").contains("entry point named by an operator"));
     assert!(ns("def f = xs with .0 = 1").contains("field updates"));
     assert!(ns("def f = ???").contains("holes"));

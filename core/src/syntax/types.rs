@@ -173,6 +173,17 @@ impl Type {
             _ => false,
         }
     }
+    /// Whether a sum type occurs in the type (functions' parameters and results included).
+    pub fn contains_sum(&self) -> bool {
+        match self {
+            Type::Sum(_) => true,
+            Type::Fun(a, r) => a.contains_sum() || r.contains_sum(),
+            Type::Array { elem, .. } => elem.contains_sum(),
+            Type::Tuple(ts) => ts.iter().any(|t| t.contains_sum()),
+            Type::Record(fs) => fs.iter().any(|(_, t)| t.contains_sum()),
+            _ => false,
+        }
+    }
     /// The components of a tuple or of a record (in field order), as lowering represents both.
     pub fn components(&self) -> Option<Vec<&Type>> {
         match self {

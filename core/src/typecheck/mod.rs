@@ -477,15 +477,6 @@ impl Checker {
                     ),
                 ));
             }
-            if t.contains_sum() {
-                return Err(Diagnostic::not_supported(
-                    span,
-                    format!(
-                        "sum types in the {what} type of an entry point (`{t}`; real Futhark \
-                         makes them opaque)"
-                    ),
-                ));
-            }
             if has_param(&t) {
                 return Err(Diagnostic::error(
                     span,

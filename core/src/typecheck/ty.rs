@@ -63,18 +63,6 @@ impl Ty {
         constrs.sort_by(|a, b| a.0.cmp(&b.0));
         Ty::Sum(constrs)
     }
-    /// Whether a sum type occurs anywhere inside.
-    pub fn contains_sum(&self) -> bool {
-        match self {
-            Ty::Sum(_) => true,
-            Ty::Array(_, t) => t.contains_sum(),
-            Ty::Tuple(ts) => ts.iter().any(Ty::contains_sum),
-            Ty::Record(fs) => fs.iter().any(|(_, t)| t.contains_sum()),
-            Ty::Fun(a, r) => a.contains_sum() || r.contains_sum(),
-            Ty::Acc(t) => t.contains_sum(),
-            Ty::Prim(_) | Ty::Param(_) | Ty::Var(_) => false,
-        }
-    }
     /// The same structure with every component type mapped by `f` (no-op on leaves).
     pub fn map_children(&self, f: &mut dyn FnMut(&Ty) -> Ty) -> Ty {
         match self {

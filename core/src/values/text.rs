@@ -270,37 +270,9 @@ impl<'a> Reader<'a> {
             match b {
                 b'"' => break,
                 b'\\' => {
-                    let esc_pos = self.pos - 1;
-                    let Some(e) = self.peek() else {
-                        return Err(self.error("unterminated string literal"));
-                    };
-                    self.pos += 1;
-                    let c: u32 = match e {
-                        b'n' => 10,
-                        b't' => 9,
-                        b'r' => 13,
-                        b'a' => 7,
-                        b'b' => 8,
-                        b'f' => 12,
-                        b'v' => 11,
-                        b'\\' => 92,
-                        b'"' => 34,
-                        b'\'' => 39,
-                        b'x' => self.escape_number(16, esc_pos)?,
-                        b'o' => self.escape_number(8, esc_pos)?,
-                        b'0'..=b'9' => {
-                            self.pos -= 1;
-                            self.escape_number(10, esc_pos)?
-                        }
-                        _ => {
-                            return Err(self.error_at(
-                                esc_pos,
-                                "not supported: this escape sequence in a string",
-                            ))
-                        }
-                    };
-                    let ch = char::from_u32(c)
-                        .ok_or_else(|| self.error_at(esc_pos, "invalid character escape"))?;
+                    let (ch, end) = crate::syntax::lexer::char_escape(self.src, self.pos)
+                        .map_err(|(msg, _)| self.error_at(self.pos - 1, msg))?;
+                    self.pos = end;
                     let mut buf = [0u8; 4];
                     bytes.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
                 }
@@ -309,23 +281,6 @@ impl<'a> Reader<'a> {
         }
         let n = bytes.len();
         Ok(Value::Array(ArrayValue::new(vec![n], Buffer::U8(bytes))))
-    }
-
-    fn escape_number(&mut self, radix: u32, esc_pos: usize) -> Result<u32, ValueError> {
-        let mut v: u32 = 0;
-        let mut any = false;
-        while let Some(d) = self.peek().and_then(|b| (b as char).to_digit(radix)) {
-            v = v
-                .checked_mul(radix)
-                .and_then(|v| v.checked_add(d))
-                .ok_or_else(|| self.error_at(esc_pos, "character escape out of range"))?;
-            self.pos += 1;
-            any = true;
-        }
-        if !any {
-            return Err(self.error_at(esc_pos, "expected digits in character escape"));
-        }
-        Ok(v)
     }
 
     fn parse_empty(&mut self) -> Result<Value, ValueError> {

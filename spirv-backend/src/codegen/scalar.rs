@@ -496,6 +496,149 @@ impl Gen {
         self.b.bitcast(ty, None, r).ie()
     }
 
+    /// A float's bits as the unsigned integer of its width (an f16's in the low half of a u32).
+    fn float_to_bits(&mut self, ft: FloatType, x: Word) -> R<Word> {
+        let u32t = self.t_u32();
+        match ft {
+            FloatType::F64 => {
+                let u = self.t_u64();
+                self.b.bitcast(u, None, x).ie()
+            }
+            FloatType::F32 => self.b.bitcast(u32t, None, x).ie(),
+            FloatType::F16 => {
+                let f = self.t_f32();
+                let v2 = self.b.type_vector(f, 2);
+                let z = self.c_f32(0.0);
+                let v = self.b.composite_construct(v2, None, [x, z]).ie()?;
+                self.glsl(u32t, GLOp::PackHalf2x16, &[v])
+            }
+        }
+    }
+
+    /// The float of type `ft` with the bits `x` (the inverse of [`Self::float_to_bits`]).
+    fn float_from_bits(&mut self, ft: FloatType, x: Word) -> R<Word> {
+        match ft {
+            FloatType::F16 => {
+                let u32t = self.t_u32();
+                let f = self.t_f32();
+                let v2 = self.b.type_vector(f, 2);
+                let m = self.c_u32(0xffff);
+                let lo = self.b.bitwise_and(u32t, None, x, m).ie()?;
+                let v = self.glsl(v2, GLOp::UnpackHalf2x16, &[lo])?;
+                self.b.composite_extract(f, None, v, [0]).ie()
+            }
+            _ => {
+                let ty = self.reg_ty(PrimType::Float(ft));
+                self.b.bitcast(ty, None, x).ie()
+            }
+        }
+    }
+
+    /// C's `nextafter`, in integer operations on the bits as
+    /// [`vkad_core::primops::nextafter_bits`] (so subnormals need no float support).
+    fn nextafter(&mut self, ft: FloatType, x: Word, y: Word) -> R<Word> {
+        let bt = self.t_bool();
+        let wide = ft == FloatType::F64;
+        let (ut, w) = if wide {
+            (self.t_u64(), 64)
+        } else {
+            (self.t_u32(), ft.bits())
+        };
+        let c = |g: &mut Self, v: u64| if wide { g.c_u64(v) } else { g.c_u32(v as u32) };
+        let inf = match ft {
+            FloatType::F16 => 0x7c00,
+            FloatType::F32 => 0x7f80_0000,
+            FloatType::F64 => 0x7ff0_0000_0000_0000,
+        };
+        let (sign, mag, inf, zero, one) = (
+            c(self, 1 << (w - 1)),
+            c(self, (1 << (w - 1)) - 1),
+            c(self, inf),
+            c(self, 0),
+            c(self, 1),
+        );
+        let xb = self.float_to_bits(ft, x)?;
+        let yb = self.float_to_bits(ft, y)?;
+        let xa = self.b.bitwise_and(ut, None, xb, mag).ie()?;
+        let ya = self.b.bitwise_and(ut, None, yb, mag).ie()?;
+        let xs = self.b.bitwise_and(ut, None, xb, sign).ie()?;
+        let ys = self.b.bitwise_and(ut, None, yb, sign).ie()?;
+        let xnan = self.b.u_greater_than(bt, None, xa, inf).ie()?;
+        let ynan = self.b.u_greater_than(bt, None, ya, inf).ie()?;
+        let xz = self.b.i_equal(bt, None, xa, zero).ie()?;
+        let yz = self.b.i_equal(bt, None, ya, zero).ie()?;
+        let both_zero = self.b.logical_and(bt, None, xz, yz).ie()?;
+        let same = self.b.i_equal(bt, None, xb, yb).ie()?;
+        let eq = self.b.logical_or(bt, None, same, both_zero).ie()?;
+        let same_sign = self.b.i_equal(bt, None, xs, ys).ie()?;
+        let further = self.b.u_greater_than(bt, None, ya, xa).ie()?;
+        let up = self.b.logical_and(bt, None, same_sign, further).ie()?;
+        let inc = self.b.i_add(ut, None, xb, one).ie()?;
+        let dec = self.b.i_sub(ut, None, xb, one).ie()?;
+        let r = self.b.select(ut, None, up, inc, dec).ie()?;
+        let tiny = self.b.bitwise_or(ut, None, ys, one).ie()?;
+        let r = self.b.select(ut, None, xz, tiny, r).ie()?;
+        let r = self.b.select(ut, None, eq, yb, r).ie()?;
+        let r = self.b.select(ut, None, ynan, yb, r).ie()?;
+        let r = self.b.select(ut, None, xnan, xb, r).ie()?;
+        self.float_from_bits(ft, r)
+    }
+
+    /// C's `ldexp x n` (`x·2^n` rounded once), as musl's `scalbn`: while `n` is past the
+    /// exponent range, scale by the largest power of two (or by `2^(emin+p)`, which keeps the
+    /// intermediate normal, on the small side) at most twice, then by `2^n` built from bits.
+    /// An f16 is scaled in its f32 register (exactly where the f16 result is finite and
+    /// nonzero) and rounded by the caller.
+    fn ldexp(&mut self, ft: FloatType, x: Word, n: Word) -> R<Word> {
+        let bt = self.t_bool();
+        let it = self.t_u32();
+        let wide = ft == FloatType::F64;
+        let ty = self.reg_ty(PrimType::Float(ft));
+        let (emax, emin, p): (i32, i32, i32) = if wide {
+            (1023, -1022, 53)
+        } else {
+            (127, -126, 24)
+        };
+        let scale = |g: &mut Self, e: i32| g.c_float(ft, 2f64.powi(e));
+        let ci = |g: &mut Self, v: i32| g.c_u32(v as u32);
+        let (mut y, mut n) = (x, n);
+        let (hi, lo) = (ci(self, emax), ci(self, emin));
+        for (big, e) in [
+            (true, emax),
+            (true, emax),
+            (false, emin + p),
+            (false, emin + p),
+        ] {
+            let past = if big {
+                self.b.s_greater_than(bt, None, n, hi).ie()?
+            } else {
+                self.b.s_less_than(bt, None, n, lo).ie()?
+            };
+            let s = scale(self, e);
+            let ys = self.b.f_mul(ty, None, y, s).ie()?;
+            y = self.b.select(ty, None, past, ys, y).ie()?;
+            let ce = ci(self, e);
+            let ns = self.b.i_sub(it, None, n, ce).ie()?;
+            n = self.b.select(it, None, past, ns, n).ie()?;
+        }
+        n = self.glsl(it, GLOp::SMin, &[n, hi])?;
+        n = self.glsl(it, GLOp::SMax, &[n, lo])?;
+        // 2^n from its bits: the biased exponent in the exponent field.
+        let bias = ci(self, emax);
+        let e = self.b.i_add(it, None, n, bias).ie()?;
+        let bits = if wide {
+            let u64t = self.t_u64();
+            let e = self.b.u_convert(u64t, None, e).ie()?;
+            let s = self.c_u64(52);
+            self.b.shift_left_logical(u64t, None, e, s).ie()?
+        } else {
+            let s = self.c_u32(23);
+            self.b.shift_left_logical(it, None, e, s).ie()?
+        };
+        let pow = self.b.bitcast(ty, None, bits).ie()?;
+        self.b.f_mul(ty, None, y, pow).ie()
+    }
+
     /// Rounds to the nearest integer, halves to even, from `Trunc` alone: `t = trunc x`, then
     /// one step away from zero when `|x - t| > 0.5`, or `= 0.5` and `t` is odd. NaN and the
     /// infinities come back unchanged.
@@ -723,7 +866,6 @@ impl Gen {
             return Ok(r);
         }
         let bt = self.t_bool();
-        let u32t = self.t_u32();
         match f {
             Clz(t) | Popc(t) | Ctz(t) => return self.bitcount(f, t, a[0]),
             MulHi(t) => return self.mulhi(t, a[0], a[1]),
@@ -734,7 +876,8 @@ impl Gen {
             | Cos(t) | Tan(t) | Asin(t) | Acos(t) | Atan(t) | Sinh(t) | Cosh(t) | Tanh(t)
             | Asinh(t) | Acosh(t) | Atanh(t) | Atan2(t) | Hypot(t) | Erf(t) | Erfc(t)
             | Gamma(t) | Lgamma(t) | Floor(t) | Ceil(t) | Round(t) | Trunc(t) | IsNan(t)
-            | IsInf(t) | ToBits(t) | FromBits(t) | Fma(t) | Lerp(t) | CopySign(t) => t,
+            | IsInf(t) | ToBits(t) | FromBits(t) | Fma(t) | Lerp(t) | CopySign(t)
+            | NextAfter(t) | Ldexp(t) => t,
             Clz(_) | Popc(_) | Ctz(_) | MulHi(_) => unreachable_fn(f)?,
         };
         let ty = self.reg_ty(PrimType::Float(ft));
@@ -755,35 +898,8 @@ impl Gen {
             Trunc(_) => self.trunc_signed(ft, x)?,
             IsNan(_) => return self.b.is_nan(bt, None, x).ie(),
             IsInf(_) => return self.b.is_inf(bt, None, x).ie(),
-            ToBits(t) => {
-                return match t {
-                    FloatType::F64 => {
-                        let u = self.t_u64();
-                        self.b.bitcast(u, None, x).ie()
-                    }
-                    FloatType::F32 => self.b.bitcast(u32t, None, x).ie(),
-                    FloatType::F16 => {
-                        let f = self.t_f32();
-                        let v2 = self.b.type_vector(f, 2);
-                        let z = self.c_f32(0.0);
-                        let v = self.b.composite_construct(v2, None, [x, z]).ie()?;
-                        self.glsl(u32t, GLOp::PackHalf2x16, &[v])
-                    }
-                }
-            }
-            FromBits(t) => {
-                return match t {
-                    FloatType::F16 => {
-                        let f = self.t_f32();
-                        let v2 = self.b.type_vector(f, 2);
-                        let m = self.c_u32(0xffff);
-                        let lo = self.b.bitwise_and(u32t, None, x, m).ie()?;
-                        let v = self.glsl(v2, GLOp::UnpackHalf2x16, &[lo])?;
-                        self.b.composite_extract(f, None, v, [0]).ie()
-                    }
-                    _ => self.b.bitcast(ty, None, x).ie(),
-                }
-            }
+            ToBits(t) => return self.float_to_bits(t, x),
+            FromBits(t) => return self.float_from_bits(t, x),
             Fma(_) => self.glsl(ty, GLOp::Fma, &[x, a[1], a[2]])?,
             Lerp(_) => {
                 let d = self.b.f_sub(ty, None, a[1], x).ie()?;
@@ -794,6 +910,9 @@ impl Gen {
                 self.nocontract(r)
             }
             CopySign(t) => return self.copysign(t, x, a[1]),
+            NextAfter(t) => return self.nextafter(t, x, a[1]),
+            // f16 through f32 (exact there), rounded once to f16 below.
+            Ldexp(_) => self.ldexp(ft, x, a[1])?,
             Clz(_) | Popc(_) | Ctz(_) | MulHi(_) => return Err(Error::bug(format!("{f:?}"))),
         };
         self.fround(ft, r)

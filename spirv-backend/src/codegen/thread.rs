@@ -587,7 +587,14 @@ impl<'p> KCtx<'p> {
                         g.fail_if(bad, ERR_ASSERT, site)?;
                         self.bind(stm, vec![KVal::V(view)])
                     }
-                    KVal::L(k) if sizes.len() == 1 => self.bind(stm, vec![KVal::L(k)]),
+                    // A one-dimensional lazy array stays lazy; one of more dimensions (a
+                    // `replicate` of rows flattened) is copied below.
+                    KVal::L(k)
+                        if sizes.len() == 1
+                            && matches!(self.shape_of(&x), Ok(s) if s.len() == 1) =>
+                    {
+                        self.bind(stm, vec![KVal::L(k)])
+                    }
                     x @ (KVal::V(_) | KVal::L(_)) => {
                         // A fresh row-major copy, seen with the new shape.
                         let e = self.elem_of(&x)?;

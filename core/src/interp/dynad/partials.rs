@@ -227,6 +227,14 @@ pub fn math_fn(fun: MathFn, args: &[PrimValue], res: PrimValue) -> Result<Vec<Pa
             let s = 1f64.copysign(a(0)) * 1f64.copysign(a(1));
             vec![f(t, s), None]
         }
+        NextAfter(t) => vec![f(t, 1.0), None],
+        Ldexp(t) => {
+            let n = match args.get(1) {
+                Some(PrimValue::I32(n)) => *n,
+                _ => return Err(format!("ldexp: bad arguments {args:?}")),
+            };
+            vec![f(t, libm::scalbn(1.0, n)), None]
+        }
         Clz(_) | Popc(_) | Ctz(_) | MulHi(_) => vec![None; args.len()],
     })
 }

@@ -1,5 +1,0 @@
--- Character literals are not supported.
--- ==
--- error: not supported
-
-entry main (y: i32) : i32 = y + 'a'
