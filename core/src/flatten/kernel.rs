@@ -97,7 +97,9 @@ fn stm_has_soac(s: &Stm) -> bool {
 /// Whether a host-level `loop` may run as the thread code of one thread (rule 6): nothing in
 /// it is a construct that thread code does not have or that is in doubt there (accumulators,
 /// `sort_by_key`, transpositions, calls: a called function's body is host code), and the
-/// shapes of its results do not depend on names it binds.
+/// shapes of its results do not depend on names it binds, its own results included (a size
+/// that changes from iteration to iteration, `loop_sz`, is known only after the loop, too late
+/// to allocate the one thread's results).
 fn seq_loop_ok(s: &Stm) -> bool {
     let Exp::Loop { body, .. } = &s.exp else {
         return false;
@@ -107,12 +109,7 @@ fn seq_loop_ok(s: &Stm) -> bool {
     }
     let mut inner = Vec::new();
     super::collect_stms(std::slice::from_ref(s), &mut inner);
-    let pat: HashSet<&VName> = s.pat.elems.iter().map(|p| &p.name).collect();
-    let inner: HashSet<VName> = inner
-        .into_iter()
-        .map(|(v, _)| v)
-        .filter(|v| !pat.contains(v))
-        .collect();
+    let inner: HashSet<VName> = inner.into_iter().map(|(v, _)| v).collect();
     s.pat
         .elems
         .iter()

@@ -1,4 +1,5 @@
--- The `intrinsics` module (Futhark's compiler-internal functions) is not available.
+-- Members of the `intrinsics` module other than its accumulators (Futhark's compiler-internal
+-- functions) are not available.
 -- ==
 -- error: not supported
 
