@@ -261,8 +261,8 @@ impl<'p> KCtx<'p> {
         Ok(KVal::Acc(a))
     }
 
-    /// The element `is` of `view` and whether `is` is in range.
-    fn element_at(
+    /// The offset of element (or row) `is` of `view` and whether `is` is in range.
+    pub(super) fn element_at(
         g: &mut Gen,
         view: &View,
         is: &[rspirv::spirv::Word],

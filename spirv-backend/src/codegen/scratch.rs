@@ -962,17 +962,8 @@ impl<'p> KCtx<'p> {
                 let x = k.row_of(g, a, j, loc)?;
                 idx.push(k.idx_u64(g, &x)?);
             }
-            let u64t = g.t_u64();
-            let bt = g.t_bool();
             for (d, v) in dsts2.iter().zip(&vs) {
-                let mut ok = g.c_bool(true);
-                let mut off = d.off;
-                for (&i, &(len, stride)) in idx.iter().zip(&d.dims) {
-                    let inb = g.b.u_less_than(bt, None, i, len).ie()?;
-                    ok = g.b.logical_and(bt, None, ok, inb).ie()?;
-                    let m = g.b.i_mul(u64t, None, i, stride).ie()?;
-                    off = g.b.i_add(u64t, None, off, m).ie()?;
-                }
+                let (off, ok) = KCtx::element_at(g, d, &idx)?;
                 let target = View {
                     bi: d.bi,
                     elem: d.elem,
