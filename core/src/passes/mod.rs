@@ -4,6 +4,8 @@
 //!
 //! - [`inline::inline`]: inlines calls, drops functions no longer called.
 //! - [`copy_prop::copy_prop`]: substitutes `let x = y` / `let x = c` into uses.
+//! - [`index_fold::index_fold`]: an index of a row `b = a[i]` reads `a` itself (`b[j]` becomes
+//!   `a[i, j]`), so that reverse mode updates single elements of `a`'s adjoint.
 //! - [`const_fold::const_fold`]: evaluates constant scalar operations, algebraic identities,
 //!   constant `if` conditions, loops of zero or one iteration, `assert(true)`.
 //! - [`cse::cse`]: reuses identical pure expressions.
@@ -30,6 +32,7 @@ pub mod hist_disjoint;
 pub mod hist_flatten;
 pub mod hist_sort;
 pub mod hoist;
+pub mod index_fold;
 pub mod inline;
 pub mod scan_columns;
 pub mod sort_lower;
@@ -43,7 +46,8 @@ type Pass = (&'static str, fn(Program) -> Program);
 /// The most rounds of the scalar passes [`simplify`] runs.
 pub const MAX_ROUNDS: usize = 16;
 
-/// Inlines, then runs copy propagation, constant folding, CSE and DCE until nothing changes (at
+/// Inlines, then runs copy propagation, index folding, constant folding, CSE and DCE until
+/// nothing changes (at
 /// most [`MAX_ROUNDS`] rounds).
 pub fn simplify(p: Program) -> Program {
     simplify_with(p, &mut |_, _| {})
@@ -54,8 +58,9 @@ pub fn simplify(p: Program) -> Program {
 pub fn simplify_with(p: Program, after_each: &mut dyn FnMut(&'static str, &Program)) -> Program {
     let mut p = inline::inline(p);
     after_each("inline", &p);
-    let round: [Pass; 4] = [
+    let round: [Pass; 5] = [
         ("copy_prop", copy_prop::copy_prop),
+        ("index_fold", index_fold::index_fold),
         ("const_fold", const_fold::const_fold),
         ("cse", cse::cse),
         ("dce", dce::dce),
