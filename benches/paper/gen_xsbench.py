@@ -23,9 +23,9 @@ TOL = 1e-6
 SMALL = "xsbench_i6_g20_l30"
 DEFAULT = ["xsbench_i68_g11303_l20000"]
 DEFAULT_NOTE = ("XSBench: the paper's \"small\" problem (68 nuclides, 11303 grid points) with 20000 "
-                "lookups instead of 15 million.")
-# XSBench's "small" problem with its default lookup count.
-PAPER = ["xsbench_i68_g11303_l15000000"]
+                "lookups.")
+# XSBench's "small" problem (the paper's), with a million lookups.
+PAPER = ["xsbench_i68_g11303_l1000000"]
 
 SMALL_NUCS = [34, 5, 4, 4, 27, 21, 21, 21, 21, 21, 9, 9]
 MAT_DIST = [0.140, 0.052, 0.275, 0.134, 0.154, 0.064, 0.066, 0.055, 0.008, 0.015, 0.025, 0.013]
