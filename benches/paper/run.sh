@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# benches/paper/run.sh: the SC22 paper's benchmarks (k-means, GMM, LSTM) in vkad and in its peers
+# benches/paper/run.sh: the SC22 paper's benchmarks (benchmarks.py: dense and sparse k-means, GMM,
+# ADBench LSTM, a batched RNN LSTM, RSBench, XSBench) in vkad and in its peers
 # (JAX, PyTorch) on this machine, written to the paper section of benches/RESULTS.md.
 #
 #   benches/paper/run.sh [DATASET...]
@@ -10,7 +11,8 @@
 # 4. checks vkad against JAX on the small data sets (check.py, relative error 1e-6),
 # 5. times, for each data set, the primal and gradient entries: whole `vkad run` processes on
 #    -b interp and -b vulkan, `vkad bench` (Vulkan, in process), JAX and
-#    PyTorch (median after a warm-up), and writes benches/RESULTS.md's paper section.
+#    PyTorch (median after a warm-up), and writes benches/RESULTS.md's paper section with two
+#    plots (benches/paper_overhead.png, benches/paper_time.png).
 #
 # The default data sets are sized for a 2-core machine with lavapipe (about 10 minutes in all);
 # the paper's own shapes (`gen_data.py paper`) are far larger. Environment: VKAD (binary), REPS
@@ -28,7 +30,7 @@ fi
 if [ $# -gt 0 ]; then
   sets=("$@")
 else
-  sets=(kmeans_n20000_d35_k5 gmm_n1000_d2_K5 gmm_n1000_d10_K25 lstm_l2_c1024)
+  mapfile -t sets < <("$py" "$here/benchmarks.py" default)
 fi
 "$py" "$here/gen_data.py" "${sets[@]}"
 VKAD="$VKAD" "$py" "$here/check.py" --vkad "$VKAD"
@@ -36,7 +38,7 @@ files=()
 for s in "${sets[@]}"; do files+=("$here/data/$s.in"); done
 note=""
 if [ $# -eq 0 ]; then
-  note='Sizes: the k-means set of the paper is (n, d, k) = (494019, 35, 5); here n = 20000 (at n = 494019 the Newton step takes 387 s on the interpreter on this machine, and at n = 1000 already 202 s on -b vulkan, whose accumulators of several arrays run iteration by iteration). GMM: n = 1000 with (d, K) = (2, 5) and (10, 25), the smallest of the ADBench grid (the smallest of the paper, D0, is d = 64, K = 200). LSTM: the smallest of ADBench, l = 2, c = 1024, b = 14.'
+  note="Sizes: $("$py" "$here/benchmarks.py" note)"
 fi
 "$py" "$here/run_bench.py" --vkad "$VKAD" --python "$py" \
   --backends "${BACKENDS:-interp,vulkan}" --reps "${REPS:-1}" \

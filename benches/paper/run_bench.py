@@ -14,9 +14,10 @@ import sys
 import tempfile
 import time
 
+import benchmarks
+
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
-ENTRIES = {"kmeans": ("cost", "newton"), "gmm": ("objective", "grad"), "lstm": ("objective", "grad")}
 BEGIN, END = "<!-- paper-benchmarks:begin -->", "<!-- paper-benchmarks:end -->"
 
 
@@ -57,12 +58,12 @@ def run_process(vkad, fut, entry, backend, data, timeout):
 
 def run_vkad_bench(vkad, bench, entry, data, reps, timeout):
     """`vkad bench -e ENTRY` (Vulkan, in process) on a copy of the program whose only test block
-    is DATA: (wall mean s, kernel mean s), or a string saying why not."""
+    is DATA: (wall mean s, kernel mean s, launches, submissions), or a string saying why not."""
     src = strip_tests(open(os.path.join(here, f"{bench}.fut")).read())
     # Outside benches/paper, so that `vkad test benches/paper` never meets it.
     wrapper = os.path.join(tempfile.mkdtemp(prefix="vkad-paper-"), f"{bench}.fut")
     with open(wrapper, "w") as f:
-        f.write(src + "\n-- ==\n-- entry: " + " ".join(ENTRIES[bench]) + f"\n-- input @ {os.path.abspath(data)}\n")
+        f.write(src + "\n-- ==\n-- entry: " + " ".join(benchmarks.entries(bench)) + f"\n-- input @ {os.path.abspath(data)}\n")
     try:
         r = subprocess.run([vkad, "bench", wrapper, "-e", entry, "--reps", str(reps)], capture_output=True,
                            timeout=timeout)
@@ -78,7 +79,8 @@ def run_vkad_bench(vkad, bench, entry, data, reps, timeout):
         cols = re.split(r"\s{2,}", head.strip())
         cells = re.split(r"\s{2,}", row.strip())
         if len(cells) == len(cols):
-            return (float(cells[cols.index("wall mean")]) / 1e6, float(cells[cols.index("kernels mean")]) / 1e6)
+            return (float(cells[cols.index("wall mean")]) / 1e6, float(cells[cols.index("kernels mean")]) / 1e6,
+                    int(cells[cols.index("launches")]), int(cells[cols.index("submissions")]))
     if f"`{entry}`: skipped" in err:
         return "not supported"
     return "error: " + (err.strip().splitlines() or ["?"])[-1]
@@ -127,6 +129,78 @@ def machine():
     return f"{cpu}, {os.cpu_count()} logical CPUs{mem}"
 
 
+def counts(b, p_e, g_e):
+    """'launches/submissions' of the primal and the gradient from run_vkad_bench results."""
+    def one(v):
+        return "–" if isinstance(v, str) else f"{v[2]}/{v[3]}"
+    return f"{one(b[p_e])} · {one(b[g_e])}"
+
+
+def write_plots(rows, out_dir):
+    """Two PNGs (matplotlib, if the peers' environment has it): AD overhead per data set and
+    system, and gradient time against problem size (input bytes). Returns the files written."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        log(f"no plots: {e}")
+        return []
+    systems = ["vkad kernels", "vkad wall", "jax", "torch"]
+    labels = {"vkad kernels": "vkad (Vulkan, kernel time)", "vkad wall": "vkad (Vulkan, wall)",
+              "jax": "JAX", "torch": "PyTorch"}
+    sets = list(dict.fromkeys(r["data"] for r in rows))
+
+    def value(data, system, key):
+        for r in rows:
+            if r["data"] == data and r["plot"] == system and not isinstance(r[key], str):
+                return r[key]
+        return None
+
+    files = []
+    fig, ax = plt.subplots(figsize=(max(6, 1.3 * len(sets)), 4))
+    width = 0.8 / len(systems)
+    for i, system in enumerate(systems):
+        ys = []
+        for d in sets:
+            p, g = value(d, system, "primal"), value(d, system, "grad")
+            ys.append(g / p if p and g else 0)
+        ax.bar([x + i * width for x in range(len(sets))], ys, width, label=labels[system])
+    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(sets))])
+    ax.set_xticklabels(sets, rotation=30, ha="right", fontsize=7)
+    ax.set_ylabel("AD overhead (gradient / primal time)")
+    ax.set_yscale("log")
+    ax.legend(fontsize=7)
+    ax.set_title("AD overhead per data set (0 = not measured)")
+    fig.tight_layout()
+    path = os.path.join(out_dir, "paper_overhead.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    files.append(path)
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for bench in dict.fromkeys(r["bench"] for r in rows):
+        bench_sets = [d for d in sets if benchmarks.bench_of(d) == bench]
+        for system, style in zip(systems, ("o-", "s--", "^-.", "v:")):
+            pts = [(r["size"], r["grad"]) for d in bench_sets for r in rows
+                   if r["data"] == d and r["plot"] == system and not isinstance(r["grad"], str)]
+            if pts:
+                xs, ys = zip(*sorted(pts))
+                ax.plot(xs, [y * 1000 for y in ys], style, label=f"{bench}: {labels[system]}", markersize=4)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("problem size (input bytes)")
+    ax.set_ylabel("gradient time (ms)")
+    ax.legend(fontsize=6, ncol=2)
+    ax.set_title("Gradient time against problem size")
+    fig.tight_layout()
+    path = os.path.join(out_dir, "paper_time.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    files.append(path)
+    return files
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--vkad", required=True)
@@ -141,16 +215,23 @@ def main():
     args = ap.parse_args()
     started = time.time()
     rows = []
+
+    def row(data, system, plot, p, g, how, count=""):
+        rows.append({"data": os.path.basename(data)[:-3], "bench": benchmarks.bench_of(data),
+                     "size": os.path.getsize(data), "system": system, "plot": plot, "primal": p,
+                     "grad": g, "how": how, "counts": count})
+
     for data in args.data:
         name = os.path.basename(data)[:-3]
-        bench = name.split("_")[0]
+        bench = benchmarks.bench_of(name)
         fut = os.path.join(here, f"{bench}.fut")
-        p_e, g_e = ENTRIES[bench]
+        p_e, g_e = benchmarks.entries(bench)
         for be in args.backends.split(","):
             log(f"{name}: vkad -b {be} (whole process)")
             p = run_process(args.vkad, fut, p_e, be, data, args.timeout)
             g = run_process(args.vkad, fut, g_e, be, data, args.timeout)
-            rows.append((name, f"vkad `-b {be}`", p, g, "one whole `vkad run` process (compile, read input, run, print)"))
+            row(data, f"vkad `-b {be}`", f"vkad {be}", p, g,
+                "one whole `vkad run` process (compile, read input, run, print)")
             if be == "vulkan":
                 log(f"{name}: vkad bench (Vulkan, in process)")
                 b = {}
@@ -160,23 +241,30 @@ def main():
                         run_vkad_bench(args.vkad, bench, e, data, args.reps, 2 * args.timeout)
                 wall = {e: (v if isinstance(v, str) else v[0]) for e, v in b.items()}
                 kern = {e: (v if isinstance(v, str) else v[1]) for e, v in b.items()}
-                rows.append((name, "vkad `bench` (Vulkan) wall", wall[p_e], wall[g_e],
-                             f"`vkad bench`: mean wall time of {args.reps} run(s) after a warm-up, in process"))
-                rows.append((name, "vkad `bench` (Vulkan) kernels", kern[p_e], kern[g_e],
-                             "`vkad bench`: mean of the summed kernel timestamps of the same runs"))
+                row(data, "vkad `bench` (Vulkan) wall", "vkad wall", wall[p_e], wall[g_e],
+                    f"`vkad bench`: mean wall time of {args.reps} run(s) after a warm-up, in process",
+                    counts(b, p_e, g_e))
+                row(data, "vkad `bench` (Vulkan) kernels", "vkad kernels", kern[p_e], kern[g_e],
+                    "`vkad bench`: mean of the summed kernel timestamps of the same runs")
         for system in ("jax", "torch"):
             log(f"{name}: {system}")
             r = run_peer(args.python, system, bench, data, args.peer_runs, 2 * args.timeout)
             if isinstance(r, str):
-                rows.append((name, system, r, r, ""))
+                row(data, system, system, r, r, "")
             else:
-                rows.append((name, f"{system} {r['version']}", r["primal_ms"] / 1000, r["grad_ms"] / 1000,
-                             f"median of {r['primal_runs']} / {r['grad_runs']} runs after a warm-up, in process"))
+                row(data, f"{system} {r['version']}", system, r["primal_ms"] / 1000, r["grad_ms"] / 1000,
+                    f"median of {r['primal_runs']} / {r['grad_runs']} runs after a warm-up, in process")
     elapsed = time.time() - started
     devs = subprocess.run([args.vkad, "devices"], capture_output=True).stdout.decode(errors="replace")
     vk_dev = next((ln.split(":", 1)[1].strip() for ln in devs.splitlines() if re.match(r"^\d+:", ln)), "none")
     vk_info = next((ln.strip() for ln in devs.splitlines() if ln.strip().startswith("type:")), "")
     commit = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"], capture_output=True).stdout.decode().strip()
+    results_dir = os.path.dirname(os.path.abspath(args.results))
+    with open(os.path.join(here, "data", "results.json"), "w") as f:
+        json.dump({"date": datetime.date.today().isoformat(), "commit": commit, "device": vk_dev,
+                   "rows": rows}, f, indent=1)
+    plots = write_plots(rows, results_dir)
+    used = list(dict.fromkeys(r["bench"] for r in rows))
     lines = [BEGIN, "", "## The SC22 paper's benchmarks on this machine (benches/paper)", "",
              f"Measured {datetime.date.today().isoformat()} by `benches/paper/run.sh` (vkad at commit {commit}, "
              f"{elapsed / 60:.1f} minutes in all).", "",
@@ -184,19 +272,26 @@ def main():
              f"- Vulkan device (vkad's `-b vulkan`): {vk_dev} ({vk_info}).",
              f"- vkad binary: `{os.path.relpath(args.vkad, root) if args.vkad.startswith(root) else args.vkad}` "
              f"(built {datetime.datetime.fromtimestamp(os.path.getmtime(args.vkad)).isoformat(timespec='minutes')}).",
-             "- JAX and PyTorch run on the same CPU (64-bit floats; JAX jitted, PyTorch eager).",
-             "- Programs: benches/paper/{kmeans,gmm,lstm}.fut; peers: benches/peers/{jax,torch}_peer.py; "
-             "data: `benches/paper/gen_data.py NAME` (seeded, see its header).", ""]
+             "- JAX and PyTorch run on the same CPU (JAX jitted, PyTorch eager; the precision of each benchmark).",
+             f"- Programs: benches/paper/{{{','.join(used)}}}.fut; peers: benches/peers/BENCH_{{jax,torch}}.py; "
+             "data: `benches/paper/gen_data.py NAME` (seeded, see each gen_BENCH.py).", ""]
     if args.note:
         lines += [args.note, ""]
-    lines += ["Primal: k-means `cost`, GMM and LSTM `objective`. Gradient: k-means `newton` (gradient and Hessian "
-              "diagonal by `jvp` of `vjp`, one Newton step), GMM and LSTM `grad` (`vjp`). Overhead = gradient / "
-              "primal time of the same system and timing method. Times in milliseconds.", "",
-              "| data set | system | primal (ms) | gradient (ms) | overhead | how timed |",
-              "|---|---|---:|---:|---:|---|"]
-    for name, system, p, g, how in rows:
-        lines.append(f"| {name} | {system} | {fmt_ms(p)} | {fmt_ms(g)} | {overhead(p, g)} | {how} |")
-    lines += ["", END]
+    lines += ["Entries (primal · gradient) and the paper's Futhark AD overhead on GPUs:", ""]
+    for bench in used:
+        mod = benchmarks.module(bench)
+        lines.append(f"- {bench}: `{mod.ENTRIES[0]}` · `{mod.ENTRIES[1]}`; {mod.WHAT}; paper: {mod.PAPER_OVERHEAD}.")
+    lines += ["", "Overhead = gradient / primal time of the same system and timing method. Times in milliseconds. "
+              "Launches/submissions: kernel launches and queue submissions of one run (primal · gradient).", "",
+              "| data set | system | primal (ms) | gradient (ms) | overhead | launches/submissions | how timed |",
+              "|---|---|---:|---:|---:|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['data']} | {r['system']} | {fmt_ms(r['primal'])} | {fmt_ms(r['grad'])} | "
+                     f"{overhead(r['primal'], r['grad'])} | {r['counts']} | {r['how']} |")
+    lines.append("")
+    for path in plots:
+        lines += [f"![{os.path.basename(path)}]({os.path.relpath(path, results_dir)})", ""]
+    lines.append(END)
     section = "\n".join(lines) + "\n"
     old = open(args.results).read() if os.path.exists(args.results) else "# Benchmark results\n"
     if BEGIN in old and END in old:

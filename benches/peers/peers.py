@@ -6,7 +6,8 @@ benches/paper/gen_data.py and prints one JSON object: the median primal and grad
     peers.py SYSTEM BENCH DATA.in [--runs N] [--warmup W] [--write-expected PREFIX]
              [--max-seconds S]
 
-SYSTEM: jax | torch; BENCH: kmeans | gmm | lstm. --write-expected PREFIX writes the results in
+SYSTEM: jax | torch; BENCH: a benchmark of benches/paper/benchmarks.py (kmeans, skmeans, gmm,
+lstm, rnn, rsbench, xsbench), implemented in BENCH_jax.py / BENCH_torch.py. --write-expected PREFIX writes the results in
 Futhark's text format to PREFIX.ENTRY.out for the .fut file's primal and gradient entries (the
 expected outputs of the test blocks). --max-seconds stops taking timed runs once that much time
 has been spent on an entry (at least one run is always timed)."""
@@ -20,9 +21,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "paper"))
+import benchmarks  # noqa: E402
 from futhark_data import read_values, to_text  # noqa: E402
-
-ENTRIES = {"kmeans": ("cost", "newton"), "gmm": ("objective", "grad"), "lstm": ("objective", "grad")}
 
 
 def timed(f, runs, warmup, max_seconds):
@@ -44,7 +45,7 @@ def timed(f, runs, warmup, max_seconds):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("system", choices=["jax", "torch"])
-    ap.add_argument("bench", choices=sorted(ENTRIES))
+    ap.add_argument("bench", choices=benchmarks.present())
     ap.add_argument("data")
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=1)
@@ -55,7 +56,7 @@ def main():
     values = read_values(args.data)
     primal, grad = mod.make(args.bench, values)
     if args.write_expected:
-        for entry, f in zip(ENTRIES[args.bench], (primal, grad)):
+        for entry, f in zip(benchmarks.entries(args.bench), (primal, grad)):
             out = f()
             out = out if isinstance(out, tuple) else (out,)
             with open(f"{args.write_expected}.{entry}.out", "w") as fh:
@@ -66,7 +67,7 @@ def main():
     print(json.dumps({
         "system": args.system, "version": mod.version(), "bench": args.bench,
         "data": os.path.basename(args.data).removesuffix(".in"),
-        "primal_entry": ENTRIES[args.bench][0], "grad_entry": ENTRIES[args.bench][1],
+        "primal_entry": benchmarks.entries(args.bench)[0], "grad_entry": benchmarks.entries(args.bench)[1],
         "primal_ms": p, "grad_ms": g, "overhead": g / p if p > 0 else None,
         "primal_runs": len(tp), "grad_runs": len(tg), "python": platform.python_version(),
     }))

@@ -8,7 +8,7 @@ if [ ! -x "$here/.venv/bin/python" ]; then
   "$py" -m venv "$here/.venv"
 fi
 "$here/.venv/bin/pip" install --quiet --upgrade pip
-"$here/.venv/bin/pip" install --quiet numpy 'jax[cpu]'
+"$here/.venv/bin/pip" install --quiet numpy matplotlib 'jax[cpu]'
 # The CPU wheel from PyTorch's own index; where that index cannot be reached (only PyPI is), the
 # PyPI wheel (a CUDA build that also runs on CPUs: a larger download).
 "$here/.venv/bin/pip" install --quiet torch --index-url https://download.pytorch.org/whl/cpu \
