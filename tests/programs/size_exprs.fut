@@ -169,3 +169,26 @@ entry split_expr [n] (ks: [n]i64) =
   <| map split
   <| transpose
   <| tabulate (i64.sum ks + n) (\j -> map (\i -> i * 10 + j) (iota n))
+
+-- Any expression of type i64 as a size in a coercion (`opaque`, a call, a field): evaluated at
+-- the coercion, checked against the array, and the size of the result (as linalg's lu does
+-- with `a :> [opaque 1*b][b]t`, then `unflatten`).
+-- ==
+-- entry: coerce_opaque
+-- input { [[1.0, 2.0], [3.0, 4.0]] } output { [[2.0, 4.0], [6.0, 8.0]] }
+entry coerce_opaque [b] (a: [b][b]f64) : [b][b]f64 =
+  map (\m -> map (map (* 2)) m) (unflatten (a :> [opaque 1 * b][b]f64)) |> head
+
+-- ==
+-- entry: coerce_call
+-- input { [1, 2, 3, 4, 5, 6] } output { [[1, 2, 3], [4, 5, 6]] }
+-- input { [1, 2, 3, 4, 5] } error: size
+entry coerce_call (xs: []i32) : [][]i32 =
+  let half (n: i64) = n / 2
+  in unflatten (xs :> [half 4 * i64.i32 (i32.abs (-3))]i32)
+
+-- ==
+-- entry: ascribe_expr
+-- input { [1, 2, 3] } output { 3i64 }
+entry ascribe_expr [n] (xs: [n]i32) : i64 =
+  let ys = (xs : [opaque n]i32) in length ys

@@ -443,6 +443,7 @@ impl<'e> Resolver<'e> {
                 self.size(a, span)?;
                 self.size(b, span)
             }
+            SizeExp::Expr(e) => self.expr_inner(e),
         }
     }
 

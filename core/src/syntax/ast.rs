@@ -296,7 +296,7 @@ pub enum TypeArgExp {
 }
 
 /// The size in an array type.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub enum SizeExp {
     /// `[]`
     Any,
@@ -307,6 +307,25 @@ pub enum SizeExp {
     /// `[n*m]`, `[n+m]`, `[n-1]`: a size expression over constants and unqualified names (the
     /// operands are never [`SizeExp::Any`]).
     Bin(crate::syntax::types::SizeOp, Box<SizeExp>, Box<SizeExp>),
+    /// `[opaque 1 * b]`, `[length xs]`: any other expression (of type `i64`). The type checker
+    /// checks it where the type is a coercion's or an ascription's (`e :> [f x]t`), and lowering
+    /// evaluates it there; elsewhere it is an unknown size, as `[]`.
+    Expr(Box<Expr>),
+}
+
+/// Structural, except that two [`SizeExp::Expr`]s are equal when they are the same expression
+/// of the source (the same span): expressions have no equality of their own.
+impl PartialEq for SizeExp {
+    fn eq(&self, other: &SizeExp) -> bool {
+        match (self, other) {
+            (SizeExp::Any, SizeExp::Any) => true,
+            (SizeExp::Const(a), SizeExp::Const(b)) => a == b,
+            (SizeExp::Named(a), SizeExp::Named(b)) => a == b,
+            (SizeExp::Bin(o, a, b), SizeExp::Bin(p, c, d)) => o == p && a == c && b == d,
+            (SizeExp::Expr(a), SizeExp::Expr(b)) => a.span == b.span,
+            _ => false,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]

@@ -141,7 +141,8 @@ fn type_mentions_size(t: &TypeExp, n: &str) -> bool {
         match d {
             SizeExp::Named(q) => q.quals.is_empty() && q.name == n,
             SizeExp::Bin(_, a, b) => size(a, n) || size(b, n),
-            SizeExp::Any | SizeExp::Const(_) => false,
+            // An expression's names are uses, not sizes the type binds.
+            SizeExp::Any | SizeExp::Const(_) | SizeExp::Expr(_) => false,
         }
     }
     match t {
@@ -245,28 +246,29 @@ fn symbol_prec(s: &str) -> (u8, bool) {
     }
 }
 
-/// The size expression an expression written inside `[...]` denotes, if it is in the supported
-/// subset: `i64` (or unsuffixed) constants and unqualified names combined with `+`, `-`, `*`.
-fn size_of_expr(e: &Expr) -> Option<SizeExp> {
+/// The size expression an expression written inside `[...]` denotes: `i64` (or unsuffixed)
+/// constants and unqualified names combined with `+`, `-`, `*` are [`SizeExp`]s of their own;
+/// any other expression, also as an operand of those (`[opaque 1 * b]`), is [`SizeExp::Expr`].
+fn size_of_expr(e: Expr) -> SizeExp {
     match &e.kind {
         ExprKind::Lit(Literal::Int(v, None | Some(PrimType::Int(IntType::I64)))) => {
-            i64::try_from(*v).ok().map(SizeExp::Const)
+            if let Ok(v) = i64::try_from(*v) {
+                return SizeExp::Const(v);
+            }
         }
-        ExprKind::Var(q) if q.quals.is_empty() => Some(SizeExp::Named(q.clone())),
-        ExprKind::BinOp(OpRef::Builtin(op), a, b) => {
+        ExprKind::Var(q) if q.quals.is_empty() => return SizeExp::Named(q.clone()),
+        _ => {}
+    }
+    match e.kind {
+        ExprKind::BinOp(OpRef::Builtin(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul)), a, b) => {
             let op = match op {
                 BinOp::Add => SizeOp::Add,
                 BinOp::Sub => SizeOp::Sub,
-                BinOp::Mul => SizeOp::Mul,
-                _ => return None,
+                _ => SizeOp::Mul,
             };
-            Some(SizeExp::Bin(
-                op,
-                Box::new(size_of_expr(a)?),
-                Box::new(size_of_expr(b)?),
-            ))
+            SizeExp::Bin(op, Box::new(size_of_expr(*a)), Box::new(size_of_expr(*b)))
         }
-        _ => None,
+        kind => SizeExp::Expr(Box::new(Expr { kind, ..e })),
     }
 }
 
@@ -1197,7 +1199,7 @@ impl Parser {
 
     /// The size inside `[...]` of an array type or size argument; the `[` has been consumed.
     /// Sizes built from constants and unqualified names with `+`, `-` and `*` (e.g. `[n*m]`)
-    /// are size expressions; any other expression is read and treated as `[]`.
+    /// are size expressions; any other expression is [`SizeExp::Expr`].
     fn size_exp(&mut self) -> PResult<SizeExp> {
         match self.peek().clone() {
             Tok::RBracket => Ok(SizeExp::Any),
@@ -1219,11 +1221,11 @@ impl Parser {
                 }
                 self.pos = save;
                 let e = self.exp2(0)?;
-                Ok(size_of_expr(&e).unwrap_or(SizeExp::Any))
+                Ok(size_of_expr(e))
             }
             _ => {
                 let e = self.exp2(0)?;
-                Ok(size_of_expr(&e).unwrap_or(SizeExp::Any))
+                Ok(size_of_expr(e))
             }
         }
     }

@@ -46,6 +46,7 @@ fn size(s: &SizeExp) -> String {
         SizeExp::Const(c) => c.to_string(),
         SizeExp::Named(n) => q(n),
         SizeExp::Bin(o, a, b) => format!("({} {} {})", size(a), o.symbol(), size(b)),
+        SizeExp::Expr(x) => format!("<{}>", e(x)),
     }
 }
 
@@ -1281,9 +1282,10 @@ fn size_expressions_in_types() {
     assert_eq!(pt("[n*(m+l)]i32"), "[(n * (m + l))]i32");
     assert_eq!(pt("[n]i32"), "[n]i32");
     assert_eq!(pt("[3]i32"), "[3]i32");
-    // Other expressions are read and treated as an unknown size.
-    assert_eq!(pt("[n/2]i32"), "[]i32");
-    assert_eq!(pt("[f x]i32"), "[]i32");
+    // Other expressions are size expressions of their own, also as operands.
+    assert_eq!(pt("[n/2]i32"), "[<(/ n 2)>]i32");
+    assert_eq!(pt("[f x]i32"), "[<(app f x)>]i32");
+    assert_eq!(pt("[opaque 1*b][b]i32"), "[(<(app opaque 1)> * b)][b]i32");
 }
 
 #[test]

@@ -274,7 +274,10 @@ impl Checker {
 
     fn conv_size(&mut self, d: &SizeExp) -> Size {
         match d {
-            SizeExp::Bin(op, a, b) => Size::bin(*op, self.conv_size(a), self.conv_size(b)),
+            SizeExp::Bin(op, a, b) => match (self.conv_size(a), self.conv_size(b)) {
+                (Size::Unknown, _) | (_, Size::Unknown) => Size::Unknown,
+                (a, b) => Size::bin(*op, a, b),
+            },
             SizeExp::Any => Size::Unknown,
             SizeExp::Const(n) => Size::Const(*n),
             SizeExp::Named(q) if q.quals.is_empty() => match self.lookup_type_bind(&q.name) {
@@ -294,6 +297,10 @@ impl Checker {
                 }
             },
             SizeExp::Named(_) => Size::Unknown,
+            // Checked (and given a type) only in coercions and ascriptions, see
+            // `Checker::check_size_exprs`.
+            SizeExp::Expr(e) if e.ty.is_some() => Size::Expr(e.span, self.source_text(e.span)),
+            SizeExp::Expr(_) => Size::Unknown,
         }
     }
 
