@@ -945,7 +945,9 @@ impl Checker {
                 self.check_size_exprs(elem)
             }
             TypeExp::Tuple(ts, _) => ts.iter_mut().try_for_each(|t| self.check_size_exprs(t)),
-            TypeExp::Record(fs, _) => fs.iter_mut().try_for_each(|f| self.check_size_exprs(&mut f.2)),
+            TypeExp::Record(fs, _) => fs
+                .iter_mut()
+                .try_for_each(|f| self.check_size_exprs(&mut f.2)),
             TypeExp::Unique(t, _) => self.check_size_exprs(t),
             _ => Ok(()),
         }

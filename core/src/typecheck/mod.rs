@@ -85,8 +85,7 @@ use crate::prim::{FloatType, PrimType};
 use crate::syntax::ast::DimIndex;
 use crate::syntax::ast::{
     Attr, Dec, Expr, ExprKind, Literal, LoopForm, OpRef, Pat, PatKind, Program, SizeExp, TypeDec,
-    TypeExp, UnOp,
-    ValDec,
+    TypeExp, UnOp, ValDec,
 };
 use crate::syntax::types::{Size, Type};
 use env::{Binding, Scheme, Scope, TypeAbbr, TypeBind};
@@ -603,7 +602,9 @@ impl Checker {
                 self.fill_size_exprs(elem)
             }
             TypeExp::Tuple(ts, _) => ts.iter_mut().try_for_each(|t| self.fill_size_exprs(t)),
-            TypeExp::Record(fs, _) => fs.iter_mut().try_for_each(|f| self.fill_size_exprs(&mut f.2)),
+            TypeExp::Record(fs, _) => fs
+                .iter_mut()
+                .try_for_each(|f| self.fill_size_exprs(&mut f.2)),
             TypeExp::Unique(t, _) => self.fill_size_exprs(t),
             _ => Ok(()),
         }
