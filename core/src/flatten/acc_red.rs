@@ -87,11 +87,34 @@ impl Env {
                         body.stms.extend(rewritten);
                         continue;
                     }
+                    if let Some(split) = self.rewrite_split(&s, fl) {
+                        body.stms.extend(split);
+                        continue;
+                    }
                 }
                 _ => {}
             }
             body.stms.push(s);
         }
+    }
+
+    /// The statements replacing statement `s` where it splits into kernels of one update each
+    /// ([`super::acc_split`]) and at least one of those matches: the kernels, each rewritten
+    /// where it matches.
+    fn rewrite_split(&self, s: &HostStm, fl: &mut Flattener) -> Option<Vec<HostStm>> {
+        let pieces = super::acc_split::split(s, fl.ns)?;
+        let mut any = false;
+        let mut out = Vec::new();
+        for p in pieces {
+            match self.rewrite(&p, fl) {
+                Some(r) => {
+                    any = true;
+                    out.extend(r);
+                }
+                None => out.push(p),
+            }
+        }
+        any.then_some(out)
     }
 
     /// The statements replacing statement `s`, if it is a kernel that matches: the threshold

@@ -64,6 +64,11 @@
 //!    element from as many threads as that dimension is wide (k-means' Newton step: 20,000
 //!    per element). It is versioned on that width (`acc_threshold(acc_red_N)`): a `segred`
 //!    over the left-over dimension followed by one update per element, or the atomic kernel.
+//!    A kernel of updates that does not have that form because it updates several
+//!    accumulators at different indices, or one through inner `map`s of updates (GMM's
+//!    `[K][d][d]` adjoint, module `acc_split`), is first split into one kernel per
+//!    accumulator with the inner maps as further dimensions, where its statements are cheap
+//!    enough to repeat and rule 7 then applies to one of the kernels.
 //!
 //! Where distribution applies, both versions are generated (incremental flattening): the host
 //! compares the nest's size with a run-time threshold ([`crate::seg::HostExp::Threshold`]) and
@@ -79,6 +84,7 @@
 //! the host to be updated element by element. Host code never iterates over an array.
 
 mod acc_red;
+mod acc_split;
 mod kernel;
 mod nest;
 mod seq_loop;

@@ -370,3 +370,54 @@ fn accumulator_updates_from_many_threads_become_a_versioned_segmented_reduction(
         assert_eq!(got, want, "acc_red threshold {v}");
     }
 }
+
+#[test]
+fn a_kernel_updating_several_accumulators_through_inner_maps_is_split_and_reduced() {
+    // ADBench GMM's gradient: one kernel over (n, k, d) updates the [K][d][d] adjoint of the
+    // Q matrices through an inner map over d and the [K][d] adjoint of the means directly.
+    // Split per accumulator (acc_split.rs), the inner map becomes a fourth dimension and rule
+    // 7 reduces the [K][d][d] updates over n: a segred over (k, d, d, n).
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../benches/paper");
+    let src = std::fs::read_to_string(root.join("gmm.fut")).expect("gmm.fut");
+    let c = crate::compile("gmm.fut", &src).unwrap_or_else(|e| panic!("{}", e.render()));
+    let p = super::extract_kernels(&c.ir);
+    crate::seg::check::check_program(&p).expect("checked kernel IR");
+    fn segreds(b: &HostBody, out: &mut Vec<usize>) {
+        for s in &b.stms {
+            match &s.exp {
+                HostExp::Seg(op) if matches!(op.kind, SegKind::Red(_)) => {
+                    out.push(op.space.dims.len())
+                }
+                HostExp::If { then_b, else_b, .. } => {
+                    segreds(then_b, out);
+                    segreds(else_b, out);
+                }
+                HostExp::WithAcc { lam, .. } => segreds(&lam.body, out),
+                HostExp::VersionedLoop { par, seq, .. } => {
+                    segreds(par, out);
+                    segreds(seq, out);
+                }
+                HostExp::Loop { body, .. } => segreds(body, out),
+                _ => {}
+            }
+        }
+    }
+    let mut found = Vec::new();
+    segreds(&p.entry("grad").expect("entry").body, &mut found);
+    let printed = crate::seg::print::program_to_string(&p);
+    assert!(found.contains(&4), "a segred over (k, d, d, n):\n{printed}");
+    // Both versions agree with the interpreter.
+    let data = std::fs::read(root.join("small/gmm_small.in")).expect("gmm_small.in");
+    let args = || crate::values::parse_values(&data).expect("values");
+    let want = c.run_interp("grad", args()).expect("interpreter");
+    for v in [0, i64::MAX] {
+        let mut th = crate::seg::Thresholds::default();
+        th.set(&format!("acc_red={v}")).unwrap();
+        let (got, _) = c.run_kernels("grad", args(), &th).expect("kernel IR");
+        let mismatches = crate::testing::compare_values(&got, &want);
+        assert!(
+            mismatches.is_empty(),
+            "acc_red threshold {v}: {mismatches:?}"
+        );
+    }
+}

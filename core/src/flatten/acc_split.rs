@@ -1,0 +1,249 @@
+//! Kernels of accumulator updates split into one kernel per accumulator, with inner `map`s of
+//! updates made dimensions of the space, so that rule 7 ([`super::acc_red`]) can turn each
+//! into a segmented reduction (part of rule 7 in [`super`]).
+//!
+//! The reverse sweep of GMM's objective leaves, after distribution, kernels such as
+//!
+//! ```text
+//! segmap (gi < n, gk < k, gl < d) {
+//!   ...; a1 = map(d, {iota_d, row, acc1}) (\j v a -> upd_acc(a, [gk, gl, j], v))   -- acc1: [k][d][d]
+//!   a2 = upd_acc(acc2, [gk, gl], w)                                              -- acc2: [k][d]
+//!   return {a1, a2}
+//! }
+//! ```
+//!
+//! Rule 7 needs every result to be one update at the same thread indices, so it leaves this
+//! kernel to n-way contended atomics (GMM d = 10, K = 25: 85 % of the gradient's time on
+//! lavapipe). Here it becomes one kernel per result, each with only the statements its update
+//! needs, the inner `map` over `iota d` becoming a fourth dimension:
+//!
+//! ```text
+//! segmap (gi < n, gk < k, gl < d, gj < d) { ...; v = row[gj]; j = iota_d[gj];
+//!                                          return upd_acc(acc1, [gk, gl, j], v) }
+//! segmap (gi < n, gk < k, gl < d) { ...; return upd_acc(acc2, [gk, gl], w) }
+//! ```
+//!
+//! which rule 7 then reduces over `gi`. Splitting is valid because updates of an accumulator
+//! with an operator commute with everything else the kernels do (they only read their
+//! inputs). It is done only where every statement the kernels keep is cheap scalar or indexing
+//! code (a made dimension repeats the statements before the inner `map` once per element of
+//! it), the inner `map`s' widths are known on the host, and rule 7 then applies to at least one
+//! of the kernels; otherwise the kernel is left as it is.
+
+use crate::ir::{Attrs, DimIndex, Exp, Lambda, NameSource, Param, Pat, Soac, Stm, SubExp, Type};
+use crate::ir::{Body, VName};
+use crate::seg::{HostExp, HostStm, KernelBody, KernelResult, SegKind, SegOp, SegSpace};
+use std::collections::HashSet;
+
+/// The kernels `s` splits into (one per result, in the order of its results), or `None` where
+/// it is not such a kernel or there is nothing to split or expand.
+pub(super) fn split(s: &HostStm, ns: &mut NameSource) -> Option<Vec<HostStm>> {
+    let HostExp::Seg(op) = &s.exp else {
+        return None;
+    };
+    if op.kind != SegKind::Map
+        || op.body.results.len() != s.pat.elems.len()
+        || !s.pat.elems.iter().all(|p| matches!(p.ty, Type::Acc { .. }))
+        || !op.body.stms.iter().all(cheap)
+    {
+        return None;
+    }
+    let bound: HashSet<VName> = op
+        .body
+        .stms
+        .iter()
+        .flat_map(|st| st.pat.elems.iter().map(|p| p.name.clone()))
+        .collect();
+    let mut pieces = Vec::new();
+    let mut expanded = false;
+    for (i, r) in op.body.results.iter().enumerate() {
+        let KernelResult::Returns(SubExp::Var(r)) = r else {
+            return None;
+        };
+        let mut stms = op.body.stms.clone();
+        let mut dims = op.space.dims.clone();
+        let mut result = r.clone();
+        while let Some(at) = stms
+            .iter()
+            .position(|st| st.pat.elems.iter().any(|p| p.name == result))
+        {
+            let Some((inlined, res, dim)) = inline_map(&stms[at], &result, &bound, ns) else {
+                break;
+            };
+            stms.splice(at..=at, inlined);
+            dims.push(dim);
+            result = res;
+            expanded = true;
+        }
+        let stms = live(stms, &result);
+        // The kernel's only update is the one it returns.
+        let updates = stms
+            .iter()
+            .filter(|st| matches!(st.exp, Exp::UpdAcc { .. }) || acc_map(st))
+            .count();
+        if updates != 1 {
+            return None;
+        }
+        pieces.push((dims, stms, result, i));
+    }
+    if pieces.len() < 2 && !expanded {
+        return None;
+    }
+    let i64t = Type::Prim(crate::prim::PrimType::Int(crate::prim::IntType::I64));
+    let out = pieces
+        .into_iter()
+        .map(|(dims, stms, result, i)| {
+            // Fresh names for each kernel (they copy the original's statements).
+            let lam = crate::passes::traverse::fresh_lambda(
+                ns,
+                &Lambda {
+                    params: dims
+                        .iter()
+                        .map(|(g, _)| Param {
+                            name: g.clone(),
+                            ty: i64t.clone(),
+                        })
+                        .collect(),
+                    body: Body {
+                        stms,
+                        result: vec![SubExp::Var(result)],
+                    },
+                    ret: vec![op.ret[i].clone()],
+                },
+            );
+            HostStm {
+                pat: Pat {
+                    elems: vec![s.pat.elems[i].clone()],
+                },
+                exp: HostExp::Seg(SegOp {
+                    kind: SegKind::Map,
+                    space: SegSpace {
+                        dims: lam
+                            .params
+                            .iter()
+                            .zip(&dims)
+                            .map(|(p, (_, d))| (p.name.clone(), d.clone()))
+                            .collect(),
+                    },
+                    ret: vec![op.ret[i].clone()],
+                    body: KernelBody {
+                        stms: lam.body.stms,
+                        results: lam
+                            .body
+                            .result
+                            .into_iter()
+                            .map(KernelResult::Returns)
+                            .collect(),
+                    },
+                }),
+                attrs: s.attrs.clone(),
+                loc: s.loc.clone(),
+            }
+        })
+        .collect();
+    Some(out)
+}
+
+/// Statement `st` binds `result` by a `map` of accumulator updates whose width is known outside
+/// the kernel (not bound in it): its lambda's statements with the parameters bound to the
+/// inputs' elements at a new thread index, the name that is `result` in them, and the new
+/// dimension.
+fn inline_map(
+    st: &Stm,
+    result: &VName,
+    bound: &HashSet<VName>,
+    ns: &mut NameSource,
+) -> Option<(Vec<Stm>, VName, (VName, SubExp))> {
+    let Exp::Soac(Soac::Map { w, arrs, lam }) = &st.exp else {
+        return None;
+    };
+    if !acc_map(st) || lam.params.len() != arrs.len() {
+        return None;
+    }
+    if let SubExp::Var(v) = w {
+        if bound.contains(v) {
+            return None;
+        }
+    }
+    let j = st.pat.elems.iter().position(|p| &p.name == result)?;
+    let SubExp::Var(res) = lam.body.result.get(j)? else {
+        return None;
+    };
+    let g = ns.fresh("gtid");
+    let mut out = Vec::new();
+    for (p, a) in lam.params.iter().zip(arrs) {
+        let exp = if matches!(p.ty, Type::Acc { .. }) {
+            Exp::SubExp(SubExp::Var(a.clone()))
+        } else {
+            Exp::Index(a.clone(), vec![DimIndex::Fix(SubExp::Var(g.clone()))])
+        };
+        let attrs = if matches!(exp, Exp::Index(..)) {
+            Attrs(vec!["unsafe".into()])
+        } else {
+            Attrs::default()
+        };
+        out.push(Stm {
+            pat: Pat {
+                elems: vec![p.clone()],
+            },
+            exp,
+            attrs,
+            loc: None,
+        });
+    }
+    out.extend(lam.body.stms.iter().cloned());
+    Some((out, res.clone(), (g, w.clone())))
+}
+
+/// A `map` all of whose results are accumulators (a map of accumulator updates).
+fn acc_map(st: &Stm) -> bool {
+    matches!(st.exp, Exp::Soac(Soac::Map { .. }))
+        && st
+            .pat
+            .elems
+            .iter()
+            .all(|p| matches!(p.ty, Type::Acc { .. }))
+}
+
+/// Scalar or indexing code, accumulator updates and maps of them: what a kernel may repeat
+/// per element of a made dimension.
+fn cheap(st: &Stm) -> bool {
+    match &st.exp {
+        Exp::SubExp(_)
+        | Exp::UnOp(..)
+        | Exp::BinOp(..)
+        | Exp::CmpOp(..)
+        | Exp::Conv(..)
+        | Exp::Math(..)
+        | Exp::UpdAcc { .. } => true,
+        Exp::Index(_, idx) => idx.iter().all(|d| matches!(d, DimIndex::Fix(_))),
+        Exp::Soac(Soac::Map { lam, .. }) => acc_map(st) && lam.body.stms.iter().all(cheap),
+        _ => false,
+    }
+}
+
+/// The statements of `stms` that `result` needs, in order, and every other statement that
+/// could fail; unneeded copies, `#[unsafe]` indexings and accumulator updates (of the other
+/// kernels' accumulators) are dropped.
+fn live(stms: Vec<Stm>, result: &VName) -> Vec<Stm> {
+    let mut needed: HashSet<VName> = HashSet::from([result.clone()]);
+    let mut keep = vec![false; stms.len()];
+    for (i, st) in stms.iter().enumerate().rev() {
+        let droppable = match &st.exp {
+            Exp::Index(..) => st.attrs.has("unsafe"),
+            Exp::SubExp(_) | Exp::UpdAcc { .. } => true,
+            _ => acc_map(st),
+        };
+        if !droppable || st.pat.elems.iter().any(|p| needed.contains(&p.name)) {
+            keep[i] = true;
+            needed.extend(crate::passes::traverse::free_vars(
+                std::slice::from_ref(st),
+                &[],
+            ));
+        }
+    }
+    stms.into_iter()
+        .zip(keep)
+        .filter_map(|(st, k)| k.then_some(st))
+        .collect()
+}
