@@ -275,6 +275,7 @@ mod tests {
             entry: entry.into(),
             kind,
             wall_ns: 0,
+            cold: None,
             launches: names
                 .iter()
                 .map(|(n, d)| Launch {

@@ -314,6 +314,7 @@ mod tests {
             entry: "e".into(),
             kind,
             wall_ns: 0,
+            cold: None,
             launches: vec![l("a", 0, end, 0)],
         };
         let runs = vec![

@@ -408,6 +408,7 @@ mod tests {
                 entry: "main".into(),
                 kind: RunKind::Gradient,
                 wall_ns: 10,
+                cold: None,
                 launches: vec![launch(2, 0, 5), launch(0, 5, 6), launch(1, 6, 10)],
             }],
         }
