@@ -119,7 +119,7 @@ impl FileDialog {
                     .show(ui, |ui| {
                         for (is_dir, name) in entries {
                             let label = if is_dir {
-                                format!("📁 {name}")
+                                format!("{name}/")
                             } else {
                                 name.clone()
                             };
@@ -234,6 +234,7 @@ impl ViewerApp {
         compare: Option<PathBuf>,
         input: Option<PathBuf>,
     ) -> ViewerApp {
+        crate::fonts::install(ctx);
         let mut app = ViewerApp::with_profiles(None, None);
         let c = ctx.clone();
         let mut runner = Runner::spawn(move || c.request_repaint());

@@ -71,12 +71,17 @@ fn harness<'a, S>(
     state: S,
     app: impl FnMut(&mut egui::Ui, &mut S) + 'a,
 ) -> Harness<'a, S> {
-    Harness::builder()
+    let h = Harness::builder()
         .with_size(size)
         .with_pixels_per_point(1.0)
         .with_options(options())
         .wgpu()
-        .build_ui_state(app, state)
+        .build_ui_state(app, state);
+    // The fonts of the window, and no tofu: a character without a glyph fails the test.
+    vkad_viewer::fonts::install(&h.ctx);
+    h.ctx
+        .set_missing_glyph_policy(egui::MissingGlyphPolicy::Panic);
+    h
 }
 
 #[test]
