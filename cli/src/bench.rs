@@ -192,12 +192,13 @@ pub(crate) fn bench_program(args: BenchProgram) -> Result<ExitCode, Failure> {
                     input: Vec<Value>|
      -> Result<(Vec<Value>, vkad_profile::Run), vkad_spirv::error::Error> {
         vkad_spirv::entry_error(&compiled, entry)?;
+        let pipelines = ctx.cached_kernels();
         let start = std::time::Instant::now();
         let (values, timings) = prepared.run(&ctx, entry, input, &thresholds, true)?;
         let wall_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
         let fun = compiled.ir_ad.entry(entry).map(|f| f.name.to_string());
         let kind = vkad_spirv::profile::run_kind(&compiled, entry);
-        let run = vkad_spirv::profile::run_from_timings(
+        let mut run = vkad_spirv::profile::run_from_timings(
             &profile,
             entry,
             fun.as_deref(),
@@ -205,6 +206,8 @@ pub(crate) fn bench_program(args: BenchProgram) -> Result<ExitCode, Failure> {
             wall_ns,
             &timings,
         );
+        // The timed runs follow a warm-up run: warm, unless a run made pipelines after all.
+        run.cold = Some(ctx.cached_kernels() > pipelines);
         Ok((values, run))
     };
     let mut runs = Vec::new();

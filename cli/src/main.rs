@@ -664,6 +664,7 @@ fn run_profiled(
     let thresholds = vkad_spirv::runtime::tuned_thresholds(&ctx, settings)
         .map_err(|e| Failure(format!("error: {e}")))?;
     let mut p = profile::new_profile(compiled, &file.display().to_string(), source, ctx.info());
+    let pipelines = ctx.cached_kernels();
     let start = std::time::Instant::now();
     let (results, timings) =
         vkad_spirv::run_entry_kernels(&ctx, compiled, entry, args, &thresholds, true)
@@ -680,7 +681,7 @@ fn run_profiled(
     }
     if let Some(out) = out {
         let fun = compiled.ir_ad.entry(entry).map(|f| f.name.to_string());
-        let run = profile::run_from_timings(
+        let mut run = profile::run_from_timings(
             &p,
             entry,
             fun.as_deref(),
@@ -688,6 +689,8 @@ fn run_profiled(
             wall_ns,
             &timings,
         );
+        // The only run of a fresh context: cold unless every pipeline was made before it.
+        run.cold = Some(ctx.cached_kernels() > pipelines);
         p.runs.push(run);
         write_profile(&p, out)?;
     }

@@ -97,6 +97,8 @@ fn run_writes_a_profile_that_vkad_profile_summarises() {
         (p.runs[0].entry.as_str(), p.runs[0].kind),
         ("main", RunKind::Gradient)
     );
+    // The only run of a fresh process made its pipelines: cold.
+    assert_eq!(p.runs[0].cold, Some(true));
     // Some launch of the gradient is attributed to the vjp's scope.
     let vjp: Vec<u32> = p
         .all_scopes()
@@ -125,7 +127,7 @@ fn run_writes_a_profile_that_vkad_profile_summarises() {
     let sum = vkad(&["profile", json.to_str().unwrap()], b"");
     assert!(sum.status.success());
     let s = String::from_utf8_lossy(&sum.stdout);
-    assert!(s.contains("1. main (gradient)"), "{s}");
+    assert!(s.contains("1. main (gradient, cold)"), "{s}");
     assert!(s.contains("top kernels"), "{s}");
     assert!(s.contains("time per scope"), "{s}");
     assert!(s.contains("vjp at examples/gradient.fut:"), "{s}");
@@ -174,9 +176,14 @@ fn bench_times_both_entries_and_reports_the_ad_overhead() {
         kinds,
         [("loss", RunKind::Primal), ("main", RunKind::Gradient)]
     );
+    // The timed runs follow a warm-up run: warm.
+    assert!(p.runs.iter().all(|r| r.cold == Some(false)), "{:?}", p.runs);
     let sum = vkad(&["profile", json.to_str().unwrap()], b"");
     let s = String::from_utf8_lossy(&sum.stdout);
-    assert!(s.contains("AD overhead: "), "{s}");
+    assert!(
+        s.contains("AD overhead: ") && s.contains("warm gradient runs main [2]"),
+        "{s}"
+    );
 
     // One entry, by name; an entry without a dataset or an unknown one is an error.
     let one = vkad(

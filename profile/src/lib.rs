@@ -153,8 +153,26 @@ pub struct Run {
     pub kind: RunKind,
     /// Wall-clock time of the whole run on the host (uploads, kernels, downloads), ns.
     pub wall_ns: u64,
+    /// Whether the run created compute pipelines (`Some(true)`: a *cold* run, the first of
+    /// its entry on a device context: the driver compiled its kernels, which its wall time
+    /// includes and which may slow its first launches), or found all of them made by an
+    /// earlier run (`Some(false)`: warm). `None`: not recorded (profiles written before the
+    /// field existed; it is left out of the file then). See [`Run::warmth`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cold: Option<bool>,
     /// Every kernel launch in order.
     pub launches: Vec<Launch>,
+}
+
+/// Whether a run's pipelines were already made ([`Run::cold`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Warmth {
+    /// The run created pipelines.
+    Cold,
+    /// Every pipeline it used was made by an earlier run.
+    Warm,
+    /// Not recorded (an older profile).
+    Unknown,
 }
 
 /// One kernel launch (dispatch).
@@ -203,6 +221,15 @@ impl Run {
             .iter()
             .fold(0u64, |a, l| a.saturating_add(l.duration_ns()))
     }
+
+    /// [`Run::cold`] as a [`Warmth`].
+    pub fn warmth(&self) -> Warmth {
+        match self.cold {
+            Some(true) => Warmth::Cold,
+            Some(false) => Warmth::Warm,
+            None => Warmth::Unknown,
+        }
+    }
 }
 
 impl Profile {
@@ -235,7 +262,12 @@ impl Profile {
             let pid = ri + 1;
             ev.push(
                 json!({"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
-                "args": {"name": format!("{} ({:?})", run.entry, run.kind).to_lowercase()}}),
+                "args": {"name": format!(
+                    "{} ({}{})",
+                    run.entry,
+                    kind_name(run.kind),
+                    if run.warmth() == Warmth::Cold { ", cold" } else { "" }
+                )}}),
             );
             let mut subs: Vec<u32> = run.launches.iter().map(|l| l.submission).collect();
             subs.sort_unstable();
@@ -416,22 +448,109 @@ impl Profile {
         out
     }
 
-    /// The AD overhead: the mean kernel time of the gradient runs divided by the mean kernel
-    /// time of the primal runs (`None` without both kinds, or when the primal time is 0, as on
-    /// a device without timestamps).
+    /// The AD overhead: the mean kernel time of the gradient runs divided by that of the
+    /// primal runs, over warm runs only ([`Profile::ad_overhead_runs`]); `None` without
+    /// usable runs of both kinds, or when the primal time is 0 (a device without timestamps).
     pub fn ad_overhead(&self) -> Option<f64> {
-        let mean = |k: RunKind| {
-            let ts: Vec<u64> = self
-                .runs
-                .iter()
-                .filter(|r| r.kind == k)
-                .map(Run::kernel_ns)
-                .collect();
-            (!ts.is_empty()).then(|| ts.iter().map(|&t| t as f64).sum::<f64>() / ts.len() as f64)
+        self.ad_overhead_runs()?.ratio()
+    }
+
+    /// The runs the AD overhead compares, and why: `None` when the profile lacks primal or
+    /// gradient runs altogether.
+    ///
+    /// A cold run ([`Warmth::Cold`]) is never used: its first launches may wait for the
+    /// driver's compilation, and it is not what a program running in a loop sees. The warm
+    /// runs of each kind are used; a kind with no warm runs but runs whose warmth is not
+    /// recorded (a profile from before [`Run::cold`]) uses those, and says so
+    /// ([`AdOverhead::unrecorded`]); a kind with only cold runs has none
+    /// ([`AdOverhead::ratio`] is `None` then).
+    pub fn ad_overhead_runs(&self) -> Option<AdOverhead> {
+        let has = |k: RunKind| self.runs.iter().any(|r| r.kind == k);
+        if !has(RunKind::Primal) || !has(RunKind::Gradient) {
+            return None;
+        }
+        let mut unrecorded = false;
+        let mut pick = |k: RunKind| -> Vec<usize> {
+            let of = |w: Warmth| -> Vec<usize> {
+                (self.runs.iter().enumerate())
+                    .filter(|(_, r)| r.kind == k && r.warmth() == w)
+                    .map(|(i, _)| i)
+                    .collect()
+            };
+            let warm = of(Warmth::Warm);
+            if !warm.is_empty() {
+                return warm;
+            }
+            let unknown = of(Warmth::Unknown);
+            unrecorded |= !unknown.is_empty();
+            unknown
         };
-        let (g, p) = (mean(RunKind::Gradient)?, mean(RunKind::Primal)?);
+        let primal = pick(RunKind::Primal);
+        let gradient = pick(RunKind::Gradient);
+        let cold = (self.runs.iter().enumerate())
+            .filter(|(_, r)| r.warmth() == Warmth::Cold)
+            .map(|(i, _)| i)
+            .collect();
+        let mean = |rs: &[usize]| {
+            (!rs.is_empty()).then(|| {
+                rs.iter()
+                    .map(|&i| self.runs[i].kernel_ns() as f64)
+                    .sum::<f64>()
+                    / rs.len() as f64
+            })
+        };
+        Some(AdOverhead {
+            primal_ns: mean(&primal),
+            gradient_ns: mean(&gradient),
+            primal,
+            gradient,
+            cold,
+            unrecorded,
+        })
+    }
+}
+
+/// What the AD overhead of a profile compares ([`Profile::ad_overhead_runs`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AdOverhead {
+    /// The primal runs used (indices into [`Profile::runs`]).
+    pub primal: Vec<usize>,
+    /// The gradient runs used.
+    pub gradient: Vec<usize>,
+    /// The cold runs of the profile, left out.
+    pub cold: Vec<usize>,
+    /// Whether runs whose warmth is not recorded were used (an older profile).
+    pub unrecorded: bool,
+    /// The mean kernel time of the primal runs used, ns (`None` when there are none).
+    pub primal_ns: Option<f64>,
+    /// The mean kernel time of the gradient runs used, ns.
+    pub gradient_ns: Option<f64>,
+}
+
+impl AdOverhead {
+    /// Gradient ÷ primal mean kernel time: `None` when a kind has no usable run (only cold
+    /// ones) or the primal time is 0.
+    pub fn ratio(&self) -> Option<f64> {
+        let (g, p) = (self.gradient_ns?, self.primal_ns?);
         (p > 0.0).then(|| g / p)
     }
+
+    /// Which runs a kind with no usable run lacks: `Some(kind)` for the first such kind.
+    pub fn missing(&self) -> Option<RunKind> {
+        if self.primal.is_empty() {
+            Some(RunKind::Primal)
+        } else if self.gradient.is_empty() {
+            Some(RunKind::Gradient)
+        } else {
+            None
+        }
+    }
+}
+
+/// Run numbers (1-based, as the summary and the viewer show them) as text: `1, 3`.
+pub fn run_numbers(runs: &[usize]) -> String {
+    let v: Vec<String> = runs.iter().map(|i| (i + 1).to_string()).collect();
+    v.join(", ")
 }
 
 /// The longest kernel name the summary's table shows whole (longer ones are cut, with `…`):
@@ -484,10 +603,15 @@ pub fn summary_with(p: &Profile, top: usize) -> String {
         subs.dedup();
         let _ = writeln!(
             s,
-            "  {}. {} ({}): wall {} us, kernels {} us in {} launches ({} submissions)",
+            "  {}. {} ({}{}): wall {} us, kernels {} us in {} launches ({} submissions)",
             i + 1,
             r.entry,
             kind_name(r.kind),
+            if r.warmth() == Warmth::Cold {
+                ", cold"
+            } else {
+                ""
+            },
             fmt_us(r.wall_ns),
             fmt_us(r.kernel_ns()),
             r.launches.len(),
@@ -602,34 +726,60 @@ pub fn summary_with(p: &Profile, top: usize) -> String {
             let _ = writeln!(s, "  (no scope): {} us, {n} launches", fmt_us(unscoped));
         }
     }
-    let names = |k: RunKind| {
-        let mut v: Vec<&str> = p
-            .runs
-            .iter()
-            .filter(|r| r.kind == k)
-            .map(|r| r.entry.as_str())
-            .collect();
-        v.dedup();
-        v.join(", ")
-    };
-    let (g, pr) = (names(RunKind::Gradient), names(RunKind::Primal));
-    if !g.is_empty() && !pr.is_empty() {
-        match p.ad_overhead() {
-            Some(x) => {
-                let _ = writeln!(
-                    s,
-                    "\nAD overhead: {x:.2}× (mean kernel time of gradient runs [{g}] / primal runs [{pr}])"
-                );
-            }
-            None => {
-                let _ = writeln!(
-                    s,
-                    "\nAD overhead: unknown (the primal runs' kernel time is 0: no timestamps)"
-                );
-            }
-        }
+    if let Some(o) = p.ad_overhead_runs() {
+        let _ = writeln!(s, "\n{}", overhead_line(p, &o));
     }
     s
+}
+
+/// The runs `runs` (indices into [`Profile::runs`]) as `entry [1, 3]` per entry (run numbers
+/// from 1), in order of first appearance.
+pub fn runs_by_entry(p: &Profile, runs: &[usize]) -> String {
+    let mut entries: Vec<(&str, Vec<usize>)> = Vec::new();
+    for &i in runs {
+        let e = p.runs[i].entry.as_str();
+        match entries.iter_mut().find(|(x, _)| *x == e) {
+            Some((_, v)) => v.push(i),
+            None => entries.push((e, vec![i])),
+        }
+    }
+    let parts: Vec<String> = entries
+        .iter()
+        .map(|(e, v)| format!("{e} [{}]", run_numbers(v)))
+        .collect();
+    parts.join(", ")
+}
+
+/// The AD overhead line of the summary: the ratio and the runs it compares (by entry and run
+/// number), the cold runs left out, or why there is no ratio.
+pub fn overhead_line(p: &Profile, o: &AdOverhead) -> String {
+    let mut line = match (o.missing(), o.ratio()) {
+        (Some(k), _) => format!(
+            "AD overhead: needs a warm {} run (the {} runs are all cold: run the entries again)",
+            kind_name(k),
+            kind_name(k)
+        ),
+        (None, None) => {
+            "AD overhead: unknown (the primal runs' kernel time is 0: no timestamps)".to_string()
+        }
+        (None, Some(x)) => {
+            let warm = if o.unrecorded { "" } else { "warm " };
+            format!(
+                "AD overhead: {x:.2}× (mean kernel time of {warm}gradient runs {} {} us / {warm}primal runs {} {} us)",
+                runs_by_entry(p, &o.gradient),
+                fmt_us(o.gradient_ns.unwrap_or(0.0) as u64),
+                runs_by_entry(p, &o.primal),
+                fmt_us(o.primal_ns.unwrap_or(0.0) as u64),
+            )
+        }
+    };
+    if !o.cold.is_empty() {
+        line.push_str(&format!("; cold runs left out: {}", run_numbers(&o.cold)));
+    }
+    if o.unrecorded {
+        line.push_str("; the profile does not record which runs were cold (an older vkad made it)");
+    }
+    line
 }
 
 /// [`summary_with`] showing the top 10 kernels.
@@ -678,6 +828,7 @@ mod tests {
                 entry: "main".into(),
                 kind: RunKind::Primal,
                 wall_ns: 5000,
+                cold: None,
                 launches: vec![Launch {
                     name: "map.0 @ a.fut:3:5".into(),
                     what: "map".into(),
@@ -767,6 +918,7 @@ mod tests {
             entry: "grad".into(),
             kind: RunKind::Gradient,
             wall_ns: 20000,
+            cold: None,
             launches: vec![
                 launch("map.1 @ a.fut:3:5", Some(0), 0, 1000),
                 launch("map.1 @ a.fut:4:1", Some(1), 1000, 4000),
@@ -834,6 +986,82 @@ mod tests {
         }
         assert_eq!(z.ad_overhead(), None);
         assert!(summary(&z).contains("AD overhead: unknown"));
+    }
+
+    /// A profile written before `cold` existed reads with `cold: None`, and a run whose
+    /// warmth is not recorded is written without the key (as before).
+    #[test]
+    fn profiles_without_the_cold_flag_still_read() {
+        let p = two_runs();
+        let text = p.to_json();
+        assert!(!text.contains("\"cold\""), "{text}");
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert!(v["vkad"]["runs"][0].get("cold").is_none());
+        let q = Profile::from_json(&text).unwrap();
+        assert!(q.runs.iter().all(|r| r.warmth() == Warmth::Unknown));
+        // And the flag round-trips when recorded.
+        v["vkad"]["runs"][0]["cold"] = serde_json::json!(true);
+        let q = Profile::from_json(&v.to_string()).unwrap();
+        assert_eq!(q.runs[0].cold, Some(true));
+        assert_eq!(Profile::from_json(&q.to_json()).unwrap(), q);
+    }
+
+    /// Item 2 of issue 14: the AD overhead compares warm runs only; cold runs are left out and
+    /// named; a kind with only cold runs has no overhead; runs of an older profile are used
+    /// with a note.
+    #[test]
+    fn the_ad_overhead_compares_warm_runs_only() {
+        let run = |entry: &str, kind, cold, ns| Run {
+            entry: entry.into(),
+            kind,
+            wall_ns: 10 * ns,
+            cold,
+            launches: vec![launch("map.0", None, 0, ns)],
+        };
+        let mut p = sample();
+        p.runs = vec![
+            run("loss", RunKind::Primal, Some(true), 9000),
+            run("loss", RunKind::Primal, Some(false), 1000),
+            run("main", RunKind::Gradient, Some(true), 50000),
+            run("main", RunKind::Gradient, Some(false), 3000),
+            run("main", RunKind::Gradient, Some(false), 5000),
+        ];
+        let o = p.ad_overhead_runs().expect("both kinds");
+        assert_eq!(
+            (o.primal.clone(), o.gradient.clone()),
+            (vec![1], vec![3, 4])
+        );
+        assert_eq!(o.cold, vec![0, 2]);
+        assert!(!o.unrecorded);
+        assert_eq!(o.ratio(), Some(4.0));
+        assert_eq!(p.ad_overhead(), Some(4.0));
+        let line = overhead_line(&p, &o);
+        assert_eq!(
+            line,
+            "AD overhead: 4.00× (mean kernel time of warm gradient runs main [4, 5] 4.0 us / \
+             warm primal runs loss [2] 1.0 us); cold runs left out: 1, 3"
+        );
+        let s = summary(&p);
+        assert!(s.contains("1. loss (primal, cold)"), "{s}");
+        assert!(s.contains("2. loss (primal): "), "{s}");
+        assert!(s.contains(&line), "{s}");
+
+        // Only cold gradient runs: no overhead, and the summary says what to do.
+        p.runs.truncate(3);
+        let o = p.ad_overhead_runs().expect("both kinds");
+        assert_eq!(o.missing(), Some(RunKind::Gradient));
+        assert_eq!(o.ratio(), None);
+        assert!(overhead_line(&p, &o).starts_with("AD overhead: needs a warm gradient run"));
+
+        // An older profile: unrecorded runs are used, with a note.
+        for r in &mut p.runs {
+            r.cold = None;
+        }
+        let o = p.ad_overhead_runs().expect("both kinds");
+        assert!(o.unrecorded);
+        assert_eq!((o.primal.len(), o.gradient.len()), (2, 1));
+        assert_eq!(o.ratio(), Some(10.0));
+        assert!(overhead_line(&p, &o).contains("does not record which runs were cold"));
     }
 
     /// Issue 16, item 7: a kernel name longer than 65,535 characters made the summary panic
@@ -931,6 +1159,7 @@ mod tests {
             "children",
             "entry",
             "wall_ns",
+            "cold",
             "launches",
             "what",
             "scope",

@@ -293,7 +293,8 @@ pub fn assign_scope(profile: &Profile, fun: Option<&str>, loc: &Loc) -> Option<u
 /// The [`Run`] of the timings of one execution of `entry`: launches named by
 /// [`parse_launch_name`] and assigned to scopes by [`assign_scope`] (`fun` is the entry's
 /// function name), times relative to the earliest launch, submissions renumbered from 0 in
-/// order of first appearance.
+/// order of first appearance. [`Run::cold`] is `None`: the caller, which knows whether the run
+/// made pipelines, sets it (as [`profile_run`] does).
 pub fn run_from_timings(
     profile: &Profile,
     entry: &str,
@@ -334,6 +335,7 @@ pub fn run_from_timings(
         entry: entry.to_string(),
         kind,
         wall_ns,
+        cold: None,
         launches,
     }
 }
@@ -342,6 +344,9 @@ pub fn run_from_timings(
 /// the [`Run`]: launches assigned to the scopes of `profile` (by statement location), times
 /// relative to the first launch, submissions renumbered from 0, kind [`RunKind::Gradient`]
 /// when the entry differentiates ([`run_kind`]). `wall_ns` is the host time of the whole call.
+/// The run is [`Run::cold`] when it made compute pipelines on `ctx` (the context's pipeline
+/// count grew: the first run of an entry on a context), warm when every kernel it launched
+/// had its pipeline made by an earlier run.
 pub fn profile_run(
     ctx: &vkad_vk::Context,
     compiled: &Compiled,
@@ -349,11 +354,12 @@ pub fn profile_run(
     entry: &str,
     args: Vec<Value>,
 ) -> crate::error::Result<(Vec<Value>, Run)> {
+    let pipelines = ctx.cached_kernels();
     let start = std::time::Instant::now();
     let (values, timings) = crate::run_entry_profiled(ctx, compiled, entry, args)?;
     let wall_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
     let fun = compiled.ir_ad.entry(entry).map(|f| f.name.to_string());
-    let run = run_from_timings(
+    let mut run = run_from_timings(
         profile,
         entry,
         fun.as_deref(),
@@ -361,6 +367,7 @@ pub fn profile_run(
         wall_ns,
         &timings,
     );
+    run.cold = Some(ctx.cached_kernels() > pipelines);
     Ok((values, run))
 }
 

@@ -4,7 +4,7 @@
 //! what it is doing and for how long, and the window keeps responding.
 
 use crate::model::{Loaded, View};
-use crate::runner::{Device, Program, Reply, Request, Runner, Slot};
+use crate::runner::{preferred_device, Device, Program, Reply, Request, Runner, Slot};
 use egui::{Color32, RichText};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -119,7 +119,7 @@ impl FileDialog {
                     .show(ui, |ui| {
                         for (is_dir, name) in entries {
                             let label = if is_dir {
-                                format!("📁 {name}")
+                                format!("{name}/")
                             } else {
                                 name.clone()
                             };
@@ -188,6 +188,11 @@ pub struct ViewerApp {
     /// Entry points chosen to run (indices into the program's entries).
     entry: usize,
     input: String,
+    /// Whether `input` was filled in from the program (its `FILE.in` or a test block's data
+    /// file) rather than chosen: opening another program replaces it then.
+    input_guessed: bool,
+    /// Run an entry again when its run was cold (see [`Request::Run`]).
+    repeat_cold: bool,
     devices: Vec<Device>,
     device: Option<usize>,
     status: String,
@@ -210,6 +215,8 @@ impl ViewerApp {
             fresh_run: false,
             entry: 0,
             input: String::new(),
+            input_guessed: false,
+            repeat_cold: true,
             devices: Vec::new(),
             device: None,
             status: String::new(),
@@ -227,12 +234,12 @@ impl ViewerApp {
         compare: Option<PathBuf>,
         input: Option<PathBuf>,
     ) -> ViewerApp {
+        crate::fonts::install(ctx);
         let mut app = ViewerApp::with_profiles(None, None);
         let c = ctx.clone();
         let mut runner = Runner::spawn(move || c.request_repaint());
         runner.send(Request::ListDevices);
         if let Some(p) = open {
-            app.guess_input(&p);
             runner.send(Request::Open {
                 path: p,
                 device: None,
@@ -252,15 +259,22 @@ impl ViewerApp {
         app
     }
 
-    /// `prog.fut` → `prog.in` when that exists and no input is chosen.
-    fn guess_input(&mut self, program: &Path) {
-        if !self.input.is_empty() || program.extension().is_none_or(|e| e != "fut") {
-            return;
-        }
-        let guess = program.with_extension("in");
-        if guess.is_file() {
-            self.input = guess.display().to_string();
-        }
+    /// Whether the worker has requests queued or running.
+    pub fn busy(&self) -> bool {
+        self.runner.as_ref().is_some_and(Runner::busy)
+    }
+
+    /// The input file field.
+    pub fn input(&self) -> &str {
+        &self.input
+    }
+
+    /// The error messages shown so far.
+    pub fn errors(&self) -> Vec<&str> {
+        (self.messages.iter())
+            .filter(|m| m.error)
+            .map(|m| m.text.as_str())
+            .collect()
     }
 
     fn send(&mut self, r: Request) {
@@ -308,13 +322,7 @@ impl ViewerApp {
                 Reply::Progress(s) => self.status = s,
                 Reply::Devices(Ok(ds)) => {
                     if self.device.is_none() {
-                        // Prefer a GPU, as the CLI does.
-                        let rank = |d: &Device| match d.device_type.as_str() {
-                            "discrete" => 0,
-                            "integrated" => 1,
-                            _ => 2,
-                        };
-                        self.device = ds.iter().min_by_key(|d| rank(d)).map(|d| d.index);
+                        self.device = preferred_device(&ds);
                     }
                     self.devices = ds;
                 }
@@ -333,18 +341,29 @@ impl ViewerApp {
                     for (e, why) in &p.entry_errors {
                         self.error(format!("entry {e} cannot run: {}", why.trim_end()));
                     }
+                    if let Some(e) = &p.datasets_error {
+                        self.error(format!("{}: the test blocks: {e}", p.path));
+                    }
                     self.entry = p
                         .entries
                         .iter()
                         .position(|e| e == "main")
                         .unwrap_or(0)
                         .min(p.entries.len().saturating_sub(1));
+                    if self.input.trim().is_empty() || self.input_guessed {
+                        let guess = p.default_input(p.entries.get(self.entry).map(String::as_str));
+                        self.input = guess.map(|g| g.display().to_string()).unwrap_or_default();
+                        self.input_guessed = true;
+                        if !self.input.is_empty() {
+                            self.info(format!("input: {}", self.input));
+                        }
+                    }
                     self.program = Some(p);
                     if let Some(l) = loaded {
                         self.set_main(*l);
                     }
                 }
-                Reply::Program(Err(e)) => self.error(e),
+                Reply::Program(Err(e)) => self.error(e.to_string()),
                 Reply::Profile { slot, result } => match (slot, result) {
                     (Slot::Main, Ok(l)) => {
                         self.info(format!("opened profile {}", l.title()));
@@ -355,25 +374,34 @@ impl ViewerApp {
                         self.other = Some(*l);
                         self.tab = Tab::Compare;
                     }
-                    (_, Err(e)) => self.error(e),
+                    (_, Err(e)) => self.error(e.to_string()),
                 },
                 Reply::Ran(Ok((l, outcomes))) => {
                     for o in outcomes {
                         match o.result {
-                            Ok(vals) => self.info(format!("{}: {}", o.entry, vals.join(" "))),
-                            Err(e) => self.error(format!("{}: {}", o.entry, e.trim_end())),
+                            Ok(vals) => {
+                                let runs = if o.runs > 1 {
+                                    " (two runs: the first cold, it made the pipelines; the second warm)"
+                                } else {
+                                    ""
+                                };
+                                self.info(format!("{}: {}{runs}", o.entry, vals.join(" ")))
+                            }
+                            Err(e) => {
+                                self.error(format!("{}: {}", o.entry, e.to_string().trim_end()))
+                            }
                         }
                     }
                     self.set_main(*l);
                 }
-                Reply::Ran(Err(e)) => self.error(e),
+                Reply::Ran(Err(e)) => self.error(e.to_string()),
                 Reply::Saved(Ok(p)) => {
                     self.info(format!("saved {p}"));
                     if let Some(m) = &mut self.main {
                         m.file = Some(p);
                     }
                 }
-                Reply::Saved(Err(e)) | Reply::Error(e) => self.error(e),
+                Reply::Saved(Err(e)) | Reply::Error(e) => self.error(e.to_string()),
                 Reply::Done => {}
             }
         }
@@ -448,11 +476,16 @@ impl ViewerApp {
                 .response
                 .labelled_by(entry_label.id);
             ui.label("input:");
-            ui.add(
-                egui::TextEdit::singleline(&mut self.input)
-                    .desired_width(180.0)
-                    .hint_text("values file (optional)"),
-            );
+            if ui
+                .add(
+                    egui::TextEdit::singleline(&mut self.input)
+                        .desired_width(180.0)
+                        .hint_text("values file (optional)"),
+                )
+                .changed()
+            {
+                self.input_guessed = false;
+            }
             if ui
                 .button("…")
                 .on_hover_text("choose the input file")
@@ -477,6 +510,11 @@ impl ViewerApp {
                 })
                 .response
                 .labelled_by(device_label.id);
+            ui.checkbox(&mut self.repeat_cold, "warm run")
+                .on_hover_text(
+                    "when a run is cold (the first run of an entry makes its pipelines), run the \
+                 entry again: the AD overhead compares warm runs only",
+                );
             let busy = self.busy_since.is_some();
             let can_run = !busy && self.device.is_some() && !entries.is_empty();
             let input = (!self.input.trim().is_empty()).then(|| PathBuf::from(self.input.trim()));
@@ -492,6 +530,7 @@ impl ViewerApp {
                         entries: vec![e.clone()],
                         input: input.clone(),
                         fresh,
+                        repeat_cold: self.repeat_cold,
                     });
                 }
             }
@@ -510,6 +549,7 @@ impl ViewerApp {
                         entries,
                         input,
                         fresh,
+                        repeat_cold: self.repeat_cold,
                     });
                 }
             }
@@ -533,7 +573,6 @@ impl ViewerApp {
         let Some(path) = choice else { return };
         match purpose {
             Purpose::Open => {
-                self.guess_input(&path);
                 let device = self.device;
                 self.send(Request::Open { path, device });
             }
@@ -541,7 +580,10 @@ impl ViewerApp {
                 path,
                 slot: Slot::Compare,
             }),
-            Purpose::Input => self.input = path.display().to_string(),
+            Purpose::Input => {
+                self.input = path.display().to_string();
+                self.input_guessed = false;
+            }
             Purpose::Save => {
                 if let Some(m) = &self.main {
                     let profile = Box::new(m.profile.clone());

@@ -15,18 +15,25 @@ pub const A_COLOUR: Color32 = Color32::from_rgb(70, 130, 200);
 /// Colour of profile B in the charts.
 pub const B_COLOUR: Color32 = Color32::from_rgb(230, 150, 50);
 
-/// For each run of `a`, the run of `b` with the same entry and kind (the k-th such run of `a`
-/// matches the k-th of `b`).
+/// For each run of `a`, the run of `b` with the same entry, kind and warmth (a cold run is
+/// compared with a cold one; the k-th such run of `a` matches the k-th of `b`).
 pub fn match_runs(a: &[Run], b: &[Run]) -> Vec<Option<usize>> {
-    let mut seen: BTreeMap<(String, bool), usize> = BTreeMap::new();
+    let key = |r: &Run| {
+        (
+            r.entry.clone(),
+            r.kind == vkad_profile::RunKind::Gradient,
+            r.warmth() == vkad_profile::Warmth::Cold,
+        )
+    };
+    let mut seen: BTreeMap<(String, bool, bool), usize> = BTreeMap::new();
     a.iter()
         .map(|r| {
-            let key = (r.entry.clone(), r.kind == vkad_profile::RunKind::Gradient);
-            let nth = seen.entry(key.clone()).or_insert(0);
+            let k = key(r);
+            let nth = seen.entry(k.clone()).or_insert(0);
             let found = b
                 .iter()
                 .enumerate()
-                .filter(|(_, x)| x.entry == r.entry && x.kind == r.kind)
+                .filter(|(_, x)| key(x) == k)
                 .nth(*nth)
                 .map(|(k, _)| k);
             *nth += 1;
@@ -275,6 +282,7 @@ mod tests {
             entry: entry.into(),
             kind,
             wall_ns: 0,
+            cold: None,
             launches: names
                 .iter()
                 .map(|(n, d)| Launch {
@@ -306,6 +314,20 @@ mod tests {
             run("loss", RunKind::Primal, &[]),
         ];
         assert_eq!(match_runs(&a, &b), vec![Some(1), Some(0), Some(2), None]);
+        // A cold run matches a cold one, a warm (or unrecorded) one a warm one.
+        let with = |mut r: Run, cold| {
+            r.cold = cold;
+            r
+        };
+        let a = vec![
+            with(run("main", RunKind::Gradient, &[]), Some(true)),
+            with(run("main", RunKind::Gradient, &[]), Some(false)),
+        ];
+        let b = vec![
+            with(run("main", RunKind::Gradient, &[]), Some(false)),
+            with(run("main", RunKind::Gradient, &[]), Some(true)),
+        ];
+        assert_eq!(match_runs(&a, &b), vec![Some(1), Some(0)]);
         assert_eq!(ratio(0, 5), "-");
         assert_eq!(ratio(2, 5), "2.50×");
     }

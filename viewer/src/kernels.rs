@@ -1,15 +1,17 @@
-//! The kernels of a run: a bar chart of every run's device time (primal and gradient runs in
-//! their own colours, with the host's wall time beside), and a table of the run's kernels,
-//! one row per kernel name, sortable by name, launches, total and mean time and achieved
-//! bandwidth (click a column header; again to reverse). Clicking a kernel selects its scope;
-//! the rows of the selected scope are highlighted.
+//! The kernels of a run: the AD overhead (gradient ÷ primal kernel time, over warm runs only,
+//! naming the runs it compares and the cold runs it leaves out), a bar chart of the runs'
+//! device time (primal and gradient runs in their own colours, with the host's wall time
+//! beside; cold runs only when asked for, pale), and a table of the run's kernels, one row per
+//! kernel name, sortable by name, launches, total and mean time and achieved bandwidth (click
+//! a column header; again to reverse). Clicking a kernel selects its scope; the rows of the
+//! selected scope are highlighted.
 
 use crate::ir::OWN_BG;
 use crate::model::{fmt_bytes, fmt_ns, kind_colour, run_label, run_picker, Loaded, SortKey, View};
 use egui::{Color32, RichText};
 use egui_plot::{Bar, BarChart, Legend, Plot};
 use std::collections::BTreeMap;
-use vkad_profile::{Launch, Loc, Run, RunKind};
+use vkad_profile::{runs_by_entry, Launch, Loc, Profile, Run, RunKind, Warmth};
 
 /// The launches of one kernel name in a run.
 #[derive(Clone, Debug, PartialEq)]
@@ -76,44 +78,90 @@ pub fn sort_rows(rows: &mut [KernelRow], key: SortKey, desc: bool) {
     });
 }
 
-/// Total kernel time of the runs of each kind: (primal, gradient), ns.
-pub fn kind_totals(runs: &[Run]) -> (u64, u64) {
-    let mut t = (0, 0);
-    for r in runs {
-        match r.kind {
-            RunKind::Primal => t.0 += r.kernel_ns(),
-            RunKind::Gradient => t.1 += r.kernel_ns(),
-        }
+fn kind_word(k: RunKind) -> &'static str {
+    match k {
+        RunKind::Primal => "primal",
+        RunKind::Gradient => "gradient",
     }
-    t
 }
 
-/// The bar chart of every run's kernel time (coloured by kind) and wall time.
-pub fn runs_chart(ui: &mut egui::Ui, loaded: &Loaded, id: &str, height: f32) {
+/// The AD overhead as the Kernels tab states it: gradient ÷ primal mean kernel time over the
+/// warm runs ([`Profile::ad_overhead_runs`]), the runs compared (by entry and run number) and
+/// the cold runs left out, or why there is no ratio; `None` when the profile lacks primal or
+/// gradient runs.
+pub fn overhead_text(p: &Profile) -> Option<String> {
+    let o = p.ad_overhead_runs()?;
+    let warm = if o.unrecorded { "" } else { "warm " };
+    let mut s = match (o.missing(), o.ratio()) {
+        (Some(k), _) => format!(
+            "AD overhead: needs a warm {k} run: every {k} run is cold (its pipelines were made \
+             during it); run the entry again",
+            k = kind_word(k)
+        ),
+        (None, None) => "AD overhead: unknown (the primal kernel time is 0: no timestamps)".into(),
+        (None, Some(x)) => format!(
+            "AD overhead: {x:.2}× = gradient {} ÷ primal {} (mean kernel time of the {warm}runs \
+             {} and {})",
+            fmt_ns(o.gradient_ns.unwrap_or(0.0)),
+            fmt_ns(o.primal_ns.unwrap_or(0.0)),
+            runs_by_entry(p, &o.gradient),
+            runs_by_entry(p, &o.primal),
+        ),
+    };
+    if !o.cold.is_empty() {
+        s.push_str(&format!(
+            "; cold runs left out: {}",
+            vkad_profile::run_numbers(&o.cold)
+        ));
+    }
+    if o.unrecorded {
+        s.push_str("; the profile does not record which runs were cold (an older vkad made it)");
+    }
+    Some(s)
+}
+
+/// The runs the bar chart shows (indices): all of them with `show_cold`, or when every run is
+/// cold; else all but the cold ones (whose first launches, waiting for the driver's
+/// compilation, can take a hundred times longer and would flatten the others' bars).
+pub fn charted_runs(runs: &[Run], show_cold: bool) -> Vec<usize> {
+    let all_cold = runs.iter().all(|r| r.warmth() == Warmth::Cold);
+    (0..runs.len())
+        .filter(|&k| show_cold || all_cold || runs[k].warmth() != Warmth::Cold)
+        .collect()
+}
+
+/// The AD overhead line, and the bar chart of the runs' kernel time (coloured by kind; cold
+/// runs pale, and only when [`View::show_cold_runs`] or all runs are cold) and wall time.
+pub fn runs_chart(ui: &mut egui::Ui, loaded: &Loaded, view: &mut View, id: &str, height: f32) {
     let runs = &loaded.profile.runs;
     if runs.is_empty() {
         return;
     }
-    let (p, g) = kind_totals(runs);
-    if p > 0 && g > 0 {
-        ui.label(format!(
-            "gradient ÷ primal kernel time: {:.2}× ({} / {})",
-            g as f64 / p as f64,
-            fmt_ns(g as f64),
-            fmt_ns(p as f64)
-        ));
+    if let Some(text) = overhead_text(&loaded.profile) {
+        ui.label(text);
     }
+    if runs.iter().any(|r| r.warmth() == Warmth::Cold) {
+        ui.checkbox(&mut view.show_cold_runs, "show the cold runs (pale bars)")
+            .on_hover_text(
+                "a cold run made its kernels' pipelines: its first launches waited for the \
+                 driver's compilation",
+            );
+    }
+    let shown = charted_runs(runs, view.show_cold_runs);
     let mut primal = Vec::new();
     let mut gradient = Vec::new();
     let mut wall = Vec::new();
-    for (k, r) in runs.iter().enumerate() {
-        let bar = Bar::new(k as f64 - 0.15, r.kernel_ns() as f64 / 1e3)
+    for (k, r) in shown.iter().map(|&i| &runs[i]).enumerate() {
+        let mut bar = Bar::new(k as f64 - 0.15, r.kernel_ns() as f64 / 1e3)
             .width(0.3)
             .name(format!(
                 "{}: kernels {}",
                 run_label(r),
                 fmt_ns(r.kernel_ns() as f64)
             ));
+        if r.warmth() == Warmth::Cold {
+            bar = bar.fill(kind_colour(r.kind).gamma_multiply(0.4));
+        }
         match r.kind {
             RunKind::Primal => primal.push(bar),
             RunKind::Gradient => gradient.push(bar),
@@ -128,7 +176,10 @@ pub fn runs_chart(ui: &mut egui::Ui, loaded: &Loaded, id: &str, height: f32) {
                 )),
         );
     }
-    let labels: Vec<String> = runs.iter().map(run_label).collect();
+    let labels: Vec<String> = shown
+        .iter()
+        .map(|&i| format!("{}: {}", i + 1, run_label(&runs[i])))
+        .collect();
     Plot::new(id)
         .height(height)
         .legend(Legend::default())
@@ -256,7 +307,7 @@ pub fn ui(ui: &mut egui::Ui, loaded: &Loaded, view: &mut View) {
         ui.label("The profile has no runs: run an entry point (Run) or open a saved profile.");
         return;
     }
-    runs_chart(ui, loaded, "runs-chart", 170.0);
+    runs_chart(ui, loaded, view, "runs-chart", 170.0);
     ui.separator();
     ui.horizontal(|ui| run_picker(ui, loaded, view, "kernels-run"));
     if let Some(run) = loaded.run(view.run) {
@@ -309,18 +360,48 @@ mod tests {
     }
 
     #[test]
-    fn totals_by_kind() {
-        let run = |kind, end| Run {
-            entry: "e".into(),
+    fn the_overhead_names_the_warm_runs_it_compares() {
+        let run = |entry: &str, kind, cold, end| Run {
+            entry: entry.into(),
             kind,
             wall_ns: 0,
+            cold,
             launches: vec![l("a", 0, end, 0)],
         };
-        let runs = vec![
-            run(RunKind::Primal, 10),
-            run(RunKind::Gradient, 30),
-            run(RunKind::Gradient, 5),
-        ];
-        assert_eq!(kind_totals(&runs), (10, 35));
+        let mut p = Profile {
+            version: vkad_profile::FORMAT_VERSION,
+            program: vkad_profile::ProgramInfo {
+                path: "p.fut".into(),
+                source: String::new(),
+            },
+            device: vkad_profile::DeviceInfo {
+                name: "d".into(),
+                device_type: "cpu".into(),
+                driver: "x".into(),
+                subgroup_size: 0,
+                timestamps: true,
+            },
+            ir: vec![],
+            scopes: vec![],
+            runs: vec![
+                run("cost", RunKind::Primal, Some(true), 90_000),
+                run("cost", RunKind::Primal, Some(false), 10_000),
+                run("newton", RunKind::Gradient, Some(true), 900_000),
+                run("newton", RunKind::Gradient, Some(false), 30_000),
+            ],
+        };
+        assert_eq!(
+            overhead_text(&p).expect("both kinds"),
+            "AD overhead: 3.00× = gradient 30.0 µs ÷ primal 10.0 µs (mean kernel time of the \
+             warm runs newton [4] and cost [2]); cold runs left out: 1, 3"
+        );
+        assert_eq!(charted_runs(&p.runs, false), [1, 3]);
+        assert_eq!(charted_runs(&p.runs, true), [0, 1, 2, 3]);
+        p.runs.truncate(3);
+        assert!(overhead_text(&p)
+            .expect("both kinds")
+            .starts_with("AD overhead: needs a warm gradient run"));
+        p.runs.truncate(2);
+        assert_eq!(overhead_text(&p), None);
     }
 }

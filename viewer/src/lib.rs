@@ -15,13 +15,15 @@
 //!   achieved GB/s, and a bar chart of the primal and gradient runs' device time;
 //! - [`compare`]: two profiles side by side (before/after a change, or two devices).
 //!
-//! [`app`] puts them in a window; [`runner`] compiles and runs programs on a worker thread
-//! (through `vkad_spirv::profile`), so that the window never waits for the compiler or the
-//! device. [`model`] holds what the panels share: the loaded profile with its derived indices
+//! [`fonts`] adds a fallback font for the mathematical notation of programs (`Σ`, `‖`, `∇`,
+//! subscripts) to egui's defaults. [`app`] puts the panels in a window; [`runner`] compiles
+//! and runs programs on a worker thread (through `vkad_spirv::profile`), so that the window
+//! never waits for the compiler or the device. [`model`] holds what the panels share: the loaded profile with its derived indices
 //! and the view state (the selected scope, run and sort order).
 
 pub mod app;
 pub mod compare;
+pub mod fonts;
 pub mod ir;
 pub mod kernels;
 pub mod model;

@@ -3,7 +3,7 @@
 
 use egui::Color32;
 use std::collections::{BTreeSet, HashMap, HashSet};
-use vkad_profile::{Launch, Loc, Profile, Run, RunKind, Scope};
+use vkad_profile::{Launch, Loc, Profile, Run, RunKind, Scope, Warmth};
 
 /// A profile and what the panels derive from it once.
 #[derive(Clone, Debug)]
@@ -199,6 +199,8 @@ pub struct View {
     pub hidden_stages: BTreeSet<usize>,
     /// Whether the scope panel shows the scope trees of prelude functions.
     pub show_prelude: bool,
+    /// Whether the Kernels tab's bar chart shows the cold runs too.
+    pub show_cold_runs: bool,
 }
 
 impl Default for View {
@@ -210,6 +212,7 @@ impl Default for View {
             sort: (SortKey::Total, true),
             hidden_stages: BTreeSet::new(),
             show_prelude: false,
+            show_cold_runs: false,
         }
     }
 }
@@ -299,13 +302,19 @@ pub fn kind_colour(kind: RunKind) -> Color32 {
     }
 }
 
-/// `entry (primal)` / `entry (gradient)`.
+/// `entry (primal)` / `entry (gradient)`, with `, cold` for a cold run (one that made its
+/// pipelines, [`Run::cold`]).
 pub fn run_label(run: &Run) -> String {
     let kind = match run.kind {
         RunKind::Primal => "primal",
         RunKind::Gradient => "gradient",
     };
-    format!("{} ({kind})", run.entry)
+    let cold = if run.warmth() == Warmth::Cold {
+        ", cold"
+    } else {
+        ""
+    };
+    format!("{} ({kind}{cold})", run.entry)
 }
 
 /// A duration in ns as text with a unit: `850 ns`, `12.3 µs`, `4.56 ms`, `1.20 s`.
@@ -408,6 +417,7 @@ mod tests {
                 entry: "main".into(),
                 kind: RunKind::Gradient,
                 wall_ns: 10,
+                cold: None,
                 launches: vec![launch(2, 0, 5), launch(0, 5, 6), launch(1, 6, 10)],
             }],
         }

@@ -7,15 +7,63 @@
 //! of a compiled program for a device, and [`vkad_spirv::profile::profile_run`] runs an entry
 //! point with every launch timed and adds nothing to the profile itself (the worker appends the
 //! run). A run on another device than the current profile's starts a new profile.
+//!
+//! The worker keeps one Vulkan context per device for the whole session, so the pipelines of an
+//! entry are made by its first run there: that run is *cold* ([`vkad_profile::Run::cold`]).
+//! With [`Request::Run`]'s `repeat_cold`, an entry whose run was cold is run once more, so that
+//! the profile has a warm run of it to compare (the AD overhead uses warm runs only).
 
 use crate::model::Loaded;
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
+use vkad_core::testing::spec::{ExpectedResult, SpecError, TestAction, Values};
 use vkad_core::value::Value;
 use vkad_core::Compiled;
 use vkad_profile::Profile;
+
+/// What went wrong in the worker.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: {source}", path.display())]
+    Profile {
+        path: PathBuf,
+        source: vkad_profile::ProfileError,
+    },
+    #[error("{0}")]
+    Compile(#[from] vkad_core::CompileError),
+    #[error("{}: invalid input value: {source}", path.display())]
+    Input {
+        path: PathBuf,
+        source: vkad_core::values::ValueError,
+    },
+    #[error("{}: {message}", path.display())]
+    Gzip { path: PathBuf, message: String },
+    #[error("{0}")]
+    Vulkan(#[from] vkad_vk::VkError),
+    #[error("there is no Vulkan device {0}")]
+    NoDevice(usize),
+    #[error("no program is open: open a .fut file first")]
+    NoProgram,
+    /// An entry point failed to run.
+    #[error("{0}")]
+    Run(#[from] vkad_spirv::error::Error),
+    #[error("internal error (panic): {0}")]
+    Panic(String),
+    #[error("the worker thread stopped")]
+    Stopped,
+}
 
 /// Which profile a loaded file replaces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,12 +89,14 @@ pub enum Request {
     LoadProfile { path: PathBuf, slot: Slot },
     /// Run entry points of the open program on device `device` (an index of
     /// `vkad_vk::list_devices`), each on the values in `input` (none when `None`), appending
-    /// the runs to the profile (to a fresh profile with `fresh`).
+    /// the runs to the profile (to a fresh profile with `fresh`). With `repeat_cold`, an entry
+    /// whose run was cold (it made pipelines) is run once more: both runs are kept.
     Run {
         device: usize,
         entries: Vec<String>,
         input: Option<PathBuf>,
         fresh: bool,
+        repeat_cold: bool,
     },
     /// Write a profile to a file.
     Save {
@@ -63,6 +113,26 @@ pub struct Device {
     pub device_type: String,
 }
 
+/// The most suitable device: a discrete GPU, else an integrated one, else the first (as the
+/// CLI picks).
+pub fn preferred_device(devices: &[Device]) -> Option<usize> {
+    let rank = |d: &Device| match d.device_type.as_str() {
+        "discrete" => 0,
+        "integrated" => 1,
+        _ => 2,
+    };
+    devices.iter().min_by_key(|d| rank(d)).map(|d| d.index)
+}
+
+/// A data file that a test block (`-- ==`) of the program names as the input of entries.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dataset {
+    /// The entry points of the block.
+    pub entries: Vec<String>,
+    /// The file, relative to the program's directory as written, joined to that directory.
+    pub path: PathBuf,
+}
+
 /// The open program.
 #[derive(Clone, Debug)]
 pub struct Program {
@@ -73,14 +143,73 @@ pub struct Program {
     pub entry_errors: Vec<(String, String)>,
     /// The compiler's warnings, rendered.
     pub warnings: String,
+    /// `FILE.in` beside the program, when it exists.
+    pub sibling_input: Option<PathBuf>,
+    /// The data files of the test blocks (`input @ file`), first usable dataset of each block
+    /// ([`datasets`]).
+    pub datasets: Vec<Dataset>,
+    /// Why the test blocks could not be read, when they could not.
+    pub datasets_error: Option<SpecError>,
+}
+
+impl Program {
+    /// The input to offer for `entry`: `FILE.in` beside the program when it exists, else the
+    /// data file of the first test block of `entry`, else that of the first block.
+    pub fn default_input(&self, entry: Option<&str>) -> Option<PathBuf> {
+        if let Some(p) = &self.sibling_input {
+            return Some(p.clone());
+        }
+        entry
+            .and_then(|e| {
+                self.datasets
+                    .iter()
+                    .find(|d| d.entries.iter().any(|x| x == e))
+            })
+            .or(self.datasets.first())
+            .map(|d| d.path.clone())
+    }
+}
+
+/// The data files named by the test blocks of `source` (a program at `path`): per block, the
+/// first dataset that is not tagged `nobench`/`disable`, does not expect an error and reads a
+/// file (`input @ file`), as `vkad bench` picks datasets. A program without test blocks has
+/// none.
+pub fn datasets(path: &Path, source: &str) -> Result<Vec<Dataset>, SpecError> {
+    let Some(spec) = vkad_core::testing::parse_program_test(source)? else {
+        return Ok(Vec::new());
+    };
+    let TestAction::RunCases { cases, .. } = spec.action else {
+        return Ok(Vec::new());
+    };
+    let dir = path.parent().unwrap_or(Path::new(""));
+    Ok(cases
+        .iter()
+        .filter_map(|case| {
+            let file = case.runs.iter().find_map(|r| match &r.input {
+                Values::File(f)
+                    if !r.tags.iter().any(|t| t == "nobench" || t == "disable")
+                        && !matches!(r.expected, ExpectedResult::RunTimeFailure(_)) =>
+                {
+                    Some(f)
+                }
+                _ => None,
+            })?;
+            Some(Dataset {
+                entries: case.entries.clone(),
+                path: dir.join(file),
+            })
+        })
+        .collect())
 }
 
 /// What one entry point's run gave.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct EntryOutcome {
     pub entry: String,
     /// The results in Futhark's text format (long ones shortened), or the error.
-    pub result: Result<Vec<String>, String>,
+    pub result: Result<Vec<String>, Error>,
+    /// How many runs of the entry were recorded (2 when a cold run was repeated).
+    pub runs: usize,
 }
 
 /// Answers from the worker.
@@ -88,20 +217,21 @@ pub struct EntryOutcome {
 pub enum Reply {
     /// What the worker is doing now (shown while busy).
     Progress(String),
-    Devices(Result<Vec<Device>, String>),
-    /// A program was opened: the program and, when a device was given, its (empty) profile.
-    Program(Result<(Program, Option<Box<Loaded>>), String>),
+    Devices(Result<Vec<Device>, Error>),
+    /// A program was opened: the program and, when there is a device (the one asked for, else
+    /// the [`preferred_device`]), its profile without runs (the scope nest and the IR).
+    Program(Result<(Program, Option<Box<Loaded>>), Error>),
     /// A profile file was read.
     Profile {
         slot: Slot,
-        result: Result<Box<Loaded>, String>,
+        result: Result<Box<Loaded>, Error>,
     },
     /// Runs finished: the profile with the new runs, and each entry's outcome.
-    Ran(Result<(Box<Loaded>, Vec<EntryOutcome>), String>),
+    Ran(Result<(Box<Loaded>, Vec<EntryOutcome>), Error>),
     /// A profile was written (the path).
-    Saved(Result<String, String>),
+    Saved(Result<String, Error>),
     /// The worker failed outside of any request's own errors (a panic, or it stopped).
-    Error(String),
+    Error(Error),
     /// The request is done (sent after every request, also after errors).
     Done,
 }
@@ -135,7 +265,7 @@ impl Runner {
                             .map(|s| s.to_string())
                             .or_else(|| p.downcast_ref::<String>().cloned())
                             .unwrap_or_else(|| "unknown".into());
-                        send(Reply::Error(format!("internal error (panic): {msg}")));
+                        send(Reply::Error(Error::Panic(msg)));
                     }
                     send(Reply::Done);
                 }
@@ -168,7 +298,7 @@ impl Runner {
                 Err(TryRecvError::Disconnected) => {
                     if self.pending > 0 {
                         self.pending = 0;
-                        out.push(Reply::Error("the worker thread stopped".into()));
+                        out.push(Reply::Error(Error::Stopped));
                     }
                     break;
                 }
@@ -201,47 +331,73 @@ fn shorten(s: String) -> String {
 }
 
 /// Reads a file's text.
-fn read_text(path: &Path) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+fn read_text(path: &Path) -> Result<String, Error> {
+    std::fs::read_to_string(path).map_err(|source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// Reads a profile file and links its IR to its source.
-pub fn load_profile(path: &Path) -> Result<Loaded, String> {
+pub fn load_profile(path: &Path) -> Result<Loaded, Error> {
     let text = read_text(path)?;
-    let p = Profile::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let p = Profile::from_json(&text).map_err(|source| Error::Profile {
+        path: path.to_path_buf(),
+        source,
+    })?;
     Ok(Loaded::with_links(p, Some(path.display().to_string())))
 }
 
+/// Reads the input values of a run: Futhark's text or binary value format, gzip-compressed or
+/// not.
+pub fn read_input(path: &Path) -> Result<Vec<Value>, Error> {
+    let bytes = std::fs::read(path).map_err(|source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let bytes = if vkad_core::values::gzip::is_gzip(&bytes) {
+        vkad_core::values::gzip::gunzip(&bytes).map_err(|e| Error::Gzip {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?
+    } else {
+        bytes
+    };
+    vkad_core::values::parse_values(&bytes).map_err(|source| Error::Input {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
 impl Worker {
-    fn devices(&mut self) -> Result<&[vkad_vk::DeviceInfo], String> {
+    fn devices(&mut self) -> Result<&[vkad_vk::DeviceInfo], Error> {
         if self.devices.is_none() {
-            let list = vkad_vk::list_devices().map_err(|e| e.to_string())?;
+            let list = vkad_vk::list_devices()?;
             self.devices = Some(list);
         }
         Ok(self.devices.as_deref().unwrap_or_default())
     }
 
-    fn device_info(&mut self, index: usize) -> Result<vkad_vk::DeviceInfo, String> {
+    fn device_info(&mut self, index: usize) -> Result<vkad_vk::DeviceInfo, Error> {
         self.devices()?
             .iter()
             .find(|d| d.index == index)
             .cloned()
-            .ok_or_else(|| format!("there is no Vulkan device {index}"))
+            .ok_or(Error::NoDevice(index))
+    }
+
+    /// The device a program opened without one gets its profile for: the
+    /// [`preferred_device`] (none when there is no Vulkan device).
+    fn default_device(&mut self) -> Option<usize> {
+        let ds: Vec<Device> = self.devices().ok()?.iter().map(device_of).collect();
+        preferred_device(&ds)
     }
 
     fn handle(&mut self, req: Request, send: &dyn Fn(Reply)) {
         match req {
             Request::ListDevices => {
                 send(Reply::Progress("looking for Vulkan devices…".into()));
-                let r = self.devices().map(|ds| {
-                    ds.iter()
-                        .map(|d| Device {
-                            index: d.index,
-                            name: d.name.clone(),
-                            device_type: d.device_type.clone(),
-                        })
-                        .collect()
-                });
+                let r = self.devices().map(|ds| ds.iter().map(device_of).collect());
                 send(Reply::Devices(r));
             }
             Request::Open { path, device } => {
@@ -266,18 +422,22 @@ impl Worker {
                 entries,
                 input,
                 fresh,
+                repeat_cold,
             } => {
                 if fresh {
                     self.profile = None;
                 }
-                let r = self.run(device, &entries, input.as_deref(), send);
+                let r = self.run(device, &entries, input.as_deref(), repeat_cold, send);
                 send(Reply::Ran(r));
             }
             Request::Save { path, profile } => {
                 send(Reply::Progress(format!("writing {}…", path.display())));
                 let r = std::fs::write(&path, profile.to_json())
                     .map(|_| path.display().to_string())
-                    .map_err(|e| format!("cannot write {}: {e}", path.display()));
+                    .map_err(|source| Error::Write {
+                        path: path.clone(),
+                        source,
+                    });
                 send(Reply::Saved(r));
             }
         }
@@ -294,7 +454,11 @@ impl Worker {
             let mut files = vkad_core::modules::FileLoader;
             match vkad_core::compile_with(&p.path, &p.source, &mut files) {
                 Ok(c) => {
-                    let prog = program_info(&c, &p.path);
+                    let mut prog = program_info(&c, &p.path);
+                    match datasets(Path::new(&p.path), &p.source) {
+                        Ok(ds) => prog.datasets = ds,
+                        Err(e) => prog.datasets_error = Some(e),
+                    }
                     self.program = Some((c, p.path.clone(), p.source.clone()));
                     self.profile = None;
                     send(Reply::Program(Ok((prog, None))));
@@ -312,12 +476,18 @@ impl Worker {
         &mut self,
         path: &Path,
         device: Option<usize>,
-    ) -> Result<(Program, Option<Box<Loaded>>), String> {
+    ) -> Result<(Program, Option<Box<Loaded>>), Error> {
         let source = read_text(path)?;
         let name = path.display().to_string();
-        let compiled = vkad_core::compile_with(&name, &source, &mut vkad_core::modules::FileLoader)
-            .map_err(|e| e.render())?;
-        let prog = program_info(&compiled, &name);
+        let compiled =
+            vkad_core::compile_with(&name, &source, &mut vkad_core::modules::FileLoader)?;
+        let mut prog = program_info(&compiled, &name);
+        match datasets(path, &source) {
+            Ok(ds) => prog.datasets = ds,
+            Err(e) => prog.datasets_error = Some(e),
+        }
+        // The profile without runs shows the scope nest and the IR right away.
+        let device = device.or_else(|| self.default_device());
         let loaded = match device.map(|d| self.device_info(d)) {
             Some(Ok(info)) => {
                 let p = vkad_spirv::profile::new_profile(&compiled, &name, &source, &info);
@@ -338,39 +508,33 @@ impl Worker {
         device: usize,
         entries: &[String],
         input: Option<&Path>,
+        repeat_cold: bool,
         send: &dyn Fn(Reply),
-    ) -> Result<(Box<Loaded>, Vec<EntryOutcome>), String> {
+    ) -> Result<(Box<Loaded>, Vec<EntryOutcome>), Error> {
         if self.program.is_none() {
-            return Err("no program is open: open a .fut file first".into());
+            return Err(Error::NoProgram);
         }
         let args: Vec<Value> = match input {
-            Some(p) => {
-                let bytes =
-                    std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
-                vkad_core::values::parse_values(&bytes)
-                    .map_err(|e| format!("{}: invalid input value: {e}", p.display()))?
-            }
+            Some(p) => read_input(p)?,
             None => Vec::new(),
         };
         let info = self.device_info(device)?;
-        if let std::collections::hash_map::Entry::Vacant(slot) = self.contexts.entry(device) {
-            send(Reply::Progress(format!("opening {}…", info.name)));
-            let ctx = vkad_vk::Context::new(&vkad_vk::ContextOptions {
-                device: Some(device),
-                validation: false,
-                // The user's cache directory (or VKAD_PIPELINE_CACHE), as the CLI does.
-                pipeline_cache: vkad_vk::PipelineCacheMode::UserDir,
-            })
-            .map_err(|e| e.to_string())?;
-            slot.insert(ctx);
-        }
-        let Some((compiled, name, source)) = &self.program else {
-            return Err("no program is open: open a .fut file first".into());
+        let ctx = match self.contexts.entry(device) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                send(Reply::Progress(format!("opening {}…", info.name)));
+                let ctx = vkad_vk::Context::new(&vkad_vk::ContextOptions {
+                    device: Some(device),
+                    validation: false,
+                    // The user's cache directory (or VKAD_PIPELINE_CACHE), as the CLI does.
+                    pipeline_cache: vkad_vk::PipelineCacheMode::UserDir,
+                })?;
+                slot.insert(ctx)
+            }
         };
-        let ctx = self
-            .contexts
-            .get(&device)
-            .ok_or("internal error: no device context")?;
+        let Some((compiled, name, source)) = &self.program else {
+            return Err(Error::NoProgram);
+        };
         let mut profile = match self.profile.take() {
             Some((p, d)) if d == device && p.program.source == *source => p,
             _ => vkad_spirv::profile::new_profile(compiled, name, source, &info),
@@ -378,22 +542,41 @@ impl Worker {
         let mut outcomes = Vec::new();
         for entry in entries {
             send(Reply::Progress(format!(
-                "running {entry} on {} (the first run of a kernel compiles it)…",
+                "running {entry} on {}…",
                 info.name
             )));
-            let result =
-                vkad_spirv::profile::profile_run(ctx, compiled, &profile, entry, args.clone())
-                    .map(|(values, run)| {
-                        profile.runs.push(run);
-                        values
-                            .iter()
-                            .map(|v| shorten(vkad_core::values::write_text(v)))
-                            .collect()
-                    })
-                    .map_err(|e| e.to_string());
+            // One run, appended to the profile: the results, and whether it was cold.
+            let run_once = |profile: &mut Profile| {
+                let (values, run) =
+                    vkad_spirv::profile::profile_run(ctx, compiled, profile, entry, args.clone())?;
+                let cold = run.cold == Some(true);
+                profile.runs.push(run);
+                Ok::<_, vkad_spirv::error::Error>((values, cold))
+            };
+            let mut runs = 0;
+            let mut result = run_once(&mut profile);
+            if let Ok((_, cold)) = result {
+                runs += 1;
+                if cold && repeat_cold {
+                    send(Reply::Progress(format!(
+                        "running {entry} again: its first run made its pipelines (cold)…"
+                    )));
+                    result = run_once(&mut profile);
+                    runs += usize::from(result.is_ok());
+                }
+            }
+            let result = result
+                .map(|(values, _)| {
+                    values
+                        .iter()
+                        .map(|v| shorten(vkad_core::values::write_text(v)))
+                        .collect()
+                })
+                .map_err(Error::Run);
             outcomes.push(EntryOutcome {
                 entry: entry.clone(),
                 result,
+                runs,
             });
         }
         self.profile = Some((profile.clone(), device));
@@ -412,6 +595,17 @@ fn program_info(c: &Compiled, path: &str) -> Program {
             .map(|(k, d)| (k.clone(), d.render(&c.sources)))
             .collect(),
         warnings: c.render_warnings(),
+        sibling_input: Some(Path::new(path).with_extension("in")).filter(|p| p.is_file()),
+        datasets: Vec::new(),
+        datasets_error: None,
+    }
+}
+
+fn device_of(d: &vkad_vk::DeviceInfo) -> Device {
+    Device {
+        index: d.index,
+        name: d.name.clone(),
+        device_type: d.device_type.clone(),
     }
 }
 
@@ -458,7 +652,10 @@ mod tests {
         });
         let (prog, has_profile) = prog.expect("a program reply");
         assert_eq!(prog.entries, ["main", "sq"]);
-        assert!(!has_profile);
+        // Opened without a device: the profile (the scope nest) is for the preferred device,
+        // when there is one.
+        let devices = vkad_vk::list_devices().is_ok_and(|d| !d.is_empty());
+        assert_eq!(has_profile, devices);
         assert!(replies.iter().any(|x| matches!(x, Reply::Progress(_))));
 
         r.send(Request::Open {
@@ -467,7 +664,7 @@ mod tests {
         });
         let replies = wait(&mut r);
         let err = replies.iter().find_map(|x| match x {
-            Reply::Program(Err(e)) => Some(e.clone()),
+            Reply::Program(Err(e)) => Some(e.to_string()),
             _ => None,
         });
         assert!(err.expect("an error reply").contains('y'));
@@ -505,6 +702,7 @@ mod tests {
                 entries: vec!["main".into()],
                 input: None,
                 fresh,
+                repeat_cold: false,
             });
             let replies = wait(r);
             replies
@@ -521,5 +719,126 @@ mod tests {
         // After "Keep as comparison" the app asks for a fresh profile.
         assert_eq!(runs(&mut r, true), 1);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Item 2 of issue 14: the first run of an entry on the worker's context is cold (it made
+    /// the pipelines); with `repeat_cold` it is run again, warm, and both runs are kept; a
+    /// later run is warm from the start and runs once.
+    #[test]
+    fn cold_runs_are_marked_and_repeated() {
+        let dir = std::env::temp_dir().join(format!("vkad-viewer-cold-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let prog = dir.join("p.fut");
+        std::fs::write(
+            &prog,
+            "entry loss (xs: []f64) : f64 = f64.sum (map (\\x -> x * x) xs)\n\
+             entry main (xs: []f64) : []f64 = vjp (\\ys -> f64.sum (map (\\x -> x * x) ys)) xs 1\n",
+        )
+        .unwrap();
+        let input = dir.join("p.in");
+        std::fs::write(&input, "[1.0, 2.0, 3.0]\n").unwrap();
+        let mut r = Runner::spawn(|| {});
+        r.send(Request::Open {
+            path: prog,
+            device: Some(0),
+        });
+        let replies = wait(&mut r);
+        let prog = replies.iter().find_map(|x| match x {
+            Reply::Program(Ok((p, _))) => Some(p.clone()),
+            _ => None,
+        });
+        // `p.in` beside the program is its input.
+        let prog = prog.expect("a program");
+        assert_eq!(prog.default_input(Some("main")), Some(input.clone()));
+        let run = |r: &mut Runner, entries: &[&str]| {
+            r.send(Request::Run {
+                device: 0,
+                entries: entries.iter().map(|e| e.to_string()).collect(),
+                input: Some(input.clone()),
+                fresh: false,
+                repeat_cold: true,
+            });
+            let replies = wait(r);
+            replies
+                .into_iter()
+                .find_map(|x| match x {
+                    Reply::Ran(Ok((l, o))) => Some((l, o)),
+                    Reply::Ran(Err(e)) => panic!("run failed: {e}"),
+                    _ => None,
+                })
+                .expect("a run reply")
+        };
+        let (l, outcomes) = run(&mut r, &["loss", "main"]);
+        let got: Vec<(&str, Option<bool>)> = l
+            .profile
+            .runs
+            .iter()
+            .map(|x| (x.entry.as_str(), x.cold))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("loss", Some(true)),
+                ("loss", Some(false)),
+                ("main", Some(true)),
+                ("main", Some(false))
+            ]
+        );
+        assert!(outcomes.iter().all(|o| o.runs == 2 && o.result.is_ok()));
+        let o = l.profile.ad_overhead_runs().expect("both kinds");
+        assert_eq!(
+            (o.primal.as_slice(), o.gradient.as_slice()),
+            (&[1][..], &[3][..])
+        );
+        assert_eq!(o.cold, [0, 2]);
+        // Warm now: one run.
+        let (l, outcomes) = run(&mut r, &["main"]);
+        assert_eq!(l.profile.runs.len(), 5);
+        assert_eq!(l.profile.runs[4].cold, Some(false));
+        assert_eq!(outcomes[0].runs, 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn datasets_are_the_data_files_of_the_test_blocks() {
+        let src = "-- ==\n-- entry: a b\n-- nobench input @ big.in\n-- input @ data/x.in output @ x.out\n\
+                   -- ==\n-- entry: c\n-- input { 1 } output { 1 }\n\
+                   -- ==\n-- input @ m.in.gz\n\
+                   entry a (x: i32) = x\nentry b (x: i32) = x\nentry c (x: i32) = x\nentry main (x: i32) = x\n";
+        let ds = datasets(Path::new("dir/p.fut"), src).expect("parses");
+        assert_eq!(
+            ds,
+            [
+                Dataset {
+                    entries: vec!["a".into(), "b".into()],
+                    path: PathBuf::from("dir/data/x.in")
+                },
+                Dataset {
+                    entries: vec!["main".into()],
+                    path: PathBuf::from("dir/m.in.gz")
+                }
+            ]
+        );
+        let prog = Program {
+            path: "dir/p.fut".into(),
+            entries: vec!["a".into(), "b".into(), "c".into(), "main".into()],
+            entry_errors: vec![],
+            warnings: String::new(),
+            sibling_input: None,
+            datasets: ds,
+            datasets_error: None,
+        };
+        assert_eq!(
+            prog.default_input(Some("main")),
+            Some(PathBuf::from("dir/m.in.gz"))
+        );
+        assert_eq!(
+            prog.default_input(Some("c")),
+            Some(PathBuf::from("dir/data/x.in"))
+        );
+        assert!(datasets(Path::new("p.fut"), "entry main (x: i32) = x\n")
+            .expect("no blocks")
+            .is_empty());
+        assert!(datasets(Path::new("p.fut"), "-- ==\n-- input { 1 \n").is_err());
     }
 }

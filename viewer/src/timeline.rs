@@ -210,6 +210,7 @@ mod tests {
             entry: "main".into(),
             kind: RunKind::Primal,
             wall_ns: 0,
+            cold: None,
             launches: vec![
                 launch(3, 0, 2000),
                 launch(3, 2000, 3000),
@@ -232,6 +233,7 @@ mod tests {
             entry: "main".into(),
             kind: RunKind::Primal,
             wall_ns: 0,
+            cold: None,
             launches: vec![launch(0, 0, 0), launch(0, 0, 0)],
         };
         let (_, placed) = layout(&run);

@@ -5,12 +5,15 @@
 //!
 //! The sample profiles (`tests/data/sample.json`, `tests/data/sample-b.json`) are real
 //! profiles of `tests/data/sample.fut` (and of `sample-b.fut`, the same program with fewer loop
-//! iterations), made on lavapipe by the ignored test `regenerate_sample_profiles`.
+//! iterations), made on lavapipe by the ignored test `regenerate_sample_profiles` before runs
+//! recorded whether they were cold: they also show how such profiles read. `sample-warm.json`
+//! (the ignored test `regenerate_warm_sample_profile`) has each entry's cold first run and a
+//! warm second run, as the viewer records them.
 
 use egui_kittest::kittest::Queryable;
 use egui_kittest::{Harness, SnapshotOptions};
 use std::path::{Path, PathBuf};
-use vkad_profile::{Profile, Scope};
+use vkad_profile::{Profile, Scope, Warmth};
 use vkad_viewer::app::Tab;
 use vkad_viewer::{Loaded, View, ViewerApp};
 
@@ -68,12 +71,17 @@ fn harness<'a, S>(
     state: S,
     app: impl FnMut(&mut egui::Ui, &mut S) + 'a,
 ) -> Harness<'a, S> {
-    Harness::builder()
+    let h = Harness::builder()
         .with_size(size)
         .with_pixels_per_point(1.0)
         .with_options(options())
         .wgpu()
-        .build_ui_state(app, state)
+        .build_ui_state(app, state);
+    // The fonts of the window, and no tofu: a character without a glyph fails the test.
+    vkad_viewer::fonts::install(&h.ctx);
+    h.ctx
+        .set_missing_glyph_policy(egui::MissingGlyphPolicy::Panic);
+    h
 }
 
 #[test]
@@ -93,6 +101,13 @@ fn sample_profiles_have_what_the_panels_show() {
     assert!(!loaded_scope(p, lp).checkpoint_elems.is_empty());
     let run = &p.runs[gradient_run(p)];
     assert!(run.launches.iter().any(|x| x.scope.is_some()));
+    // Made before runs recorded their warmth: unknown, and the overhead says so.
+    assert!(p.runs.iter().all(|r| r.warmth() == Warmth::Unknown));
+    let line = vkad_viewer::kernels::overhead_text(p).expect("both kinds");
+    assert!(
+        line.contains("does not record which runs were cold"),
+        "{line}"
+    );
 }
 
 #[test]
@@ -151,6 +166,54 @@ fn kernels_panel() {
     h.snapshot("kernels");
 }
 
+/// Item 2 of issue 14: cold runs are marked (`cold` in their names; pale bars when the chart
+/// shows them) and the AD overhead compares the warm runs, naming them and the cold runs left
+/// out.
+#[test]
+fn kernels_panel_with_cold_and_warm_runs() {
+    let l = load("sample-warm.json");
+    let p = &l.profile;
+    let warmth: Vec<(&str, Warmth)> = p
+        .runs
+        .iter()
+        .map(|r| (r.entry.as_str(), r.warmth()))
+        .collect();
+    assert_eq!(
+        warmth,
+        [
+            ("loss", Warmth::Cold),
+            ("loss", Warmth::Warm),
+            ("main", Warmth::Cold),
+            ("main", Warmth::Warm)
+        ]
+    );
+    let view = View {
+        run: 2,
+        ..View::default()
+    };
+    let mut h = harness([1000.0, 600.0], view, |ui, view| {
+        vkad_viewer::kernels::ui(ui, &l, view)
+    });
+    h.run();
+    let line = vkad_viewer::kernels::overhead_text(p).expect("both kinds");
+    assert!(
+        line.contains("warm runs main [4] and loss [2]")
+            && line.ends_with("cold runs left out: 1, 3"),
+        "{line}"
+    );
+    assert!(h.query_all_by_label(&line).next().is_some(), "{line}");
+    // The run picker names the chosen run as cold.
+    assert!(h
+        .query_all_by_value("3: main (gradient, cold)")
+        .next()
+        .is_some());
+    // The chart leaves the cold runs out until asked.
+    h.snapshot("kernels-warm");
+    h.get_by_label("show the cold runs (pale bars)").click();
+    h.run();
+    assert!(h.state().show_cold_runs);
+}
+
 #[test]
 fn compare_panel() {
     let a = load("sample.json");
@@ -189,6 +252,30 @@ fn clicking_selects_scopes() {
     h.get_by_label("vjp").click();
     h.run();
     assert_eq!(h.state().selected, Some(vjp));
+}
+
+/// Regenerates `sample-warm.json` on the first Vulkan device (lavapipe in CI): each entry run
+/// twice on one context, cold then warm:
+/// `cargo test -p vkad-viewer --test snapshots -- --ignored regenerate_warm`.
+#[test]
+#[ignore = "needs a Vulkan device; rewrites tests/data/sample-warm.json"]
+fn regenerate_warm_sample_profile() {
+    let ctx = vkad_vk::Context::new(&vkad_vk::ContextOptions::default()).expect("a device");
+    let input = std::fs::read(data("sample.in")).expect("input");
+    let args = vkad_core::values::parse_values(&input).expect("values");
+    let src = "sample.fut";
+    let source = std::fs::read_to_string(data(src)).expect("program");
+    let compiled = vkad_core::compile(src, &source).expect("compiles");
+    let mut p = vkad_spirv::profile::new_profile(&compiled, src, &source, ctx.info());
+    for entry in ["loss", "main"] {
+        for _ in 0..2 {
+            let (_, run) =
+                vkad_spirv::profile::profile_run(&ctx, &compiled, &p, entry, args.clone())
+                    .expect("runs");
+            p.runs.push(run);
+        }
+    }
+    std::fs::write(data("sample-warm.json"), p.to_json()).expect("write");
 }
 
 /// Regenerates the sample profiles on the first Vulkan device (lavapipe in CI):
