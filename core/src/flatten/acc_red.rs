@@ -199,7 +199,7 @@ impl Env {
         let kept = kept?;
         // Only what the updated values need (the indices' `iota` reads are dead now).
         let results: Vec<SubExp> = accs.iter().flat_map(|a| a.2.iter().cloned()).collect();
-        let values = live(values, &results);
+        let values = live(values, &results, |_| false);
         let reduced: Vec<&(VName, SubExp)> = op
             .space
             .dims
@@ -398,9 +398,9 @@ fn is_int(e: &SubExp, v: i64) -> bool {
 }
 
 /// The statements of `stms` that `results` need, directly or through later statements, in
-/// order, and every statement that could fail (only indexings known to be in bounds, marked
-/// `#[unsafe]`, and copies of names are dropped when unneeded).
-fn live(stms: Vec<Stm>, results: &[SubExp]) -> Vec<Stm> {
+/// order, and every statement that could fail: only indexings known to be in bounds (marked
+/// `#[unsafe]`), copies of names and the statements `also` accepts are dropped when unneeded.
+pub(super) fn live(stms: Vec<Stm>, results: &[SubExp], also: impl Fn(&Stm) -> bool) -> Vec<Stm> {
     let mut needed: std::collections::HashSet<VName> =
         results.iter().filter_map(|r| r.as_var().cloned()).collect();
     let mut keep = vec![false; stms.len()];
@@ -408,7 +408,7 @@ fn live(stms: Vec<Stm>, results: &[SubExp]) -> Vec<Stm> {
         let droppable = match &st.exp {
             Exp::Index(..) => st.attrs.has("unsafe"),
             Exp::SubExp(_) => true,
-            _ => false,
+            _ => also(st),
         };
         if !droppable || st.pat.elems.iter().any(|p| needed.contains(&p.name)) {
             keep[i] = true;

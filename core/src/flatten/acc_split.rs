@@ -48,12 +48,6 @@ pub(super) fn split(s: &HostStm, ns: &mut NameSource) -> Option<Vec<HostStm>> {
     {
         return None;
     }
-    let bound: HashSet<VName> = op
-        .body
-        .stms
-        .iter()
-        .flat_map(|st| st.pat.elems.iter().map(|p| p.name.clone()))
-        .collect();
     let mut pieces = Vec::new();
     let mut expanded = false;
     for (i, r) in op.body.results.iter().enumerate() {
@@ -67,6 +61,12 @@ pub(super) fn split(s: &HostStm, ns: &mut NameSource) -> Option<Vec<HostStm>> {
             .iter()
             .position(|st| st.pat.elems.iter().any(|p| p.name == result))
         {
+            // What a width must not be: a name of the kernel (bound in it, or a thread index).
+            let bound: HashSet<VName> = stms
+                .iter()
+                .flat_map(|st| st.pat.elems.iter().map(|p| p.name.clone()))
+                .chain(dims.iter().map(|(g, _)| g.clone()))
+                .collect();
             let Some((inlined, res, dim)) = inline_map(&stms[at], &result, &bound, ns) else {
                 break;
             };
@@ -75,7 +75,10 @@ pub(super) fn split(s: &HostStm, ns: &mut NameSource) -> Option<Vec<HostStm>> {
             result = res;
             expanded = true;
         }
-        let stms = live(stms, &result);
+        // Unneeded updates are the other kernels' accumulators'.
+        let stms = super::acc_red::live(stms, &[SubExp::Var(result.clone())], |st| {
+            matches!(st.exp, Exp::UpdAcc { .. }) || acc_map(st)
+        });
         // The kernel's only update is the one it returns.
         let updates = stms
             .iter()
@@ -145,9 +148,9 @@ pub(super) fn split(s: &HostStm, ns: &mut NameSource) -> Option<Vec<HostStm>> {
 }
 
 /// Statement `st` binds `result` by a `map` of accumulator updates whose width is known outside
-/// the kernel (not bound in it): its lambda's statements with the parameters bound to the
-/// inputs' elements at a new thread index, the name that is `result` in them, and the new
-/// dimension.
+/// the kernel (not in `bound`, the kernel's own names): its lambda's statements with the
+/// parameters bound to the inputs' elements at a new thread index, the name that is `result`
+/// in them, and the new dimension.
 fn inline_map(
     st: &Stm,
     result: &VName,
@@ -220,30 +223,4 @@ fn cheap(st: &Stm) -> bool {
         Exp::Soac(Soac::Map { lam, .. }) => acc_map(st) && lam.body.stms.iter().all(cheap),
         _ => false,
     }
-}
-
-/// The statements of `stms` that `result` needs, in order, and every other statement that
-/// could fail; unneeded copies, `#[unsafe]` indexings and accumulator updates (of the other
-/// kernels' accumulators) are dropped.
-fn live(stms: Vec<Stm>, result: &VName) -> Vec<Stm> {
-    let mut needed: HashSet<VName> = HashSet::from([result.clone()]);
-    let mut keep = vec![false; stms.len()];
-    for (i, st) in stms.iter().enumerate().rev() {
-        let droppable = match &st.exp {
-            Exp::Index(..) => st.attrs.has("unsafe"),
-            Exp::SubExp(_) | Exp::UpdAcc { .. } => true,
-            _ => acc_map(st),
-        };
-        if !droppable || st.pat.elems.iter().any(|p| needed.contains(&p.name)) {
-            keep[i] = true;
-            needed.extend(crate::passes::traverse::free_vars(
-                std::slice::from_ref(st),
-                &[],
-            ));
-        }
-    }
-    stms.into_iter()
-        .zip(keep)
-        .filter_map(|(st, k)| k.then_some(st))
-        .collect()
 }

@@ -11,8 +11,8 @@ use crate::ir::{
 };
 use crate::prim::{IntType, PrimType, PrimValue};
 use crate::syntax::ast::{
-    BinOp, DimIndex, Expr, ExprKind, Literal, LoopForm, OpRef, Pat, PatKind, RangeKind, SizeExp,
-    TypeExp, TypeParam, UnOp, ValDec,
+    BinOp, DimIndex, Expr, ExprKind, Literal, LoopForm, OpRef, Pat, PatKind, RangeKind, TypeExp,
+    TypeParam, UnOp, ValDec,
 };
 use crate::syntax::types::{field_order, Size, SizeOp, Type as SType};
 use std::collections::HashSet;
@@ -76,26 +76,10 @@ impl<'a> Lowerer<'a> {
     /// (`a :> [opaque 1 * b][b]t`), after the value: their values are the sizes
     /// ([`crate::syntax::types::Size::Expr`]) that the coercion checks and the result has.
     fn lower_size_exprs(&mut self, env: &Env<'a>, te: &'a TypeExp) -> R<()> {
-        fn size<'a>(l: &mut Lowerer<'a>, env: &Env<'a>, d: &'a SizeExp) -> R<()> {
-            match d {
-                SizeExp::Expr(e) => l.lower_expr(env, e).map(|_| ()),
-                SizeExp::Bin(_, a, b) => {
-                    size(l, env, a)?;
-                    size(l, env, b)
-                }
-                SizeExp::Any | SizeExp::Const(_) | SizeExp::Named(_) => Ok(()),
-            }
+        for e in te.size_exprs() {
+            self.lower_expr(env, e)?;
         }
-        match te {
-            TypeExp::Array(d, elem, _) => {
-                size(self, env, d)?;
-                self.lower_size_exprs(env, elem)
-            }
-            TypeExp::Tuple(ts, _) => ts.iter().try_for_each(|t| self.lower_size_exprs(env, t)),
-            TypeExp::Record(fs, _) => fs.iter().try_for_each(|f| self.lower_size_exprs(env, &f.2)),
-            TypeExp::Unique(t, _) => self.lower_size_exprs(env, t),
-            _ => Ok(()),
-        }
+        Ok(())
     }
 
     /// Lowers a scalar expression.

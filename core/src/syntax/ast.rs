@@ -275,6 +275,66 @@ pub enum TypeExp {
 }
 
 impl TypeExp {
+    /// The expressions written as sizes in this type ([`SizeExp::Expr`], also as operands of
+    /// size arithmetic) in its array dimensions, through tuples, records and uniqueness, outer
+    /// dimensions first: the sizes a coercion or an ascription evaluates.
+    pub fn size_exprs(&self) -> Vec<&Expr> {
+        fn size<'a>(d: &'a SizeExp, out: &mut Vec<&'a Expr>) {
+            match d {
+                SizeExp::Expr(e) => out.push(e),
+                SizeExp::Bin(_, a, b) => {
+                    size(a, out);
+                    size(b, out);
+                }
+                SizeExp::Any | SizeExp::Const(_) | SizeExp::Named(_) => {}
+            }
+        }
+        fn go<'a>(t: &'a TypeExp, out: &mut Vec<&'a Expr>) {
+            match t {
+                TypeExp::Array(d, elem, _) => {
+                    size(d, out);
+                    go(elem, out);
+                }
+                TypeExp::Tuple(ts, _) => ts.iter().for_each(|t| go(t, out)),
+                TypeExp::Record(fs, _) => fs.iter().for_each(|f| go(&f.2, out)),
+                TypeExp::Unique(t, _) => go(t, out),
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        go(self, &mut out);
+        out
+    }
+
+    /// [`TypeExp::size_exprs`], mutable (the type checker fills in their types).
+    pub fn size_exprs_mut(&mut self) -> Vec<&mut Expr> {
+        fn size<'a>(d: &'a mut SizeExp, out: &mut Vec<&'a mut Expr>) {
+            match d {
+                SizeExp::Expr(e) => out.push(e),
+                SizeExp::Bin(_, a, b) => {
+                    size(a, out);
+                    size(b, out);
+                }
+                SizeExp::Any | SizeExp::Const(_) | SizeExp::Named(_) => {}
+            }
+        }
+        fn go<'a>(t: &'a mut TypeExp, out: &mut Vec<&'a mut Expr>) {
+            match t {
+                TypeExp::Array(d, elem, _) => {
+                    size(d, out);
+                    go(elem, out);
+                }
+                TypeExp::Tuple(ts, _) => ts.iter_mut().for_each(|t| go(t, out)),
+                TypeExp::Record(fs, _) => fs.iter_mut().for_each(|f| go(&mut f.2, out)),
+                TypeExp::Unique(t, _) => go(t, out),
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        go(self, &mut out);
+        out
+    }
+
     pub fn span(&self) -> Span {
         match self {
             TypeExp::Named(_, _, s)

@@ -7,8 +7,8 @@ use super::unify::field_type;
 use super::Checker;
 use crate::diag::{Diagnostic, Span};
 use crate::syntax::ast::{
-    BinOp, DimIndex, Expr, ExprKind, Literal, LoopForm, OpRef, Pat, PatKind, QualName, SizeExp,
-    TypeExp, UnOp,
+    BinOp, DimIndex, Expr, ExprKind, Literal, LoopForm, OpRef, Pat, PatKind, QualName, TypeExp,
+    UnOp,
 };
 use crate::syntax::types::Size;
 
@@ -936,37 +936,15 @@ fn pat_names(p: &Pat, out: &mut Vec<(String, Span)>) {
 
 impl Checker {
     /// Checks the expressions given as sizes in a coercion's or ascription's type
-    /// (`a :> [opaque 1 * b][b]t`): each must be an `i64`. The type is then converted with
-    /// those sizes as [`Size::Expr`]s, whose values lowering takes at the coercion.
+    /// (`a :> [opaque 1 * b][b]t`): each must be an `i64`. `infer` gives each its type, which
+    /// makes `conv_type` convert it to a [`Size::Expr`], whose value lowering takes at the
+    /// coercion.
     fn check_size_exprs(&mut self, te: &mut TypeExp) -> Result<(), Diagnostic> {
-        match te {
-            TypeExp::Array(d, elem, _) => {
-                self.check_size_exp(d)?;
-                self.check_size_exprs(elem)
-            }
-            TypeExp::Tuple(ts, _) => ts.iter_mut().try_for_each(|t| self.check_size_exprs(t)),
-            TypeExp::Record(fs, _) => fs
-                .iter_mut()
-                .try_for_each(|f| self.check_size_exprs(&mut f.2)),
-            TypeExp::Unique(t, _) => self.check_size_exprs(t),
-            _ => Ok(()),
+        for e in te.size_exprs_mut() {
+            let t = self.infer(e)?;
+            self.expect(&Ty::i64(), &t, e.span)?;
         }
-    }
-
-    fn check_size_exp(&mut self, d: &mut SizeExp) -> Result<(), Diagnostic> {
-        match d {
-            SizeExp::Expr(e) => {
-                // `infer` gives the expression its type, which marks it as checked for
-                // `conv_size`.
-                let t = self.infer(e)?;
-                self.expect(&Ty::i64(), &t, e.span)
-            }
-            SizeExp::Bin(_, a, b) => {
-                self.check_size_exp(a)?;
-                self.check_size_exp(b)
-            }
-            SizeExp::Any | SizeExp::Const(_) | SizeExp::Named(_) => Ok(()),
-        }
+        Ok(())
     }
 
     /// The size an argument expression denotes (`iota (n*m) : [n*m]i64`): an integer constant,

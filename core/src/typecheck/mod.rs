@@ -84,8 +84,8 @@ use crate::diag::{Diagnostic, Diagnostics, SourceMap, Span};
 use crate::prim::{FloatType, PrimType};
 use crate::syntax::ast::DimIndex;
 use crate::syntax::ast::{
-    Attr, Dec, Expr, ExprKind, Literal, LoopForm, OpRef, Pat, PatKind, Program, SizeExp, TypeDec,
-    TypeExp, UnOp, ValDec,
+    Attr, Dec, Expr, ExprKind, Literal, LoopForm, OpRef, Pat, PatKind, Program, TypeDec, TypeExp,
+    UnOp, ValDec,
 };
 use crate::syntax::types::{Size, Type};
 use env::{Binding, Scheme, Scope, TypeAbbr, TypeBind};
@@ -586,28 +586,9 @@ impl Checker {
     /// The expressions given as sizes in a coercion's or ascription's type (checked by
     /// `Checker::check_size_exprs`).
     fn fill_size_exprs(&self, te: &mut TypeExp) -> Result<(), Diagnostic> {
-        fn size(c: &Checker, d: &mut SizeExp) -> Result<(), Diagnostic> {
-            match d {
-                SizeExp::Expr(e) => c.fill_expr(e),
-                SizeExp::Bin(_, a, b) => {
-                    size(c, a)?;
-                    size(c, b)
-                }
-                SizeExp::Any | SizeExp::Const(_) | SizeExp::Named(_) => Ok(()),
-            }
-        }
-        match te {
-            TypeExp::Array(d, elem, _) => {
-                size(self, d)?;
-                self.fill_size_exprs(elem)
-            }
-            TypeExp::Tuple(ts, _) => ts.iter_mut().try_for_each(|t| self.fill_size_exprs(t)),
-            TypeExp::Record(fs, _) => fs
-                .iter_mut()
-                .try_for_each(|f| self.fill_size_exprs(&mut f.2)),
-            TypeExp::Unique(t, _) => self.fill_size_exprs(t),
-            _ => Ok(()),
-        }
+        te.size_exprs_mut()
+            .into_iter()
+            .try_for_each(|e| self.fill_expr(e))
     }
 
     fn fill_op(&self, op: &mut OpRef) -> Result<(), Diagnostic> {
