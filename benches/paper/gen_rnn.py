@@ -16,14 +16,14 @@ import numpy as np
 
 PATTERN = r"rnn_bs(\d+)_n(\d+)_d(\d+)_h(\d+)"
 SMALL = "rnn_bs3_n4_d5_h6"
-DEFAULT = ["rnn_bs64_n10_d30_h32"]
+DEFAULT = ["rnn_bs16_n10_d30_h32", "rnn_bs64_n10_d30_h32"]
 PAPER = ["rnn_bs1024_n20_d300_h192", "rnn_bs1024_n300_d80_h256"]
 ENTRIES = ("objective", "grad")
 TOL = 1e-3
 WHAT = ("batched LSTM (gates by matrix products) with an output layer, mean squared error, f32; "
         "vjp w.r.t. W, U, b, Wy, by")
 PAPER_OVERHEAD = "2.0-4.0× (Table 6: A100 2.0 / 4.0, RTX 2080 Ti 2.6 / 4.0 on D0 / D1)"
-DEFAULT_NOTE = ("RNN LSTM: (bs, n, d, h) = (64, 10, 30, 32) instead of the paper's D0 = (1024, 20, 300, 192) "
+DEFAULT_NOTE = ("RNN LSTM: (bs, n, d, h) = (16 and 64, 10, 30, 32) instead of the paper's D0 = (1024, 20, 300, 192) "
                 "and D1 = (1024, 300, 80, 256).")
 
 

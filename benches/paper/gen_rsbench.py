@@ -35,14 +35,14 @@ import numpy as np
 
 PATTERN = r"rsbench_n(\d+)_p(\d+)_w(\d+)_l(\d+)"
 SMALL = "rsbench_n8_p22_w4_l64"
-DEFAULT = ["rsbench_n68_p1000_w100_l1000"]
+DEFAULT = ["rsbench_n68_p1000_w100_l250", "rsbench_n68_p1000_w100_l1000"]
 PAPER = ["rsbench_n68_p1000_w100_l1000000"]
 ENTRIES = ("lookup", "grad")
 TOL = 1e-6
 WHAT = ("windowed-multipole cross-section lookups with Doppler broadening (Faddeeva function, complex "
         "arithmetic); vjp w.r.t. the poles and window fits")
 PAPER_OVERHEAD = "3.6× (Table 2, RTX 2080 Ti; Enzyme 4.2×)"
-DEFAULT_NOTE = ("RSBench: the paper's \"small\" problem (68 nuclides, 1000 poles, 100 windows) with 1000 "
+DEFAULT_NOTE = ("RSBench: the paper's \"small\" problem (68 nuclides, 1000 poles, 100 windows) with 250 and 1000 "
                 "lookups.")
 
 EA_SCALE = 48.0

@@ -18,8 +18,8 @@ PAPER_OVERHEAD = ("AD 152 / 300 / 579 ms on the A100 against hand-written Futhar
                   "and PyTorch's 61-368 s (Table 4, k = 10; no primal time is given)")
 TOL = 1e-3
 SMALL = "skmeans_n12_d9_z30_k3"
-DEFAULT = ["skmeans_n20000_d5000_z400000_k10"]
-DEFAULT_NOTE = ("Sparse k-means: random CSR data, n = 20000, d = 5000, 400000 nonzeros, k = 10 (the "
+DEFAULT = ["skmeans_n5000_d5000_z100000_k10", "skmeans_n20000_d5000_z400000_k10"]
+DEFAULT_NOTE = ("Sparse k-means: random CSR data, d = 5000, n = 5000 and 20000 with 20 nonzeros per row, k = 10 (the "
                 "paper's workloads are MovieLens, NYTimes and scRNA with k = 10).")
 # The paper's NLP workloads are not redistributed; random data in the shapes of the public
 # NYTimes bag-of-words set (UCI: 300000 documents, 102660 words, 69679427 nonzeros) and of

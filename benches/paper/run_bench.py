@@ -178,21 +178,32 @@ def write_plots(rows, out_dir):
     plt.close(fig)
     files.append(path)
 
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for bench in dict.fromkeys(r["bench"] for r in rows):
-        bench_sets = [d for d in sets if benchmarks.bench_of(d) == bench]
+    # One panel per benchmark: its data sets in the order of their input size (each
+    # benchmark's sizes grow in different parameters), gradient time per system.
+    benches = list(dict.fromkeys(r["bench"] for r in rows))
+    cols = min(4, len(benches))
+    nrows = (len(benches) + cols - 1) // cols
+    fig, axes = plt.subplots(nrows, cols, figsize=(3.4 * cols, 3.0 * nrows), squeeze=False)
+    for ax, bench in zip([a for row in axes for a in row], benches):
+        bench_sets = sorted({r["data"]: r["size"] for r in rows if r["bench"] == bench}.items(),
+                            key=lambda kv: kv[1])
+        names = [d for d, _ in bench_sets]
         for system, style in zip(systems, ("o-", "s--", "^-.", "v:")):
-            pts = [(r["size"], r["grad"]) for d in bench_sets for r in rows
-                   if r["data"] == d and r["plot"] == system and not isinstance(r["grad"], str)]
+            ys = [value(d, system, "grad") for d in names]
+            pts = [(i, y * 1000) for i, y in enumerate(ys) if y]
             if pts:
-                xs, ys = zip(*sorted(pts))
-                ax.plot(xs, [y * 1000 for y in ys], style, label=f"{bench}: {labels[system]}", markersize=4)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("problem size (input bytes)")
-    ax.set_ylabel("gradient time (ms)")
-    ax.legend(fontsize=6, ncol=2)
-    ax.set_title("Gradient time against problem size")
+                ax.plot(*zip(*pts), style, label=labels[system], markersize=4)
+        ax.set_yscale("log")
+        ax.set_xticks(range(len(names)))
+        ax.set_xticklabels([d[len(bench) + 1:] for d in names], rotation=20, ha="right", fontsize=6)
+        ax.set_title(bench, fontsize=9)
+        ax.tick_params(axis="y", labelsize=7)
+    for ax in [a for row in axes for a in row][len(benches):]:
+        ax.axis("off")
+    axes[0][0].set_ylabel("gradient time (ms)")
+    handles, names = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="lower right", fontsize=7)
+    fig.suptitle("Gradient time against problem size (data sets in order of input size)", fontsize=10)
     fig.tight_layout()
     path = os.path.join(out_dir, "paper_time.png")
     fig.savefig(path, dpi=110)
