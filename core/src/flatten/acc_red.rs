@@ -266,15 +266,7 @@ impl Env {
                 ),
                 space: SegSpace { dims: red_space },
                 ret: val_types.clone(),
-                body: KernelBody {
-                    stms: copy.body.stms,
-                    results: copy
-                        .body
-                        .result
-                        .into_iter()
-                        .map(KernelResult::Returns)
-                        .collect(),
-                },
+                body: KernelBody::returning(copy.body),
             }),
             attrs: s.attrs.clone(),
             loc: s.loc.clone(),

@@ -129,15 +129,7 @@ pub(super) fn split(s: &HostStm, ns: &mut NameSource) -> Option<Vec<HostStm>> {
                             .collect(),
                     },
                     ret: vec![op.ret[i].clone()],
-                    body: KernelBody {
-                        stms: lam.body.stms,
-                        results: lam
-                            .body
-                            .result
-                            .into_iter()
-                            .map(KernelResult::Returns)
-                            .collect(),
-                    },
+                    body: KernelBody::returning(lam.body),
                 }),
                 attrs: s.attrs.clone(),
                 loc: s.loc.clone(),
@@ -208,19 +200,15 @@ fn acc_map(st: &Stm) -> bool {
             .all(|p| matches!(p.ty, Type::Acc { .. }))
 }
 
-/// Scalar or indexing code, accumulator updates and maps of them: what a kernel may repeat
-/// per element of a made dimension.
+/// What a kernel may repeat per element of a made dimension: scalar code (rule 2's
+/// [`super::kernel::cheap`]), rows of arrays (point indexes), aliases of accumulators,
+/// accumulator updates and maps of them.
 fn cheap(st: &Stm) -> bool {
-    match &st.exp {
-        Exp::SubExp(_)
-        | Exp::UnOp(..)
-        | Exp::BinOp(..)
-        | Exp::CmpOp(..)
-        | Exp::Conv(..)
-        | Exp::Math(..)
-        | Exp::UpdAcc { .. } => true,
-        Exp::Index(_, idx) => idx.iter().all(|d| matches!(d, DimIndex::Fix(_))),
-        Exp::Soac(Soac::Map { lam, .. }) => acc_map(st) && lam.body.stms.iter().all(cheap),
-        _ => false,
-    }
+    super::kernel::cheap(st)
+        || match &st.exp {
+            Exp::SubExp(_) | Exp::UpdAcc { .. } => true,
+            Exp::Index(_, idx) => idx.iter().all(|d| matches!(d, DimIndex::Fix(_))),
+            Exp::Soac(Soac::Map { lam, .. }) => acc_map(st) && lam.body.stms.iter().all(cheap),
+            _ => false,
+        }
 }

@@ -213,7 +213,7 @@ fn host_walk(stms: &[HostStm], bound: &mut HashSet<VName>, spaces: &mut Vec<Vec<
 }
 
 /// A statement cheap enough to be recomputed by every thread of an inner map (rule 2).
-fn cheap(s: &Stm) -> bool {
+pub(super) fn cheap(s: &Stm) -> bool {
     s.pat.elems.iter().all(|p| matches!(p.ty, Type::Prim(_)))
         && matches!(
             s.exp,

@@ -251,6 +251,16 @@ pub struct KernelBody {
     pub results: Vec<KernelResult>,
 }
 
+impl KernelBody {
+    /// A body's statements as thread code that returns the body's results.
+    pub fn returning(body: ir::Body) -> KernelBody {
+        KernelBody {
+            stms: body.stms,
+            results: body.result.into_iter().map(KernelResult::Returns).collect(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum KernelResult {
     /// A value for this thread's point of the space (or an operand of the operators).
