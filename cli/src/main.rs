@@ -407,27 +407,30 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
                 )));
             }
             // The Vulkan device opens (driver libraries load: tens to hundreds of
-            // milliseconds) while the program compiles.
+            // milliseconds) while the program compiles and the input is read.
             let opens_device = matches!(backend, BackendKind::Vulkan);
-            let (compiled, ctx) = compile_while_device_opens(&file, opens_device.then_some(vk))?;
-            if !compiled.entry_names().contains(&entry) {
-                let names = compiled.entry_names().join(", ");
-                return Err(Failure(format!(
-                    "error: {} has no entry point `{entry}` (entry points: {})",
-                    file.display(),
-                    if names.is_empty() {
-                        "none".to_string()
-                    } else {
-                        names
-                    }
-                )));
-            }
-            let mut input = Vec::new();
-            std::io::stdin()
-                .read_to_end(&mut input)
-                .map_err(|e| Failure(format!("error: cannot read standard input: {e}")))?;
-            let args = vkad_core::values::parse_values(&input)
-                .map_err(|e| Failure(format!("error: invalid input value: {e}")))?;
+            let read_input = |compiled: &vkad_core::Compiled| {
+                if !compiled.entry_names().contains(&entry) {
+                    let names = compiled.entry_names().join(", ");
+                    return Err(Failure(format!(
+                        "error: {} has no entry point `{entry}` (entry points: {})",
+                        file.display(),
+                        if names.is_empty() {
+                            "none".to_string()
+                        } else {
+                            names
+                        }
+                    )));
+                }
+                let mut input = Vec::new();
+                std::io::stdin()
+                    .read_to_end(&mut input)
+                    .map_err(|e| Failure(format!("error: cannot read standard input: {e}")))?;
+                vkad_core::values::parse_values(&input)
+                    .map_err(|e| Failure(format!("error: invalid input value: {e}")))
+            };
+            let (compiled, args, ctx) =
+                compile_and_while_device_opens(&file, opens_device.then_some(vk), read_input)?;
             if kernel_stats {
                 let (results, stats) = compiled
                     .run_kernels(&entry, args, &{
@@ -628,15 +631,33 @@ fn compile_while_device_opens(
     file: &Path,
     vk: Option<VkFlags>,
 ) -> Result<(vkad_core::Compiled, OpenedDevice), Failure> {
+    let (compiled, (), ctx) = compile_and_while_device_opens(file, vk, |_| Ok(()))?;
+    Ok((compiled, ctx))
+}
+
+/// [`compile_while_device_opens`], then `also` of the compiled program (reading the input) on
+/// this thread before the
+/// device is waited for: on lavapipe opening the device takes about as long as compiling a
+/// program and parsing a few megabytes of input together, so a whole `vkad run` process
+/// pays for the longer of the two, not their sum.
+fn compile_and_while_device_opens<T>(
+    file: &Path,
+    vk: Option<VkFlags>,
+    also: impl FnOnce(&vkad_core::Compiled) -> Result<T, Failure>,
+) -> Result<(vkad_core::Compiled, T, OpenedDevice), Failure> {
     std::thread::scope(|s| {
         let opening = vk.map(|vk| s.spawn(move || vulkan_context(vk)));
         let compiled = compile(file);
+        let other = compiled.as_ref().ok().map(also);
         let ctx = opening.map(|h| {
             h.join().unwrap_or_else(|_| {
                 Err(Failure("error: opening the Vulkan device panicked".into()))
             })
         });
-        Ok((compiled?, ctx))
+        let compiled = compiled?;
+        let other =
+            other.unwrap_or_else(|| Err(Failure("error: internal: no input read".into())))?;
+        Ok((compiled, other, ctx))
     })
 }
 

@@ -416,3 +416,171 @@ fn empty_updates() {
     let vs = arr(vec![2, 0], Buffer::F64(vec![]));
     check_all(&prog, vec![xs, is, vs]);
 }
+
+/// `main [m][k] (a: [m]f64) (c: [m]i64) (is: [k]i64) (vs: [k]f64) (ws: [k]i64)`:
+///
+/// ```text
+/// with_acc {([m], {a, c}, \p q r s -> (p * r, q + s), {1.0, 0})}
+///   \acc -> map (\i v w acc -> loop acc for _j < 1 do upd_acc acc [i] {v, w}) is vs ws acc
+/// ```
+///
+/// at host level: one kernel updating the accumulator atomically (a compare-exchange loop for
+/// `*`, the device's atomic add for `+`), or a reduction first. Updates by a component's
+/// neutral element (1.0 for `*`, 0 for `+`) are skipped there; the data mixes them with values
+/// that are the other component's neutral element (0.0, 1), which must not be.
+fn program_neutral_updates() -> Program {
+    let mut ns = NameSource::default();
+    let (m, k) = (ns.fresh("m"), ns.fresh("k"));
+    let (m2, k2) = (m.clone(), k.clone());
+    let ret = vec![
+        Type::array(F64, vec![var(&m)]).to_ext(),
+        Type::array(I64, vec![var(&m)]).to_ext(),
+    ];
+    let f = fun_sized(
+        &mut ns,
+        "main",
+        true,
+        vec![m.clone(), k.clone()],
+        move |_, _| {
+            vec![
+                ("a".into(), Type::array(F64, vec![var(&m2)])),
+                ("c".into(), Type::array(I64, vec![var(&m2)])),
+                ("is".into(), Type::array(I64, vec![var(&k2)])),
+                ("vs".into(), Type::array(F64, vec![var(&k2)])),
+                ("ws".into(), Type::array(I64, vec![var(&k2)])),
+            ]
+        },
+        ret,
+        |b, ps| {
+            let (a, c) = (ps[2].clone(), ps[3].clone());
+            let (is, vs, ws) = (ps[4].clone(), ps[5].clone(), ps[6].clone());
+            let lam = lambda(
+                b.ns,
+                &[
+                    ("p", Type::Prim(F64)),
+                    ("q", Type::Prim(I64)),
+                    ("r", Type::Prim(F64)),
+                    ("s", Type::Prim(I64)),
+                ],
+                vec![Type::Prim(F64), Type::Prim(I64)],
+                |b, ps| {
+                    let x = b.binop(BinOp::Mul(F64), var(&ps[0]), var(&ps[2]));
+                    let y = b.binop(BinOp::Add(I64), var(&ps[1]), var(&ps[3]));
+                    vec![var(&x), var(&y)]
+                },
+            );
+            let op = Operator {
+                lam,
+                neutral: vec![f64c(1.0), i64c(0)],
+                commutative: true,
+            };
+            let cert = b.fresh("acc");
+            let acc_t = Type::Acc {
+                cert: cert.clone(),
+                shape: vec![var(&m)],
+                elems: vec![Type::Prim(F64), Type::Prim(I64)],
+            };
+            let body = b.body(|b| {
+                let upd = b.lambda(
+                    &[
+                        ("i", Type::Prim(I64)),
+                        ("v", Type::Prim(F64)),
+                        ("w", Type::Prim(I64)),
+                        ("accp", acc_t.clone()),
+                    ],
+                    vec![acc_t.clone()],
+                    |b, ps| {
+                        // A loop of one step around the update: a `map` of bare updates would
+                        // become a histogram (`acc_to_hist`) instead of this kernel.
+                        let pa = b.param("acc_l", acc_t.clone());
+                        let step = b.body(|b| {
+                            let r = b.bind(
+                                "upd",
+                                acc_t.clone(),
+                                Exp::UpdAcc {
+                                    acc: pa.name.clone(),
+                                    idx: vec![var(&ps[0])],
+                                    vals: vec![var(&ps[1]), var(&ps[2])],
+                                },
+                            );
+                            vec![var(&r)]
+                        });
+                        let j = b.fresh("j");
+                        let r = b.bind(
+                            "acc_loop",
+                            acc_t.clone(),
+                            Exp::Loop {
+                                params: vec![(pa.clone(), var(&ps[3]))],
+                                form: LoopForm::For {
+                                    i: j,
+                                    it: vkad_core::prim::IntType::I64,
+                                    bound: i64c(1),
+                                },
+                                body: step,
+                            },
+                        );
+                        vec![var(&r)]
+                    },
+                );
+                let r = b.bind(
+                    "acc_res",
+                    acc_t.clone(),
+                    Exp::Soac(Soac::Map {
+                        w: var(&k),
+                        arrs: vec![is, vs, ws, cert.clone()],
+                        lam: upd,
+                    }),
+                );
+                vec![var(&r)]
+            });
+            let wl = Lambda {
+                params: vec![Param {
+                    name: cert.clone(),
+                    ty: acc_t.clone(),
+                }],
+                body,
+                ret: vec![acc_t.clone()],
+            };
+            let r = b.bind_many(
+                &[
+                    ("ra", Type::array(F64, vec![var(&m)])),
+                    ("rc", Type::array(I64, vec![var(&m)])),
+                ],
+                Exp::WithAcc {
+                    inputs: vec![AccInput {
+                        shape: vec![var(&m)],
+                        arrs: vec![a, c],
+                        op: Some(op),
+                    }],
+                    lam: wl,
+                },
+            );
+            r.iter().map(var).collect()
+        },
+    );
+    program(ns, vec![f])
+}
+
+#[test]
+fn updates_by_the_neutral_element_change_nothing_and_others_apply() {
+    let prog = program_neutral_updates();
+    let a = arr(vec![3], Buffer::F64(vec![2.0, 3.0, -0.5]));
+    let c = arr(vec![3], Buffer::I64(vec![10, 20, 30]));
+    // Element 0: × 1, 4, 1, 0.5 → 4; + 1, 0, 0, 2 → 13. Element 1: × 0 (applies), 1 → 0;
+    // + 0, 5 → 25. Element 2: × 1 only, + 0 only → unchanged. Index 3 is out of range.
+    let is = arr(vec![9], Buffer::I64(vec![0, 0, 1, 0, 2, 1, 0, 2, 3]));
+    let vs = arr(
+        vec![9],
+        Buffer::F64(vec![1.0, 4.0, 0.0, 1.0, 1.0, 1.0, 0.5, 1.0, 7.0]),
+    );
+    let ws = arr(vec![9], Buffer::I64(vec![1, 0, 0, 0, 0, 5, 2, 0, 9]));
+    let out = check_all(&prog, vec![a, c, is, vs, ws]);
+    same(
+        "by hand",
+        &out,
+        &[
+            arr(vec![3], Buffer::F64(vec![4.0, 0.0, -0.5])),
+            arr(vec![3], Buffer::I64(vec![13, 25, 30])),
+        ],
+    );
+}

@@ -9,7 +9,9 @@
 //! the interpreter. An accumulator of several arrays is supported where its operator combines
 //! each component on its own (result `j` depends only on parameters `j` and `k + j`, checked
 //! on the operator's IR): one atomic update per component, each running its slice of the
-//! operator. An accumulator without operator (the overwriting accumulator of
+//! operator. An update by the operator's neutral element (a constant) is skipped: AD's
+//! adjoints are mostly zeros (a one-hot adjoint of `minimum`, a row lookup), and each skip
+//! saves an atomic or a compare-exchange loop. An accumulator without operator (the overwriting accumulator of
 //! `scatter_stream`) is an atomic store per component: of several writes to one element, one
 //! wins, as in a parallel `scatter` with duplicate indices; a row update without operator
 //! stores the row. Still "not supported" here: operators that mix components, and row updates
@@ -318,6 +320,13 @@ impl<'p> KCtx<'p> {
         let bt = g.t_bool();
         let (at, ok) = Self::element_at(g, view, is)?;
         let t = c.elem;
+        let ok = match op.and_then(|op| Self::is_neutral(g, op, m, t, x).transpose()) {
+            Some(neutral) => {
+                let changes = g.b.logical_not(bt, None, neutral?).ie()?;
+                g.b.logical_and(bt, None, ok, changes).ie()?
+            }
+            None => ok,
+        };
         g.if_then(ok, |g| {
             let p = g.word_ptr(c.bi, at)?;
             let wt = g.word_ty(c.wk);
@@ -374,6 +383,36 @@ impl<'p> KCtx<'p> {
                 }
             }
         })
+    }
+
+    /// Whether `x` equals component `m` of `op`'s neutral element, where that is a constant
+    /// (`None` otherwise). An update by the neutral element changes nothing (`op(a, ne) = a`
+    /// is what `with_acc` asks of its operator), so [`Self::host_update`] skips it: AD's
+    /// adjoints are often zero almost everywhere (the one-hot adjoint of a `minimum`, of an
+    /// index), and each skipped update is an atomic, or a compare-exchange loop, saved. Floats
+    /// compare as numbers, so with `+` an update by `+0.0` is skipped too: that keeps an element
+    /// `-0.0` where adding would give `+0.0`, the one difference, equal as a number.
+    fn is_neutral(
+        g: &mut Gen,
+        op: &Operator,
+        m: usize,
+        t: PrimType,
+        x: rspirv::spirv::Word,
+    ) -> R<Option<rspirv::spirv::Word>> {
+        let Some(SubExp::Const(ne)) = op.neutral.get(m) else {
+            return Ok(None);
+        };
+        if ne.prim_type() != t {
+            return Ok(None);
+        }
+        let bt = g.t_bool();
+        let c = crate::codegen::thread::constant(g, *ne);
+        let eq = match t {
+            PrimType::Float(_) => g.b.f_ord_equal(bt, None, x, c).ie()?,
+            PrimType::Bool => g.b.logical_equal(bt, None, x, c).ie()?,
+            _ => g.b.i_equal(bt, None, x, c).ie()?,
+        };
+        Ok(Some(eq))
     }
 
     /// Component `m` of an operator on `k`-tuples applied to `(old, new)`: the statements
