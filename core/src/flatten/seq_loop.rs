@@ -23,7 +23,14 @@
 //! ```
 //!
 //! With `chunk >= n` that is one launch; a runtime on a device that limits how many loop
-//! iterations one thread may run (lavapipe: 65535 in all) picks a smaller `chunk`. Other loops
+//! iterations one thread may run (lavapipe: 65535 in all) picks a smaller `chunk`.
+//!
+//! A *tape*, a loop value `xs: [n]t` that the body only writes, one row per iteration, as
+//! `xs with [i] = v` (reverse-mode AD's checkpoints of a loop's values), does not pass through
+//! the kernel: the thread fills a fresh `[kk]t` with the rows of its chunk, and the host copies
+//! them into place, `xs' = xs with [t0:+kk] = rows`. Each launch then moves the rows it makes,
+//! not the whole tape twice (in and out of the thread), which on lavapipe alone would use up
+//! the loop limit of a long loop's every chunk. Other loops
 //! (`while`, or a `for` over a narrower type, or with loop values whose types differ from the
 //! loop's results) run in one launch.
 
@@ -202,8 +209,41 @@ impl Flattener<'_> {
         let kk = self.int_op("chunk_len", BinOp::Min, k, rest, loc, &mut inner);
 
         // The thread code: the loop over this chunk's iterations, `i` recomputed from the
-        // chunk's local index.
+        // chunk's local index; a tape's parameter becomes the chunk's rows, a fresh array
+        // written at the local index.
         let t = self.ns.fresh("chunk_t");
+        let tapes = tape_updates(params, i, body);
+        let mut kernel_stms = Vec::new();
+        let mut loop_params = Vec::with_capacity(params.len());
+        let mut loop_pat = s.pat.elems.clone();
+        for (j, ((p, _), h)) in params.iter().zip(&carried).enumerate() {
+            if tapes[j].is_none() {
+                loop_params.push((p.clone(), SubExp::Var(h.name.clone())));
+                continue;
+            }
+            let rows_t = p.ty.row().array_of(kk.clone());
+            let zero = crate::prim::PrimValue::zero(p.ty.elem().unwrap_or(I64));
+            let empty = self.fresh_param(&p.name, rows_t.clone());
+            kernel_stms.push(Stm {
+                pat: ir::Pat {
+                    elems: vec![empty.clone()],
+                },
+                exp: Exp::Replicate {
+                    shape: rows_t.shape().to_vec(),
+                    value: SubExp::Const(zero),
+                },
+                attrs: Default::default(),
+                loc: loc.clone(),
+            });
+            loop_params.push((
+                Param {
+                    name: p.name.clone(),
+                    ty: rows_t.clone(),
+                },
+                SubExp::Var(empty.name),
+            ));
+            loop_pat[j] = self.fresh_param(&s.pat.elems[j].name, rows_t);
+        }
         let mut chunk_body = Vec::with_capacity(body.stms.len() + 1);
         chunk_body.push(Stm {
             pat: ir::Pat {
@@ -212,23 +252,32 @@ impl Flattener<'_> {
                     ty: Type::Prim(I64),
                 }],
             },
-            exp: Exp::BinOp(BinOp::Add(I64), t0, SubExp::Var(t.clone())),
+            exp: Exp::BinOp(BinOp::Add(I64), t0.clone(), SubExp::Var(t.clone())),
             attrs: Default::default(),
             loc: loc.clone(),
         });
-        chunk_body.extend(body.stms.iter().cloned());
-        let chunk_loop = Stm {
-            pat: s.pat.clone(),
+        for (k, stm) in body.stms.iter().enumerate() {
+            let mut stm = stm.clone();
+            if tapes.contains(&Some(k)) {
+                if let Exp::Update(_, idx, _) = &mut stm.exp {
+                    *idx = vec![ir::DimIndex::Fix(SubExp::Var(t.clone()))];
+                }
+                for e in &mut stm.pat.elems {
+                    e.ty = e.ty.row().array_of(kk.clone());
+                }
+            }
+            chunk_body.push(stm);
+        }
+        kernel_stms.push(Stm {
+            pat: ir::Pat {
+                elems: loop_pat.clone(),
+            },
             exp: Exp::Loop {
-                params: params
-                    .iter()
-                    .zip(&carried)
-                    .map(|((p, _), h)| (p.clone(), SubExp::Var(h.name.clone())))
-                    .collect(),
+                params: loop_params,
                 form: LoopForm::For {
                     i: t,
                     it: IntType::I64,
-                    bound: kk,
+                    bound: kk.clone(),
                 },
                 body: Body {
                     stms: chunk_body,
@@ -237,12 +286,33 @@ impl Flattener<'_> {
             },
             attrs: s.attrs.clone(),
             loc: loc.clone(),
-        };
-        let copy = self.fresh_body(&Body {
-            stms: vec![chunk_loop],
-            result: vars(&s.pat.elems),
         });
-        let next = self.one_thread(&s.pat.elems, copy, loc, &mut inner);
+        let copy = self.fresh_body(&Body {
+            stms: kernel_stms,
+            result: vars(&loop_pat),
+        });
+        let mut next = self.one_thread(&loop_pat, copy, loc, &mut inner);
+        // Each tape's rows into place on the host.
+        for (j, h) in carried.iter().enumerate() {
+            if tapes[j].is_none() {
+                continue;
+            }
+            let placed = self.fresh_param(&h.name, h.ty.clone());
+            inner.push(host(
+                vec![placed.clone()],
+                HostExp::Plain(Exp::Update(
+                    h.name.clone(),
+                    vec![ir::DimIndex::Slice {
+                        start: t0.clone(),
+                        len: kk.clone(),
+                        stride: SubExp::i64(1),
+                    }],
+                    SubExp::Var(next[j].name.clone()),
+                )),
+                loc,
+            ));
+            next[j] = placed;
+        }
 
         let results: Vec<Param> = self.fresh_params(&s.pat.elems);
         stms.push(host(
@@ -276,4 +346,47 @@ impl Flattener<'_> {
             }),
         )
     }
+}
+
+/// For each parameter of `loop params for i < _ do body`, the statement of `body` that writes
+/// it where it is a *tape* (module docs): an array that the body uses only in one statement
+/// `xs' = xs with [i] = v` (`v` not the tape), whose result `xs'` the body returns in the
+/// parameter's place and uses nowhere else.
+fn tape_updates(params: &[(Param, SubExp)], i: &VName, body: &Body) -> Vec<Option<usize>> {
+    let uses: Vec<std::collections::HashSet<VName>> = body
+        .stms
+        .iter()
+        .map(|s| crate::passes::traverse::uses_in_exp(&s.exp))
+        .collect();
+    params
+        .iter()
+        .enumerate()
+        .map(|(j, (p, _))| {
+            if p.ty.rank() == 0 {
+                return None;
+            }
+            let (k, out) = body.stms.iter().enumerate().find_map(|(k, s)| match &s.exp {
+                Exp::Update(xs, idx, v)
+                    if *xs == p.name
+                        && s.pat.elems.len() == 1
+                        && v.as_var() != Some(&p.name)
+                        && matches!(idx.as_slice(), [ir::DimIndex::Fix(SubExp::Var(x))] if x == i) =>
+                {
+                    Some((k, s.pat.elems[0].name.clone()))
+                }
+                _ => None,
+            })?;
+            let elsewhere = uses
+                .iter()
+                .enumerate()
+                .any(|(m, u)| m != k && (u.contains(&p.name) || u.contains(&out)));
+            let returned = body.result.iter().enumerate().all(|(r, e)| match e.as_var() {
+                Some(x) if *x == out => r == j,
+                Some(x) => *x != p.name,
+                None => true,
+            });
+            (!elsewhere && returned && body.result.get(j).and_then(|e| e.as_var()) == Some(&out))
+                .then_some(k)
+        })
+        .collect()
 }

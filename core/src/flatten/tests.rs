@@ -245,6 +245,43 @@ fn one_thread_loop_in_chunks_gives_the_same_results_for_every_chunk_size() {
     }
 }
 
+/// A tape of a chunked one-thread loop (reverse-mode AD's checkpoints of a loop's values: an
+/// array the body only writes, row `i` at iteration `i`) is not carried through the kernel:
+/// the thread returns its chunk's rows and the host copies them into place, so that a launch
+/// moves the rows it makes rather than the whole tape. Every chunk size gives the
+/// interpreter's gradient.
+#[test]
+fn a_tape_of_a_chunked_one_thread_loop_is_written_a_chunk_of_rows_at_a_time() {
+    use crate::prim::PrimValue;
+    use crate::value::{ArrayValue, Buffer, Value};
+    let src = "entry main [n] (xs: [n]f64) (k: i64) : [n]f64 =
+      vjp (\\xs -> let (ys, s) = loop (ys, s) = (xs, 0f64) for i < k do
+                       let ys' = map (\\y -> f64.sin y * 0.5 + f64.i64 i) ys
+                       in (ys', s + f64.sum (map2 (*) ys' ys))
+                     in s + f64.sum ys) xs 1";
+    let c = crate::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
+    let p = super::flatten_program(&c.ir);
+    let printed = crate::seg::print::program_to_string(&p);
+    assert!(
+        printed.contains(":+chunk_len"),
+        "a chunk's rows are copied into the tape on the host:\n{printed}"
+    );
+    let xs = Value::Array(ArrayValue {
+        shape: vec![3],
+        data: Buffer::F64(vec![1.0, -2.0, 4.0]),
+    });
+    for k in [0i64, 1, 5] {
+        let args = || vec![xs.clone(), Value::Scalar(PrimValue::I64(k))];
+        let want = c.run_interp("main", args()).expect("interpreter");
+        for chunk in [1, 2, 3, 100] {
+            let mut th = crate::seg::Thresholds::all(i64::MAX);
+            th.set(&format!("seq_chunk={chunk}")).unwrap();
+            let (got, _) = c.run_kernels("main", args(), &th).expect("kernel IR");
+            assert_eq!(got, want, "k = {k}, chunk = {chunk}");
+        }
+    }
+}
+
 #[test]
 fn reduction_of_a_map_with_inner_parallelism_is_versioned_and_split() {
     // The producer `map` has an inner reduction: fused, each thread of the segred sums a row
