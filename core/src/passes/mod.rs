@@ -81,13 +81,14 @@ pub fn simplify_with(p: Program, after_each: &mut dyn FnMut(&'static str, &Progr
 /// The accumulator optimisation of AD's output (paper 000 §6.1): two rounds of hoisting,
 /// fusion into accumulator-updating maps, simplification and the accumulator-to-reduction
 /// rewrite (the second round handles accumulations that the first one's rewrites exposed, e.g.
-/// an outer adjoint whose value came from an inner accumulation).
+/// an outer adjoint whose value came from an inner accumulation), then hoisting once more.
 pub fn accumulations_to_reductions(mut p: Program) -> Program {
     for _ in 0..2 {
         p = simplify(fuse_acc::fuse_acc(hoist::hoist(p)));
         p = simplify(acc_to_reduce::acc_to_reduce(p));
     }
-    p
+    // The index arrays the last rewrite made, out of loops too.
+    simplify(hoist::hoist(p))
 }
 
 #[cfg(test)]
