@@ -400,7 +400,7 @@ impl<'a> Runtime<'a> {
 
     /// The one-thread version `seq` of versioned loop `id`, or its flattened version `par`
     /// where the device cannot run `seq`. A chunked `seq` ([`SeqChunk`]) runs the whole loop in
-    /// one launch, except on lavapipe, which stops a thread's loops after 65535 iterations in
+    /// one launch (or [`Thresholds::seq_chunk`] iterations per launch), except on lavapipe, which stops a thread's loops after 65535 iterations in
     /// all ([`Error::LoopLimit`]): there `seq` is submitted on its own (launches before it
     /// first, so that their errors stay theirs), and where the limiter cuts it, it runs again
     /// with half as many iterations per launch, down to one; a loop cut even then (or one not
@@ -414,10 +414,12 @@ impl<'a> Runtime<'a> {
         chunk: &Option<SeqChunk>,
         loc: &Option<SrcLoc>,
     ) -> E<Vec<HVal>> {
+        // The whole loop in one launch, or the user's `seq_chunk` iterations per launch.
         let whole = match chunk {
             Some(c) => {
                 let n = self.ex.prim(&c.bound, loc)?.as_i128().unwrap_or(1);
-                i64::try_from(n.max(1)).unwrap_or(i64::MAX)
+                let n = i64::try_from(n.max(1)).unwrap_or(i64::MAX);
+                self.thresholds.seq_chunk.map_or(n, |k| k.clamp(1, n))
             }
             None => 1,
         };

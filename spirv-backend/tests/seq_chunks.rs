@@ -1,0 +1,47 @@
+//! One-thread loops run in chunks on Vulkan: the gradient of a loop, whose forward sweep
+//! keeps a tape of the loop's values (written a chunk of rows at a time, the host copying them
+//! into place) and whose return sweep reads it, gives the interpreter's results for every
+//! `seq_chunk`, and the number of launches follows `seq_chunk` (a `seq_chunk` of 1 launches
+//! once per iteration of each of the two loops; a larger one fewer times).
+
+mod common;
+
+use vkad_core::prim::PrimValue;
+use vkad_core::seg::Thresholds;
+use vkad_core::testing::compare_values;
+use vkad_core::value::{ArrayValue, Buffer, Value};
+
+const SRC: &str = "entry main [n] (xs: [n]f64) (k: i64) : [n]f64 =
+  vjp (\\xs -> let (ys, s) = loop (ys, s) = (xs, 0f64) for i < k do
+                   let ys' = map (\\y -> f64.sin y * 0.5 + f64.i64 i) ys
+                   in (ys', s + f64.sum (map2 (*) ys' ys))
+               in s + f64.sum ys) xs 1";
+
+#[test]
+fn a_loop_gradient_in_chunks_of_any_size_gives_the_interpreters_results() {
+    let ctx = common::ctx();
+    let c = vkad_core::compile("t.fut", SRC).unwrap_or_else(|e| panic!("{}", e.render()));
+    let prog = vkad_spirv::runtime::DeviceProgram::new(&ctx, &c.ir).expect("prepared");
+    let xs = Value::Array(ArrayValue::new(vec![3], Buffer::F64(vec![1.0, -2.0, 4.0])));
+    let k = 6i64;
+    let args = || vec![xs.clone(), Value::Scalar(PrimValue::I64(k))];
+    let want = c.run_interp("main", args()).expect("interpreter");
+    let mut launches = Vec::new();
+    for chunk in [1i64, 4, 100] {
+        // Every loop in one thread, `chunk` iterations per launch.
+        let mut th = Thresholds::all(i64::MAX);
+        th.set(&format!("seq_chunk={chunk}")).expect("setting");
+        let (got, timings) = prog.run(&ctx, "main", args(), &th, true).expect("vulkan");
+        let ms = compare_values(&got, &want);
+        assert!(ms.is_empty(), "seq_chunk = {chunk}: {ms:?}");
+        launches.push(timings.len() as i64);
+    }
+    // Two loops of 6 iterations: at least 6 + 6 one-thread launches at 1 per launch (the
+    // forward loop's chunks also copy their rows into the tape), 2 + 2 at 4, 1 + 1 at 100; the
+    // other launches are the same in every run.
+    assert!(
+        launches[0] - launches[2] >= 2 * (k - 1) && launches[1] > launches[2],
+        "{launches:?}"
+    );
+    assert!(launches[0] > launches[1], "{launches:?}");
+}
