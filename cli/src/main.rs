@@ -636,10 +636,8 @@ fn compile_while_device_opens(
 }
 
 /// [`compile_while_device_opens`], then `also` of the compiled program (reading the input) on
-/// this thread before the
-/// device is waited for: on lavapipe opening the device takes about as long as compiling a
-/// program and parsing a few megabytes of input together, so a whole `vkad run` process
-/// pays for the longer of the two, not their sum.
+/// this thread before the device is waited for, so that a driver that takes long to open
+/// (tens of milliseconds on lavapipe, hundreds on some GPU drivers) overlaps both.
 fn compile_and_while_device_opens<T>(
     file: &Path,
     vk: Option<VkFlags>,

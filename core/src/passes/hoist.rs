@@ -18,7 +18,7 @@
 //! reverse loops make index arrays in every iteration (each a launch on a GPU: 470 of the RNN
 //! benchmark's 1,689 launches per gradient before this).
 
-use super::traverse::{nested_bodies, uses_in_exp, walk_stm, Binders};
+use super::traverse::{nested_bodies, uses_in_exp, walk_body, walk_stm, Binders};
 use crate::ir::*;
 use std::collections::HashSet;
 
@@ -69,28 +69,28 @@ fn hoist_body(b: &mut Body, sizes: &HashSet<VName>) {
             lam.body.stms = keep;
         }
         if let Exp::Loop { params, form, body } = &mut s.exp {
-            let mut bound: HashSet<VName> = params.iter().map(|(p, _)| p.name.clone()).collect();
+            // Every name the loop binds, at any depth (names are unique, so this is what an
+            // invariant statement must not use).
+            let mut bs = Binders::default();
+            walk_body(&mut bs, body);
+            let mut bound: HashSet<VName> = bs.names.into_iter().collect();
+            bound.extend(params.iter().map(|(p, _)| p.name.clone()));
             if let LoopForm::For { i, .. } = form {
                 bound.insert(i.clone());
             }
             let consumed = crate::passes::fusion::consumed_body(body);
             let stms = std::mem::take(&mut body.stms);
-            let mut moves = Vec::with_capacity(stms.len());
-            for (k, st) in stms.iter().enumerate() {
-                let moved = matches!(st.exp, Exp::Iota { .. })
-                    && hoistable(st, &bound, sizes)
-                    && st
-                        .pat
-                        .elems
-                        .iter()
-                        .all(|x| only_read(&x.name, &consumed, &stms[k + 1..], &body.result));
-                if !moved {
-                    let mut bs = Binders::default();
-                    walk_stm(&mut bs, &mut st.clone());
-                    bound.extend(bs.names);
-                }
-                moves.push(moved);
-            }
+            let moves: Vec<bool> =
+                stms.iter()
+                    .enumerate()
+                    .map(|(k, st)| {
+                        matches!(st.exp, Exp::Iota { .. })
+                            && hoistable(st, &bound, sizes)
+                            && st.pat.elems.iter().all(|x| {
+                                only_read(&x.name, &consumed, &stms[k + 1..], &body.result)
+                            })
+                    })
+                    .collect();
             for (mut st, moved) in stms.into_iter().zip(moves) {
                 if moved {
                     // Only read, as the first is: one array serves both.

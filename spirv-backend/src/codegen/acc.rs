@@ -11,10 +11,10 @@
 //! on the operator's IR): one atomic update per component, each running its slice of the
 //! operator. An update by the operator's neutral element (a constant) is skipped: AD's
 //! adjoints are mostly zeros (a one-hot adjoint of `minimum`, a row lookup), and each skip
-//! saves an atomic or a compare-exchange loop. An accumulator without operator (the overwriting accumulator of
-//! `scatter_stream`) is an atomic store per component: of several writes to one element, one
-//! wins, as in a parallel `scatter` with duplicate indices; a row update without operator
-//! stores the row. Still "not supported" here: operators that mix components, and row updates
+//! saves an atomic or a compare-exchange loop. An accumulator without operator (the
+//! overwriting accumulator of `scatter_stream`) is an atomic store per component: of several
+//! writes to one element, one wins, as in a parallel `scatter` with duplicate indices; a row
+//! update without operator stores the row. Still "not supported" here: operators that mix components, and row updates
 //! with an operator; flattening leaves none of these to a kernel of this kind (`segmap`
 //! kernels update accumulators in their thread code).
 //!

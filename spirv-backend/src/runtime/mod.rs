@@ -400,8 +400,8 @@ impl<'a> Runtime<'a> {
 
     /// The one-thread version `seq` of versioned loop `id`, or its flattened version `par`
     /// where the device cannot run `seq`. A chunked `seq` ([`SeqChunk`]) runs the whole loop in
-    /// one launch (or [`Thresholds::seq_chunk`] iterations per launch), except on lavapipe, which stops a thread's loops after 65535 iterations in
-    /// all ([`Error::LoopLimit`]): there `seq` is submitted on its own (launches before it
+    /// one launch (or [`Thresholds::seq_chunk`] iterations per launch), except on lavapipe,
+    /// which stops a thread's loops after 65535 iterations in all ([`Error::LoopLimit`]): there `seq` is submitted on its own (launches before it
     /// first, so that their errors stay theirs), and where the limiter cuts it, it runs again
     /// with half as many iterations per launch, down to one; a loop cut even then (or one not
     /// chunked) takes `par`. The chunk that worked, or the cut, is remembered for later runs.
