@@ -567,19 +567,31 @@ fn updates_by_the_neutral_element_change_nothing_and_others_apply() {
     let a = arr(vec![3], Buffer::F64(vec![2.0, 3.0, -0.5]));
     let c = arr(vec![3], Buffer::I64(vec![10, 20, 30]));
     // Element 0: × 1, 4, 1, 0.5 → 4; + 1, 0, 0, 2 → 13. Element 1: × 0 (applies), 1 → 0;
-    // + 0, 5 → 25. Element 2: × 1 only, + 0 only → unchanged. Index 3 is out of range.
-    let is = arr(vec![9], Buffer::I64(vec![0, 0, 1, 0, 2, 1, 0, 2, 3]));
+    // + 0, 5 → 25. Element 2: × 1, 1 and -inf (not neutral: applies) → +inf, + 0 only →
+    // unchanged. Index 3 is out of range.
+    let is = arr(vec![10], Buffer::I64(vec![0, 0, 1, 0, 2, 1, 0, 2, 3, 2]));
     let vs = arr(
-        vec![9],
-        Buffer::F64(vec![1.0, 4.0, 0.0, 1.0, 1.0, 1.0, 0.5, 1.0, 7.0]),
+        vec![10],
+        Buffer::F64(vec![
+            1.0,
+            4.0,
+            0.0,
+            1.0,
+            1.0,
+            1.0,
+            0.5,
+            1.0,
+            7.0,
+            f64::NEG_INFINITY,
+        ]),
     );
-    let ws = arr(vec![9], Buffer::I64(vec![1, 0, 0, 0, 0, 5, 2, 0, 9]));
+    let ws = arr(vec![10], Buffer::I64(vec![1, 0, 0, 0, 0, 5, 2, 0, 9, 0]));
     let out = check_all(&prog, vec![a, c, is, vs, ws]);
     same(
         "by hand",
         &out,
         &[
-            arr(vec![3], Buffer::F64(vec![4.0, 0.0, -0.5])),
+            arr(vec![3], Buffer::F64(vec![4.0, 0.0, f64::INFINITY])),
             arr(vec![3], Buffer::I64(vec![13, 25, 30])),
         ],
     );
