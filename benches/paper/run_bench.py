@@ -18,7 +18,13 @@ import benchmarks
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
-BEGIN, END = "<!-- paper-benchmarks:begin -->", "<!-- paper-benchmarks:end -->"
+
+
+def markers(section):
+    """The begin and end markers of a results section in RESULTS.md: the paper section, or a
+    named one (`--section gpu`: the same table measured on another machine)."""
+    name = "paper-benchmarks" + (f"-{section}" if section else "")
+    return f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
 
 
 def log(msg):
@@ -86,10 +92,10 @@ def run_vkad_bench(vkad, bench, entry, data, reps, timeout):
     return "error: " + (err.strip().splitlines() or ["?"])[-1]
 
 
-def run_peer(py, system, bench, data, runs, timeout):
+def run_peer(py, system, bench, data, runs, timeout, device):
     try:
         r = subprocess.run([py, os.path.join(root, "benches", "peers", "peers.py"), system, bench, data,
-                            "--runs", str(runs), "--warmup", "1", "--max-seconds", "20"],
+                            "--runs", str(runs), "--warmup", "1", "--max-seconds", "20", "--device", device],
                            capture_output=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return f"over {timeout:.0f} s"
@@ -136,7 +142,7 @@ def counts(b, p_e, g_e):
     return f"{one(b[p_e])} · {one(b[g_e])}"
 
 
-def write_plots(rows, out_dir):
+def write_plots(rows, out_dir, prefix):
     """Two PNGs (matplotlib, if the peers' environment has it): AD overhead per data set and
     system, and gradient time against problem size (input bytes). Returns the files written."""
     try:
@@ -173,7 +179,7 @@ def write_plots(rows, out_dir):
     ax.legend(fontsize=7)
     ax.set_title("AD overhead per data set (0 = not measured)")
     fig.tight_layout()
-    path = os.path.join(out_dir, "paper_overhead.png")
+    path = os.path.join(out_dir, f"{prefix}_overhead.png")
     fig.savefig(path, dpi=110)
     plt.close(fig)
     files.append(path)
@@ -205,7 +211,7 @@ def write_plots(rows, out_dir):
     fig.legend(handles, names, loc="lower right", fontsize=7)
     fig.suptitle("Gradient time against problem size (data sets in order of input size)", fontsize=10)
     fig.tight_layout()
-    path = os.path.join(out_dir, "paper_time.png")
+    path = os.path.join(out_dir, f"{prefix}_time.png")
     fig.savefig(path, dpi=110)
     plt.close(fig)
     files.append(path)
@@ -214,18 +220,57 @@ def write_plots(rows, out_dir):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--vkad", required=True)
-    ap.add_argument("--python", required=True)
+    ap.add_argument("--vkad")
+    ap.add_argument("--python")
     ap.add_argument("--backends", default="interp,vulkan")
     ap.add_argument("--reps", type=int, default=3, help="timed runs of `vkad bench`")
     ap.add_argument("--peer-runs", type=int, default=10)
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--results", default=os.path.join(root, "benches", "RESULTS.md"))
     ap.add_argument("--note", default="")
-    ap.add_argument("data", nargs="+")
+    ap.add_argument("--peer-device", choices=["cpu", "gpu"], default="cpu",
+                    help="where JAX and PyTorch run (gpu: CUDA's first device)")
+    ap.add_argument("--section", default="",
+                    help="write a section of its own (its own markers, plots and JSON) named this, "
+                         "e.g. `gpu` for the table measured on a GPU, instead of the paper section")
+    ap.add_argument("--json", help="where the results JSON goes (default: data/results[-SECTION].json)")
+    ap.add_argument("--commit", help="the commit measured, where the checkout has no git history "
+                    "(default: git rev-parse)")
+    ap.add_argument("--from-json", help="write the section again (with plots) from a results JSON of "
+                    "an earlier run (e.g. one measured on another machine), measuring nothing")
+    ap.add_argument("data", nargs="*")
     args = ap.parse_args()
+    if args.from_json:
+        saved = json.load(open(args.from_json))
+        print(write_section(saved["meta"], saved["rows"], args.results, saved["section"], True))
+        return
+    if not args.data or not args.vkad or not args.python:
+        ap.error("--vkad, --python and data sets are needed (or --from-json)")
     started = time.time()
     rows = []
+    devs = subprocess.run([args.vkad, "devices"], capture_output=True).stdout.decode(errors="replace")
+    commit = args.commit or subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"],
+                                           capture_output=True).stdout.decode().strip()
+    meta = {"date": datetime.date.today().isoformat(), "commit": commit or "?",
+            "device": next((ln.split(":", 1)[1].strip() for ln in devs.splitlines() if re.match(r"^\d+:", ln)), "none"),
+            "device_info": next((ln.strip() for ln in devs.splitlines() if ln.strip().startswith("type:")), ""),
+            "machine": machine(),
+            "vkad": os.path.relpath(args.vkad, root) if os.path.abspath(args.vkad).startswith(root) else args.vkad,
+            "vkad_built": datetime.datetime.fromtimestamp(os.path.getmtime(args.vkad)).isoformat(timespec="minutes"),
+            "peer_device": args.peer_device, "peer_devices": [], "note": args.note, "elapsed_min": 0.0}
+    suffix = f"-{args.section}" if args.section else ""
+    json_path = args.json or os.path.join(here, "data", f"results{suffix}.json")
+
+    def save(with_plots):
+        """The results so far: the JSON (which `--from-json` turns into the section again) and the
+        section of the results file (written after every data set, so that a run cut short keeps
+        what it measured)."""
+        meta["elapsed_min"] = (time.time() - started) / 60
+        with open(json_path, "w") as f:
+            json.dump({"meta": meta, "section": args.section, "rows": rows}, f, indent=1)
+        text = write_section(meta, rows, args.results, args.section, with_plots)
+        if with_plots:
+            print(text)
 
     def row(data, system, plot, p, g, how, count=""):
         rows.append({"data": os.path.basename(data)[:-3], "bench": benchmarks.bench_of(data),
@@ -259,35 +304,40 @@ def main():
                     "`vkad bench`: mean of the summed kernel timestamps of the same runs")
         for system in ("jax", "torch"):
             log(f"{name}: {system}")
-            r = run_peer(args.python, system, bench, data, args.peer_runs, 2 * args.timeout)
+            r = run_peer(args.python, system, bench, data, args.peer_runs, 2 * args.timeout, args.peer_device)
             if isinstance(r, str):
                 row(data, system, system, r, r, "")
             else:
+                if r.get("device", "?") not in meta["peer_devices"]:
+                    meta["peer_devices"].append(r.get("device", "?"))
                 row(data, f"{system} {r['version']}", system, r["primal_ms"] / 1000, r["grad_ms"] / 1000,
                     f"median of {r['primal_runs']} / {r['grad_runs']} runs after a warm-up, in process")
-    elapsed = time.time() - started
-    devs = subprocess.run([args.vkad, "devices"], capture_output=True).stdout.decode(errors="replace")
-    vk_dev = next((ln.split(":", 1)[1].strip() for ln in devs.splitlines() if re.match(r"^\d+:", ln)), "none")
-    vk_info = next((ln.strip() for ln in devs.splitlines() if ln.strip().startswith("type:")), "")
-    commit = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"], capture_output=True).stdout.decode().strip()
-    results_dir = os.path.dirname(os.path.abspath(args.results))
-    with open(os.path.join(here, "data", "results.json"), "w") as f:
-        json.dump({"date": datetime.date.today().isoformat(), "commit": commit, "device": vk_dev,
-                   "rows": rows}, f, indent=1)
-    plots = write_plots(rows, results_dir)
+        save(with_plots=False)
+    save(with_plots=True)
+
+
+def write_section(meta, rows, results, section, with_plots):
+    """Writes the data sets measured so far (rows) and how (meta) as a section of the results
+    file (the paper section, or the one named `section`), with the plots if `with_plots`.
+    Returns the section's text."""
+    results_dir = os.path.dirname(os.path.abspath(results))
+    plots = write_plots(rows, results_dir, "paper" + (f"_{section}" if section else "")) if with_plots else []
     used = list(dict.fromkeys(r["bench"] for r in rows))
-    lines = [BEGIN, "", "## The SC22 paper's benchmarks on this machine (benches/paper)", "",
-             f"Measured {datetime.date.today().isoformat()} by `benches/paper/run.sh` (vkad at commit {commit}, "
-             f"{elapsed / 60:.1f} minutes in all).", "",
-             f"- CPU: {machine()}.",
-             f"- Vulkan device (vkad's `-b vulkan`): {vk_dev} ({vk_info}).",
-             f"- vkad binary: `{os.path.relpath(args.vkad, root) if args.vkad.startswith(root) else args.vkad}` "
-             f"(built {datetime.datetime.fromtimestamp(os.path.getmtime(args.vkad)).isoformat(timespec='minutes')}).",
-             "- JAX and PyTorch run on the same CPU (JAX jitted, PyTorch eager; the precision of each benchmark).",
+    begin, end = markers(section)
+    title = "on this machine" if not section else f"on {meta['device']} (section `{section}`)"
+    peers_on = " and ".join(meta["peer_devices"]) or "nothing (no peer ran)"
+    lines = [begin, "", f"## The SC22 paper's benchmarks {title} (benches/paper)", "",
+             f"Measured {meta['date']} by `benches/paper/run.sh` (vkad at commit {meta['commit']}, "
+             f"{meta['elapsed_min']:.1f} minutes in all{'' if with_plots else ', unfinished'}).", "",
+             f"- CPU: {meta['machine']}.",
+             f"- Vulkan device (vkad's `-b vulkan`): {meta['device']} ({meta['device_info']}).",
+             f"- vkad binary: `{meta['vkad']}` (built {meta['vkad_built']}).",
+             f"- JAX and PyTorch run on {peers_on} (`--peer-device {meta['peer_device']}`; JAX jitted, PyTorch "
+             "eager; the precision of each benchmark; each timed run ends with its results copied to the host).",
              f"- Programs: benches/paper/{{{','.join(used)}}}.fut; peers: benches/peers/BENCH_{{jax,torch}}.py; "
              "data: `benches/paper/gen_data.py NAME` (seeded, see each gen_BENCH.py).", ""]
-    if args.note:
-        lines += [args.note, ""]
+    if meta["note"]:
+        lines += [meta["note"], ""]
     lines += ["Entries (primal · gradient) and the paper's Futhark AD overhead on GPUs:", ""]
     for bench in used:
         mod = benchmarks.module(bench)
@@ -302,17 +352,16 @@ def main():
     lines.append("")
     for path in plots:
         lines += [f"![{os.path.basename(path)}]({os.path.relpath(path, results_dir)})", ""]
-    lines.append(END)
-    section = "\n".join(lines) + "\n"
-    old = open(args.results).read() if os.path.exists(args.results) else "# Benchmark results\n"
-    if BEGIN in old and END in old:
-        new = old[:old.index(BEGIN)] + section + old[old.index(END) + len(END) + 1:]
+    lines.append(end)
+    text = "\n".join(lines) + "\n"
+    old = open(results).read() if os.path.exists(results) else "# Benchmark results\n"
+    if begin in old and end in old:
+        new = old[:old.index(begin)] + text + old[old.index(end) + len(end) + 1:]
     else:
-        new = old.rstrip("\n") + "\n\n" + section
-    with open(args.results, "w") as f:
+        new = old.rstrip("\n") + "\n\n" + text
+    with open(results, "w") as f:
         f.write(new)
-    print(section)
-
+    return text
 
 if __name__ == "__main__":
     main()

@@ -4,7 +4,7 @@ import math
 
 import torch
 
-from torch_peer import lse, tensors
+from torch_peer import host, lse, tensors
 
 
 def _lower_indices(d):
@@ -48,11 +48,11 @@ def make(values):
 
     def primal():
         with torch.no_grad():
-            return gmm_objective(alphas, means, icf, x, gamma, m, idx).numpy()
+            return host(gmm_objective(alphas, means, icf, x, gamma, m, idx))
 
     def grad():
         ps = [v.clone().requires_grad_(True) for v in (alphas, means, icf)]
         f = gmm_objective(*ps, x, gamma, m, idx)
-        return tuple(v.numpy() for v in torch.autograd.grad(f, ps))
+        return tuple(host(v) for v in torch.autograd.grad(f, ps))
 
     return primal, grad

@@ -2,7 +2,7 @@
 reverse (`torch.func.jvp` of `torch.func.grad`, tangent of ones)."""
 import torch
 
-from torch_peer import tensors
+from torch_peer import host, tensors
 
 
 def kmeans_cost(points, centres):
@@ -22,6 +22,6 @@ def make(values):
 
     def primal():
         with torch.no_grad():
-            return kmeans_cost(points, centres).numpy()
+            return host(kmeans_cost(points, centres))
 
-    return primal, lambda: tuple(v.detach().numpy() for v in kmeans_newton(points, centres))
+    return primal, lambda: tuple(host(v) for v in kmeans_newton(points, centres))

@@ -2,7 +2,7 @@
 with respect to the main and extra parameters (`torch.autograd.grad`)."""
 import torch
 
-from torch_peer import lse, tensors
+from torch_peer import host, lse, tensors
 
 
 def _predict(main, extra, state, x):
@@ -37,11 +37,11 @@ def make(values):
 
     def primal():
         with torch.no_grad():
-            return lstm_objective(main, extra, state, seq).numpy()
+            return host(lstm_objective(main, extra, state, seq))
 
     def grad():
         ps = [v.clone().requires_grad_(True) for v in (main, extra)]
         f = lstm_objective(*ps, state, seq)
-        return tuple(v.numpy() for v in torch.autograd.grad(f, ps))
+        return tuple(host(v) for v in torch.autograd.grad(f, ps))
 
     return primal, grad

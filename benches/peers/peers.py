@@ -4,13 +4,15 @@ benches/paper/gen_data.py and prints one JSON object: the median primal and grad
 (milliseconds) over --runs timed runs after --warmup untimed ones (JAX's first run compiles).
 
     peers.py SYSTEM BENCH DATA.in [--runs N] [--warmup W] [--write-expected PREFIX]
-             [--max-seconds S]
+             [--max-seconds S] [--device cpu|gpu]
 
 SYSTEM: jax | torch; BENCH: a benchmark of benches/paper/benchmarks.py (kmeans, skmeans, gmm,
 lstm, rnn, rsbench, xsbench), implemented in BENCH_jax.py / BENCH_torch.py. --write-expected PREFIX writes the results in
 Futhark's text format to PREFIX.ENTRY.out for the .fut file's primal and gradient entries (the
 expected outputs of the test blocks). --max-seconds stops taking timed runs once that much time
-has been spent on an entry (at least one run is always timed)."""
+has been spent on an entry (at least one run is always timed). --device (default: the environment's
+VKAD_PEER_DEVICE, else cpu) runs the peer on the CPU or on CUDA's first GPU; every timed run ends
+with its results copied to the host."""
 import argparse
 import importlib
 import json
@@ -51,7 +53,9 @@ def main():
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--max-seconds", type=float, default=60.0)
     ap.add_argument("--write-expected")
+    ap.add_argument("--device", choices=["cpu", "gpu"], default=os.environ.get("VKAD_PEER_DEVICE", "cpu"))
     args = ap.parse_args()
+    os.environ["VKAD_PEER_DEVICE"] = args.device  # read by the peer module, imported next
     mod = importlib.import_module(f"{args.system}_peer")
     values = read_values(args.data)
     primal, grad = mod.make(args.bench, values)
@@ -65,7 +69,7 @@ def main():
     tg = timed(grad, args.runs, args.warmup, args.max_seconds)
     p, g = statistics.median(tp), statistics.median(tg)
     print(json.dumps({
-        "system": args.system, "version": mod.version(), "bench": args.bench,
+        "system": args.system, "version": mod.version(), "device": mod.device(), "bench": args.bench,
         "data": os.path.basename(args.data).removesuffix(".in"),
         "primal_entry": benchmarks.entries(args.bench)[0], "grad_entry": benchmarks.entries(args.bench)[1],
         "primal_ms": p, "grad_ms": g, "overhead": g / p if p > 0 else None,

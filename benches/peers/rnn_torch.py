@@ -1,4 +1,4 @@
-"""The batched LSTM benchmark `rnn` (benches/paper/rnn.fut) in PyTorch (eager, CPU, 32-bit floats).
+"""The batched LSTM benchmark `rnn` (benches/paper/rnn.fut) in PyTorch (eager, 32-bit floats).
 
 The same explicit cell as rnn.fut and rnn_jax.py (not torch.nn.LSTM, so the maths is identical):
 a Python loop over the steps, the gates one batched matrix product each for the input and
@@ -8,11 +8,7 @@ respect to (W, U, b, Wy, by)."""
 import numpy as np
 import torch
 
-NAME = "torch"
-
-
-def version():
-    return torch.__version__
+from torch_peer import host, tensors
 
 
 def rnn_loss(w, u, b, wy, by, xs, targets, h0, c0):
@@ -31,16 +27,15 @@ def rnn_loss(w, u, b, wy, by, xs, targets, h0, c0):
 def make(values):
     """(primal, gradient): functions of no arguments returning numpy values (a tuple for the
     gradient: W, U, b, Wy, by)."""
-    xs, targets, w, u, b, wy, by, h0, c0 = (torch.from_numpy(np.ascontiguousarray(v, dtype=np.float32))
-                                            for v in values)
+    xs, targets, w, u, b, wy, by, h0, c0 = tensors(values, np.float32)
 
     def primal():
         with torch.no_grad():
-            return rnn_loss(w, u, b, wy, by, xs, targets, h0, c0).numpy()
+            return host(rnn_loss(w, u, b, wy, by, xs, targets, h0, c0))
 
     def grad():
         ps = [v.clone().requires_grad_(True) for v in (w, u, b, wy, by)]
         f = rnn_loss(*ps, xs, targets, h0, c0)
-        return tuple(v.numpy() for v in torch.autograd.grad(f, ps))
+        return tuple(host(v) for v in torch.autograd.grad(f, ps))
 
     return primal, grad

@@ -1,12 +1,12 @@
-"""RSBench (benches/paper/rsbench.fut) in PyTorch (eager, CPU, 64-bit floats, complex128):
+"""RSBench (benches/paper/rsbench.fut) in PyTorch (eager, 64-bit floats, complex128):
 macroscopic cross-section lookups in the windowed multipole representation, vectorised over the
 lookups, the nuclide slots of their materials (masked past num_nucs) and the poles of their
 windows (padded to the longest window, masked). The gradient is reverse mode
 (`torch.autograd.grad`). See rsbench.fut's header for the maths."""
-import numpy as np
 import torch
 
-NAME = "torch"
+from torch_peer import host, tensors
+
 DOPP = 0.5
 ABRAROV_A = [2.758402e-01, 2.245740e-01, 1.594149e-01, 9.866577e-02, 5.324414e-02,
              2.505215e-02, 1.027747e-02, 3.676164e-03, 1.146494e-03, 3.117570e-04]
@@ -14,10 +14,6 @@ ABRAROV_N2PI2 = [9.869604e+00, 3.947842e+01, 8.882644e+01, 1.579137e+02, 2.46740
                  3.553058e+02, 4.836106e+02, 6.316547e+02, 7.994380e+02, 9.869604e+02]
 QW_A, QW_B = 0.5124242247547685, 0.27525512860841095
 QW_C, QW_D = 0.05176535879298782, 2.724744871391589
-
-
-def version():
-    return torch.__version__
 
 
 def faddeeva(z):
@@ -79,7 +75,7 @@ def lookup(mp_ea, mp_rt, mp_ra, mp_rf, fit_t, fit_a, fit_f, l_value, w_start, w_
 def make(values):
     """(primal, gradient): functions of no arguments returning numpy values (the gradient a
     tuple: MP_EA, MP_RT, MP_RA, MP_RF, T, A, F), as rsbench.fut's `lookup` and `grad`."""
-    t = [torch.from_numpy(np.ascontiguousarray(v)) for v in values]
+    t = tensors(values)
     (mp_ea, mp_rt, mp_ra, mp_rf, l_value, fit_t, fit_a, fit_f, w_start, w_end, k0rs, mats,
      num_nucs, concs, energies, mat_idx) = t
     wmax = int(torch.max(w_end - w_start))
@@ -88,11 +84,11 @@ def make(values):
 
     def primal():
         with torch.no_grad():
-            return lookup(*diff, *rest, wmax).numpy()
+            return host(lookup(*diff, *rest, wmax))
 
     def grad():
         ps = [v.clone().requires_grad_(True) for v in diff]
         f = torch.sum(lookup(*ps, *rest, wmax))
-        return tuple(v.numpy() for v in torch.autograd.grad(f, ps))
+        return tuple(host(v) for v in torch.autograd.grad(f, ps))
 
     return primal, grad

@@ -6,7 +6,7 @@ ones: H·1, the diagonal, since the Hessian is diagonal)."""
 import numpy as np
 import torch
 
-from torch_peer import tensors
+from torch_peer import host, tensors
 
 
 def skmeans_cost(points, pnorm, centres):
@@ -18,13 +18,13 @@ def skmeans_cost(points, pnorm, centres):
 def make(values):
     vals, cols, offsets, centres = tensors(values)
     n, d = int(offsets.shape[0]) - 1, int(centres.shape[1])
-    rows = torch.from_numpy(np.repeat(np.arange(n), np.diff(values[2])))
+    rows = tensors([np.repeat(np.arange(n), np.diff(values[2]))])[0]
     points = torch.sparse_coo_tensor(torch.stack([rows, cols]), vals, (n, d), check_invariants=True).coalesce()
     pnorm = torch.zeros(n, dtype=vals.dtype).index_add_(0, rows, vals * vals)
 
     def primal():
         with torch.no_grad():
-            return skmeans_cost(points, pnorm, centres).numpy()
+            return host(skmeans_cost(points, pnorm, centres))
 
     def newton():
         c = centres.clone().requires_grad_(True)
@@ -32,6 +32,6 @@ def make(values):
         h, = torch.autograd.grad(g, c, grad_outputs=torch.ones_like(c))
         g, h = g.detach(), h.detach()
         step = torch.where(h == 0, torch.zeros_like(g), g / torch.where(h == 0, torch.ones_like(h), h))
-        return g.numpy(), h.numpy(), (centres - step).numpy()
+        return host(g), host(h), host(centres - step)
 
     return primal, newton

@@ -5,7 +5,7 @@ import math
 
 import torch
 
-from torch_peer import tensors
+from torch_peer import host, tensors
 
 
 def simulate(egrid, xs, num_nucs, mats, concs, energies, materials):
@@ -36,11 +36,11 @@ def make(values):
 
     def primal():
         with torch.no_grad():
-            return simulate(egrid, xs, *rest).numpy()
+            return host(simulate(egrid, xs, *rest))
 
     def grad():
         x = xs.clone().requires_grad_(True)
         out = simulate(egrid, x, *rest)
-        return torch.autograd.grad(out, x, grad_outputs=torch.ones_like(out))[0].numpy()
+        return host(torch.autograd.grad(out, x, grad_outputs=torch.ones_like(out))[0])
 
     return primal, grad
