@@ -228,6 +228,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--results", default=os.path.join(root, "benches", "RESULTS.md"))
     ap.add_argument("--note", default="")
+    ap.add_argument("--peers", default="jax,torch", help="the peers to time (comma-separated; empty: none)")
     ap.add_argument("--peer-device", choices=["cpu", "gpu"], default="cpu",
                     help="where JAX and PyTorch run (gpu: CUDA's first device)")
     ap.add_argument("--section", default="",
@@ -302,7 +303,7 @@ def main():
                     counts(b, p_e, g_e))
                 row(data, "vkad `bench` (Vulkan) kernels", "vkad kernels", kern[p_e], kern[g_e],
                     "`vkad bench`: mean of the summed kernel timestamps of the same runs")
-        for system in ("jax", "torch"):
+        for system in [p for p in args.peers.split(",") if p]:
             log(f"{name}: {system}")
             r = run_peer(args.python, system, bench, data, args.peer_runs, 2 * args.timeout, args.peer_device)
             if isinstance(r, str):
