@@ -2,7 +2,7 @@
 //! updates made dimensions of the space, so that rule 7 ([`super::acc_red`]) can turn each
 //! into a segmented reduction (part of rule 7 in [`super`]).
 //!
-//! The reverse sweep of GMM's objective leaves, after distribution, kernels such as
+//! The reverse sweep of GMM's objective left, after distribution, kernels such as
 //!
 //! ```text
 //! segmap (gi < n, gk < k, gl < d) {
@@ -23,7 +23,10 @@
 //! segmap (gi < n, gk < k, gl < d) { ...; return upd_acc(acc2, [gk, gl], w) }
 //! ```
 //!
-//! which rule 7 then reduces over `gi`. Splitting is valid because updates of an accumulator
+//! which rule 7 then reduces over `gi`. (GMM's gradient no longer has this form: since fusion
+//! moved the update of the Q matrices' adjoint into the kernel of the point's own adjoint,
+//! [`crate::passes::fusion::into_with_acc`], that kernel's statements are not cheap, and it is
+//! left to atomics rather than materialising every point's `[K][d][d]` rows.) Splitting is valid because updates of an accumulator
 //! with an operator commute with everything else the kernels do (they only read their
 //! inputs). It is done only where every statement the kernels keep is cheap scalar or indexing
 //! code (a made dimension repeats the statements before the inner `map` once per element of

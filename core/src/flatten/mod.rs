@@ -65,7 +65,7 @@
 //!    per element). It is versioned on that width (`acc_threshold(acc_red_N)`): a `segred`
 //!    over the left-over dimension followed by one update per element, or the atomic kernel.
 //!    A kernel of updates that does not have that form because it updates several
-//!    accumulators at different indices, or one through inner `map`s of updates (GMM's
+//!    accumulators at different indices, or one through inner `map`s of updates (a
 //!    `[K][d][d]` adjoint, module `acc_split`), is first split into one kernel per
 //!    accumulator with the inner maps as further dimensions, where its statements are cheap
 //!    enough to repeat and rule 7 then applies to one of the kernels.

@@ -43,6 +43,11 @@
 //!    either side of a vertical or a horizontal fusion (its accumulator results are returned
 //!    like any other). Maps nested inside lambdas, loops, branches and `with_acc` lambdas fuse
 //!    within their own body the same way.
+//! 7. **Into `with_acc`** ([`into_with_acc`]): a `map` that takes accumulators, right after a
+//!    `with_acc` whose extra (non-accumulated) results it alone reads as inputs, moves to the
+//!    end of the `with_acc`'s lambda, reading the lambda's results, where rule 1 can fuse it
+//!    with the `map` producing them (AD's adjoint rows of an inner map, which would otherwise
+//!    be materialised for every iteration of the enclosing one).
 //!
 //! What does not fuse, and why:
 //! - Never across a consumption: a statement moves past another only if neither consumes (in-place
@@ -71,6 +76,7 @@
 //!   (see above).
 
 pub mod horizontal;
+pub mod into_with_acc;
 pub mod vertical;
 
 use super::traverse::{
@@ -90,8 +96,9 @@ pub fn fuse(mut p: Program) -> Program {
     for _ in 0..MAX_ROUNDS {
         let (q, v) = vertical::fuse_vertical_counted(p);
         let (q, h) = horizontal::fuse_horizontal_counted(q);
+        let (q, s) = into_with_acc::sink_counted(q);
         p = q;
-        if v + h == 0 {
+        if v + h + s == 0 {
             break;
         }
     }

@@ -576,3 +576,47 @@ fn every_test_program_passes_fused() {
     println!("all: {b} -> {a} maps; {summary}");
     assert!(a < b, "nothing fused in the test programs");
 }
+
+/// Accumulator-taking maps that read a result of the `with_acc` right before them.
+fn acc_maps_reading_a_with_acc(p: &Program) -> usize {
+    let mut n = 0;
+    crate::passes::traverse::map_bodies(&mut p.clone(), &mut |b: &mut Body| {
+        for w in b.stms.windows(2) {
+            if let (Exp::WithAcc { .. }, Exp::Soac(Soac::Map { arrs, lam, .. })) =
+                (&w[0].exp, &w[1].exp)
+            {
+                if lam.params.iter().any(is_acc)
+                    && w[0].pat.elems.iter().any(|e| arrs.contains(&e.name))
+                {
+                    n += 1;
+                }
+            }
+        }
+    });
+    n
+}
+
+/// GMM's shape: an outer map over points whose inner map reads the clusters' matrices as rows
+/// (its adjoints of them are its results) and the point freely (accumulated by a `with_acc`).
+const POINTS_AND_MATRICES: &str = "entry main [n][k][d] (qs: [k][d][d]f64) (xs: [n][d]f64) =
+  vjp (\\qs -> f64.sum (map (\\x -> f64.sum (map (\\q -> f64.sum (map (\\row -> f64.sum (map2 (*) row x) * x[0]) q)) qs)) xs)) qs 1";
+
+#[test]
+fn an_accumulating_map_after_a_with_acc_moves_into_it_and_fuses_there() {
+    let args = "[[[1.0, 2.0], [3.0, -1.0]], [[0.5, 0.0], [-2.0, 4.0]], [[1.5, 1.0], [0.0, 2.0]]] \
+                [[1.0, -1.0], [2.0, 0.5], [-3.0, 1.0], [0.25, 2.0]]";
+    let (before, after) = rewrite_and_compare(POINTS_AND_MATRICES, "main", args, fuse);
+    assert!(
+        acc_maps_reading_a_with_acc(&before) > 0,
+        "the case has the pattern:\n{}",
+        crate::ir::print::program_to_string(&before)
+    );
+    assert_eq!(
+        acc_maps_reading_a_with_acc(&after),
+        0,
+        "{}",
+        crate::ir::print::program_to_string(&after)
+    );
+    // Fused there: no accumulator-taking map reads a map's result in its body any more.
+    assert_eq!(acc_map_inputs_from_maps(&after), 0);
+}
