@@ -153,7 +153,8 @@ enum Command {
         no_pipeline_cache: bool,
         /// A tuning value for the kernel-IR backends (repeatable): `loop=N` / `nest=N` /
         /// `acc_red=N` set the default threshold of host loops / map nests / reductions of
-        /// accumulator updates, `seq_chunk=N` the iterations per
+        /// accumulator updates (`nest=N` also of contended nests, `contended_nest=N` only of
+        /// them: by default a GPU always flattens those), `seq_chunk=N` the iterations per
         /// launch of one-thread loops, `NAME=N` one threshold (`vkad dump-ir --kernels` prints
         /// their names). `loop=0` always takes the flattened version of a host loop,
         /// `loop=9223372036854775807` the one-thread version.
@@ -180,7 +181,8 @@ enum Command {
         no_pipeline_cache: bool,
         /// A tuning value for the kernel-IR backends (repeatable): `loop=N` / `nest=N` /
         /// `acc_red=N` set the default threshold of host loops / map nests / reductions of
-        /// accumulator updates, `seq_chunk=N` the iterations per
+        /// accumulator updates (`nest=N` also of contended nests, `contended_nest=N` only of
+        /// them: by default a GPU always flattens those), `seq_chunk=N` the iterations per
         /// launch of one-thread loops, `NAME=N` one threshold (`vkad dump-ir --kernels` prints
         /// their names). `loop=0` always takes the flattened version of a host loop,
         /// `loop=9223372036854775807` the one-thread version.

@@ -68,7 +68,10 @@
 //!    accumulators at different indices, or one through inner `map`s of updates (a
 //!    `[K][d][d]` adjoint, module `acc_split`), is first split into one kernel per
 //!    accumulator with the inner maps as further dimensions, where its statements are cheap
-//!    enough to repeat and rule 7 then applies to one of the kernels.
+//!    enough to repeat and rule 7 then applies to one of the kernels. Then (module
+//!    `contention`) a nest whose sequentialised kernel contends on an accumulator that its
+//!    flattened version reduces gets a threshold of its own kind (`contended_threshold`),
+//!    which a GPU never meets unless it is set: the size alone cannot tell the versions apart.
 //!
 //! Where distribution applies, both versions are generated (incremental flattening): the host
 //! compares the nest's size with a run-time threshold ([`crate::seg::HostExp::Threshold`]) and
@@ -85,6 +88,7 @@
 
 mod acc_red;
 mod acc_split;
+mod contention;
 mod kernel;
 mod nest;
 mod seq_loop;
@@ -125,6 +129,7 @@ pub fn flatten_program(p: &ir::Program) -> seg::Program {
             };
             let mut body = fl.host_body(&f.body);
             fl.reduce_acc_updates(&mut body);
+            contention::mark_contended_nests(&mut body);
             seg::FunDef {
                 name: f.name.clone(),
                 entry: f.entry.clone(),

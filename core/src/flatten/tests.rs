@@ -1,6 +1,6 @@
 //! Worked cases of the flattening rules: the kernels a program becomes.
 
-use crate::seg::{HostBody, HostExp, SegKind, SegOp};
+use crate::seg::{HostBody, HostExp, SegKind, SegOp, ThresholdKind};
 
 /// The kernels of entry `entry` of `src`, in program order (both versions of a versioned nest).
 fn kernels(src: &str, entry: &str) -> Vec<SegOp> {
@@ -455,5 +455,58 @@ fn gmm_gradient_materialises_no_per_point_adjoint_of_the_q_matrices() {
         let (got, _) = c.run_kernels("grad", args(), &th).expect("kernel IR");
         let mismatches = crate::testing::compare_values(&got, &want);
         assert!(mismatches.is_empty(), "nest threshold {v}: {mismatches:?}");
+    }
+}
+
+#[test]
+fn a_nest_contending_on_an_accumulator_its_flattened_version_reduces_gets_a_contended_threshold() {
+    // k-means' Newton step: the per-point version of the reverse sweep adds each point's
+    // one-hot adjoint into the [k][d] accumulator (every thread, the same elements), while
+    // the flattened version reduces those updates (rule 7). GMM's gradient has contended
+    // updates in both versions, so its nests keep the plain nest threshold.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../benches/paper");
+    let kinds = |file: &str| {
+        let src = std::fs::read_to_string(root.join(file)).expect("source");
+        let c = crate::compile(file, &src).unwrap_or_else(|e| panic!("{}", e.render()));
+        let p = super::extract_kernels(&c.ir);
+        crate::seg::check::check_program(&p).expect("checked kernel IR");
+        fn walk(b: &HostBody, out: &mut Vec<ThresholdKind>) {
+            for s in &b.stms {
+                match &s.exp {
+                    HostExp::Threshold { kind, .. } => out.push(*kind),
+                    HostExp::If { then_b, else_b, .. } => {
+                        walk(then_b, out);
+                        walk(else_b, out);
+                    }
+                    HostExp::WithAcc { lam, .. } => walk(&lam.body, out),
+                    HostExp::VersionedLoop { par, seq, .. } => {
+                        walk(par, out);
+                        walk(seq, out);
+                    }
+                    HostExp::Loop { body, .. } => walk(body, out),
+                    _ => {}
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for f in &p.funs {
+            walk(&f.body, &mut out);
+        }
+        (c, out)
+    };
+    let (c, km) = kinds("kmeans.fut");
+    assert!(km.contains(&ThresholdKind::ContendedNest), "{km:?}");
+    let (_, gmm) = kinds("gmm.fut");
+    assert!(!gmm.contains(&ThresholdKind::ContendedNest), "{gmm:?}");
+    // Both versions of the contended nests agree with the interpreter.
+    let data = std::fs::read(root.join("small/kmeans_small.in")).expect("kmeans_small.in");
+    let args = || crate::values::parse_values(&data).expect("values");
+    let want = c.run_interp("newton", args()).expect("interpreter");
+    for v in [0, i64::MAX] {
+        let mut th = crate::seg::Thresholds::default();
+        th.set(&format!("contended_nest={v}")).unwrap();
+        let (got, _) = c.run_kernels("newton", args(), &th).expect("kernel IR");
+        let mismatches = crate::testing::compare_values(&got, &want);
+        assert!(mismatches.is_empty(), "contended_nest {v}: {mismatches:?}");
     }
 }

@@ -106,6 +106,7 @@ fn write_host_exp(out: &mut String, e: &HostExp, level: usize) {
                 ThresholdKind::Nest => "threshold",
                 ThresholdKind::Loop => "loop_threshold",
                 ThresholdKind::AccRed => "acc_threshold",
+                ThresholdKind::ContendedNest => "contended_threshold",
             };
             let _ = write!(out, "{k}({name}) {size}");
         }

@@ -1189,3 +1189,37 @@ fn program_errors() {
     );
     assert_error!(p, SegErrorKind::Unbound { name } if *name == g);
 }
+
+#[test]
+fn a_contended_nest_threshold_is_never_met_on_a_gpu_unless_set_and_is_the_nest_threshold_on_a_cpu()
+{
+    use crate::seg::{ThresholdKind::*, Thresholds};
+    let t = Thresholds::default();
+    assert_eq!(t.get_on("suff_outer_par_3", ContendedNest, true), i64::MAX);
+    assert_eq!(
+        t.get_on("suff_outer_par_3", ContendedNest, false),
+        Thresholds::DEFAULT
+    );
+    // Without a device (the kernel IR's evaluator), the nest default.
+    assert_eq!(
+        t.get("suff_outer_par_3", ContendedNest),
+        Thresholds::DEFAULT
+    );
+    // Other kinds do not depend on the device.
+    assert_eq!(
+        t.get_on("suff_outer_par_1", Nest, true),
+        Thresholds::DEFAULT
+    );
+    // `nest` sets contended nests too, `contended_nest` only them, a name only itself.
+    let mut n = Thresholds::default();
+    n.set("nest=5").unwrap();
+    assert_eq!(n.get_on("x", ContendedNest, true), 5);
+    assert_eq!(n.get_on("x", Nest, true), 5);
+    let mut c = Thresholds::default();
+    c.set("contended_nest=7").unwrap();
+    assert_eq!(c.get_on("x", ContendedNest, true), 7);
+    assert_eq!(c.get_on("x", Nest, true), Thresholds::DEFAULT);
+    c.set("x=9").unwrap();
+    assert_eq!(c.get_on("x", ContendedNest, true), 9);
+    assert_eq!(Thresholds::all(0).get_on("x", ContendedNest, true), 0);
+}

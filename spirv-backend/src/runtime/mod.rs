@@ -375,7 +375,7 @@ impl<'a> Runtime<'a> {
                 kind,
             } => {
                 let n = self.ex.prim(size, &None)?.as_i128().unwrap_or(0);
-                let t = self.thresholds.get(name, *kind) as i128;
+                let t = self.thresholds.get_on(name, *kind, self.ex.gpu_layout()) as i128;
                 self.bind(pat, vec![HVal::P(PrimValue::Bool(n >= t))], &None)
             }
             Step::VersionedLoop {
