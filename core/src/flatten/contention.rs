@@ -29,19 +29,10 @@ use std::collections::HashSet;
 /// Gives every contended nest threshold of `body` (and of the bodies nested in it) its kind.
 pub(super) fn mark_contended_nests(body: &mut HostBody) {
     for s in &mut body.stms {
-        match &mut s.exp {
-            HostExp::If { then_b, else_b, .. } => {
-                mark_contended_nests(then_b);
-                mark_contended_nests(else_b);
-            }
-            HostExp::Loop { body, .. } => mark_contended_nests(body),
-            HostExp::VersionedLoop { par, seq, .. } => {
-                mark_contended_nests(par);
-                mark_contended_nests(seq);
-            }
-            HostExp::WithAcc { lam, .. } => mark_contended_nests(&mut lam.body),
-            _ => {}
-        }
+        s.exp
+            .host_bodies_mut()
+            .into_iter()
+            .for_each(mark_contended_nests);
     }
     let contended: Vec<VName> = body
         .stms
@@ -71,15 +62,7 @@ pub(super) fn mark_contended_nests(body: &mut HostBody) {
 fn has_contended_kernel(b: &HostBody) -> bool {
     b.stms.iter().any(|s| match &s.exp {
         HostExp::Seg(op) => op.kind == SegKind::Map && contends(op),
-        HostExp::If { then_b, else_b, .. } => {
-            has_contended_kernel(then_b) || has_contended_kernel(else_b)
-        }
-        HostExp::Loop { body, .. } => has_contended_kernel(body),
-        HostExp::VersionedLoop { par, seq, .. } => {
-            has_contended_kernel(par) || has_contended_kernel(seq)
-        }
-        HostExp::WithAcc { lam, .. } => has_contended_kernel(&lam.body),
-        _ => false,
+        e => e.host_bodies().into_iter().any(has_contended_kernel),
     })
 }
 
@@ -87,13 +70,7 @@ fn has_contended_kernel(b: &HostBody) -> bool {
 fn has_acc_reduction(b: &HostBody) -> bool {
     b.stms.iter().any(|s| match &s.exp {
         HostExp::Threshold { kind, .. } => *kind == ThresholdKind::AccRed,
-        HostExp::If { then_b, else_b, .. } => {
-            has_acc_reduction(then_b) || has_acc_reduction(else_b)
-        }
-        HostExp::Loop { body, .. } => has_acc_reduction(body),
-        HostExp::VersionedLoop { par, seq, .. } => has_acc_reduction(par) || has_acc_reduction(seq),
-        HostExp::WithAcc { lam, .. } => has_acc_reduction(&lam.body),
-        _ => false,
+        e => e.host_bodies().into_iter().any(has_acc_reduction),
     })
 }
 

@@ -427,14 +427,8 @@ fn gmm_gradient_materialises_no_per_point_adjoint_of_the_q_matrices() {
             .iter()
             .map(|s| {
                 let own = s.pat.elems.iter().map(|e| e.ty.rank()).max().unwrap_or(0);
-                let inner = match &s.exp {
-                    HostExp::If { then_b, else_b, .. } => max_rank(then_b).max(max_rank(else_b)),
-                    HostExp::WithAcc { lam, .. } => max_rank(&lam.body),
-                    HostExp::VersionedLoop { par, seq, .. } => max_rank(par).max(max_rank(seq)),
-                    HostExp::Loop { body, .. } => max_rank(body),
-                    _ => 0,
-                };
-                own.max(inner)
+                let inner = s.exp.host_bodies().into_iter().map(max_rank).max();
+                own.max(inner.unwrap_or(0))
             })
             .max()
             .unwrap_or(0)
@@ -472,20 +466,10 @@ fn a_nest_contending_on_an_accumulator_its_flattened_version_reduces_gets_a_cont
         crate::seg::check::check_program(&p).expect("checked kernel IR");
         fn walk(b: &HostBody, out: &mut Vec<ThresholdKind>) {
             for s in &b.stms {
-                match &s.exp {
-                    HostExp::Threshold { kind, .. } => out.push(*kind),
-                    HostExp::If { then_b, else_b, .. } => {
-                        walk(then_b, out);
-                        walk(else_b, out);
-                    }
-                    HostExp::WithAcc { lam, .. } => walk(&lam.body, out),
-                    HostExp::VersionedLoop { par, seq, .. } => {
-                        walk(par, out);
-                        walk(seq, out);
-                    }
-                    HostExp::Loop { body, .. } => walk(body, out),
-                    _ => {}
+                if let HostExp::Threshold { kind, .. } = &s.exp {
+                    out.push(*kind);
                 }
+                s.exp.host_bodies().into_iter().for_each(|b| walk(b, out));
             }
         }
         let mut out = Vec::new();

@@ -165,6 +165,31 @@ pub enum HostExp {
     Seg(SegOp),
 }
 
+impl HostExp {
+    /// The host bodies directly inside this expression (both branches of an `if`, a loop's
+    /// body, both versions of a versioned loop, a `with_acc`'s lambda body).
+    pub fn host_bodies(&self) -> Vec<&HostBody> {
+        match self {
+            HostExp::If { then_b, else_b, .. } => vec![then_b, else_b],
+            HostExp::Loop { body, .. } => vec![body],
+            HostExp::VersionedLoop { par, seq, .. } => vec![par, seq],
+            HostExp::WithAcc { lam, .. } => vec![&lam.body],
+            HostExp::Plain(_) | HostExp::Threshold { .. } | HostExp::Seg(_) => vec![],
+        }
+    }
+
+    /// [`HostExp::host_bodies`], mutable.
+    pub fn host_bodies_mut(&mut self) -> Vec<&mut HostBody> {
+        match self {
+            HostExp::If { then_b, else_b, .. } => vec![then_b, else_b],
+            HostExp::Loop { body, .. } => vec![body],
+            HostExp::VersionedLoop { par, seq, .. } => vec![par, seq],
+            HostExp::WithAcc { lam, .. } => vec![&mut lam.body],
+            HostExp::Plain(_) | HostExp::Threshold { .. } | HostExp::Seg(_) => vec![],
+        }
+    }
+}
+
 /// The chunking of the one-thread version `seq` of a versioned `for` loop of `bound`
 /// iterations: `seq` is a host loop whose every iteration launches the one-thread kernel on
 /// the next `param` iterations of the loop (the last chunk may be shorter), carrying the loop's
