@@ -453,7 +453,7 @@ impl<'a> Lowerer<'a> {
                 if x.contains_fun() {
                     return Err(Diagnostic::not_supported(span, "arrays of functions"));
                 }
-                x.map_leaves(&mut |s, t| {
+                x.clone().with_unit_carrier().map_leaves(&mut |s, t| {
                     let ty = t.array_of(k.clone());
                     Ok((
                         self.let1(

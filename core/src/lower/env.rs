@@ -20,6 +20,11 @@ pub(crate) enum SV<'a> {
     Tuple(Vec<SV<'a>>),
     /// A function value, possibly partially applied.
     Fun(Rc<FunVal<'a>>),
+    /// An array of empty tuples or records (`[0][n]()`, the witness of a size): no data, but
+    /// its shape must flow as any array's does (into size parameters, through branches and
+    /// loops), so it is carried by an IR array of `bool` of that shape that nothing reads, as
+    /// a leaf. Taking its rows down to rank 0 gives the empty tuple ([`SV::units`]).
+    Units(SubExp, Type),
 }
 
 /// A function with the arguments collected so far.
@@ -178,14 +183,14 @@ impl<'a> SV<'a> {
     }
     fn collect(&self, out: &mut Vec<(SubExp, Type)>) {
         match self {
-            SV::Val(s, t) => out.push((s.clone(), t.clone())),
+            SV::Val(s, t) | SV::Units(s, t) => out.push((s.clone(), t.clone())),
             SV::Tuple(vs) => vs.iter().for_each(|v| v.collect(out)),
             SV::Fun(_) => {}
         }
     }
     pub fn contains_fun(&self) -> bool {
         match self {
-            SV::Val(..) => false,
+            SV::Val(..) | SV::Units(..) => false,
             SV::Tuple(vs) => vs.iter().any(|v| v.contains_fun()),
             SV::Fun(_) => true,
         }
@@ -196,6 +201,10 @@ impl<'a> SV<'a> {
             SV::Val(..) => {
                 let (s, t) = leaves.next().expect("rebuild: too few leaves");
                 SV::Val(s, t)
+            }
+            SV::Units(..) => {
+                let (s, t) = leaves.next().expect("rebuild: too few leaves");
+                SV::units(s, t)
             }
             SV::Tuple(vs) => SV::Tuple(vs.iter().map(|v| v.rebuild(leaves)).collect()),
             SV::Fun(f) => SV::Fun(f.clone()),
@@ -210,6 +219,10 @@ impl<'a> SV<'a> {
             SV::Val(s, t) => {
                 let (s, t) = f(s, t)?;
                 SV::Val(s, t)
+            }
+            SV::Units(s, t) => {
+                let (s, t) = f(s, t)?;
+                SV::units(s, t)
             }
             SV::Tuple(vs) => SV::Tuple(
                 vs.iter()
@@ -226,7 +239,7 @@ impl<'a> SV<'a> {
     /// already visited (closures share the tails of their environments).
     pub fn var_types(&self, out: &mut HashMap<VName, Type>, seen: &mut HashSet<*const ()>) {
         match self {
-            SV::Val(s, t) => {
+            SV::Val(s, t) | SV::Units(s, t) => {
                 if let SubExp::Var(v) = s {
                     out.insert(v.clone(), t.clone());
                 }
@@ -255,6 +268,36 @@ impl<'a> SV<'a> {
                     | Head::Project(_) => {}
                 }
             }
+        }
+    }
+    /// The value of an array of empty tuples whose shape `carrier` (of type `t`) carries; the
+    /// empty tuple where `t` has no dimension left (a row of a one-dimensional such array).
+    pub fn units(carrier: SubExp, t: Type) -> SV<'a> {
+        match t {
+            Type::Array { .. } => SV::Units(carrier, t),
+            _ => SV::Tuple(vec![]),
+        }
+    }
+    /// Whether the value has an array of empty tuples in it.
+    pub fn contains_units(&self) -> bool {
+        match self {
+            SV::Units(..) => true,
+            SV::Tuple(vs) => vs.iter().any(|v| v.contains_units()),
+            SV::Val(..) | SV::Fun(_) => false,
+        }
+    }
+    /// The element of an array being built (by `replicate`, `map`, an array literal): a
+    /// value with no leaves (an empty tuple) becomes a rank-0 carrier, so that the array built
+    /// from it is an [`SV::Units`] with its shape. Only for building arrays: a rank-0
+    /// `SV::Units` is never a value of its own.
+    pub fn with_unit_carrier(self) -> SV<'a> {
+        if self.leaves().is_empty() && !self.contains_fun() {
+            SV::Units(
+                SubExp::Const(crate::prim::PrimValue::Bool(false)),
+                Type::Prim(PrimType::Bool),
+            )
+        } else {
+            self
         }
     }
     pub fn fun(head: Head<'a>) -> SV<'a> {

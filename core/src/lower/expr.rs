@@ -451,11 +451,13 @@ impl<'a> Lowerer<'a> {
         Ok(args)
     }
 
-    /// A top-level function whose size parameters occur only in size expressions of its
-    /// parameters' types ([`size_expr_params`]) becomes a function value with their values as
-    /// leading arguments (see [`Lowerer::call_topdef`]). The type checker gave the name the
-    /// function's type at this use, with those parameters resolved (`[p*q]t` became `[a*b]t`),
-    /// so each is the size at the same place of that type ([`size_at`]).
+    /// A top-level function with size parameters that no parameter's shape gives (those only in
+    /// size expressions of its parameters' types or only in its result's, [`size_expr_params`])
+    /// becomes a function value with their values as leading arguments (see
+    /// [`Lowerer::call_topdef`]). The type checker gave the name the function's type at this
+    /// use, with those parameters resolved (`[p*q]t` became `[a*b]t`), so each is the size at
+    /// the same place of that type ([`size_at`]), in a parameter's type or in the result's
+    /// (`ValDec::ret_ty`).
     fn with_call_sizes(&mut self, env: &Env<'a>, i: usize, v: SV<'a>, e: &'a Expr) -> R<SV<'a>> {
         let d = self.valdec(i);
         let hidden = size_expr_params(d);
@@ -472,6 +474,10 @@ impl<'a> Lowerer<'a> {
                 }
                 _ => break,
             }
+        }
+        // The result's type, for sizes that only it mentions.
+        if let (true, Some(t), Some(u)) = (pairs.len() == d.params.len(), &d.ret_ty, used) {
+            pairs.push((t, u));
         }
         let mut args = vec![];
         for n in hidden {
@@ -1113,7 +1119,7 @@ impl<'a> Lowerer<'a> {
         }
         let vs = es
             .iter()
-            .map(|x| self.lower_expr(env, x))
+            .map(|x| Ok(self.lower_expr(env, x)?.with_unit_carrier()))
             .collect::<R<Vec<_>>>()?;
         if vs[0].contains_fun() {
             return Err(Diagnostic::not_supported(e.span, "arrays of functions"));
@@ -2337,26 +2343,11 @@ fn collect_dims<'t>(t: &'t SType, out: &mut Vec<&'t Size>) {
     }
 }
 
-/// The size parameters of a top-level function that its parameters' types mention only in size
-/// expressions (`[p*q]t`), never as a plain dimension (`[p]t`, which the argument's shape
-/// gives, see [`match_type`]); as the type checker's `size_expr_params`.
+/// The size parameters of a top-level function that its parameters' types never have as a
+/// plain dimension (`[p]t`, which the argument's shape gives, see [`match_type`]), as the type
+/// checker found them.
 pub(crate) fn size_expr_params(d: &ValDec) -> Vec<&str> {
-    let mut dims = vec![];
-    for p in &d.params {
-        if let Some(t) = &p.ty {
-            collect_dims(t, &mut dims);
-        }
-    }
-    d.type_params
-        .iter()
-        .filter_map(|tp| match tp {
-            TypeParam::Size(n, _) => Some(n.as_str()),
-            TypeParam::Type { .. } => None,
-        })
-        .filter(|n| {
-            dims.iter().any(|d| d.mentions(n)) && !dims.contains(&&Size::Named(n.to_string()))
-        })
-        .collect()
+    d.hidden_sizes.iter().map(String::as_str).collect()
 }
 
 /// The size that the type `used` has where the declared type `decl` mentions the size

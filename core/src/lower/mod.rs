@@ -9,9 +9,11 @@
 //!
 //! Sizes: a size parameter `[n]` is bound to the IR dimension of the argument it describes, so
 //! sizes in types are ordinary variables of the lowering environment. A size parameter that the
-//! parameters' types mention only in size expressions (`[p*q]t`) takes the size the type
-//! checker inferred at the call (the name's type there has `[a*b]t`, so `p = a`), evaluated in
-//! the caller's environment and passed as a leading argument (`Lowerer::with_call_sizes`). A
+//! parameters' types mention only in size expressions (`[p*q]t`), or that only the result's type
+//! mentions (`def fill [n] (x: i32) : [n]i32`), takes the size the type checker inferred at the
+//! call (the name's type there has `[a*b]t`, so `p = a`), evaluated in the caller's environment
+//! and passed as a leading argument (`Lowerer::with_call_sizes`). An array of empty tuples
+//! (`[0][n]()`, a size witness) has an IR array of `bool` as its shape's carrier (`SV::Units`). A
 //! size that is the value of an expression (`Size::Expr`, `tabulate (i64.sum ks) f`) is the
 //! value that expression had where it was lowered (`Lowerer::size_exprs`). Where the size of a
 //! result is not known statically (`if`s whose branches differ, loops whose arrays change size,
@@ -396,6 +398,12 @@ impl<'a> Lowerer<'a> {
                 "function-typed entry point parameters",
             ));
         }
+        if sv.contains_units() {
+            return Err(Diagnostic::not_supported(
+                span,
+                "arrays of empty tuples as entry point parameters",
+            ));
+        }
         size_params.extend(new_sizes);
         sv.map_leaves(&mut |_, t| -> R<(SubExp, Type)> {
             let v = self.names.fresh("p");
@@ -491,6 +499,13 @@ impl<'a> Lowerer<'a> {
             return Err(Diagnostic::not_supported(
                 dec.body.span,
                 "entry points returning functions",
+            ));
+        }
+        if result.contains_units() {
+            let span = dec.ret.as_ref().map_or(dec.body.span, |r| r.span());
+            return Err(Diagnostic::not_supported(
+                span,
+                "entry points returning arrays of empty tuples",
             ));
         }
         let result_counts = match &result {

@@ -3,7 +3,7 @@
 
 use super::env::SV;
 use super::expr::bound_names;
-use super::types::{arr_var, arr_vars, outer_dim, row_template};
+use super::types::{arr_var, arr_vars, map_inputs, outer_dim, row_template};
 use super::{internal, Lowerer, R};
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{Body, Exp, Lambda, Operator, Param, Soac, Stm, SubExp, Type, VName};
@@ -65,9 +65,15 @@ impl<'a> Lowerer<'a> {
 
     pub fn soac_map(&mut self, f: &SV<'a>, xs: &SV<'a>, span: Span) -> R<SV<'a>> {
         let w = outer_dim(xs, span)?;
-        let row = row_template(xs, span)?;
-        let arrs = arr_vars(&xs.leaves(), span)?;
-        let (lam, shape) = self.make_lambda(f, &[row], span)?;
+        let (row, arrs) = map_inputs(xs, span)?;
+        let (mut lam, mut shape) = self.make_lambda(f, &[row], span)?;
+        let carrier = shape.clone().with_unit_carrier();
+        if let SV::Units(c, t) = &carrier {
+            // A map to empty tuples: its result carries the shape (see `SV::Units`).
+            lam.body.result.push(c.clone());
+            lam.ret.push(t.clone());
+            shape = carrier;
+        }
         let tys: Vec<Type> = lam.ret.iter().map(|t| t.array_of(w.clone())).collect();
         let names = self.letn(
             "map_res",

@@ -4,7 +4,7 @@ use super::env::{Env, SV};
 use super::{internal, R};
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{SubExp, Type};
-use crate::prim::PrimValue;
+use crate::prim::{PrimType, PrimValue};
 use crate::syntax::types::{Size, Type as SType};
 
 /// A value template of a semantic type: an [`SV`] whose leaves have the IR types (with dimensions
@@ -18,7 +18,14 @@ pub(crate) fn stype_to_sv<'a>(
         SType::Prim(p) => SV::Val(SubExp::Const(PrimValue::zero(*p)), Type::Prim(*p)),
         SType::Array { elem, shape, .. } => {
             let dims: Vec<SubExp> = shape.iter().map(&mut *dim).collect::<R<_>>()?;
-            let inner = stype_to_sv(env, elem, dim)?;
+            let mut inner = stype_to_sv(env, elem, dim)?;
+            if inner.leaves().is_empty() && !inner.contains_fun() {
+                // An array of empty tuples: its shape needs a carrier (see `SV::Units`).
+                inner = SV::Units(
+                    SubExp::Const(PrimValue::Bool(false)),
+                    Type::Prim(PrimType::Bool),
+                );
+            }
             inner.map_leaves(&mut |s, t| -> R<(SubExp, Type)> {
                 let mut t = t.clone();
                 for d in dims.iter().rev() {
@@ -115,6 +122,18 @@ pub(crate) fn sv_to_stype(sv: &SV<'_>, strip: usize) -> SType {
             }
             Type::Acc { .. } => SType::unit(),
         },
+        SV::Units(_, t) => {
+            let n = t.shape().len().saturating_sub(strip);
+            if n == 0 {
+                SType::unit()
+            } else {
+                SType::Array {
+                    elem: Box::new(SType::unit()),
+                    shape: vec![Size::Unknown; n],
+                    unique: false,
+                }
+            }
+        }
         SV::Tuple(vs) => SType::Tuple(vs.iter().map(|v| sv_to_stype(v, strip)).collect()),
         SV::Fun(_) => SType::unit(),
     }
@@ -132,15 +151,59 @@ pub(crate) fn outer_dim(sv: &SV<'_>, span: Span) -> R<SubExp> {
     }
 }
 
-/// The row template of an array value: every leaf with its outer dimension dropped.
+/// The row template of an array value: every leaf with its outer dimension dropped. Its leaves
+/// pair with the array's (the operators of reductions, scans and histograms), so an array
+/// whose rows are empty tuples (whose carrier has no row, see [`SV::Units`]) is not supported
+/// here; [`map_inputs`] is the form for `map`.
 pub(crate) fn row_template<'a>(sv: &SV<'a>, span: Span) -> R<SV<'a>> {
     if sv.contains_fun() {
         return Err(Diagnostic::not_supported(span, "arrays of functions"));
+    }
+    if has_unit_rows(sv) {
+        return Err(Diagnostic::not_supported(
+            span,
+            "this operation on an array of empty tuples (only `map`, indexing and the shape \
+             functions take one)",
+        ));
     }
     sv.map_leaves(&mut |s, t| match t {
         Type::Array { .. } => Ok((s.clone(), t.row())),
         _ => Err(internal(span, "expected an array")),
     })
+}
+
+/// Whether some component of an array value is a one-dimensional array of empty tuples (whose
+/// rows have no leaf).
+fn has_unit_rows(sv: &SV<'_>) -> bool {
+    match sv {
+        SV::Units(_, t) => t.shape().len() == 1,
+        SV::Tuple(vs) => vs.iter().any(has_unit_rows),
+        SV::Val(..) | SV::Fun(_) => false,
+    }
+}
+
+/// The row template of an array value that a `map` takes apart, and the arrays that feed the
+/// row's leaves: every leaf but the carriers of components whose rows are empty tuples (a map
+/// over `[n]()` reads no array, its size is the map's width).
+pub(crate) fn map_inputs<'a>(sv: &SV<'a>, span: Span) -> R<(SV<'a>, Vec<crate::ir::VName>)> {
+    fn arrays(sv: &SV<'_>, span: Span, out: &mut Vec<crate::ir::VName>) -> R<()> {
+        match sv {
+            SV::Units(_, t) if t.shape().len() == 1 => Ok(()),
+            SV::Val(s, _) | SV::Units(s, _) => {
+                out.push(arr_var(s, span)?);
+                Ok(())
+            }
+            SV::Tuple(vs) => vs.iter().try_for_each(|v| arrays(v, span, out)),
+            SV::Fun(_) => Err(Diagnostic::not_supported(span, "arrays of functions")),
+        }
+    }
+    let mut arrs = vec![];
+    arrays(sv, span, &mut arrs)?;
+    let row = sv.map_leaves(&mut |s, t| match t {
+        Type::Array { .. } => Ok((s.clone(), t.row())),
+        _ => Err(internal(span, "expected an array")),
+    })?;
+    Ok((row, arrs))
 }
 
 /// The variable of an array leaf.

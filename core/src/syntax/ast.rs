@@ -220,6 +220,13 @@ pub struct ValDec {
     pub body: Expr,
     pub attrs: Vec<Attr>,
     pub span: Span,
+    /// Filled by the type checker: the size parameters that no parameter's shape gives (found
+    /// at each call from the function's type at that use, see the type checker's
+    /// `size_expr_params`), in declaration order.
+    pub hidden_sizes: Vec<String>,
+    /// Filled by the type checker: the function's result type (after all its parameters), its
+    /// size parameters by name, where the sizes that only the result mentions are found.
+    pub ret_ty: Option<Type>,
 }
 
 #[derive(Clone, Debug)]

@@ -942,6 +942,8 @@ impl Parser {
             body,
             attrs,
             span,
+            hidden_sizes: vec![],
+            ret_ty: None,
         })
     }
 

@@ -104,13 +104,15 @@ fn hidden_sizes(t: &Ty, sizes: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// The size parameters in `sizes` that the parameter types of the function type `t` mention
-/// only inside size expressions (`[p*q]t`), never as a plain dimension (`[p]t`): each call of
-/// the function must find them by unifying the arguments' types with the parameters' types.
+/// The size parameters in `sizes` that no parameter type of the function type `t` has as a
+/// plain dimension (`[p]t`, which the argument's shape gives) but that the function's type
+/// mentions: inside size expressions of a parameter type (`[p*q]t`), or only in the result
+/// type (`arr [n] [m] : gen [m] a -> gen [n * m] ([n]a)`). Each call of the function must find
+/// them by unifying the function's type with its use (the arguments' types and the type the
+/// context expects of the result), as Futhark infers such sizes.
 pub(crate) fn size_expr_params(t: &Ty, sizes: &[String]) -> Vec<String> {
-    let params = param_types(t);
     let mut out = hidden_sizes(t, sizes);
-    out.retain(|p| params.iter().any(|a| mentions_size(a, p)));
+    out.retain(|p| mentions_size(t, p));
     out
 }
 

@@ -423,6 +423,14 @@ impl Checker {
         self.check_sized_uses()?;
         let size_params: Vec<String> = tps.sizes.iter().map(|(n, _)| n.clone()).collect();
         let hidden_sizes = builtins::size_expr_params(&ft, &size_params);
+        d.hidden_sizes = hidden_sizes.clone();
+        let mut ret = &ft;
+        for _ in &d.params {
+            if let Ty::Fun(_, r) = ret {
+                ret = r;
+            }
+        }
+        d.ret_ty = Some(ret.to_type());
         for p in &mut d.params {
             self.fill_irrefutable(p)?;
         }
@@ -874,10 +882,12 @@ fn ambiguous_size(span: Span, name: &str, p: &str, shown: &Ty) -> Diagnostic {
     )
     .with_label(format!("`{name}` has type `{shown}` here"))
     .with_note(format!(
-        "`{p}` occurs only inside size expressions of the parameters' types (such as \
-         `[{p}*q]t`), so it is found by matching the argument's type against them: an argument \
-         of type `[a*b]t` for a parameter of type `[{p}*q]t` gives `{p} = a`; give the argument \
-         such a type, e.g. by a coercion `xs :> [a*b]t`"
+        "`{p}` is the size of no parameter (it occurs only inside size expressions such as \
+         `[{p}*q]t`, or only in the result's type), so each call finds it by matching the \
+         function's type against the use: an argument of type `[a*b]t` for a parameter of type \
+         `[{p}*q]t` gives `{p} = a`, and so does a result expected to be `[a*b]t` where the \
+         result's type is `[{p}*q]t`; give the argument or the result such a type, e.g. by a \
+         coercion `xs :> [a*b]t` or an ascription `(f x : [a]t)`"
     ))
 }
 

@@ -1268,6 +1268,27 @@ fn undetermined_size_parameters_are_ambiguous_at_the_call() {
     );
 }
 
+/// A size parameter that only the result's type mentions (`fill [n] (x: i32) : [n]i32`, and
+/// onehot's `arr [n] [m] : gen [m] a -> gen [n * m] ([n]a)`) is found at each call from the type
+/// the context expects of the result; a call whose context gives none is ambiguous.
+#[test]
+fn result_only_size_parameters_come_from_the_context_of_each_call() {
+    let fill = "def fill [n] (x: i32) : [n]i32 = replicate n x\n";
+    ok(&format!("{fill}def g (k: i64) : [k]i32 = fill 3"));
+    ok(&format!("{fill}def g (k: i64) = zip (iota k) (fill 3)"));
+    let (m, at) = err(&format!("{fill}def g (k: i64) = i32.sum (fill 3)"));
+    assert_eq!(
+        (m.as_str(), at.as_str()),
+        ("ambiguous size `n` in this call of `fill`", "fill")
+    );
+    let widen = "def widen [n] [m] (xs: [m]i32) : [n * m]i32 = replicate (n * m) 0\n";
+    ok(&format!(
+        "{widen}def g (k: i64) = widen [1, 2] : [k * 2]i32"
+    ));
+    let (m, _) = err(&format!("{widen}def g (k: i64) = widen [1, 2] : [k]i32"));
+    assert!(m.contains("ambiguous size `n`"), "{m}");
+}
+
 /// `p (p (… x))` with `p x = (x, x)` (issue 16, item 6): the type of the result is a tree of
 /// `2^n` leaves built by sharing. Checking that it holds no function walked it as a tree (26
 /// levels took 6 s before the size limit was reached; 40 never finished); it is walked as a
