@@ -192,3 +192,23 @@ entry coerce_call (xs: []i32) : [][]i32 =
 -- input { [1, 2, 3] } output { 3i64 }
 entry ascribe_expr [n] (xs: [n]i32) : i64 =
   let ys = (xs : [opaque n]i32) in length ys
+
+-- A function whose inferred result size is an expression over its argument (`seeds` of
+-- Futhark's tests/ad/flatmap1.fut): `pairs2 ks` has type `[i64.sum ks * 2]f64`, so `rows2`
+-- solves its `[p*q]` parameter as p = i64.sum ks, q = 2, from the argument's 2*(1+2) = 6 rows.
+-- Two calls with different arguments each give their own size (3 and 4 rows), and a call
+-- inside a map works per element (sums 3 and 3). Rows of `pairs2 [1, 2]`: [0, 1], [2, 3], [4, 5].
+-- ==
+-- entry: result_exprs
+-- input { [1i64, 2i64] [4i64] } output { 3i64 4i64 [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]] [3i64, 3i64] }
+def rows2 [p] [q] (xs: [p*q]f64) : [p][q]f64 = unflatten xs
+def pairs2 (ks: []i64) = flatten (tabulate_2d (i64.sum ks) 2 (\i j -> f64.i64 (i * 2 + j)))
+
+entry result_exprs (ks: []i64) (ls: []i64) =
+  let a = pairs2 ks
+  let b = pairs2 ls
+  in ( length (rows2 a)
+     , length (rows2 b)
+     , rows2 (pairs2 ks)
+     , map (\k -> length (rows2 (pairs2 [k, 3 - k]))) [1, 2]
+     )

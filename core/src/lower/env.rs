@@ -58,6 +58,15 @@ pub(crate) enum Head<'a> {
         at: &'a Expr,
         env: Env<'a>,
     },
+    /// A top-level function with size parameters that no parameter's shape gives
+    /// (`size_expr_params`): the use of its name (whose type has their sizes) and the
+    /// environment there. As for [`Head::SizedIntrinsic`], the sizes are computed when it is
+    /// called (`rows (flatten xs)`: the argument gives them).
+    SizedTopDef {
+        index: usize,
+        at: &'a Expr,
+        env: Env<'a>,
+    },
     /// A numeric module function `m.name`.
     ModFn(PrimType, &'static str),
     /// A conversion `to.from` (the source type comes from the argument).
@@ -253,9 +262,9 @@ impl<'a> SV<'a> {
             SV::Fun(f) => {
                 f.args.iter().for_each(|a| a.var_types(out, seen));
                 match &f.head {
-                    Head::Closure { env, .. } | Head::SizedIntrinsic { env, .. } => {
-                        env.var_types(out, seen)
-                    }
+                    Head::Closure { env, .. }
+                    | Head::SizedIntrinsic { env, .. }
+                    | Head::SizedTopDef { env, .. } => env.var_types(out, seen),
                     Head::RightSection(op, y) => {
                         op.var_types(out, seen);
                         y.var_types(out, seen);

@@ -67,7 +67,8 @@ impl<'a> Lowerer<'a> {
         self.loc = saved;
         if let Ok(SV::Val(s, Type::Prim(PrimType::Int(IntType::I64)))) = &r {
             // The value of the size `Size::Expr` at this span, if one names it.
-            self.size_exprs.insert(e.span, s.clone());
+            let frame = *self.frames.last().unwrap_or(&0);
+            self.size_exprs.insert(e.span, (s.clone(), frame));
         }
         r
     }
@@ -357,7 +358,7 @@ impl<'a> Lowerer<'a> {
             }
             if let Some(i) = self.top(&q.name, env.top) {
                 if self.valdec(i).params.is_empty() {
-                    return self.call_topdef(i, vec![], span);
+                    return self.call_topdef(i, vec![], vec![], span);
                 }
                 return Ok(SV::fun(Head::TopDef(i)));
             }
@@ -459,11 +460,27 @@ impl<'a> Lowerer<'a> {
     /// the same place of that type ([`size_at`]), in a parameter's type or in the result's
     /// (`ValDec::ret_ty`).
     fn with_call_sizes(&mut self, env: &Env<'a>, i: usize, v: SV<'a>, e: &'a Expr) -> R<SV<'a>> {
-        let d = self.valdec(i);
-        let hidden = size_expr_params(d);
-        if hidden.is_empty() {
+        if size_expr_params(self.valdec(i)).is_empty() {
             return Ok(v);
         }
+        Ok(SV::fun(Head::SizedTopDef {
+            index: i,
+            at: e,
+            env: env.clone(),
+        }))
+    }
+
+    /// The values of the hidden size parameters of the top-level function `i` at the use `e`
+    /// (see [`Lowerer::with_call_sizes`]), evaluated in the environment `env` of the use.
+    fn call_sizes(
+        &mut self,
+        env: &Env<'a>,
+        i: usize,
+        e: &'a Expr,
+        call_args: &[SV<'a>],
+    ) -> R<Vec<SV<'a>>> {
+        let d = self.valdec(i);
+        let hidden = size_expr_params(d);
         let mut used = e.ty.as_ref();
         let mut pairs = vec![];
         for p in &d.params {
@@ -482,7 +499,10 @@ impl<'a> Lowerer<'a> {
         let mut args = vec![];
         for n in hidden {
             let size = pairs.iter().find_map(|(t, u)| size_at(t, u, n));
-            let value = size.as_ref().and_then(|s| self.size_value(env, s));
+            let mut value = size.as_ref().and_then(|s| self.size_value(env, s));
+            if value.is_none() {
+                value = self.solve_from_shapes(env, n, &pairs, call_args, e.span)?;
+            }
             let value = value.ok_or_else(|| {
                 Diagnostic::error(
                     e.span,
@@ -498,10 +518,81 @@ impl<'a> Lowerer<'a> {
             })?;
             args.push(SV::Val(value, Type::Prim(PrimType::I64)));
         }
-        Ok(SV::Fun(Rc::new(FunVal {
-            head: Head::TopDef(i),
-            args,
-        })))
+        Ok(args)
+    }
+
+    /// The value of the hidden size parameter `n` from the actual shape of an argument, where
+    /// the size the type checker inferred for it has no value here (the value of an expression
+    /// lowered in another call: `seeds ks` returns `[i64.sum ks * 2]t`, whose `i64.sum ks` was
+    /// computed inside that call). A parameter of type `[n * q]t` (or `[q * n]`, `[n + q]`,
+    /// `[n - q]`, `[q + n]`, `[q - n]`) given an argument of `v` rows, where `q`'s inferred size
+    /// has a value, gives `n = v / q` (checked to be exact), `v - q`, `v + q`, `q - v`. `pairs`
+    /// are the declared and used types of the parameters, in order, then of the result.
+    fn solve_from_shapes(
+        &mut self,
+        env: &Env<'a>,
+        n: &str,
+        pairs: &[(&SType, &SType)],
+        call_args: &[SV<'a>],
+        span: Span,
+    ) -> R<Option<SubExp>> {
+        let is_n = |d: &Size| matches!(d, Size::Named(m) if m == n);
+        for ((decl, used), arg) in pairs.iter().zip(call_args) {
+            let (
+                SType::Array { shape: ds, .. },
+                SType::Array { shape: us, .. },
+                Some((_, Type::Array { shape: actual, .. })),
+            ) = (decl, used, arg.leaves().first().cloned())
+            else {
+                continue;
+            };
+            for (k, (d, u)) in ds.iter().zip(us).enumerate() {
+                let (Size::Bin(op, x, y), Size::Bin(uop, ux, uy), Some(v)) = (d, u, actual.get(k))
+                else {
+                    continue;
+                };
+                if op != uop {
+                    continue;
+                }
+                let (left, other) = if is_n(x) {
+                    (true, uy)
+                } else if is_n(y) {
+                    (false, ux)
+                } else {
+                    continue;
+                };
+                let Some(q) = self.size_value(env, other) else {
+                    continue;
+                };
+                let i64t = PrimType::I64;
+                let p = match (op, left) {
+                    (SizeOp::Mul, _) => {
+                        let (p, _) =
+                            self.scalar_binop(BinOp::Div, v.clone(), q.clone(), i64t, span)?;
+                        let (back, _) = self.scalar_binop(BinOp::Mul, p.clone(), q, i64t, span)?;
+                        let ok = self.let1(
+                            "size_ok",
+                            Type::Prim(PrimType::Bool),
+                            Exp::CmpOp(crate::ir::CmpOp::Eq(i64t), back, v.clone()),
+                        );
+                        self.assert(
+                            ok,
+                            format!("the argument's size is not a multiple as the size `{d}` says"),
+                        );
+                        p
+                    }
+                    (SizeOp::Add, _) => self.scalar_binop(BinOp::Sub, v.clone(), q, i64t, span)?.0,
+                    (SizeOp::Sub, true) => {
+                        self.scalar_binop(BinOp::Add, v.clone(), q, i64t, span)?.0
+                    }
+                    (SizeOp::Sub, false) => {
+                        self.scalar_binop(BinOp::Sub, q, v.clone(), i64t, span)?.0
+                    }
+                };
+                return Ok(Some(p));
+            }
+        }
+        Ok(None)
     }
 
     /// The value of a size (constants, `i64` variables in scope, the values of expressions
@@ -515,7 +606,10 @@ impl<'a> Lowerer<'a> {
                 _ => None,
             },
             Size::Unknown => None,
-            Size::Expr(span, _) => self.size_exprs.get(span).cloned(),
+            Size::Expr(span, _) => match self.size_exprs.get(span) {
+                Some((s, f)) if self.frames.contains(f) => Some(s.clone()),
+                _ => None,
+            },
             Size::Bin(op, a, b) => {
                 let a = self.size_value(env, a)?;
                 let b = self.size_value(env, b)?;
@@ -539,10 +633,7 @@ impl<'a> Lowerer<'a> {
     fn arity(&self, h: &Head<'a>) -> usize {
         match h {
             Head::Closure { params, .. } => params.len(),
-            Head::TopDef(i) => {
-                let d = self.valdec(*i);
-                d.params.len() + size_expr_params(d).len()
-            }
+            Head::TopDef(i) | Head::SizedTopDef { index: i, .. } => self.valdec(*i).params.len(),
             Head::Intrinsic(n) => super::builtins::intrinsic_arity(n),
             Head::SizedIntrinsic { name, .. } => {
                 super::builtins::intrinsic_arity(name) - super::builtins::inferred_sizes(name)
@@ -585,7 +676,11 @@ impl<'a> Lowerer<'a> {
                 body,
                 env,
             } => self.inline(env.clone(), tparams, params, args, body, span),
-            Head::TopDef(i) => self.call_topdef(*i, args, span),
+            Head::TopDef(i) => self.call_topdef(*i, vec![], args, span),
+            Head::SizedTopDef { index, at, env } => {
+                let sizes = self.call_sizes(env, *index, at, &args)?;
+                self.call_topdef(*index, sizes, args, span)
+            }
             Head::Intrinsic(n) => self.call_intrinsic(n, args, span),
             Head::SizedIntrinsic { name, at, env } => {
                 let mut all = self.inferred_size_args(env, name, at)?;
@@ -625,19 +720,22 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    /// Calls a top-level function; the first arguments are the values of its size parameters
-    /// that occur only in size expressions ([`Lowerer::with_call_sizes`]), if any.
-    pub fn call_topdef(&mut self, i: usize, mut args: Vec<SV<'a>>, span: Span) -> R<SV<'a>> {
+    /// Calls a top-level function with the values of its hidden size parameters
+    /// ([`Lowerer::call_sizes`], none where it has none or they are not known) and its
+    /// arguments.
+    pub fn call_topdef(
+        &mut self,
+        i: usize,
+        sizes: Vec<SV<'a>>,
+        args: Vec<SV<'a>>,
+        span: Span,
+    ) -> R<SV<'a>> {
         let d = self.valdec(i);
-        let hidden = size_expr_params(d);
         let mut env = Env::new(i);
-        if args.len() == d.params.len() + hidden.len() {
-            let sizes: Vec<SV<'a>> = args.drain(..hidden.len()).collect();
-            for (n, v) in hidden.into_iter().zip(sizes) {
-                env = env.bind(n, v);
-            }
+        for (n, v) in size_expr_params(d).into_iter().zip(sizes) {
+            env = env.bind(n, v);
         }
-        self.inline(env, &d.type_params, &d.params, args, &d.body, span)
+        self.in_frame(|s| s.inline(env, &d.type_params, &d.params, args, &d.body, span))
     }
 
     /// Inlines a function body with its parameters bound to the arguments.

@@ -158,7 +158,14 @@ pub(crate) struct Lowerer<'a> {
     /// The value of each `i64` expression lowered (in the current entry point), by its span:
     /// the values of the sizes [`crate::syntax::types::Size::Expr`], taken where the
     /// expression was evaluated (the argument of `tabulate`, `replicate`, `iota`, ...).
-    pub size_exprs: HashMap<crate::diag::Span, SubExp>,
+    /// Each with the call of a top-level function it was lowered in (`frames`): a function's
+    /// result keeps such sizes in its type (`[i64.sum ks * 2]t`), but the caller may read the
+    /// value only while that call is being lowered; after it, the span's value may be another
+    /// call's, or a variable of a branch (`Lowerer::size_value`).
+    pub size_exprs: HashMap<crate::diag::Span, (SubExp, u32)>,
+    /// The calls of top-level functions being inlined, innermost last (0: the entry point).
+    pub frames: Vec<u32>,
+    next_frame: u32,
 }
 
 impl<'a> Lowerer<'a> {
@@ -180,7 +187,18 @@ impl<'a> Lowerer<'a> {
             depth: 0,
             entry_names: 0,
             size_exprs: HashMap::new(),
+            frames: vec![0],
+            next_frame: 1,
         }
+    }
+
+    /// Runs `f` as the lowering of one call of a top-level function (see `size_exprs`).
+    pub fn in_frame<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        self.frames.push(self.next_frame);
+        self.next_frame += 1;
+        let r = f(self);
+        self.frames.pop();
+        r
     }
 
     /// The latest top-level declaration named `name` before declaration `limit`.

@@ -67,6 +67,37 @@ fn erase_named_sizes(t: &Ty, keep: &[&String]) -> Ty {
     }
 }
 
+/// [`erase_named_sizes`] on a function's type, except that the final result keeps the sizes
+/// that are values of expressions (`Size::Expr`): a function whose body makes
+/// `tabulate (i64.sum ks * 2) f` returns `[i64.sum ks * 2]t`, and the caller may need that
+/// size's structure to infer another call's sizes (`[p * q]t` against it gives `p = i64.sum ks`,
+/// `q = 2`, Futhark's `tests/ad/flatmap1.fut`). Futhark instantiates such a size with the
+/// call's arguments; vkad's lowering never reads the expression's value outside the call that
+/// computed it, but solves the sizes that depend on it from the actual shapes of the arguments
+/// where they are needed (`Lowerer::solve_from_shapes`).
+fn keep_result_exprs(t: &Ty, keep: &[&String]) -> Ty {
+    fn exprs_kept(t: &Ty, keep: &[&String]) -> Ty {
+        fn kept(d: &Size, keep: &[&String]) -> bool {
+            match d {
+                Size::Const(_) | Size::Expr(..) => true,
+                Size::Named(n) => keep.contains(&n),
+                Size::Bin(_, a, b) => kept(a, keep) && kept(b, keep),
+                Size::Unknown => false,
+            }
+        }
+        match t {
+            Ty::Array(d, e) if kept(d, keep) => Ty::arr(d.clone(), exprs_kept(e, keep)),
+            Ty::Array(_, e) => Ty::arr(Size::Unknown, exprs_kept(e, keep)),
+            Ty::Fun(..) => erase_named_sizes(t, keep),
+            _ => t.map_children(&mut |c| exprs_kept(c, keep)),
+        }
+    }
+    match t {
+        Ty::Fun(a, r) => Ty::fun(erase_named_sizes(a, keep), keep_result_exprs(r, keep)),
+        _ => exprs_kept(t, keep),
+    }
+}
+
 /// What a value name is bound to.
 #[derive(Clone, Debug)]
 pub(crate) enum Binding {
@@ -164,7 +195,7 @@ impl Checker {
                 .iter()
                 .chain(s.named_params.iter().map(|(_, n)| n))
                 .collect();
-            erase_named_sizes(&s.ty, &keep)
+            keep_result_exprs(&s.ty, &keep)
         } else {
             s.ty.clone()
         };

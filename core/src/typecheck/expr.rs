@@ -531,23 +531,27 @@ impl Checker {
             ExprKind::Match(scrutinee, cases) => {
                 let st = self.infer(scrutinee)?;
                 let res = self.fresh(span);
+                let mut case_types = vec![];
                 for (pat, body) in cases.iter_mut() {
                     self.push_vars();
                     let r = (|| {
                         let pt = self.infer_pats(std::slice::from_mut(pat))?.remove(0);
                         self.expect(&st, &pt, pat.span)?;
                         let bt = self.infer(body)?;
-                        self.expect(&res, &bt, body.span)
+                        self.expect(&res, &bt, body.span)?;
+                        Ok(bt)
                     })();
                     self.pop_scope();
-                    r?;
+                    case_types.push(r?);
                 }
                 self.no_functions(
                     &res,
                     span,
                     "the cases of a `match` cannot be functions (as in Futhark)",
                 )?;
-                Ok(res)
+                Ok(case_types
+                    .iter()
+                    .fold(res.clone(), |j, t| self.join_branch_sizes(&j, t)))
             }
             ExprKind::RecordUpdate {
                 record,
@@ -692,7 +696,7 @@ impl Checker {
                     span,
                     "the branches of a conditional cannot be functions (as in Futhark)",
                 )?;
-                Ok(at)
+                Ok(self.join_branch_sizes(&at, &bt))
             }
             ExprKind::Let { pat, value, body } => {
                 let vt = self.infer(value)?;

@@ -1289,6 +1289,30 @@ fn result_only_size_parameters_come_from_the_context_of_each_call() {
     assert!(m.contains("ambiguous size `n`"), "{m}");
 }
 
+/// A function's inferred result keeps a size that is the value of an expression (`seeds` of
+/// Futhark's tests/ad/flatmap1.fut: `[i64.sum ks * 2]`), so a call solving `[p*q]` against it
+/// finds `p` and `q`; the branches of a conditional or a `match` that differ on a size make it
+/// unknown (existential, as in Futhark), so the same call on such a value is ambiguous.
+#[test]
+fn result_size_expressions_reach_the_caller_and_branches_that_differ_hide_them() {
+    let rows = "def rows [p] [q] (xs: [p*q]f64) : [p][q]f64 = unflatten xs\n\
+                def mk (ks: []i64) = flatten (replicate (i64.sum ks) (replicate 2 0f64))\n";
+    ok(&format!("{rows}def g (ks: []i64) = rows (mk ks)"));
+    ok(&format!(
+        "{rows}def g (c: bool) (ks: []i64) = rows (if c then mk ks else mk ks)"
+    ));
+    let (m, _) = err(&format!(
+        "{rows}def g (c: bool) (ks: []i64) (n: i64) = \
+         rows (if c then mk ks else flatten (replicate n (replicate 2 0f64)))"
+    ));
+    assert!(m.contains("ambiguous size `p`"), "{m}");
+    let (m, _) = err(&format!(
+        "{rows}def g (c: i32) (ks: []i64) (n: i64) = \
+         rows (match c case 0 -> mk ks case _ -> flatten (replicate n (replicate 2 0f64)))"
+    ));
+    assert!(m.contains("ambiguous size `p`"), "{m}");
+}
+
 /// `p (p (… x))` with `p x = (x, x)` (issue 16, item 6): the type of the result is a tree of
 /// `2^n` leaves built by sharing. Checking that it holds no function walked it as a tree (26
 /// levels took 6 s before the size limit was reached; 40 never finished); it is walked as a

@@ -139,6 +139,50 @@ impl Checker {
         }
     }
 
+    /// The type of a conditional or a `match` whose branches have the (unified) types `a` and
+    /// `b`: `a`, with every size on which the branches differ unknown, as Futhark makes such a
+    /// size existential (`if c then tabulate (i64.sum ks) f else tabulate n g` has type `[]t`;
+    /// the first branch's size would name a value computed only in that branch).
+    pub(crate) fn join_branch_sizes(&self, a: &Ty, b: &Ty) -> Ty {
+        let (a, b) = (self.zonk(a), self.zonk(b));
+        fn join(c: &Checker, a: &Ty, b: &Ty) -> Ty {
+            match (a, b) {
+                (Ty::Array(d1, e1), Ty::Array(d2, e2)) => {
+                    let d = if c.zonk_size(d1) == c.zonk_size(d2) {
+                        d1.clone()
+                    } else {
+                        Size::Unknown
+                    };
+                    Ty::arr(d, join(c, e1, e2))
+                }
+                (Ty::Tuple(xs), Ty::Tuple(ys)) if xs.len() == ys.len() => {
+                    Ty::Tuple(xs.iter().zip(ys).map(|(x, y)| join(c, x, y)).collect())
+                }
+                (Ty::Record(xs), Ty::Record(ys)) if xs.len() == ys.len() => Ty::Record(
+                    xs.iter()
+                        .zip(ys)
+                        .map(|((n, x), (_, y))| (n.clone(), join(c, x, y)))
+                        .collect(),
+                ),
+                (Ty::Sum(xs), Ty::Sum(ys)) if xs.len() == ys.len() => Ty::Sum(
+                    xs.iter()
+                        .zip(ys)
+                        .map(|((n, xs), (_, ys))| {
+                            let ts = if xs.len() == ys.len() {
+                                xs.iter().zip(ys).map(|(x, y)| join(c, x, y)).collect()
+                            } else {
+                                xs.clone()
+                            };
+                            (n.clone(), ts)
+                        })
+                        .collect(),
+                ),
+                _ => a.clone(),
+            }
+        }
+        join(self, &a, &b)
+    }
+
     fn size_occurs(&self, k: usize, d: &Size) -> bool {
         fn occurs(c: &Checker, k: usize, d: &Size) -> bool {
             match d {
