@@ -44,3 +44,15 @@ entry lazy_branch (xs: []i32) (i: i64) : i32 =
 -- input { [1, -2, 3, -4] } output { [1, 0, 3, 0] 10 }
 entry in_map (xs: []i32) : ([]i32, i32) =
   (map (\x -> if x > 0 then x else 0) xs, 1 + (if length xs > 2 then 9 else 0))
+
+-- Branches that compute their result's size the same way (`i64.sum ks` in each): the size is
+-- computed once before the `if`, so a `map` (here `tabulate`) whose function holds it is
+-- regular (Futhark's tests/ad/flatmap0.fut). ks sums to 3: row i < 3 is the unit vector e_i,
+-- row 3 is zero.
+-- ==
+-- entry: shared_size
+-- input { [1i64, 2i64] 4i64 } output { [[1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 0]] }
+entry shared_size (ks: []i64) (n: i64) : [][]i32 =
+  tabulate n (\i -> if i < i64.sum ks
+                    then replicate (i64.sum ks) 0 with [i] = 1
+                    else replicate (i64.sum ks) 0)

@@ -1861,22 +1861,47 @@ impl<'a> Lowerer<'a> {
         self.join_if(cv, ts, tv, fs, fv, span)
     }
 
-    /// Emits an `If` of two lowered branches, with existential sizes where they differ.
+    /// Emits an `If` of two lowered branches, with existential sizes where they differ (after
+    /// sizes both branches compute the same way are computed once before it,
+    /// [`super::shared_sizes`]).
     pub fn join_if(
         &mut self,
         cond: SubExp,
-        ts: Vec<Stm>,
+        mut ts: Vec<Stm>,
         tv: SV<'a>,
-        fs: Vec<Stm>,
+        mut fs: Vec<Stm>,
         fv: SV<'a>,
         span: Span,
     ) -> R<SV<'a>> {
         if tv.contains_fun() || fv.contains_fun() {
             return Err(Diagnostic::not_supported(span, "`if` returning a function"));
         }
-        let (tl, fl) = (tv.leaves(), fv.leaves());
+        let (tl, mut fl) = (tv.leaves(), fv.leaves());
         if tl.len() != fl.len() {
             return Err(internal(span, "branches of different types"));
+        }
+        let mut differing = vec![];
+        for ((_, a), (_, b)) in tl.iter().zip(&fl) {
+            for (d1, d2) in a.shape().iter().zip(b.shape()) {
+                if d1 != d2 {
+                    differing.push((d1.clone(), d2.clone()));
+                }
+            }
+        }
+        let (hoisted, subst) =
+            super::shared_sizes::share_branch_sizes(&mut ts, &mut fs, &differing);
+        self.stms.extend(hoisted);
+        if !subst.is_empty() {
+            super::shared_sizes::substitute(&mut fs, &subst);
+            for (s, t) in &mut fl {
+                let mut v = crate::passes::traverse::Substitute { map: &subst };
+                crate::passes::traverse::walk_type(&mut v, t);
+                if let SubExp::Var(x) = s {
+                    if let Some(r) = subst.get(x) {
+                        *s = r.clone();
+                    }
+                }
+            }
         }
         let (bt, bf) = (bound_names(&ts), bound_names(&fs));
         let inside = |d: &SubExp| d.as_var().is_some_and(|v| bt.contains(v) || bf.contains(v));

@@ -47,6 +47,7 @@ mod builtins;
 mod copies;
 mod env;
 mod expr;
+mod shared_sizes;
 mod soacs;
 mod sums;
 mod types;

@@ -3,6 +3,7 @@
 
 use super::env::SV;
 use super::expr::bound_names;
+use super::shared_sizes::{size_slice, take};
 use super::types::{arr_var, arr_vars, map_inputs, outer_dim, row_template};
 use super::{internal, Lowerer, R};
 use crate::diag::{Diagnostic, Span};
@@ -281,87 +282,27 @@ impl<'a> Lowerer<'a> {
     }
 }
 
-/// Whether `e` is a `reduce` of arrays bound outside the lambda (whose variables are `inner`)
-/// with an operator of plain arithmetic that cannot fail (`i64.sum ks` for the size of
-/// `take (i64.sum ks) xs`): it can move out of the lambda unchanged.
-fn invariant_reduce(stm: &Stm, inner: &HashSet<VName>) -> bool {
-    use crate::ir::BinOp as B;
-    let Exp::Soac(Soac::Reduce { op, .. }) = &stm.exp else {
-        return false;
-    };
-    let simple = op.lam.body.stms.iter().all(|s| match &s.exp {
-        Exp::SubExp(_) | Exp::UnOp(..) | Exp::Conv(..) | Exp::CmpOp(..) => true,
-        Exp::BinOp(o, _, _) => !matches!(
-            o,
-            B::Div(_) | B::Mod(_) | B::Quot(_) | B::Rem(_) | B::Pow(_)
-        ),
-        _ => false,
-    });
-    simple
-        && crate::passes::traverse::free_vars(std::slice::from_ref(stm), &[])
-            .iter()
-            .all(|v| !inner.contains(v))
-}
-
-/// Moves the statements computing result sizes of a lambda out of it, when they are simple scalar
-/// computations of values bound outside (e.g. `n - 1` for `map (\r -> r[1:])`). Fails for sizes
-/// that really depend on the lambda's parameters (irregular arrays).
+/// The statements of a lambda's body `stms` that compute the sizes `needed` of its results, moved
+/// out (to run before the SOAC): each must be a [`size_slice`] of the body over its `params`,
+/// or the SOAC is irregular.
 fn hoist_sizes(stms: &mut Vec<Stm>, params: &[Param], needed: &[VName], span: Span) -> R<Vec<Stm>> {
-    use crate::ir::BinOp as B;
-    let inner: HashSet<VName> = bound_names(stms)
-        .into_iter()
-        .chain(params.iter().map(|p| p.name.clone()))
-        .collect();
-    let mut todo: Vec<VName> = needed
-        .iter()
-        .filter(|v| inner.contains(*v))
-        .cloned()
-        .collect();
-    let mut hoist: HashSet<VName> = HashSet::new();
-    while let Some(v) = todo.pop() {
-        if hoist.contains(&v) {
+    let params: HashSet<VName> = params.iter().map(|p| p.name.clone()).collect();
+    let inner = bound_names(stms);
+    let mut hoist: Vec<usize> = vec![];
+    for v in needed {
+        if !inner.contains(v) && !params.contains(v) {
             continue;
         }
-        let bad = || {
-            Diagnostic::not_supported(span, "a function passed to a SOAC whose result size depends on its argument (irregular arrays)")
-        };
-        let stm = stms
-            .iter()
-            .find(|s| s.pat.elems.iter().any(|p| p.name == v))
-            .ok_or_else(bad)?;
-        let operands: Vec<&SubExp> = match &stm.exp {
-            Exp::SubExp(a) | Exp::UnOp(_, a) | Exp::Conv(_, a) => vec![a],
-            Exp::BinOp(op, a, b) => {
-                if matches!(
-                    op,
-                    B::Div(_) | B::Mod(_) | B::Quot(_) | B::Rem(_) | B::Pow(_)
-                ) {
-                    return Err(bad());
-                }
-                vec![a, b]
-            }
-            Exp::CmpOp(_, a, b) => vec![a, b],
-            _ if invariant_reduce(stm, &inner) => vec![],
-            _ => return Err(bad()),
-        };
-        hoist.insert(v);
-        for o in operands {
-            if let SubExp::Var(x) = o {
-                if inner.contains(x) {
-                    todo.push(x.clone());
-                }
-            }
-        }
+        let slice = size_slice(stms, &params, v).ok_or_else(|| {
+            Diagnostic::not_supported(
+                span,
+                "a function passed to a SOAC whose result size depends on its argument \
+                 (irregular arrays)",
+            )
+        })?;
+        hoist.extend(slice);
     }
-    let mut out = vec![];
-    let mut keep = vec![];
-    for s in stms.drain(..) {
-        if s.pat.elems.iter().any(|p| hoist.contains(&p.name)) {
-            out.push(s);
-        } else {
-            keep.push(s);
-        }
-    }
-    *stms = keep;
-    Ok(out)
+    hoist.sort_unstable();
+    hoist.dedup();
+    Ok(take(stms, &hoist))
 }

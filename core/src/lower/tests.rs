@@ -194,6 +194,46 @@ fn if_with_different_sizes() {
     );
 }
 
+/// Both branches compute their result's size as `i64.sum ks`: the computation runs once before
+/// the `if`, whose result then has that size (no existential), so a `map` can lift it out of
+/// its function (Futhark's tests/ad/flatmap0.fut, `rev_vec`). Branches whose sizes differ keep
+/// an existential size, and such a `map` stays irregular.
+#[test]
+fn sizes_both_branches_compute_alike_are_shared() {
+    let src = "entry main (ks: []i64) (c: bool) = \
+               if c then replicate (i64.sum ks) 1i32 else replicate (i64.sum ks) 2i32";
+    let prog = lower_ok(src);
+    let text = crate::ir::print::program_to_string(&prog);
+    let f = &prog.funs[0];
+    let ifs: Vec<&ir::Stm> = f
+        .body
+        .stms
+        .iter()
+        .filter(|s| matches!(s.exp, ir::Exp::If { .. }))
+        .collect();
+    assert_eq!(ifs.len(), 1, "{text}");
+    assert_eq!(
+        ifs[0].pat.elems.len(),
+        1,
+        "the if has an existential size:\n{text}"
+    );
+    check_run(src, "[1i64, 2i64] false", "[2i32, 2i32, 2i32]");
+    check_run(
+        "entry main (ks: []i64) (n: i64) = \
+         tabulate n (\\i -> if i < i64.sum ks then replicate (i64.sum ks) 0i32 with [i] = 1 \
+                              else replicate (i64.sum ks) 0i32)",
+        "[1i64, 1i64] 3i64",
+        "[[1i32, 0i32], [0i32, 1i32], [0i32, 0i32]]",
+    );
+    let (l, _) = lower_src(
+        "entry main (ks: []i64) (n: i64) = \
+         tabulate n (\\i -> if i < 1 then replicate (i64.sum ks) 0i32 \
+                              else replicate (i64.sum ks + 1) 0i32)",
+    );
+    let msg = &l.entry_errors.first().expect("an irregular map").1.message;
+    assert!(msg.contains("irregular"), "{msg}");
+}
+
 #[test]
 fn filter_and_partition() {
     check_run(
