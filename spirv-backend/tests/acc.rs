@@ -112,3 +112,33 @@ fn accumulator_updates_reduced_first_or_atomic() {
         assert!(s.passed >= 4, "{setting}: {text}");
     }
 }
+
+/// A row update of a host accumulator whose operator on rows is not `map` of a scalar
+/// operator (here a loop over the row) cannot be split into atomic updates of elements: the
+/// call is refused as not supported, naming the construct, rather than run wrongly.
+#[test]
+fn row_updates_with_an_operator_that_is_not_vectorised_are_not_supported() {
+    let src = "type~ acc 't = intrinsics.acc t
+def vecadd [m] (xs: [m]i32) (ys: [m]i32) : [m]i32 =
+  loop r = replicate m 0 for j < m do r with [j] = xs[j] + ys[j]
+entry main [n] (is: [n]i64) : [3][2]i32 =
+  intrinsics.hist_stream (replicate 3 (replicate 2 0i32)) vecadd (replicate 2 0)
+                         (\\(acc: *acc ([3][2]i32)) i -> intrinsics.acc_write acc i [1, 2]) is";
+    let c = vkad_core::compile("rows.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
+    let arg = Value::Array(ArrayValue::new(vec![3], Buffer::I64(vec![0, 2, 0])));
+    let want = c
+        .run_interp("main", vec![arg.clone()])
+        .expect("interpreter");
+    let want = format!("{want:?}");
+    assert!(want.contains("[2, 4, 0, 0, 1, 2]"), "{want}");
+    let ctx = common::ctx();
+    let program = vkad_spirv::Program::compile(&ctx, &c).expect("compiled");
+    let main = program.entry("main").expect("entry");
+    match main.call(&ctx, vec![vkad_spirv::Arg::Host(arg)]) {
+        Err(e @ vkad_spirv::error::Error::NotSupported { .. }) => {
+            assert!(e.to_string().contains("map` of a scalar operator"), "{e}")
+        }
+        Err(e) => panic!("wrong error {e:?}"),
+        Ok(r) => panic!("ran: {r:?}"),
+    }
+}

@@ -54,6 +54,52 @@ entry rows [n] (is: [n]i64) (xs: [n]f64) =
                             (\acc (i, x) -> write acc i [x, 2 * x])
                             (zip is xs)
 
+-- Rows with a vectorised operator (`map2 (+)`, as Futhark's tests/accs/hist2.fut): each
+-- (i, x) adds [x, 10x] to row i of a 3x2 matrix of ones; -1 and 3 are out of range and
+-- ignored. Row 0 gets [2, 20], row 2 gets [1, 10] + [3, 30]: [[3, 21], [1, 1], [5, 41]].
+-- ==
+-- entry: vector_rows
+-- input { [2i64, 0i64, 2i64, -1i64, 3i64] [1i32, 2i32, 3i32, 4i32, 5i32] }
+-- output { [[3i32, 21i32], [1i32, 1i32], [5i32, 41i32]] }
+entry vector_rows [n] (is: [n]i64) (xs: [n]i32) =
+  intrinsics.hist_stream (replicate 3 (replicate 2 1i32)) (map2 (+)) (replicate 2 0)
+                         (\acc (i, x) -> write acc i [x, 10 * x])
+                         (zip is xs)
+
+-- The same with `map2 f64.max` (no device atomic: a compare-exchange per element). Rows of
+-- zeros; (i, x) gives [x, -x, 2x]: row 0 is the maximum of 0, [1.5, -1.5, 3] and
+-- [0.5, -0.5, 1], row 1 of 0 and [-2, 2, -4].
+-- ==
+-- entry: vector_rows_max
+-- input { [0i64, 1i64, 0i64] [1.5, -2.0, 0.5] }
+-- output { [[1.5, 0.0, 3.0], [0.0, 2.0, 0.0]] }
+entry vector_rows_max [n] (is: [n]i64) (xs: [n]f64) =
+  intrinsics.hist_stream (replicate 2 (replicate 3 0f64)) (map2 f64.max)
+                         (replicate 3 (-f64.inf))
+                         (\acc (i, x) -> write acc i [x, -x, 2 * x])
+                         (zip is xs)
+
+-- Rows of pairs with a vectorised operator on pairs (+ on the first, max on the second):
+-- (i, x) gives the row [(1, x), (2, -x)]. Rows start at (0, 0). Row 1 gets (1, 3), (2, -3)
+-- and (1, 5), (2, -5): [(2, 5), (4, 0)]; row 0 is untouched.
+-- ==
+-- entry: vector_pairs
+-- input { [1i64, 1i64] [3.0, 5.0] }
+-- output { [[0i32, 0i32], [2i32, 4i32]] [[0.0, 0.0], [5.0, 0.0]] }
+entry vector_pairs [n] (is: [n]i64) (xs: [n]f64) =
+  let op (a1: []i32, b1: []f64) (a2: []i32, b2: []f64) =
+    unzip (map2 (\(x1, y1) (x2, y2) -> (x1 + x2, f64.max y1 y2)) (zip a1 b1) (zip a2 b2))
+  let dest = (replicate 2 (replicate 2 0i32), replicate 2 (replicate 2 0f64))
+  let r = intrinsics.hist_stream (zip dest.0 dest.1 |> map (\(a, b) -> zip a b))
+                                 (\x y -> let (a1, b1) = unzip x
+                                          let (a2, b2) = unzip y
+                                          let (a, b) = op (a1, b1) (a2, b2)
+                                          in zip a b)
+                                 (replicate 2 (0i32, -f64.inf))
+                                 (\acc (i, x) -> write acc i [(1, x), (2, -x)])
+                                 (zip is xs)
+  in (map (map (.0)) r, map (map (.1)) r)
+
 -- AD through `hist_stream`: r = hist (+) (copy xs) at is of x^2, so
 -- dr_j/dx_k = [j = k] + [is_k = j] 2 x_k. With is = [1, 0, 1], xs = [1, 2, 3]:
 -- r = [1 + 4, 2 + 1 + 9, 3] = [5, 12, 3]; the Jacobian's rows are [1, 4, 0], [2, 1, 6],

@@ -14,9 +14,12 @@
 //! saves an atomic or a compare-exchange loop. An accumulator without operator (the
 //! overwriting accumulator of `scatter_stream`) is an atomic store per component: of several
 //! writes to one element, one wins, as in a parallel `scatter` with duplicate indices; a row
-//! update without operator stores the row. Still "not supported" here: operators that mix components, and row updates
-//! with an operator; flattening leaves none of these to a kernel of this kind (`segmap`
-//! kernels update accumulators in their thread code).
+//! update without operator stores the row. A row update with a vectorised operator (`map2 ⊙`
+//! of a scalar `⊙`, what `hist_stream` with `map2 (+)` makes) is one atomic update per element
+//! of the row by `⊙`; the rows of two threads may interleave element by element, which a
+//! commutative and associative `⊙` allows. Still "not supported" here: operators that mix
+//! components, and row updates with an operator on rows that is not vectorised (that would
+//! need a lock per row).
 //!
 //! **Accumulators of the thread** (a `withacc` in per-thread code: the flattener keeps one
 //! nested in a `map` as sequential code of the thread): the arrays are per-thread arrays in
@@ -34,6 +37,7 @@
 
 use crate::codegen::gen::{word_kind, Gen, Ie, WordKind, ERR_ASSERT, R};
 use crate::codegen::layout::{ArgSrc, BindSrc};
+use crate::codegen::operator::{component_atomic, component_slices, Component};
 use crate::codegen::thread::{natural, KCtx, KVal, View};
 use crate::error::Error;
 use rspirv::spirv;
@@ -58,14 +62,13 @@ pub struct AccKernel<'p> {
 #[derive(Clone)]
 pub(super) enum KAcc<'p> {
     /// A host accumulator (variable `var`, index rank `rank`): one atomic update per array
-    /// (a store where there is no operator). `keep[j]`: the statements of the operator that
-    /// component `j`'s result needs.
+    /// (a store where there is no operator), per element of the row where its elements are
+    /// rows.
     Host {
         var: VName,
         rank: usize,
         op: Option<&'p Operator>,
-        comps: Vec<HostComp>,
-        keep: Vec<Vec<bool>>,
+        comps: Vec<HostComp<'p>>,
     },
     /// An accumulator of the thread: its arrays in scratch memory and its index shape.
     Local {
@@ -77,14 +80,26 @@ pub(super) enum KAcc<'p> {
 
 /// One array of a host accumulator.
 #[derive(Clone)]
-pub(super) struct HostComp {
+pub(super) struct HostComp<'p> {
     bi: u32,
     elem: PrimType,
     /// The array's rank (more than the index rank: updates write rows).
     rank: usize,
+    /// The operator's component that combines one element (`None`: no operator, a store).
+    op: Option<CompOp<'p>>,
     /// The device atomic for the operator's component (`None`: compare-exchange).
     fast: Option<(BinOp, bool)>,
     wk: WordKind,
+}
+
+/// One component of an accumulator's operator on elements: the statements of `lam` that
+/// `comp`'s result needs. `lam` is the operator's own lambda, or, for a vectorised operator on
+/// rows (`map2 ⊙`), the scalar lambda inside it.
+#[derive(Clone)]
+pub(super) struct CompOp<'p> {
+    lam: &'p Lambda,
+    keep: Vec<bool>,
+    comp: Component,
 }
 
 impl<'p> KCtx<'p> {
@@ -106,20 +121,23 @@ impl<'p> KCtx<'p> {
             Some(op) => *op,
             None => return Err(Error::bug(format!("accumulator `{v}` unknown"))),
         };
-        // Without an operator, a row update is a store of the row.
-        if op.is_some() && ranks.iter().any(|&r| r != rank) {
-            return Err(Error::unsupported(
-                "an accumulator update of a whole row inside a kernel",
-                loc,
-            ));
-        }
         let k = elems.len();
-        let (keep, split) = match op {
-            Some(op) => Self::operator_parts(op, k, loc)?,
-            None => (vec![vec![]; k], None),
+        // Without an operator, a row update is a store of the row; with one, rows are updated
+        // element by element, which needs a vectorised operator.
+        let rows = ranks.iter().any(|&r| r != rank);
+        let ops: Vec<Option<CompOp<'p>>> = match op {
+            None => vec![None; k],
+            Some(op) if !rows => Self::operator_parts(op, k, loc)?
+                .into_iter()
+                .map(Some)
+                .collect(),
+            Some(op) => Self::vectorised_parts(op, k, ranks, rank, loc)?
+                .into_iter()
+                .map(Some)
+                .collect(),
         };
         let mut comps = Vec::with_capacity(k);
-        for (j, (&t, &arr_rank)) in elems.iter().zip(ranks).enumerate() {
+        for ((&t, &arr_rank), cop) in elems.iter().zip(ranks).zip(ops) {
             if t.byte_size() == 8 && !info.i64_atomics {
                 return Err(Error::unsupported(
                     "a 64-bit accumulator on a device without 64-bit atomics",
@@ -132,8 +150,8 @@ impl<'p> KCtx<'p> {
                     loc,
                 ));
             }
-            let fast = split.as_ref().and_then(|s| s.get(j)).and_then(|o| {
-                crate::codegen::operator::atomic_op(o, t, info.f32_add, info.i64_atomics)
+            let fast = cop.as_ref().and_then(|c| {
+                component_atomic(c.lam, &c.keep, c.comp, t, info.f32_add, info.i64_atomics)
             });
             let wk = if fast.is_some() && t == PrimType::Float(FloatType::F32) {
                 WordKind::F32
@@ -141,11 +159,12 @@ impl<'p> KCtx<'p> {
                 word_kind(t)
             };
             let bi = g.binding(wk);
-            self.binds.push(BindSrc::AccArr(v.clone(), j));
+            self.binds.push(BindSrc::AccArr(v.clone(), comps.len()));
             comps.push(HostComp {
                 bi,
                 elem: t,
                 rank: arr_rank,
+                op: cop,
                 fast,
                 wk,
             });
@@ -155,43 +174,87 @@ impl<'p> KCtx<'p> {
             rank,
             op,
             comps,
-            keep,
         });
         let a = KVal::Acc(self.accs.len() - 1);
         self.env.insert(v.id, a.clone());
         Ok(a)
     }
 
-    /// The statements of operator `op` (on `k`-tuples) that each component's result needs, and
-    /// the operator split into one operator per component (one component: all of it).
-    #[allow(clippy::type_complexity)]
-    fn operator_parts(
-        op: &Operator,
-        k: usize,
-        loc: &Option<SrcLoc>,
-    ) -> R<(Vec<Vec<bool>>, Option<Vec<Operator>>)> {
+    /// Operator `op` on `k`-tuples of elements, one component per array: each component's
+    /// result may read only its own two parameters.
+    fn operator_parts(op: &'p Operator, k: usize, loc: &Option<SrcLoc>) -> R<Vec<CompOp<'p>>> {
         if op.lam.params.len() != 2 * k || op.lam.body.result.len() != k {
             return Err(Error::bug("accumulator operator arity"));
         }
-        if k == 1 {
-            return Ok((
-                vec![vec![true; op.lam.body.stms.len()]],
-                Some(vec![op.clone()]),
-            ));
+        let comps: Vec<Component> = (0..k)
+            .map(|m| Component {
+                old: m,
+                new: k + m,
+                res: m,
+            })
+            .collect();
+        Self::component_parts(&op.lam, comps, loc)
+    }
+
+    /// A vectorised operator `op` (`map2 ⊙` of a scalar `⊙`) on `k`-tuples of rows: the
+    /// components of the scalar operator inside, which update the rows element by element.
+    /// Rows of rank 1 only (a vectorised operator maps a scalar operator once).
+    fn vectorised_parts(
+        op: &'p Operator,
+        k: usize,
+        ranks: &[usize],
+        rank: usize,
+        loc: &Option<SrcLoc>,
+    ) -> R<Vec<CompOp<'p>>> {
+        let refused = || {
+            Error::unsupported(
+                "an accumulator update of a whole row inside a kernel, with an operator other \
+                 than `map` of a scalar operator over rows of rank 1 (`map2 (+)`)",
+                loc,
+            )
+        };
+        if ranks.iter().any(|&r| r != rank + 1) || op.lam.params.len() != 2 * k {
+            return Err(refused());
         }
+        let v = crate::codegen::columns::vectorised_op(op).ok_or_else(refused)?;
+        let param = |p: usize| v.inputs.iter().position(|&i| i == p);
+        let comps = (0..k)
+            .map(|m| {
+                Some(Component {
+                    old: param(m)?,
+                    new: param(k + m)?,
+                    res: *v.results.get(m)?,
+                })
+            })
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(refused)?;
+        Self::component_parts(v.inner, comps, loc)
+    }
+
+    /// Components `comps` of `lam`, each with the statements its result needs; refused where a
+    /// result reads another component's parameters or a statement serves no result.
+    fn component_parts(
+        lam: &'p Lambda,
+        comps: Vec<Component>,
+        loc: &Option<SrcLoc>,
+    ) -> R<Vec<CompOp<'p>>> {
         let mixes = || {
             Error::unsupported(
                 "an accumulator of several arrays whose operator mixes their components inside a kernel",
                 loc,
             )
         };
-        let keep = crate::codegen::operator::operator_slices(&op.lam).ok_or_else(mixes)?;
+        let keep = component_slices(lam, &comps).ok_or_else(mixes)?;
         // Statements no component needs would not run: refused rather than dropped.
-        let all = (0..op.lam.body.stms.len()).all(|s| keep.iter().any(|kp| kp[s]));
+        let all = (0..lam.body.stms.len()).all(|s| keep.iter().any(|kp| kp[s]));
         if !all {
             return Err(mixes());
         }
-        Ok((keep, crate::codegen::operator::split_operator(op)))
+        Ok(keep
+            .into_iter()
+            .zip(comps)
+            .map(|(keep, comp)| CompOp { lam, keep, comp })
+            .collect())
     }
 
     /// Array `m` of host accumulator `var` (its offset and sizes loaded here, where they are
@@ -230,7 +293,6 @@ impl<'p> KCtx<'p> {
                 rank,
                 op,
                 comps,
-                keep,
             } => {
                 if idx.len() != rank {
                     return Err(Error::unsupported(
@@ -247,12 +309,15 @@ impl<'p> KCtx<'p> {
                 }
                 for (m, c) in comps.iter().enumerate() {
                     let view = self.host_acc_view(g, &var, m, c)?;
-                    if c.rank > rank {
+                    if c.rank > rank && c.op.is_none() {
                         let x = self.sub(g, &vals[m], loc)?;
                         self.host_store_row(g, &view, &is, &x, loc)?;
+                    } else if c.rank > rank {
+                        let x = self.sub(g, &vals[m], loc)?;
+                        self.host_update_row(g, &view, &is, c, &x, loc)?;
                     } else {
                         let x = self.scalar(g, &vals[m], loc)?;
-                        self.host_update(g, &view, &is, c, op, &keep[m], m, x, loc)?;
+                        self.host_update(g, &view, &is, c, op, m, x, loc)?;
                     }
                 }
             }
@@ -302,17 +367,58 @@ impl<'p> KCtx<'p> {
         g.if_then(ok, |g| self.write_into(g, &row, x, loc))
     }
 
+    /// A row update of a host accumulator with a vectorised operator: each element `e` of the
+    /// row `is` of `view` combined with element `e` of `x` by an atomic update, when in range
+    /// (the rows of two threads may interleave element by element; each element's updates
+    /// are atomic, which is all a commutative, associative operator needs).
+    fn host_update_row(
+        &mut self,
+        g: &mut Gen,
+        view: &View,
+        is: &[rspirv::spirv::Word],
+        c: &HostComp<'p>,
+        x: &KVal,
+        loc: &Option<SrcLoc>,
+    ) -> R<()> {
+        let (u64t, bt) = (g.t_u64(), g.t_bool());
+        let n = view.dims[is.len()].0;
+        let iv = g.var(u64t);
+        let z = g.c_u64(0);
+        g.store(iv, z)?;
+        let st = g.begin_loop()?;
+        let e = g.load(u64t, iv)?;
+        let more = g.b.u_less_than(bt, None, e, n).ie()?;
+        let more = self.live(g, more)?;
+        g.loop_cond(st, more)?;
+        let e = g.load(u64t, iv)?;
+        let mark = self.mark(g)?;
+        let xe = match self.row_of(g, x, e, loc)? {
+            KVal::S(w, _) => w,
+            _ => return Err(Error::bug("a row update's element is not a scalar")),
+        };
+        let mut at = is.to_vec();
+        at.push(e);
+        // The vectorised operator's neutral is a row, not a constant: no update is skipped.
+        self.host_update(g, view, &at, c, None, 0, xe, loc)?;
+        self.reset(g, mark)?;
+        let one = g.c_u64(1);
+        let e1 = g.b.i_add(u64t, None, e, one).ie()?;
+        g.store(iv, e1)?;
+        self.backedge_lt(g, e1, n, loc)?;
+        g.end_loop(st)
+    }
+
     /// One component's atomic update of a host accumulator: element `is` of `view` combined
-    /// with `x` by component `m` of `op` (the statements `keep` selects), when in range.
+    /// with `x` by the component's operator, when in range. `op`, where given, is the
+    /// accumulator's operator, whose neutral element (component `m`) is not applied.
     #[allow(clippy::too_many_arguments)]
     fn host_update(
         &mut self,
         g: &mut Gen,
         view: &View,
         is: &[rspirv::spirv::Word],
-        c: &HostComp,
+        c: &HostComp<'p>,
         op: Option<&'p Operator>,
-        keep: &[bool],
         m: usize,
         x: rspirv::spirv::Word,
         loc: &Option<SrcLoc>,
@@ -335,11 +441,10 @@ impl<'p> KCtx<'p> {
             if t.byte_size() == 8 {
                 g.b.capability(spirv::Capability::Int64Atomics);
             }
-            let Some(op) = op else {
+            let Some(cop) = c.op.clone() else {
                 let w = g.reg_to_word(t, x)?;
                 return g.b.atomic_store(p, dev, sem, w).ie();
             };
-            let k = op.lam.params.len() / 2;
             match c.fast {
                 Some((bop, signed)) => {
                     let _ = match (bop, c.wk) {
@@ -372,7 +477,7 @@ impl<'p> KCtx<'p> {
                     g.loop_cond(ls, nd)?;
                     let old = g.b.atomic_load(wt, None, p, dev, sem).ie()?;
                     let oldr = g.word_to_reg(t, old)?;
-                    let newr = self.op_component(g, &op.lam, keep, m, k, oldr, x, t, loc)?;
+                    let newr = self.op_component(g, &cop, oldr, x, t, loc)?;
                     let neww = g.reg_to_word(t, newr)?;
                     let prev =
                         g.b.atomic_compare_exchange(wt, None, p, dev, sem, sem, neww, old)
@@ -415,30 +520,28 @@ impl<'p> KCtx<'p> {
         Ok(Some(eq))
     }
 
-    /// Component `m` of an operator on `k`-tuples applied to `(old, new)`: the statements
-    /// `keep` selects (which read only parameters `m` and `k + m`), then result `m`.
-    #[allow(clippy::too_many_arguments)]
+    /// An operator's component applied to `(old, new)`: the statements it needs, then its
+    /// result.
     fn op_component(
         &mut self,
         g: &mut Gen,
-        lam: &'p Lambda,
-        keep: &[bool],
-        m: usize,
-        k: usize,
+        cop: &CompOp<'p>,
         old: rspirv::spirv::Word,
         new: rspirv::spirv::Word,
         t: PrimType,
         loc: &Option<SrcLoc>,
     ) -> R<rspirv::spirv::Word> {
-        let (pa, pb) = (&lam.params[m], &lam.params[k + m]);
+        let lam = cop.lam;
+        let c = cop.comp;
+        let (pa, pb) = (&lam.params[c.old], &lam.params[c.new]);
         self.env.insert(pa.name.id, KVal::S(old, t));
         self.env.insert(pb.name.id, KVal::S(new, t));
-        for (s, &kp) in lam.body.stms.iter().zip(keep) {
+        for (s, &kp) in lam.body.stms.iter().zip(&cop.keep) {
             if kp {
                 self.stm(g, s)?;
             }
         }
-        match self.sub(g, &lam.body.result[m], loc)? {
+        match self.sub(g, &lam.body.result[c.res], loc)? {
             KVal::S(w, _) => Ok(w),
             _ => Err(Error::unsupported("an operator returning arrays", loc)),
         }

@@ -53,9 +53,43 @@ pub(crate) fn atomic_op(
     if lam.params.len() != 2 || lam.body.stms.len() != 1 || lam.body.result.len() != 1 {
         return None;
     }
-    let stm = &lam.body.stms[0];
-    let (a, b) = (&lam.params[0].name, &lam.params[1].name);
-    let res_ok = lam.body.result[0] == SubExp::Var(stm.pat.elems.first()?.name.clone());
+    let c = Component {
+        old: 0,
+        new: 1,
+        res: 0,
+    };
+    component_atomic(lam, &[true], c, t, f32_add, i64_atomics)
+}
+
+/// One component of an operator on tuples, read off a lambda: the parameters of the old and
+/// the new value and the result. An operator on `k`-tuples has `Component { old: m, new: k + m,
+/// res: m }`; the scalar lambda inside a vectorised operator may take its parameters in
+/// another order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Component {
+    pub old: usize,
+    pub new: usize,
+    pub res: usize,
+}
+
+/// The device atomic that runs component `c` of `lam` (its statements those `keep` selects),
+/// if it has one on this device: the component is one binary operator applied to its two
+/// parameters, in either order.
+pub(crate) fn component_atomic(
+    lam: &ir::Lambda,
+    keep: &[bool],
+    c: Component,
+    t: PrimType,
+    f32_add: bool,
+    i64_atomics: bool,
+) -> Option<(BinOp, bool)> {
+    let mut kept = lam.body.stms.iter().zip(keep).filter(|(_, &k)| k);
+    let (stm, _) = kept.next()?;
+    if kept.next().is_some() {
+        return None;
+    }
+    let (a, b) = (&lam.params.get(c.old)?.name, &lam.params.get(c.new)?.name);
+    let res_ok = *lam.body.result.get(c.res)? == SubExp::Var(stm.pat.elems.first()?.name.clone());
     let Exp::BinOp(bop, x, y) = &stm.exp else {
         return None;
     };
@@ -120,10 +154,23 @@ pub(crate) fn operator_slices(lam: &ir::Lambda) -> Option<Vec<Vec<bool>>> {
     if lam.params.len() != 2 * k {
         return None;
     }
-    let mut out = Vec::with_capacity(k);
-    for i in 0..k {
+    let comps: Vec<Component> = (0..k)
+        .map(|m| Component {
+            old: m,
+            new: k + m,
+            res: m,
+        })
+        .collect();
+    component_slices(lam, &comps)
+}
+
+/// For each component of `lam`, which statements of the body its result needs; `None` where
+/// a result depends on parameters other than the component's own two.
+pub(crate) fn component_slices(lam: &ir::Lambda, comps: &[Component]) -> Option<Vec<Vec<bool>>> {
+    let mut out = Vec::with_capacity(comps.len());
+    for c in comps {
         let mut needed: Vec<ir::VName> = Vec::new();
-        se_vars(&lam.body.result[i], &mut needed);
+        se_vars(lam.body.result.get(c.res)?, &mut needed);
         let mut keep = vec![false; lam.body.stms.len()];
         for (j, s) in lam.body.stms.iter().enumerate().rev() {
             if s.pat.elems.iter().any(|p| needed.contains(&p.name)) {
@@ -132,7 +179,7 @@ pub(crate) fn operator_slices(lam: &ir::Lambda) -> Option<Vec<Vec<bool>>> {
             }
         }
         for (j, p) in lam.params.iter().enumerate() {
-            if j != i && j != k + i && needed.contains(&p.name) {
+            if j != c.old && j != c.new && needed.contains(&p.name) {
                 return None;
             }
         }
