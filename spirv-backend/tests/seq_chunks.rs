@@ -45,3 +45,38 @@ fn a_loop_gradient_in_chunks_of_any_size_gives_the_interpreters_results() {
     );
     assert!(launches[0] > launches[1], "{launches:?}");
 }
+
+/// A nest whose sequentialised version gives each thread more work than lavapipe lets one
+/// thread do (rows of 70,000 elements, read twice: over its 65,535-iteration loop limit) runs
+/// its distributed version instead, with the interpreter's results, both where the nest
+/// threshold forces the sequentialised version (a nest in two versions, rules 4 and 5) and
+/// for a nest that has inner parallelism but cannot be distributed (rule 5's host-loop
+/// fallback: the rows are filtered to a size of each thread's own). A GPU runs the
+/// sequentialised versions themselves; the results are the same.
+#[test]
+fn nests_whose_threads_the_device_cuts_short_run_their_other_version() {
+    let ctx = common::ctx();
+    let src = "entry normalise [n][m] (xss: [n][m]f64) : [n][m]f64 =
+                 map (\\r -> let s = f64.sum r in map (\\x -> x / s) r) xss
+               entry positives [n][m] (xss: [n][m]f64) : [n]f64 =
+                 map (\\r -> let ps = filter (> 0) r
+                            in f64.sum ps + f64.sum (map (\\p -> p * p) ps)) xss";
+    let c = vkad_core::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
+    let prog = vkad_spirv::runtime::DeviceProgram::new(&ctx, &c.ir).expect("prepared");
+    let (n, m) = (2usize, 70_000usize);
+    let data: Vec<f64> = (0..n * m)
+        .map(|i| ((i * 7919) % 1000) as f64 / 100.0 - 2.0)
+        .collect();
+    let xss = Value::Array(ArrayValue::new(vec![n, m], Buffer::F64(data)));
+    for entry in ["normalise", "positives"] {
+        let want = c.run_interp(entry, vec![xss.clone()]).expect("interpreter");
+        // `nest=0`: every versioned nest takes its sequentialised version first.
+        let mut th = Thresholds::default();
+        th.set("nest=0").expect("setting");
+        let (got, _) = prog
+            .run(&ctx, entry, vec![xss.clone()], &th, false)
+            .unwrap_or_else(|e| panic!("{entry}: {e}"));
+        let ms = compare_values(&got, &want);
+        assert!(ms.is_empty(), "{entry}: {ms:?}");
+    }
+}

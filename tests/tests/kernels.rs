@@ -41,6 +41,16 @@ fn programs_pass_through_the_kernel_ir_always_sequentialising() {
     run_all(Thresholds::all(0));
 }
 
+/// Sequentialised nests with inner parallelism run as host loops over their points (rule 5's
+/// fallback, `flatten/host_map.rs`, which a device takes where it cannot run the nest's
+/// threads).
+#[test]
+fn programs_pass_through_the_kernel_ir_running_sequentialised_nests_as_host_loops() {
+    let mut th = Thresholds::all(0);
+    th.set("host_map=0").expect("a threshold setting");
+    run_all(th);
+}
+
 #[test]
 fn programs_pass_through_the_kernel_ir_always_distributing() {
     run_all(Thresholds::all(i64::MAX));

@@ -29,6 +29,9 @@ pub(super) struct Flattener<'a> {
     /// next [`Flattener::nest_body`] (the producer's) distributes without versioning, as the
     /// versioning already happened around the pair.
     pub distribute_next: bool,
+    /// How many host-loop fallbacks of sequentialised nests (module `host_map`) enclose the
+    /// code being flattened; none is made inside another.
+    pub host_maps: usize,
 }
 
 /// A unit of flattening: a statement, or a producer `map` fused into the SOAC that consumes
@@ -80,7 +83,7 @@ impl Unit<'_> {
 }
 
 /// Whether a body contains a SOAC anywhere (inner parallelism).
-fn has_soac(b: &Body) -> bool {
+pub(super) fn has_soac(b: &Body) -> bool {
     b.stms.iter().any(stm_has_soac)
 }
 
@@ -630,14 +633,14 @@ impl Flattener<'_> {
             out.push(stm);
             return;
         }
-        // Irregular: run the unit sequentially in each thread of the nest.
+        // Irregular: run the unit sequentially in each thread of the nest (rule 5).
         let stms = u.stms();
         let results = u
             .pat()
             .iter()
             .map(|p| SubExp::Var(p.name.clone()))
             .collect();
-        out.push(self.segmap(nest, stms, results, pat.to_vec(), &s.loc));
+        self.sequentialised(nest, stms, results, pat.to_vec(), &s.loc, out);
     }
 
     /// Rule 3, versioned with rule 4 where the producer fused into a segmented operation has
@@ -778,7 +781,14 @@ impl Flattener<'_> {
             ));
             return;
         }
-        out.push(self.segmap(nest, b.stms.clone(), b.result.clone(), pat.to_vec(), loc));
+        self.sequentialised(
+            nest,
+            b.stms.clone(),
+            b.result.clone(),
+            pat.to_vec(),
+            loc,
+            out,
+        );
     }
 
     /// A copy of `b` with every name it binds fresh.
@@ -796,7 +806,7 @@ impl Flattener<'_> {
     }
 
     /// The number of threads of `nest`, computed on the host.
-    fn nest_size(&mut self, nest: &Nest, out: &mut Vec<HostStm>) -> SubExp {
+    pub(super) fn nest_size(&mut self, nest: &Nest, out: &mut Vec<HostStm>) -> SubExp {
         let mut widths = nest.widths().into_iter();
         let mut size = widths.next().unwrap_or(SubExp::i64(1));
         for w in widths {

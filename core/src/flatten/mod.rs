@@ -39,7 +39,10 @@
 //!    inner width and every interchanged loop's bound to be known outside the nest; where one
 //!    is not (irregular nested parallelism), rule 5 applies.
 //! 5. **Sequentialisation.** One `SegMap` over the nest whose thread code runs `B`, inner SOACs
-//!    included, sequentially.
+//!    included, sequentially. Where `B` has inner SOACs, a host `for` loop over the nest's
+//!    points running `B` flattened is generated beside it (module `host_map`): never chosen
+//!    unless `threshold(host_map_N)` is set, it is what a device that cannot run so much work
+//!    in one thread (lavapipe's loop limit) runs instead.
 //!
 //! 6. **Versioned host loops.** A host-level `loop` whose body has kernels, at least one of
 //!    whose spaces is known before the loop, and that contains nothing thread code lacks or
@@ -89,6 +92,7 @@
 mod acc_red;
 mod acc_split;
 mod contention;
+mod host_map;
 mod kernel;
 mod nest;
 mod seq_loop;
@@ -126,6 +130,7 @@ pub fn flatten_program(p: &ir::Program) -> seg::Program {
                 host_loc: None,
                 loop_versions: MAX_VERSIONED_DEPTH,
                 distribute_next: false,
+                host_maps: 0,
             };
             let mut body = fl.host_body(&f.body);
             fl.reduce_acc_updates(&mut body);

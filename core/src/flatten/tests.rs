@@ -494,3 +494,74 @@ fn a_nest_contending_on_an_accumulator_its_flattened_version_reduces_gets_a_cont
         assert!(mismatches.is_empty(), "contended_nest {v}: {mismatches:?}");
     }
 }
+
+/// Rule 5's fallback (module `host_map`): a nest whose threads filter and sort a row of a size
+/// that depends on the thread (irregular: not distributable) is one `segmap` running that
+/// sequentially, and also a host loop over the nest's points running the body's SOACs as
+/// kernels of their own. The `segmap` is what runs by default, one launch; with
+/// `host_map=0`, the loop runs, a few kernels per point; both give the interpreter's results.
+#[test]
+fn an_irregular_nest_with_inner_parallelism_also_runs_as_a_host_loop_over_its_points() {
+    use crate::value::{ArrayValue, Buffer, Value};
+    let src = "entry main [n][m] (xss: [n][m]i64) (ts: [n]i64) : [n]i64 =
+      map2 (\\xs t -> let ys = filter (\\x -> x > t) xs
+                     let k = length ys
+                     in i64.sum (map (\\y -> y * k) ys) + i64.maximum (map (\\y -> y - t) ys)) xss ts";
+    let c = crate::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
+    let p = super::flatten_program(&c.ir);
+    let f = p.entry("main").expect("entry");
+    let versioned = f.body.stms.iter().find_map(|s| match &s.exp {
+        HostExp::VersionedLoop {
+            par, seq, chunk, ..
+        } => Some((par, seq, chunk)),
+        _ => None,
+    });
+    let (par, seq, chunk) = versioned.expect("the nest is versioned");
+    assert!(chunk.is_none());
+    let mut seq_ks = Vec::new();
+    collect(seq, &mut seq_ks);
+    assert_eq!(shape(&seq_ks), vec![("segmap", 1)], "one thread per row");
+    assert!(
+        par.stms
+            .iter()
+            .any(|s| matches!(&s.exp, HostExp::Loop { .. })),
+        "a host loop over the rows"
+    );
+    let mut par_ks = Vec::new();
+    collect(par, &mut par_ks);
+    assert!(
+        par_ks.len() > 1,
+        "the row's SOACs are kernels: {:?}",
+        shape(&par_ks)
+    );
+    crate::seg::check::check_program(&p).expect("kernel IR check");
+    let xss = Value::Array(ArrayValue {
+        shape: vec![3, 4],
+        data: Buffer::I64(vec![5, -1, 7, 2, 0, 0, 0, 0, 9, 8, 7, 6]),
+    });
+    let ts = Value::Array(ArrayValue {
+        shape: vec![3],
+        data: Buffer::I64(vec![1, -1, 6]),
+    });
+    let args = || vec![xss.clone(), ts.clone()];
+    let want = c.run_interp("main", args()).expect("interpreter");
+    // Row 0: ys = [5, 7, 2], k = 3: 42 + 6; row 1: [0, 0, 0, 0], k = 4: 0 + 1; row 2:
+    // [9, 8, 7], k = 3: 72 + 3.
+    assert_eq!(
+        want,
+        vec![Value::Array(ArrayValue {
+            shape: vec![3],
+            data: Buffer::I64(vec![48, 1, 75]),
+        })]
+    );
+    let (got, stats) = c
+        .run_kernels("main", args(), &crate::seg::Thresholds::default())
+        .expect("kernel IR");
+    assert_eq!(got, want);
+    assert_eq!(stats.kernels, 1, "the sequentialised segmap alone");
+    let mut th = crate::seg::Thresholds::default();
+    th.set("host_map=0").unwrap();
+    let (got, stats) = c.run_kernels("main", args(), &th).expect("kernel IR");
+    assert_eq!(got, want);
+    assert!(stats.kernels >= 3 * 2, "kernels per row: {stats:?}");
+}

@@ -41,6 +41,7 @@
 //! versions of a nest (incremental flattening).
 
 pub mod check;
+pub mod effects;
 pub mod eval;
 pub mod print;
 #[cfg(test)]
@@ -317,6 +318,10 @@ pub enum ThresholdKind {
     /// its flattened version reduces those updates (rule 7; `flatten/contention.rs`). Its
     /// default ([`Thresholds::contended_default`]) depends on the device where it is not set.
     ContendedNest,
+    /// Whether a sequentialised nest with inner parallelism runs as a host loop over its
+    /// points instead (true; rule 5's fallback, `flatten/host_map.rs`). Its default
+    /// ([`Thresholds::host_map_default`]) is never met.
+    HostMap,
 }
 
 /// Tuning values for [`HostExp::Threshold`], by name; a name not listed uses the default of
@@ -331,6 +336,10 @@ pub struct Thresholds {
     /// decides ([`Thresholds::get_on`]), the nest default where there is no device. Setting
     /// `nest` sets it too.
     pub contended_default: Option<i64>,
+    /// The default of [`ThresholdKind::HostMap`]: `i64::MAX`, the host loop over a nest's
+    /// points is never chosen, only run where the device cannot run the nest's one-thread
+    /// version; 0 always chooses it. [`Thresholds::all`] leaves it.
+    pub host_map_default: i64,
     /// The iterations per launch of every one-thread loop run in chunks ([`SeqChunk`]);
     /// `None`: the whole loop in one launch. Any value gives the same results.
     pub seq_chunk: Option<i64>,
@@ -357,6 +366,7 @@ impl Thresholds {
             loop_default: v,
             acc_red_default: v,
             contended_default: Some(v),
+            host_map_default: i64::MAX,
             seq_chunk: None,
         }
     }
@@ -382,6 +392,7 @@ impl Thresholds {
                 None if gpu => i64::MAX,
                 None => self.nest_default,
             },
+            ThresholdKind::HostMap => self.host_map_default,
         })
     }
 }
@@ -390,7 +401,7 @@ impl Thresholds {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error(
     "invalid threshold setting `{0}`: expected NAME=VALUE, VALUE an integer and NAME `nest`, \
-     `contended_nest`, `loop` or `acc_red` (the defaults of each kind), `seq_chunk`, or a \
+     `contended_nest`, `loop`, `acc_red` or `host_map` (the defaults of each kind), `seq_chunk`, or a \
      threshold's name as \
      `vkad dump-ir --kernels` prints it (`loop_par_3`)"
 )]
@@ -414,6 +425,7 @@ impl Thresholds {
             "contended_nest" => self.contended_default = Some(value),
             "loop" => self.loop_default = value,
             "acc_red" => self.acc_red_default = value,
+            "host_map" => self.host_map_default = value,
             "seq_chunk" if value >= 1 => self.seq_chunk = Some(value),
             "seq_chunk" => return Err(bad()),
             _ => {
@@ -432,6 +444,7 @@ impl Default for Thresholds {
             loop_default: Thresholds::LOOP_DEFAULT,
             acc_red_default: Thresholds::ACC_RED_DEFAULT,
             contended_default: None,
+            host_map_default: i64::MAX,
             seq_chunk: None,
         }
     }

@@ -107,6 +107,7 @@ fn write_host_exp(out: &mut String, e: &HostExp, level: usize) {
                 ThresholdKind::Loop => "loop_threshold",
                 ThresholdKind::AccRed => "acc_threshold",
                 ThresholdKind::ContendedNest => "contended_threshold",
+                ThresholdKind::HostMap => "host_map_threshold",
             };
             let _ = write!(out, "{k}({name}) {size}");
         }

@@ -1223,3 +1223,69 @@ fn a_contended_nest_threshold_is_never_met_on_a_gpu_unless_set_and_is_the_nest_t
     assert_eq!(c.get_on("x", ContendedNest, true), 9);
     assert_eq!(Thresholds::all(0).get_on("x", ContendedNest, true), 0);
 }
+
+/// `effects::writes_outside` on the host code of small programs: a loop's body that updates
+/// its parameter in place, or adds into it with a histogram, writes outside itself (the
+/// parameter's memory is the loop's initial value's); the function around the loop does not
+/// (lowering copies what it updates). Of a versioned loop, the flattened version adds into
+/// the loop's initial array, the one-thread version only into its own copy. Kernels updating
+/// an accumulator write outside the `with_acc` function that holds them, not outside the
+/// body around the `with_acc`.
+#[test]
+fn host_code_that_writes_outside_itself() {
+    use super::effects::writes_outside;
+    let body_of = |src: &str| {
+        let c = crate::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
+        let p = crate::flatten::extract_kernels(&c.ir);
+        p.entry("main").expect("entry").body.clone()
+    };
+    /// Every host body nested in `b`, with the kind of statement holding it.
+    fn nested(b: &HostBody, out: &mut Vec<(&'static str, HostBody)>) {
+        for s in &b.stms {
+            let kind = match &s.exp {
+                HostExp::Loop { .. } => "loop",
+                HostExp::WithAcc { .. } => "with_acc",
+                HostExp::VersionedLoop { par, seq, .. } => {
+                    out.push(("par", par.clone()));
+                    out.push(("seq", seq.clone()));
+                    ""
+                }
+                _ => "",
+            };
+            for inner in s.exp.host_bodies() {
+                if !kind.is_empty() {
+                    out.push((kind, inner.clone()));
+                }
+                nested(inner, out);
+            }
+        }
+    }
+    let writes = |src: &str, kind: &str| -> (bool, Vec<bool>) {
+        let b = body_of(src);
+        let mut inner = Vec::new();
+        nested(&b, &mut inner);
+        let ws: Vec<bool> = inner
+            .iter()
+            .filter(|(k, _)| *k == kind)
+            .map(|(_, b)| writes_outside(b))
+            .collect();
+        assert!(!ws.is_empty(), "no {kind} in {src}");
+        (writes_outside(&b), ws)
+    };
+    let update = "entry main [n] (xs: [n]f64) (k: i64) : [n]f64 =
+                    loop ys = copy xs for i < k do ys with [i] = 2";
+    assert_eq!(writes(update, "loop"), (false, vec![true]));
+    let hist = "entry main [n] (is: [n]i64) (k: i64) : [3]f64 =
+                  loop h = replicate 3 0 for i < k do reduce_by_index h (+) 0 is (map f64.i64 is)";
+    assert_eq!(writes(hist, "par"), (false, vec![true]));
+    assert_eq!(writes(hist, "seq"), (false, vec![false]));
+    assert!(!writes_outside(&body_of(
+        "entry main (xs: []f64) : []f64 = map (\\x -> x * 2) xs"
+    )));
+    // A gather's adjoint: the kernel adds into the accumulator of a `with_acc` in the body.
+    let gather = "entry main [n][m] (x: [n]f64) (is: [m]i64) (y: [m]f64) : [n]f64 =
+                    vjp (\\x -> map (\\i -> x[i] * x[i]) is) x y";
+    let (outer, inner) = writes(gather, "with_acc");
+    assert!(!outer);
+    assert!(inner.contains(&true), "{inner:?}");
+}

@@ -385,12 +385,13 @@ impl<'a> Runtime<'a> {
                 par,
                 seq,
                 chunk,
+                restartable,
                 loc,
             } => {
                 let r = if self.ex.prim(par_cond, loc)? == PrimValue::Bool(true) {
                     self.body(par, loc)?
                 } else {
-                    self.seq_loop(*id, par, seq, chunk, loc)?
+                    self.seq_loop(*id, par, seq, chunk, *restartable, loc)?
                 };
                 self.bind(pat, r, loc)
             }
@@ -405,13 +406,15 @@ impl<'a> Runtime<'a> {
     /// first, so that their errors stay theirs), and where the limiter cuts it, it runs again
     /// with half as many iterations per launch, down to one; a loop cut even then (or one not
     /// chunked) takes `par`. The chunk that worked, or the cut, is remembered for later runs.
-    /// `seq` writes only its own results, so running it again, or `par` after it, is safe.
+    /// Running `seq` again, or `par` after it, is safe only where `seq` writes nothing but its
+    /// own results (`restartable`); otherwise a cut `seq` is the error it gives.
     fn seq_loop(
         &mut self,
         id: usize,
         par: &'a PlanBody,
         seq: &'a PlanBody,
         chunk: &Option<SeqChunk>,
+        restartable: bool,
         loc: &Option<SrcLoc>,
     ) -> E<Vec<HVal>> {
         // The whole loop in one launch, or the user's `seq_chunk` iterations per launch.
@@ -423,7 +426,7 @@ impl<'a> Runtime<'a> {
             }
             None => 1,
         };
-        if !self.ex.is_lavapipe() {
+        if !self.ex.is_lavapipe() || !restartable {
             self.bind_chunk(chunk, whole);
             return self.body(seq, loc);
         }

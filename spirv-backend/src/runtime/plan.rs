@@ -115,6 +115,10 @@ pub enum Step {
         seq: PlanBody,
         /// How `seq` runs in chunks of iterations (one launch each), if it does.
         chunk: Option<SeqChunk>,
+        /// Whether `seq` changes nothing outside itself
+        /// ([`vkad_core::seg::effects::writes_outside`]), so that `par` may run after a `seq`
+        /// the device cut short.
+        restartable: bool,
         loc: Option<SrcLoc>,
     },
     Map(MapStep),
@@ -144,6 +148,7 @@ pub fn plan(prog: &seg::Program) -> crate::error::Result<Plan> {
         names: prog.name_source.clone(),
         kernels: 0,
         versioned_loops: 0,
+        nest_conds: Default::default(),
         types: HashMap::new(),
     };
     let mut funs = Vec::with_capacity(prog.funs.len());
@@ -171,6 +176,8 @@ struct Planner {
     kernels: usize,
     /// Versioned loops planned so far.
     versioned_loops: usize,
+    /// The `bool`s bound by nest thresholds ([`ThresholdKind::Nest`], `ContendedNest`).
+    nest_conds: std::collections::HashSet<u32>,
     /// The types of the host variables planned so far (by id).
     types: HashMap<u32, Type>,
 }
@@ -232,6 +239,14 @@ impl Planner {
                 loc,
             })),
             HostExp::If {
+                cond: SubExp::Var(c),
+                then_b,
+                else_b,
+                ..
+            } if self.nest_conds.contains(&c.id) => {
+                self.nest_versions(s, c, then_b, else_b, out)?
+            }
+            HostExp::If {
                 cond,
                 then_b,
                 else_b,
@@ -257,12 +272,18 @@ impl Planner {
                 body: self.body(&lam.body)?,
                 loc,
             }),
-            HostExp::Threshold { size, name, kind } => out.push(Step::Threshold {
-                pat,
-                size: size.clone(),
-                name: name.clone(),
-                kind: *kind,
-            }),
+            HostExp::Threshold { size, name, kind } => {
+                if matches!(kind, ThresholdKind::Nest | ThresholdKind::ContendedNest) {
+                    self.nest_conds
+                        .extend(s.pat.elems.iter().map(|p| p.name.id));
+                }
+                out.push(Step::Threshold {
+                    pat,
+                    size: size.clone(),
+                    name: name.clone(),
+                    kind: *kind,
+                })
+            }
             HostExp::VersionedLoop {
                 par_cond,
                 par,
@@ -278,11 +299,65 @@ impl Planner {
                     par: self.body(par)?,
                     seq: self.body(seq)?,
                     chunk: chunk.clone(),
+                    restartable: !seg::effects::writes_outside(seq),
                     loc,
                 })
             }
             HostExp::Seg(op) => self.seg_op(&s.pat, op, &loc, out)?,
         }
+        Ok(())
+    }
+
+    /// A map nest in two versions (flattening's rules 4 and 5: `if cond then seq else dist`,
+    /// `cond` a nest threshold): planned as a versioned loop whose `par` is the distributed
+    /// version, taken where `cond` does not hold, so that a device that cannot run the
+    /// sequentialised version's threads (lavapipe's loop limit) runs the distributed one
+    /// instead, as for the one-thread version of a host loop. Where the sequentialised version
+    /// changes something outside itself (an accumulator, an array in place), it could not be
+    /// abandoned part-way, and the nest stays a plain `if`.
+    fn nest_versions(
+        &mut self,
+        s: &seg::HostStm,
+        cond: &VName,
+        seq: &HostBody,
+        dist: &HostBody,
+        out: &mut Vec<Step>,
+    ) -> crate::error::Result<()> {
+        if seg::effects::writes_outside(seq) {
+            let (then_b, else_b) = (self.body(seq)?, self.body(dist)?);
+            out.push(Step::If {
+                pat: s.pat.clone(),
+                cond: var(cond),
+                then_b,
+                else_b,
+                loc: s.loc.clone(),
+            });
+            return Ok(());
+        }
+        let bool_t = PrimType::Bool;
+        let not = Param {
+            name: self.fresh("dist_cond"),
+            ty: Type::Prim(bool_t),
+        };
+        self.note(std::slice::from_ref(&not));
+        out.push(Step::Ir(stm(
+            Pat {
+                elems: vec![not.clone()],
+            },
+            Exp::UnOp(ir::UnOp::Not(bool_t), var(cond)),
+            &s.loc,
+        )));
+        self.versioned_loops += 1;
+        out.push(Step::VersionedLoop {
+            id: self.versioned_loops - 1,
+            pat: s.pat.clone(),
+            par_cond: var(&not.name),
+            par: self.body(dist)?,
+            seq: self.body(seq)?,
+            chunk: None,
+            restartable: true,
+            loc: s.loc.clone(),
+        });
         Ok(())
     }
 
