@@ -80,3 +80,24 @@ fn nests_whose_threads_the_device_cuts_short_run_their_other_version() {
         assert!(ms.is_empty(), "{entry}: {ms:?}");
     }
 }
+
+/// A one-thread loop too long for one launch on lavapipe (20,000 iterations of the gradient's
+/// forward and return sweeps, over its 65,535-iteration loop limit): the runtime cuts it into
+/// shorter chunks until they fit and gives the interpreter's results. The forward sweep's tape
+/// is copied into place a chunk at a time, which a cut run repeats with the same rows.
+#[test]
+fn a_one_thread_loop_too_long_for_one_launch_runs_in_shorter_chunks() {
+    let ctx = common::ctx();
+    let c = vkad_core::compile("t.fut", SRC).unwrap_or_else(|e| panic!("{}", e.render()));
+    let prog = vkad_spirv::runtime::DeviceProgram::new(&ctx, &c.ir).expect("prepared");
+    let xs = Value::Array(ArrayValue::new(vec![3], Buffer::F64(vec![1.0, -2.0, 4.0])));
+    let args = || vec![xs.clone(), Value::Scalar(PrimValue::I64(20_000))];
+    let want = c.run_interp("main", args()).expect("interpreter");
+    // Every loop in one thread, the whole loop per launch unless the device cuts it.
+    let th = Thresholds::all(i64::MAX);
+    let (got, _) = prog
+        .run(&ctx, "main", args(), &th, false)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ms = compare_values(&got, &want);
+    assert!(ms.is_empty(), "{ms:?}");
+}

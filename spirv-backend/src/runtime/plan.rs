@@ -299,7 +299,10 @@ impl Planner {
                     par: self.body(par)?,
                     seq: self.body(seq)?,
                     chunk: chunk.clone(),
-                    restartable: !seg::effects::writes_outside(seq),
+                    // A chunked one-thread loop writes outside itself only the rows it copies
+                    // into its tapes (`vkad_core::flatten::seq_loop`): written before they are
+                    // read, the same rows by every version and every run, so it may restart.
+                    restartable: chunk.is_some() || !seg::effects::writes_outside(seq),
                     loc,
                 })
             }
@@ -1152,5 +1155,26 @@ mod tests {
         let p = plan(&vkad_core::flatten::extract_kernels(&c.ir)).expect("planned");
         let f = p.fun("newton").expect("planned entry");
         assert!(!has_rearrange(&f.body), "nothing is transposed");
+    }
+
+    /// A reduction along the outer dimension of a host array (column sums, of a transposed
+    /// array) reads the array in another order than the segmented primitives do: the plan
+    /// transposes it first (tests/programs/column_reductions.fut runs these on every backend).
+    #[test]
+    fn reductions_along_the_outer_dimension_of_a_host_array_transpose_it() {
+        for src in [
+            "entry main [n][m] (xss: [n][m]f64) : [m]f64 = map f64.sum (transpose xss)",
+            "entry main [n][m] (xss: [n][m]f64) : [m]f64 =
+               map (\\c -> reduce f64.max (-f64.inf) c) (transpose xss)",
+            "entry main [n][m] (xss: [n][m]f64) : [m]f64 =
+               map (\\c -> f64.sum (map (\\x -> x * x) c)) (transpose xss)",
+        ] {
+            let p = planned(src);
+            let f = p.fun("main").expect("planned entry");
+            assert!(has_rearrange(&f.body), "a transposition: {src}");
+        }
+        // Along the inner dimension, nothing is transposed.
+        let p = planned("entry main [n][m] (xss: [n][m]f64) : [n]f64 = map f64.sum xss");
+        assert!(!has_rearrange(&p.fun("main").expect("planned entry").body));
     }
 }
