@@ -186,14 +186,7 @@ impl<'p> KCtx<'p> {
         if op.lam.params.len() != 2 * k || op.lam.body.result.len() != k {
             return Err(Error::bug("accumulator operator arity"));
         }
-        let comps: Vec<Component> = (0..k)
-            .map(|m| Component {
-                old: m,
-                new: k + m,
-                res: m,
-            })
-            .collect();
-        Self::component_parts(&op.lam, comps, loc)
+        Self::component_parts(&op.lam, Component::of_tuple(k), loc)
     }
 
     /// A vectorised operator `op` (`map2 ⊙` of a scalar `⊙`) on `k`-tuples of rows: the

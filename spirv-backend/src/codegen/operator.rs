@@ -72,6 +72,19 @@ pub(crate) struct Component {
     pub res: usize,
 }
 
+impl Component {
+    /// The components of an operator on `k`-tuples, in order.
+    pub(crate) fn of_tuple(k: usize) -> Vec<Component> {
+        (0..k)
+            .map(|m| Component {
+                old: m,
+                new: k + m,
+                res: m,
+            })
+            .collect()
+    }
+}
+
 /// The device atomic that runs component `c` of `lam` (its statements those `keep` selects),
 /// if it has one on this device: the component is one binary operator applied to its two
 /// parameters, in either order.
@@ -154,14 +167,7 @@ pub(crate) fn operator_slices(lam: &ir::Lambda) -> Option<Vec<Vec<bool>>> {
     if lam.params.len() != 2 * k {
         return None;
     }
-    let comps: Vec<Component> = (0..k)
-        .map(|m| Component {
-            old: m,
-            new: k + m,
-            res: m,
-        })
-        .collect();
-    component_slices(lam, &comps)
+    component_slices(lam, &Component::of_tuple(k))
 }
 
 /// For each component of `lam`, which statements of the body its result needs; `None` where
