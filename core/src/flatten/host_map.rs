@@ -26,7 +26,7 @@
 use super::kernel::{host, Flattener};
 use super::nest::{Entry, Nest};
 use crate::diag::SrcLoc;
-use crate::ir::{self, Attrs, Body, DimIndex, Exp, LoopForm, Param, Pat, Stm, SubExp, Type};
+use crate::ir::{Body, DimIndex, Exp, LoopForm, Param, Stm, SubExp, Type};
 use crate::prim::{IntType, PrimType, PrimValue};
 use crate::seg::{HostBody, HostExp, HostStm, ThresholdKind};
 
@@ -86,10 +86,7 @@ impl Flattener<'_> {
         let is_acc = |t: &Type| matches!(t, Type::Acc { .. });
         self.host_maps == 0
             && !nest.levels.is_empty()
-            && super::kernel::has_soac(&Body {
-                stms: stms.to_vec(),
-                result: Vec::new(),
-            })
+            && stms.iter().any(super::kernel::stm_has_soac)
             && !pat.iter().any(|p| is_acc(&p.ty))
             && !nest.entries.iter().any(|e| match e {
                 Entry::Index { param, .. } | Entry::Same { param, .. } => is_acc(&param.ty),
@@ -107,24 +104,24 @@ impl Flattener<'_> {
         loc: &Option<SrcLoc>,
     ) -> (Vec<HostStm>, Vec<SubExp>) {
         // The result arrays, filled row by row.
-        let mut stms = Vec::new();
+        let mut host_stms = Vec::new();
         let mut outs = Vec::with_capacity(pat.len());
         for p in pat {
             let init = self.fresh_param(&p.name, p.ty.clone());
             let elem = p.ty.elem().unwrap_or(PrimType::Int(IntType::I64));
-            stms.push(stm(
+            host_stms.push(host(
                 vec![init.clone()],
-                Exp::Replicate {
+                HostExp::Plain(Exp::Replicate {
                     shape: p.ty.shape().to_vec(),
                     value: SubExp::Const(PrimValue::zero(elem)),
-                },
+                }),
                 loc,
             ));
             outs.push(init);
         }
         // The innermost body: the point's entries, the nest's body, the rows written.
         let gtids: Vec<_> = nest.levels.iter().map(|l| l.gtid.clone()).collect();
-        let mut inner: Vec<Stm> = nest.entries.iter().map(|e| entry_stm(e, loc)).collect();
+        let mut inner: Vec<Stm> = nest.entries.iter().map(Entry::stm).collect();
         inner.extend(body.stms.iter().cloned());
         // One loop per level, innermost first; each carries the result arrays.
         let mut carried: Vec<Vec<Param>> = Vec::with_capacity(gtids.len());
@@ -186,14 +183,6 @@ impl Flattener<'_> {
         // Fresh names throughout: the `segmap` version and other kernels of the nest bind
         // the same entries and body.
         let fresh = self.fresh_body(&loop_body);
-        let mut host_stms = Vec::new();
-        for s in &stms {
-            host_stms.push(host(
-                s.pat.elems.clone(),
-                HostExp::Plain(s.exp.clone()),
-                loc,
-            ));
-        }
         // The outermost loop, flattened at host level (its body's SOACs become kernels), as
         // a plain host loop: its one-thread version would be the `segmap` again.
         let versions = std::mem::replace(&mut self.loop_versions, 0);
@@ -207,29 +196,10 @@ impl Flattener<'_> {
     }
 }
 
-/// The statement binding a nest entry at host level.
-fn entry_stm(e: &Entry, loc: &Option<SrcLoc>) -> Stm {
-    match e {
-        Entry::Index { param, arr, idx } => stm(
-            vec![param.clone()],
-            Exp::Index(
-                arr.clone(),
-                idx.iter()
-                    .map(|g| DimIndex::Fix(SubExp::Var(g.clone())))
-                    .collect(),
-            ),
-            loc,
-        ),
-        Entry::Same { param, value } => stm(vec![param.clone()], Exp::SubExp(value.clone()), loc),
-        Entry::Stm(s) => s.clone(),
-    }
-}
-
+/// `pat = exp`, at `loc`.
 fn stm(pat: Vec<Param>, exp: Exp, loc: &Option<SrcLoc>) -> Stm {
-    ir::Stm {
-        pat: Pat { elems: pat },
-        exp,
-        attrs: Attrs::default(),
+    Stm {
         loc: loc.clone(),
+        ..crate::passes::traverse::mk_stm(pat, exp)
     }
 }

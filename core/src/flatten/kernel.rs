@@ -83,11 +83,11 @@ impl Unit<'_> {
 }
 
 /// Whether a body contains a SOAC anywhere (inner parallelism).
-pub(super) fn has_soac(b: &Body) -> bool {
+fn has_soac(b: &Body) -> bool {
     b.stms.iter().any(stm_has_soac)
 }
 
-fn stm_has_soac(s: &Stm) -> bool {
+pub(super) fn stm_has_soac(s: &Stm) -> bool {
     match &s.exp {
         Exp::Soac(_) => true,
         Exp::If { then_b, else_b, .. } => has_soac(then_b) || has_soac(else_b),

@@ -35,6 +35,33 @@ pub(super) enum Entry {
 }
 
 impl Entry {
+    /// The statement binding this entry's name at a point of the nest, the thread indices
+    /// named as the levels' `gtid`s.
+    pub fn stm(&self) -> Stm {
+        match self {
+            Entry::Index { param, arr, idx } => {
+                let mut stm = crate::passes::traverse::mk_stm(
+                    vec![param.clone()],
+                    Exp::Index(
+                        arr.clone(),
+                        idx.iter()
+                            .map(|i| DimIndex::Fix(SubExp::Var(i.clone())))
+                            .collect(),
+                    ),
+                );
+                // In bounds by construction: each index is a thread index of a level whose
+                // width is the array's dimension (a `map`'s input, or a value the nest
+                // expanded), so no bounds check is compiled.
+                stm.attrs = crate::ir::Attrs(vec!["unsafe".into()]);
+                stm
+            }
+            Entry::Same { param, value } => {
+                crate::passes::traverse::mk_stm(vec![param.clone()], Exp::SubExp(value.clone()))
+            }
+            Entry::Stm(s) => s.clone(),
+        }
+    }
+
     fn binds(&self) -> Vec<VName> {
         match self {
             Entry::Index { param, .. } | Entry::Same { param, .. } => vec![param.name.clone()],
@@ -173,38 +200,9 @@ impl Nest {
             .collect();
         let mut prologue = Vec::new();
         for (e, _) in self.entries.iter().zip(&keep).filter(|(_, k)| **k) {
-            match e {
-                Entry::Index { param, arr, idx } => {
-                    let mut stm = crate::passes::traverse::mk_stm(
-                        vec![param.clone()],
-                        Exp::Index(
-                            arr.clone(),
-                            idx.iter()
-                                .map(|i| DimIndex::Fix(SubExp::Var(i.clone())))
-                                .collect(),
-                        ),
-                    );
-                    // In bounds by construction: each index is a thread index of a level
-                    // whose width is the array's dimension (a `map`'s input, or a value the
-                    // nest expanded), so no bounds check is compiled.
-                    stm.attrs = crate::ir::Attrs(vec!["unsafe".into()]);
-                    rename_fresh(ns, &mut map, &mut stm);
-                    prologue.push(stm);
-                }
-                Entry::Same { param, value } => {
-                    let mut stm = crate::passes::traverse::mk_stm(
-                        vec![param.clone()],
-                        Exp::SubExp(value.clone()),
-                    );
-                    rename_fresh(ns, &mut map, &mut stm);
-                    prologue.push(stm);
-                }
-                Entry::Stm(s) => {
-                    let mut stm = s.clone();
-                    rename_fresh(ns, &mut map, &mut stm);
-                    prologue.push(stm);
-                }
-            }
+            let mut stm = e.stm();
+            rename_fresh(ns, &mut map, &mut stm);
+            prologue.push(stm);
         }
         Instance {
             space,

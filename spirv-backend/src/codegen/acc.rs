@@ -373,32 +373,17 @@ impl<'p> KCtx<'p> {
         x: &KVal,
         loc: &Option<SrcLoc>,
     ) -> R<()> {
-        let (u64t, bt) = (g.t_u64(), g.t_bool());
         let n = view.dims[is.len()].0;
-        let iv = g.var(u64t);
-        let z = g.c_u64(0);
-        g.store(iv, z)?;
-        let st = g.begin_loop()?;
-        let e = g.load(u64t, iv)?;
-        let more = g.b.u_less_than(bt, None, e, n).ie()?;
-        let more = self.live(g, more)?;
-        g.loop_cond(st, more)?;
-        let e = g.load(u64t, iv)?;
-        let mark = self.mark(g)?;
-        let xe = match self.row_of(g, x, e, loc)? {
-            KVal::S(w, _) => w,
-            _ => return Err(Error::bug("a row update's element is not a scalar")),
-        };
-        let mut at = is.to_vec();
-        at.push(e);
-        // The vectorised operator's neutral is a row, not a constant: no update is skipped.
-        self.host_update(g, view, &at, c, None, 0, xe, loc)?;
-        self.reset(g, mark)?;
-        let one = g.c_u64(1);
-        let e1 = g.b.i_add(u64t, None, e, one).ie()?;
-        g.store(iv, e1)?;
-        self.backedge_lt(g, e1, n, loc)?;
-        g.end_loop(st)
+        self.kloop(g, n, loc, &mut |k, g, e| {
+            let xe = match k.row_of(g, x, e, loc)? {
+                KVal::S(w, _) => w,
+                _ => return Err(Error::bug("a row update's element is not a scalar")),
+            };
+            let mut at = is.to_vec();
+            at.push(e);
+            // The vectorised operator's neutral is a row, not a constant: no update is skipped.
+            k.host_update(g, view, &at, c, None, 0, xe, loc)
+        })
     }
 
     /// One component's atomic update of a host accumulator: element `is` of `view` combined

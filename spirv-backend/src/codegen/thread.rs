@@ -309,35 +309,20 @@ impl<'p> KCtx<'p> {
                 _ => Err(Error::bug("array written into an element")),
             };
         }
-        let u64t = g.t_u64();
-        let bt = g.t_bool();
         let n = dst.dims[0].0;
-        let iv = g.var(u64t);
-        let z = g.c_u64(0);
-        g.store(iv, z)?;
-        let st = g.begin_loop()?;
-        let i = g.load(u64t, iv)?;
-        let c = g.b.u_less_than(bt, None, i, n).ie()?;
-        let c = self.live(g, c)?;
-        g.loop_cond(st, c)?;
-        let i = g.load(u64t, iv)?;
-        let mark = self.mark(g)?;
-        let src = self.row_of(g, x, i, loc)?;
-        let m = g.b.i_mul(u64t, None, i, dst.dims[0].1).ie()?;
-        let off = g.b.i_add(u64t, None, dst.off, m).ie()?;
-        let drow = View {
-            bi: dst.bi,
-            elem: dst.elem,
-            off,
-            dims: dst.dims[1..].to_vec(),
-        };
-        self.write_into(g, &drow, &src, loc)?;
-        self.reset(g, mark)?;
-        let one = g.c_u64(1);
-        let i1 = g.b.i_add(u64t, None, i, one).ie()?;
-        g.store(iv, i1)?;
-        self.backedge_lt(g, i1, n, loc)?;
-        g.end_loop(st)
+        self.kloop(g, n, loc, &mut |k, g, i| {
+            let u64t = g.t_u64();
+            let src = k.row_of(g, x, i, loc)?;
+            let m = g.b.i_mul(u64t, None, i, dst.dims[0].1).ie()?;
+            let off = g.b.i_add(u64t, None, dst.off, m).ie()?;
+            let drow = View {
+                bi: dst.bi,
+                elem: dst.elem,
+                off,
+                dims: dst.dims[1..].to_vec(),
+            };
+            k.write_into(g, &drow, &src, loc)
+        })
     }
 
     fn index_view(&mut self, g: &mut Gen, v: &View, idx: &[DimIndex], stm: &Stm) -> R<KVal> {
