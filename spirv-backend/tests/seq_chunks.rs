@@ -81,6 +81,42 @@ fn nests_whose_threads_the_device_cuts_short_run_their_other_version() {
     }
 }
 
+/// The host-loop version of a nest (chosen by `host_map=0`) runs its body at host level, where
+/// the backend's host-level passes apply: the body's histogram, whose operator is a `map2` over
+/// rows of `(value, tangent)` pairs (the `jvp` of a `max` histogram), becomes a histogram of
+/// scalars run by sorting, which Vulkan's histogram kernels need (Futhark's
+/// `tests/ad/reducebyindexminmax7.fut`, whose nest lavapipe cuts short).
+#[test]
+fn the_host_loop_version_of_a_nest_gets_the_backends_host_passes() {
+    let ctx = common::ctx();
+    let src = "def primal [n][m][k] (is: [n]i64) (dst: [m][k]f32) (vs: [n][k]f32) =
+                 reduce_by_index (copy dst) (map2 f32.max) (replicate k f32.lowest) is vs
+               entry fwd [n][m][k] (is: [n]i64) (dst: [m][k]f32) (vs: [n][k]f32) =
+                 tabulate n (\\i -> jvp (primal is dst) vs
+                                     (replicate n (replicate k 0) with [i] = replicate k 1))";
+    let c = vkad_core::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
+    let prog = vkad_spirv::runtime::DeviceProgram::new(&ctx, &c.ir).expect("prepared");
+    let (n, m, k) = (5usize, 3usize, 2usize);
+    let is = Value::Array(ArrayValue::new(vec![n], Buffer::I64(vec![0, 2, 0, 7, 2])));
+    let f = |len: usize, seed: usize| {
+        let data = (0..len)
+            .map(|i| ((i * 37 + seed) % 11) as f32 - 5.0)
+            .collect();
+        Buffer::F32(data)
+    };
+    let dst = Value::Array(ArrayValue::new(vec![m, k], f(m * k, 3)));
+    let vs = Value::Array(ArrayValue::new(vec![n, k], f(n * k, 8)));
+    let args = vec![is, dst, vs];
+    let want = c.run_interp("fwd", args.clone()).expect("interpreter");
+    let mut th = Thresholds::default();
+    th.set("host_map=0").expect("setting");
+    let (got, _) = prog
+        .run(&ctx, "fwd", args, &th, false)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ms = compare_values(&got, &want);
+    assert!(ms.is_empty(), "{ms:?}");
+}
+
 /// A one-thread loop too long for one launch on lavapipe (20,000 iterations of the gradient's
 /// forward and return sweeps, over its 65,535-iteration loop limit): the runtime cuts it into
 /// shorter chunks until they fit and gives the interpreter's results. The forward sweep's tape

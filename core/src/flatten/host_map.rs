@@ -26,7 +26,8 @@
 use super::kernel::{host, Flattener};
 use super::nest::{Entry, Nest};
 use crate::diag::SrcLoc;
-use crate::ir::{Body, DimIndex, Exp, LoopForm, Param, Stm, SubExp, Type};
+use crate::ir::{Attrs, Body, DimIndex, Exp, FunDef, LoopForm, Param, Program, Stm, SubExp, Type};
+use crate::passes::traverse::free_vars;
 use crate::prim::{IntType, PrimType, PrimValue};
 use crate::seg::{HostBody, HostExp, HostStm, ThresholdKind};
 
@@ -121,7 +122,11 @@ impl Flattener<'_> {
         }
         // The innermost body: the point's entries, the nest's body, the rows written.
         let gtids: Vec<_> = nest.levels.iter().map(|l| l.gtid.clone()).collect();
-        let mut inner: Vec<Stm> = nest.entries.iter().map(Entry::stm).collect();
+        let keep = nest.needed_entries(&free_vars(&body.stms, &body.result));
+        let mut inner: Vec<Stm> = (nest.entries.iter().zip(keep))
+            .filter(|(_, k)| *k)
+            .map(|(e, _)| e.stm())
+            .collect();
         inner.extend(body.stms.iter().cloned());
         // One loop per level, innermost first; each carries the result arrays.
         let mut carried: Vec<Vec<Param>> = Vec::with_capacity(gtids.len());
@@ -183,6 +188,9 @@ impl Flattener<'_> {
         // Fresh names throughout: the `segmap` version and other kernels of the nest bind
         // the same entries and body.
         let fresh = self.fresh_body(&loop_body);
+        // Host code now: the backend's host-level passes apply (a histogram whose operator
+        // the backend's kernels cannot combine, say, becomes a sort and a scan).
+        let fresh = self.host_passes_on(fresh);
         // The outermost loop, flattened at host level (its body's SOACs become kernels), as
         // a plain host loop: its one-thread version would be the `segmap` again.
         let versions = std::mem::replace(&mut self.loop_versions, 0);
@@ -193,6 +201,42 @@ impl Flattener<'_> {
         self.loop_versions = versions;
         host_stms.extend(flat.stms);
         (host_stms, fresh.result)
+    }
+}
+
+impl Flattener<'_> {
+    /// `body` (host code whose free variables have types in `self.types`) after the backend's
+    /// host-level passes ([`super::HostPasses`]), run on a function that takes its free
+    /// variables; the names the passes bind get their types.
+    fn host_passes_on(&mut self, body: Body) -> Body {
+        let mut free: Vec<_> = free_vars(&body.stms, &[]).into_iter().collect();
+        free.sort();
+        let params = free
+            .into_iter()
+            .filter_map(|v| {
+                let ty = self.types.get(&v)?.clone();
+                Some(Param { name: v, ty })
+            })
+            .collect();
+        let fun = FunDef {
+            name: "host_map".into(),
+            entry: None,
+            size_params: Vec::new(),
+            params,
+            ret: Vec::new(),
+            body,
+            attrs: Attrs::default(),
+        };
+        let p = (self.host_passes)(Program {
+            funs: vec![fun],
+            name_source: self.ns.clone(),
+        });
+        *self.ns = p.name_source;
+        let body = p.funs.into_iter().next().expect("one function").body;
+        let mut found = Vec::new();
+        super::collect_stms(&body.stms, &mut found);
+        self.types.extend(found);
+        body
     }
 }
 

@@ -1,6 +1,7 @@
 //! The flattening rules (see the module docs of [`super`]) applied to host bodies and map
 //! nests.
 
+use super::array_ops;
 use super::nest::{invariant, invariant_operator, rename_se, rename_stms};
 use super::nest::{Entry, Level, Nest, Types};
 use super::MAX_VERSIONED_DEPTH;
@@ -32,6 +33,9 @@ pub(super) struct Flattener<'a> {
     /// How many host-loop fallbacks of sequentialised nests (module `host_map`) enclose the
     /// code being flattened; none is made inside another.
     pub host_maps: usize,
+    /// The backend's host-level passes, run on the body of a host-loop fallback before it is
+    /// flattened ([`super::HostPasses`]).
+    pub host_passes: super::HostPasses<'a>,
 }
 
 /// A unit of flattening: a statement, or a producer `map` fused into the SOAC that consumes
@@ -844,7 +848,7 @@ impl Flattener<'_> {
     /// A kernel over `nest` with thread code `stms` (whose uses of the nest's names are
     /// renamed to the kernel's prologue).
     #[allow(clippy::too_many_arguments)]
-    fn kernel(
+    pub(super) fn kernel(
         &mut self,
         nest: &Nest,
         kind: SegKind,
@@ -1117,6 +1121,7 @@ impl Flattener<'_> {
         let mut seq: Vec<Unit> = Vec::new();
         for u in all {
             let alone = u.is_soac()
+                || matches!(u, Unit::One(s) if array_ops::own_kernel(s))
                 || matches!(&u.stm().exp, Exp::Loop { form: LoopForm::For { .. }, body, .. } if has_soac(body))
                 || matches!(&u.stm().exp, Exp::WithAcc { lam, .. } if has_soac(&lam.body));
             if alone {
@@ -1133,6 +1138,8 @@ impl Flattener<'_> {
         }
         let result_vars: Vec<Option<&VName>> = result.iter().map(|r| r.as_var()).collect();
         let mut named: HashSet<usize> = HashSet::new();
+        // The host arrays the groups bind: nothing outside this distribution reads them.
+        let mut made: HashSet<VName> = HashSet::new();
         let mut nest_d = nest.clone();
         for (g, group) in groups.iter().enumerate() {
             // Cheap scalar statements between kernels are no kernel of their own: the later
@@ -1178,6 +1185,9 @@ impl Flattener<'_> {
                 [u] if matches!(u.stm().exp, Exp::Loop { .. }) => {
                     self.interchange(&nest_d, u.stm(), &outputs, &host_pat, versions, out)
                 }
+                [u] if array_ops::own_kernel(u.stm())
+                    && outputs.len() == 1
+                    && self.array_kernel(&nest_d, u.stm(), &host_pat, &made, versions, out) => {}
                 [u] if matches!(u.stm().exp, Exp::WithAcc { .. })
                     && self.interchange_acc(
                         &nest_d,
@@ -1198,6 +1208,7 @@ impl Flattener<'_> {
             }
             for (p, h) in outputs.iter().zip(&host_pat) {
                 nest_d.import(p, &h.name);
+                made.insert(h.name.clone());
             }
         }
         // Results not bound by a group (the nest's own values, invariant values, constants):
@@ -1207,6 +1218,30 @@ impl Flattener<'_> {
             let results = rest.iter().map(|&k| result[k].clone()).collect();
             let pats = rest.iter().map(|&k| pat[k].clone()).collect();
             out.push(self.segmap(&nest_d, Vec::new(), results, pats, loc));
+        }
+    }
+
+    /// An array statement of a distributed nest as a kernel of its own (`array_ops`), bound
+    /// to `pat`; whether it applied.
+    fn array_kernel(
+        &mut self,
+        nest: &Nest,
+        s: &Stm,
+        pat: &[Param],
+        made: &HashSet<VName>,
+        versions: usize,
+        out: &mut Vec<HostStm>,
+    ) -> bool {
+        if let Some(k) = self.update_kernel(nest, s, pat, made) {
+            out.push(k);
+            return true;
+        }
+        match self.array_op_as_map(s) {
+            Some(map) => {
+                self.par_unit(nest, &Unit::One(&map), pat, versions, out);
+                true
+            }
+            None => false,
         }
     }
 

@@ -34,15 +34,18 @@
 //!    its body is flattened in the nest; a `with_acc` whose body has inner parallelism and
 //!    whose accumulators are rows of the nest's threads is interchanged likewise (module
 //!    `with_acc`: one host `with_acc` over the expanded arrays, updates indexed by the thread
-//!    first). A group of cheap scalar statements is no kernel: the later kernels that need
-//!    its values recompute them. Distribution needs every expanded value's shape, every
+//!    first). A `replicate`, a `copy` and an in-place update of rows is a group of its own
+//!    too, a kernel over the nest and the row's elements (module `array_ops`). A group of
+//!    cheap scalar statements is no kernel: the later kernels that need its values
+//!    recompute them. Distribution needs every expanded value's shape, every
 //!    inner width and every interchanged loop's bound to be known outside the nest; where one
 //!    is not (irregular nested parallelism), rule 5 applies.
 //! 5. **Sequentialisation.** One `SegMap` over the nest whose thread code runs `B`, inner SOACs
 //!    included, sequentially. Where `B` has inner SOACs, a host `for` loop over the nest's
 //!    points running `B` flattened is generated beside it (module `host_map`): never chosen
 //!    unless `threshold(host_map_N)` is set, it is what a device that cannot run so much work
-//!    in one thread (lavapipe's loop limit) runs instead.
+//!    in one thread (lavapipe's loop limit) runs instead. Its body is host code, so the
+//!    backend's host-level passes ([`HostPasses`]) run on it first.
 //!
 //! 6. **Versioned host loops.** A host-level `loop` whose body has kernels, at least one of
 //!    whose spaces is known before the loop, and that contains nothing thread code lacks or
@@ -91,6 +94,7 @@
 
 mod acc_red;
 mod acc_split;
+mod array_ops;
 mod contention;
 mod host_map;
 mod kernel;
@@ -106,16 +110,32 @@ use nest::Types;
 /// along one path from a host statement inward.
 pub const MAX_VERSIONED_DEPTH: usize = 2;
 
+/// A backend's rewrites of host-level SOAC code (a function of programs, as the backend runs
+/// them on the whole program before flattening): run again on the code that flattening
+/// brings to host level itself, the body of a nest's host-loop fallback (`host_map`), whose
+/// statements were inside a lambda when the backend's passes ran.
+pub type HostPasses<'a> = &'a dyn Fn(ir::Program) -> ir::Program;
+
 /// The kernel pipeline that follows [`crate::compile`]: fusion of the final SOAC IR
 /// ([`crate::passes::fusion::fuse`]), simplification, then flattening.
 pub fn extract_kernels(p: &ir::Program) -> seg::Program {
+    extract_kernels_with(p, &|p| p)
+}
+
+/// [`extract_kernels`] for a backend whose host-level passes are `host_passes`.
+pub fn extract_kernels_with(p: &ir::Program, host_passes: HostPasses) -> seg::Program {
     let fused = crate::passes::simplify(crate::passes::fusion::fuse(p.clone()));
-    flatten_program(&fused)
+    flatten_program_with(&fused, host_passes)
 }
 
 /// Flattens every function of `p` (which must be free of `jvp`/`vjp`, as [`crate::compile`]
 /// leaves it).
 pub fn flatten_program(p: &ir::Program) -> seg::Program {
+    flatten_program_with(p, &|p| p)
+}
+
+/// [`flatten_program`] for a backend whose host-level passes are `host_passes`.
+pub fn flatten_program_with(p: &ir::Program, host_passes: HostPasses) -> seg::Program {
     let mut ns = p.name_source.clone();
     let mut thresholds = 0;
     let funs = p
@@ -131,6 +151,7 @@ pub fn flatten_program(p: &ir::Program) -> seg::Program {
                 loop_versions: MAX_VERSIONED_DEPTH,
                 distribute_next: false,
                 host_maps: 0,
+                host_passes,
             };
             let mut body = fl.host_body(&f.body);
             fl.reduce_acc_updates(&mut body);

@@ -169,25 +169,7 @@ impl Nest {
     /// binds (under fresh names) the entries that `needed` (the free variables of the kernel's
     /// own code) depend on.
     pub fn instantiate(&self, ns: &mut NameSource, needed: &HashSet<VName>) -> Instance {
-        // Which entries are needed, walking backwards.
-        let mut need = needed.clone();
-        let mut keep = vec![false; self.entries.len()];
-        for (k, e) in self.entries.iter().enumerate().rev() {
-            if e.binds().iter().any(|b| need.contains(b)) {
-                keep[k] = true;
-                match e {
-                    Entry::Index { arr, param, .. } => {
-                        need.insert(arr.clone());
-                        need.extend(shape_vars(&param.ty));
-                    }
-                    Entry::Same { value, param } => {
-                        need.extend(value.as_var().cloned());
-                        need.extend(shape_vars(&param.ty));
-                    }
-                    Entry::Stm(s) => need.extend(free_vars(std::slice::from_ref(s), &[])),
-                }
-            }
-        }
+        let keep = self.needed_entries(needed);
         let mut map: HashMap<VName, VName> = HashMap::new();
         let space: Vec<(VName, SubExp)> = self
             .levels
@@ -209,6 +191,31 @@ impl Nest {
             prologue,
             renaming: map,
         }
+    }
+
+    /// Which entries code whose free variables are `needed` depends on (one flag per entry):
+    /// only those are bound where the code runs (an array that an update consumed is not
+    /// available any more).
+    pub fn needed_entries(&self, needed: &HashSet<VName>) -> Vec<bool> {
+        let mut need = needed.clone();
+        let mut keep = vec![false; self.entries.len()];
+        for (k, e) in self.entries.iter().enumerate().rev() {
+            if e.binds().iter().any(|b| need.contains(b)) {
+                keep[k] = true;
+                match e {
+                    Entry::Index { arr, param, .. } => {
+                        need.insert(arr.clone());
+                        need.extend(shape_vars(&param.ty));
+                    }
+                    Entry::Same { value, param } => {
+                        need.extend(value.as_var().cloned());
+                        need.extend(shape_vars(&param.ty));
+                    }
+                    Entry::Stm(s) => need.extend(free_vars(std::slice::from_ref(s), &[])),
+                }
+            }
+        }
+        keep
     }
 }
 

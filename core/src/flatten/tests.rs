@@ -87,6 +87,41 @@ fn map_with_two_inner_operations_is_distributed_and_versioned() {
 }
 
 #[test]
+fn array_statements_of_a_distributed_nest_are_kernels_over_their_rows() {
+    // A one-hot row per thread (`replicate`, then an update of one element), a copy of a
+    // row of the input, then two reductions: distributed, the array statements are kernels
+    // over the nest and the row, the update one thread per element written.
+    let src = "entry main [n] (xs: [n]f32) : ([n]f32, [n]f32) =
+                 unzip (map (\\i -> let e = replicate n 0f32 with [i] = 1f32
+                                    let c = copy xs
+                                    in (f32.sum (map2 (*) e xs), f32.sum (map (* 2) c)))
+                            (iota n))";
+    let ks = kernels(src, "main");
+    let writes = |k: &SegOp| {
+        k.body
+            .results
+            .iter()
+            .filter(|r| matches!(r, crate::seg::KernelResult::Write { .. }))
+            .count()
+    };
+    // The sequential version (one thread per point), then: the replicate (2-D), the update
+    // (1-D, one write per thread), the copy (2-D) and the two reductions.
+    assert_eq!(
+        shape(&ks),
+        vec![
+            ("segmap", 1),
+            ("segmap", 2),
+            ("segmap", 1),
+            ("segmap", 2),
+            ("segred", 2),
+            ("segred", 2)
+        ]
+    );
+    assert_eq!(writes(&ks[2]), 1);
+    check_both_versions(src, "main", "[1f32, 2f32, 4f32]");
+}
+
+#[test]
 fn histogram_per_row_is_a_segmented_histogram() {
     let ks = kernels(
         "entry main (is: [][]i64) (vs: [][]f32) = map2 (\\i v -> reduce_by_index (replicate 4 0f32) (+) 0 i v) is vs",

@@ -88,32 +88,69 @@ fn innermost(lam: &Lambda) -> Option<Lambda> {
     })
 }
 
-/// The scalar operator of a vectorised one, its neutral elements found through the
-/// `replicate`s that made the original's.
-fn scalar_op(op: &Operator, reps: &HashMap<VName, SubExp>) -> Option<Operator> {
+/// The scalar operator of a vectorised one (`None` where the operator is not vectorised).
+/// Its neutral elements are found through the `replicate`s that made the original's; a
+/// neutral row made otherwise (a row of an array that a kernel filled) gives its first
+/// element, read by statements added to `b`, as a monoid's neutral element is unique: every
+/// element of a neutral row of `map2 f` is the neutral element of `f`. `k` is the number of
+/// scalars in a row (when it is 0 there is no element to read, and none to combine).
+fn scalar_op(
+    b: &mut Builder,
+    op: &Operator,
+    reps: &HashMap<VName, SubExp>,
+    k: &SubExp,
+) -> Option<Operator> {
     if op.lam.params.iter().all(|p| p.ty.rank() == 0) {
         return None;
     }
     let lam = innermost(&op.lam)?;
-    let neutral: Option<Vec<SubExp>> = op
+    let neutral = op
         .neutral
         .iter()
-        .map(|ne| {
-            let mut cur = ne.clone();
-            for _ in 0..16 {
-                match &cur {
-                    SubExp::Var(v) => cur = reps.get(v)?.clone(),
-                    SubExp::Const(_) => return Some(cur),
-                }
-            }
-            None
+        .zip(op.lam.params.iter().zip(&lam.params))
+        .map(|(ne, (row, p))| match replicated(ne, reps) {
+            Some(c) => c,
+            None => first_element(b, ne, row.ty.rank(), &p.ty, k),
         })
         .collect();
     Some(Operator {
         lam,
-        neutral: neutral?,
+        neutral,
         commutative: op.commutative,
     })
+}
+
+/// The constant every element of `ne` holds, where `ne` was made by `replicate`s of one.
+fn replicated(ne: &SubExp, reps: &HashMap<VName, SubExp>) -> Option<SubExp> {
+    let mut cur = ne.clone();
+    for _ in 0..16 {
+        match &cur {
+            SubExp::Var(v) => cur = reps.get(v)?.clone(),
+            SubExp::Const(_) => return Some(cur),
+        }
+    }
+    None
+}
+
+/// `if 0 < k then ne[0, …, 0] else 0`: the first scalar of the neutral row `ne` of rank
+/// `rank`, whose elements have type `t`.
+fn first_element(b: &mut Builder, ne: &SubExp, rank: usize, t: &Type, k: &SubExp) -> SubExp {
+    let (SubExp::Var(row), Type::Prim(elem)) = (ne, t) else {
+        return ne.clone();
+    };
+    let some = b.cmp(CmpOp::Lt(I64), i64c(0), k.clone());
+    let then_b = b.body(|b| vec![var(&b.index(t.clone(), row, vec![i64c(0); rank]))]);
+    let else_b = b.body(|_| vec![SubExp::Const(PrimValue::zero(*elem))]);
+    var(&b.bind(
+        "ne",
+        t.clone(),
+        Exp::If {
+            cond: var(&some),
+            then_b,
+            else_b,
+            ret: vec![ExtType::Prim(*elem)],
+        },
+    ))
 }
 
 fn rewrite(ns: &mut NameSource, reps: &HashMap<VName, SubExp>, s: &Stm) -> Option<Vec<Stm>> {
@@ -141,7 +178,9 @@ fn rewrite(ns: &mut NameSource, reps: &HashMap<VName, SubExp>, s: &Stm) -> Optio
     }
     let dims = dims?;
     let m = dims[0].clone();
-    let sop = scalar_op(op, reps)?;
+    if innermost(&op.lam).is_none() || op.lam.params.iter().all(|p| p.ty.rank() == 0) {
+        return None;
+    }
     // The scalar operator's copy is the original's body: the original disappears, so names
     // stay unique.
     let mut b = Builder::new(ns);
@@ -150,6 +189,7 @@ fn rewrite(ns: &mut NameSource, reps: &HashMap<VName, SubExp>, s: &Stm) -> Optio
     for d in &dims[2..] {
         k = var(&b.binop(BinOp::Mul(I64), k, d.clone()));
     }
+    let sop = scalar_op(&mut b, op, reps, &k)?;
     let nk = b.binop(BinOp::Mul(I64), w.clone(), k.clone());
     let mk = b.binop(BinOp::Mul(I64), m.clone(), k.clone());
     let flat = |t: PrimType, len: &VName| Type::Array {
@@ -250,6 +290,13 @@ entry grad [n][m][k] (is: [n]i64) (dst: [k][m]f32) (vs: [n][m]f32) =
                     [[1f32, 3f32], [2f32, 4f32], [18f32, 5f32], [6f32, 0f32], [7f32, 9f32], [0f32, 14f32], [11f32, 2f32]]";
         check(src, "add", args);
         check(src, "grad", args);
+        // A neutral row that no `replicate` in sight made: its first element is the scalar
+        // operator's neutral element.
+        let src_ne = "
+entry add_ne [n][m][k] (is: [n]i64) (dst: [k][m]f32) (vs: [n][m]f32) (ne: [m]f32) =
+  reduce_by_index (copy dst) (map2 (+)) ne is vs
+";
+        check(src_ne, "add_ne", &format!("{args} [0f32, 0f32]"));
         let src3 = "
 entry add3 [n][m][k][l] (is: [n]i64) (dst: [k][m][l]f32) (vs: [n][m][l]f32) =
   reduce_by_index (copy dst) (map2 (map2 (+))) (replicate m (replicate l 0)) is vs

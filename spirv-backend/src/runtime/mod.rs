@@ -49,8 +49,10 @@ pub struct DeviceProgram {
 impl DeviceProgram {
     /// Prepares the SOAC IR program `prog` for the device of `ctx`.
     pub fn new(ctx: &Context, prog: &ir::Program) -> E<DeviceProgram> {
-        let ir = crate::passes::vulkan_passes(prog, ctx.info()).unwrap_or_else(|| prog.clone());
-        let kernels = vkad_core::flatten::extract_kernels(&ir);
+        let info = ctx.info();
+        let ir = crate::passes::vulkan_passes(prog, info).unwrap_or_else(|| prog.clone());
+        let host_passes = |p: ir::Program| crate::passes::vulkan_passes(&p, info).unwrap_or(p);
+        let kernels = vkad_core::flatten::extract_kernels_with(&ir, &host_passes);
         let plan = plan::plan(&kernels)?;
         Ok(DeviceProgram {
             ir,
