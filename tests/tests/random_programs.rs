@@ -476,10 +476,22 @@ const ANY: Attr = Attr {
     mag: f64::INFINITY,
 };
 
+/// The primitive types' names, which are also the names of their modules.
+const PRIM_NAMES: [&str; 11] = [
+    "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "f32", "f64",
+];
+
 impl Gen<'_> {
     fn fresh(&mut self, base: &str) -> String {
-        self.names += 1;
-        format!("{base}{}", self.names)
+        // Never a type's name (`f32`, `i64`, …): a variable of that name would shadow the
+        // numeric module that `f32.abs` means.
+        loop {
+            self.names += 1;
+            let name = format!("{base}{}", self.names);
+            if !PRIM_NAMES.contains(&name.as_str()) {
+                return name;
+            }
+        }
     }
 
     fn bind(&mut self, name: &str, ty: Ty, attr: Attr) {
