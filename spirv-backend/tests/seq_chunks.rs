@@ -81,6 +81,41 @@ fn nests_whose_threads_the_device_cuts_short_run_their_other_version() {
     }
 }
 
+/// A nest whose sequentialised version adds into an accumulator (the adjoint of `w`, read by
+/// every point) and whose threads loop over 70,000 elements, past lavapipe's loop limit: the
+/// runtime copies the accumulator's array before that version runs, copies it back after the
+/// limiter cut it, and runs the distributed version, giving the interpreter's gradient (the
+/// cut version's partial updates, left in place, would count twice).
+#[test]
+fn a_cut_version_that_added_into_an_accumulator_is_undone_before_the_other_runs() {
+    let ctx = common::ctx();
+    let src = "entry g [n][m] (xss: [n][m]f64) (w: [m]f64) : [m]f64 =
+                 vjp (\\w -> f64.sum (map (\\xs -> let s = f64.sum (map2 (*) xs w)
+                                                 in f64.sum (map (\\x -> x * s) w)) xss)) w 1";
+    let c = vkad_core::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
+    let prog = vkad_spirv::runtime::DeviceProgram::new(&ctx, &c.ir).expect("prepared");
+    let (n, m) = (2usize, 70_000usize);
+    let xs: Vec<f64> = (0..n * m)
+        .map(|i| ((i * 7919) % 1000) as f64 / 500.0 - 1.0)
+        .collect();
+    let w: Vec<f64> = (0..m)
+        .map(|j| ((j * 31) % 100) as f64 / 50.0 - 1.0)
+        .collect();
+    let args = vec![
+        Value::Array(ArrayValue::new(vec![n, m], Buffer::F64(xs))),
+        Value::Array(ArrayValue::new(vec![m], Buffer::F64(w))),
+    ];
+    let want = c.run_interp("g", args.clone()).expect("interpreter");
+    // `nest=0`: the sequentialised version first.
+    let mut th = Thresholds::default();
+    th.set("nest=0").expect("setting");
+    let (got, _) = prog
+        .run(&ctx, "g", args, &th, false)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ms = compare_values(&got, &want);
+    assert!(ms.is_empty(), "{ms:?}");
+}
+
 /// The host-loop version of a nest (chosen by `host_map=0`) runs its body at host level, where
 /// the backend's host-level passes apply: the body's histogram, whose operator is a `map2` over
 /// rows of `(value, tangent)` pairs (the `jvp` of a `max` histogram), becomes a histogram of

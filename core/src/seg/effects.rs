@@ -17,9 +17,21 @@ use std::collections::{HashMap, HashSet};
 /// or histogram into an outer destination, or an update of an accumulator whose `with_acc`
 /// is outside `b`, by a kernel or on the host.
 pub fn writes_outside(b: &HostBody) -> bool {
+    !written_outside(b).is_empty()
+}
+
+/// The names bound outside `b` whose values running `b` may change (see [`writes_outside`]),
+/// each once, in the order first written: arrays (the roots of the names written, through
+/// their aliases) and accumulators (by their certificate). A runtime that copies these before
+/// it runs `b` can undo `b`'s effects by copying them back.
+pub fn written_outside(b: &HostBody) -> Vec<VName> {
     let mut w = Walk::default();
     w.body(b);
-    w.written.iter().any(|v| !w.bound.contains(v))
+    let mut seen = HashSet::new();
+    w.written
+        .into_iter()
+        .filter(|v| !w.bound.contains(v) && seen.insert(v.clone()))
+        .collect()
 }
 
 #[derive(Default)]

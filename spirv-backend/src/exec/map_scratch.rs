@@ -105,6 +105,11 @@ impl<'a> Exec<'a> {
             let r = self
                 .launch(code, &lits, outs, &tmps, groups, loc)
                 .and_then(|_| self.flush());
+            // A thread the loop limiter stopped reports no meaningful need: the cut is the
+            // result (the caller may run another version).
+            if let Err(e @ Error::LoopLimit { .. }) = r {
+                return Err(e);
+            }
             let bytes = self.ctx.download(&need, 0, 8)?;
             let word = |i: usize| {
                 u32::from_le_bytes([

@@ -32,6 +32,7 @@ pub(crate) mod map_scratch;
 mod pipeline;
 mod segmented;
 mod sort;
+pub(crate) mod undo;
 
 /// Whether the device of `ctx` is a CPU (lavapipe): kernels are laid out for it, and host
 /// loops of narrow kernels run in one thread up to a larger width.

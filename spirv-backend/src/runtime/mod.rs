@@ -231,8 +231,9 @@ pub struct RunOutput {
     pub modules: Vec<crate::codegen::module::CompiledModule>,
 }
 
-/// The default thresholds for the device of `ctx`: a nest's outer parallelism fills any
-/// device at [`Thresholds::DEFAULT`] threads; a host loop's kernels run in one thread below
+/// The default thresholds for the device of `ctx`: a nest's outer parallelism fills a GPU at
+/// [`Thresholds::DEFAULT`] threads, a CPU device at [`Thresholds::CPU_NEST_DEFAULT`] (contended
+/// nests too there); a host loop's kernels run in one thread below
 /// about the number of element operations one thread does in the time of one more launch:
 /// [`Thresholds::LOOP_DEFAULT`] on a GPU (a launch in a batch costs a few microseconds), 2^14
 /// on a CPU device such as lavapipe (about 50 µs per launch, a fast thread); accumulator
@@ -241,6 +242,7 @@ pub struct RunOutput {
 pub fn device_thresholds(ctx: &Context) -> Thresholds {
     let mut th = Thresholds::default();
     if crate::exec::cpu_device(ctx) {
+        th.nest_default = Thresholds::CPU_NEST_DEFAULT;
         th.loop_default = 1 << 14;
     }
     th
@@ -387,13 +389,13 @@ impl<'a> Runtime<'a> {
                 par,
                 seq,
                 chunk,
-                restartable,
+                undo,
                 loc,
             } => {
                 let r = if self.ex.prim(par_cond, loc)? == PrimValue::Bool(true) {
                     self.body(par, loc)?
                 } else {
-                    self.seq_loop(*id, par, seq, chunk, *restartable, loc)?
+                    self.seq_loop(*id, par, seq, chunk, undo, loc)?
                 };
                 self.bind(pat, r, loc)
             }
@@ -404,19 +406,21 @@ impl<'a> Runtime<'a> {
     /// The one-thread version `seq` of versioned loop `id`, or its flattened version `par`
     /// where the device cannot run `seq`. A chunked `seq` ([`SeqChunk`]) runs the whole loop in
     /// one launch (or [`Thresholds::seq_chunk`] iterations per launch), except on lavapipe,
-    /// which stops a thread's loops after 65535 iterations in all ([`Error::LoopLimit`]): there `seq` is submitted on its own (launches before it
-    /// first, so that their errors stay theirs), and where the limiter cuts it, it runs again
-    /// with half as many iterations per launch, down to one; a loop cut even then (or one not
-    /// chunked) takes `par`. The chunk that worked, or the cut, is remembered for later runs.
-    /// Running `seq` again, or `par` after it, is safe only where `seq` writes nothing but its
-    /// own results (`restartable`); otherwise a cut `seq` is the error it gives.
+    /// which stops a thread's loops after 65535 iterations in all ([`Error::LoopLimit`]):
+    /// there `seq` is submitted on its own (launches before it first, so that their errors
+    /// stay theirs), and where the limiter cuts it, it runs again with half as many
+    /// iterations per launch, down to one; a loop cut even then (or one not chunked) takes
+    /// `par`. The chunk that worked, or the cut, is remembered for later runs. What `seq` may
+    /// change outside itself (`undo`: an accumulator, an array updated in place) is copied
+    /// before it runs on lavapipe and copied back after a cut, so that `par` starts from the
+    /// same values; where one of those cannot be copied, a cut `seq` is the error it gives.
     fn seq_loop(
         &mut self,
         id: usize,
         par: &'a PlanBody,
         seq: &'a PlanBody,
         chunk: &Option<SeqChunk>,
-        restartable: bool,
+        undo: &[ir::VName],
         loc: &Option<SrcLoc>,
     ) -> E<Vec<HVal>> {
         // The whole loop in one launch, or the user's `seq_chunk` iterations per launch.
@@ -428,11 +432,22 @@ impl<'a> Runtime<'a> {
             }
             None => 1,
         };
-        if !self.ex.is_lavapipe() || !restartable {
+        if !self.ex.is_lavapipe() {
             self.bind_chunk(chunk, whole);
             return self.body(seq, loc);
         }
         if !self.ex.kernels.seq_loops_cut.contains(&id) {
+            let snapshot = if undo.is_empty() {
+                None
+            } else {
+                match self.ex.snapshot(undo, loc)? {
+                    Some(s) => Some(s),
+                    None => {
+                        self.bind_chunk(chunk, whole);
+                        return self.body(seq, loc);
+                    }
+                }
+            };
             let mut k = self
                 .ex
                 .kernels
@@ -457,6 +472,12 @@ impl<'a> Runtime<'a> {
                     }
                     r => return r,
                 }
+                if let Some(s) = &snapshot {
+                    self.ex.restore(s, loc)?;
+                }
+            }
+            if let Some(s) = &snapshot {
+                self.ex.restore(s, loc)?;
             }
         }
         self.body(par, loc)

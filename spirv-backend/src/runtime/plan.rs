@@ -115,10 +115,11 @@ pub enum Step {
         seq: PlanBody,
         /// How `seq` runs in chunks of iterations (one launch each), if it does.
         chunk: Option<SeqChunk>,
-        /// Whether `seq` changes nothing outside itself
-        /// ([`vkad_core::seg::effects::writes_outside`]), so that `par` may run after a `seq`
-        /// the device cut short.
-        restartable: bool,
+        /// What `seq` may change outside itself
+        /// ([`vkad_core::seg::effects::written_outside`]: arrays, accumulators by their
+        /// certificate): a runtime that may abandon `seq` part-way copies these first and
+        /// copies them back before it runs `par` (empty: `seq` may simply be abandoned).
+        undo: Vec<VName>,
         loc: Option<SrcLoc>,
     },
     Map(MapStep),
@@ -302,7 +303,11 @@ impl Planner {
                     // A chunked one-thread loop writes outside itself only the rows it copies
                     // into its tapes (`vkad_core::flatten::seq_loop`): written before they are
                     // read, the same rows by every version and every run, so it may restart.
-                    restartable: chunk.is_some() || !seg::effects::writes_outside(seq),
+                    undo: if chunk.is_some() {
+                        Vec::new()
+                    } else {
+                        seg::effects::written_outside(seq)
+                    },
                     loc,
                 })
             }
@@ -316,8 +321,8 @@ impl Planner {
     /// version, taken where `cond` does not hold, so that a device that cannot run the
     /// sequentialised version's threads (lavapipe's loop limit) runs the distributed one
     /// instead, as for the one-thread version of a host loop. Where the sequentialised version
-    /// changes something outside itself (an accumulator, an array in place), it could not be
-    /// abandoned part-way, and the nest stays a plain `if`.
+    /// changes something outside itself (an accumulator, an array in place), those are what
+    /// the runtime copies first to undo a version it abandons (`undo`).
     fn nest_versions(
         &mut self,
         s: &seg::HostStm,
@@ -326,17 +331,6 @@ impl Planner {
         dist: &HostBody,
         out: &mut Vec<Step>,
     ) -> crate::error::Result<()> {
-        if seg::effects::writes_outside(seq) {
-            let (then_b, else_b) = (self.body(seq)?, self.body(dist)?);
-            out.push(Step::If {
-                pat: s.pat.clone(),
-                cond: var(cond),
-                then_b,
-                else_b,
-                loc: s.loc.clone(),
-            });
-            return Ok(());
-        }
         let bool_t = PrimType::Bool;
         let not = Param {
             name: self.fresh("dist_cond"),
@@ -358,7 +352,7 @@ impl Planner {
             par: self.body(dist)?,
             seq: self.body(seq)?,
             chunk: None,
-            restartable: true,
+            undo: seg::effects::written_outside(seq),
             loc: s.loc.clone(),
         });
         Ok(())
