@@ -175,9 +175,9 @@ impl Flattener<'_> {
         // The bounds check of the update, made by every thread.
         let mut ok: Option<SubExp> = None;
         for (i, d) in fixed.iter().zip(&shape) {
-            let ge = self.scalar_stm(Exp::CmpOp(CmpOp::Le(I64), SubExp::i64(0), i.clone()));
-            let lt = self.scalar_stm(Exp::CmpOp(CmpOp::Lt(I64), i.clone(), d.clone()));
-            let both = self.scalar_stm(Exp::BinOp(ir::BinOp::LogAnd, ge.1, lt.1));
+            let ge = self.bool_stm(Exp::CmpOp(CmpOp::Le(I64), SubExp::i64(0), i.clone()));
+            let lt = self.bool_stm(Exp::CmpOp(CmpOp::Lt(I64), i.clone(), d.clone()));
+            let both = self.bool_stm(Exp::BinOp(ir::BinOp::LogAnd, ge.1, lt.1));
             stms.extend([ge.0, lt.0]);
             let c = match ok {
                 None => {
@@ -185,7 +185,7 @@ impl Flattener<'_> {
                     both.1
                 }
                 Some(prev) => {
-                    let all = self.scalar_stm(Exp::BinOp(ir::BinOp::LogAnd, prev, both.1));
+                    let all = self.bool_stm(Exp::BinOp(ir::BinOp::LogAnd, prev, both.1));
                     stms.extend([both.0, all.0]);
                     all.1
                 }
@@ -253,18 +253,15 @@ impl Flattener<'_> {
         ))
     }
 
-    /// A fresh scalar bound to `exp`: the statement and the name.
-    fn scalar_stm(&mut self, exp: Exp) -> (Stm, SubExp) {
-        let ty = Type::Prim(match &exp {
-            Exp::CmpOp(..) | Exp::BinOp(ir::BinOp::LogAnd, ..) => PrimType::Bool,
-            _ => I64,
-        });
+    /// A fresh `bool` bound to `exp` (a comparison or a conjunction): the statement and the
+    /// name.
+    fn bool_stm(&mut self, exp: Exp) -> (Stm, SubExp) {
         let p = self.fresh_param(
             &ir::VName {
                 id: 0,
                 base: "in_bounds".into(),
             },
-            ty,
+            Type::Prim(PrimType::Bool),
         );
         let name = SubExp::Var(p.name.clone());
         (
