@@ -19,7 +19,9 @@
 
 use super::kernel::Flattener;
 use super::nest::{Level, Nest};
-use crate::ir::{self, Body, CmpOp, DimIndex, Exp, Lambda, Param, Soac, Stm, SubExp, Type};
+use crate::ir::builder::{var, Builder};
+use crate::ir::{self, BinOp, Body, CmpOp, DimIndex, Exp, Lambda, Param, Soac, Stm, SubExp, Type};
+use crate::passes::traverse::mk_stm;
 use crate::prim::{IntType, PrimType};
 use crate::seg::{HostStm, KernelResult, SegKind};
 use std::collections::HashSet;
@@ -43,7 +45,7 @@ impl Flattener<'_> {
         let [pe] = &s.pat.elems[..] else { return None };
         let exp = match &s.exp {
             Exp::Replicate { shape, value } => {
-                let vt = self.value_type(value);
+                let vt = self.type_of(value);
                 let (inner, inner_ty) = self.copy_nest(value.clone(), vt);
                 let mut exp = inner;
                 let mut ty = inner_ty;
@@ -131,13 +133,6 @@ impl Flattener<'_> {
         }
     }
 
-    fn value_type(&self, v: &SubExp) -> Type {
-        match v {
-            SubExp::Const(c) => Type::Prim(c.prim_type()),
-            SubExp::Var(x) => self.types[x].clone(),
-        }
-    }
-
     /// The in-place update `s` (`x with [i..] = y`) in `nest` as one kernel over the nest and
     /// `y`'s dimensions writing into the host array holding the rows `x`, bound to `pat`;
     /// `None` unless that array is one of `made` (arrays an earlier group of the same
@@ -168,47 +163,12 @@ impl Flattener<'_> {
         if fixed.is_empty() || fixed.len() > shape.len() {
             return None;
         }
-        let yt = self.value_type(y);
+        let yt = self.type_of(y);
         let elem = xt.elem()?;
-        let mut inner = nest.clone();
-        let mut stms = Vec::new();
-        // The bounds check of the update, made by every thread.
-        let mut ok: Option<SubExp> = None;
-        for (i, d) in fixed.iter().zip(&shape) {
-            let ge = self.bool_stm(Exp::CmpOp(CmpOp::Le(I64), SubExp::i64(0), i.clone()));
-            let lt = self.bool_stm(Exp::CmpOp(CmpOp::Lt(I64), i.clone(), d.clone()));
-            let both = self.bool_stm(Exp::BinOp(ir::BinOp::LogAnd, ge.1, lt.1));
-            stms.extend([ge.0, lt.0]);
-            let c = match ok {
-                None => {
-                    stms.push(both.0);
-                    both.1
-                }
-                Some(prev) => {
-                    let all = self.bool_stm(Exp::BinOp(ir::BinOp::LogAnd, prev, both.1));
-                    stms.extend([both.0, all.0]);
-                    all.1
-                }
-            };
-            ok = Some(c);
-        }
-        let holes = vec!["{}"; fixed.len()].join(", ");
-        let dims = vec!["{}"; shape.len()].join(", ");
-        let mut args = fixed.clone();
-        args.extend(shape.iter().cloned());
-        stms.push(Stm {
-            pat: ir::Pat { elems: Vec::new() },
-            exp: Exp::Assert {
-                cond: ok.expect("at least one index"),
-                msg: format!("index [{holes}] out of bounds for array of shape [{dims}]"),
-                args,
-            },
-            loc: s.loc.clone(),
-            attrs: Default::default(),
-        });
         // One thread per element of `y`.
+        let mut inner = nest.clone();
         let mut write_idx: Vec<SubExp> = nest.gtids().into_iter().map(SubExp::Var).collect();
-        write_idx.extend(fixed);
+        write_idx.extend(fixed.iter().cloned());
         let mut elem_idx = Vec::new();
         for w in yt.shape() {
             let g = self.ns.fresh("gtid");
@@ -217,26 +177,47 @@ impl Flattener<'_> {
                 width: w.clone(),
             });
             write_idx.push(SubExp::Var(g.clone()));
-            elem_idx.push(DimIndex::Fix(SubExp::Var(g)));
+            elem_idx.push(SubExp::Var(g));
         }
+        // The bounds check of the update, made by every thread.
+        let mut b = Builder::new(self.ns);
+        let mut ok: Option<SubExp> = None;
+        for (i, d) in fixed.iter().zip(&shape) {
+            let ge = b.cmp(CmpOp::Le(I64), SubExp::i64(0), i.clone());
+            let lt = b.cmp(CmpOp::Lt(I64), i.clone(), d.clone());
+            let both = var(&b.binop(BinOp::LogAnd, var(&ge), var(&lt)));
+            ok = Some(match ok {
+                None => both,
+                Some(prev) => var(&b.binop(BinOp::LogAnd, prev, both)),
+            });
+        }
+        let holes = vec!["{}"; fixed.len()].join(", ");
+        let dims = vec!["{}"; shape.len()].join(", ");
+        let mut args = fixed;
+        args.extend(shape.iter().cloned());
+        b.stms.push(mk_stm(
+            Vec::new(),
+            Exp::Assert {
+                cond: ok.expect("at least one index"),
+                msg: format!("index [{holes}] out of bounds for array of shape [{dims}]"),
+                args,
+            },
+        ));
         let val = match y {
             SubExp::Var(a) if !elem_idx.is_empty() => {
-                let v = self.fresh_param(a, Type::Prim(elem));
-                let mut read = Stm {
-                    pat: ir::Pat {
-                        elems: vec![v.clone()],
-                    },
-                    exp: Exp::Index(a.clone(), elem_idx),
-                    loc: s.loc.clone(),
-                    attrs: Default::default(),
-                };
+                let v = b.index(Type::Prim(elem), a, elem_idx);
                 // In bounds: the thread indices range over `y`'s dimensions.
-                read.attrs = ir::Attrs(vec!["unsafe".into()]);
-                stms.push(read);
-                SubExp::Var(v.name)
+                if let Some(read) = b.stms.last_mut() {
+                    read.attrs = ir::Attrs(vec!["unsafe".into()]);
+                }
+                var(&v)
             }
             _ => y.clone(),
         };
+        let mut stms = b.stms;
+        for t in &mut stms {
+            t.loc = s.loc.clone();
+        }
         let results = vec![KernelResult::Write {
             dest,
             idx: write_idx,
@@ -251,27 +232,5 @@ impl Flattener<'_> {
             pat.to_vec(),
             &s.loc,
         ))
-    }
-
-    /// A fresh `bool` bound to `exp` (a comparison or a conjunction): the statement and the
-    /// name.
-    fn bool_stm(&mut self, exp: Exp) -> (Stm, SubExp) {
-        let p = self.fresh_param(
-            &ir::VName {
-                id: 0,
-                base: "in_bounds".into(),
-            },
-            Type::Prim(PrimType::Bool),
-        );
-        let name = SubExp::Var(p.name.clone());
-        (
-            Stm {
-                pat: ir::Pat { elems: vec![p] },
-                exp,
-                loc: None,
-                attrs: Default::default(),
-            },
-            name,
-        )
     }
 }

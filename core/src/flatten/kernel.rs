@@ -398,7 +398,7 @@ pub(super) fn versioned(
 }
 
 impl Flattener<'_> {
-    fn type_of(&self, se: &SubExp) -> Type {
+    pub(super) fn type_of(&self, se: &SubExp) -> Type {
         match se {
             SubExp::Const(c) => Type::Prim(c.prim_type()),
             SubExp::Var(v) => self.types.get(v).cloned().unwrap_or_else(i64t),

@@ -88,22 +88,19 @@ fn innermost(lam: &Lambda) -> Option<Lambda> {
     })
 }
 
-/// The scalar operator of a vectorised one (`None` where the operator is not vectorised).
-/// Its neutral elements are found through the `replicate`s that made the original's; a
-/// neutral row made otherwise (a row of an array that a kernel filled) gives its first
-/// element, read by statements added to `b`, as a monoid's neutral element is unique: every
-/// element of a neutral row of `map2 f` is the neutral element of `f`. `k` is the number of
-/// scalars in a row (when it is 0 there is no element to read, and none to combine).
+/// The scalar operator `lam` ([`innermost`]) of the vectorised operator `op`, with neutral
+/// elements. They are found through the `replicate`s that made the original's; a neutral row
+/// made otherwise (a row of an array that a kernel filled) gives its first element, read by
+/// statements added to `b`, as a monoid's neutral element is unique: every element of a
+/// neutral row of `map2 f` is the neutral element of `f`. `k` is the number of scalars in a
+/// row (when it is 0 there is no element to read, and none to combine).
 fn scalar_op(
     b: &mut Builder,
     op: &Operator,
+    lam: Lambda,
     reps: &HashMap<VName, SubExp>,
     k: &SubExp,
-) -> Option<Operator> {
-    if op.lam.params.iter().all(|p| p.ty.rank() == 0) {
-        return None;
-    }
-    let lam = innermost(&op.lam)?;
+) -> Operator {
     let neutral = op
         .neutral
         .iter()
@@ -113,11 +110,11 @@ fn scalar_op(
             None => first_element(b, ne, row.ty.rank(), &p.ty, k),
         })
         .collect();
-    Some(Operator {
+    Operator {
         lam,
         neutral,
         commutative: op.commutative,
-    })
+    }
 }
 
 /// The constant every element of `ne` holds, where `ne` was made by `replicate`s of one.
@@ -178,9 +175,11 @@ fn rewrite(ns: &mut NameSource, reps: &HashMap<VName, SubExp>, s: &Stm) -> Optio
     }
     let dims = dims?;
     let m = dims[0].clone();
-    if innermost(&op.lam).is_none() || op.lam.params.iter().all(|p| p.ty.rank() == 0) {
+    // Only vectorised operators.
+    if op.lam.params.iter().all(|p| p.ty.rank() == 0) {
         return None;
     }
+    let lam = innermost(&op.lam)?;
     // The scalar operator's copy is the original's body: the original disappears, so names
     // stay unique.
     let mut b = Builder::new(ns);
@@ -189,7 +188,7 @@ fn rewrite(ns: &mut NameSource, reps: &HashMap<VName, SubExp>, s: &Stm) -> Optio
     for d in &dims[2..] {
         k = var(&b.binop(BinOp::Mul(I64), k, d.clone()));
     }
-    let sop = scalar_op(&mut b, op, reps, &k)?;
+    let sop = scalar_op(&mut b, op, lam, reps, &k);
     let nk = b.binop(BinOp::Mul(I64), w.clone(), k.clone());
     let mk = b.binop(BinOp::Mul(I64), m.clone(), k.clone());
     let flat = |t: PrimType, len: &VName| Type::Array {

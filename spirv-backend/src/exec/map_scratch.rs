@@ -95,10 +95,7 @@ impl<'a> Exec<'a> {
             self.ctx.upload(&need, 0, &[0u8; 8])?;
             let lits = [caps[0], caps[1], r0 as u64, r1, threads];
             // Accumulators the kernel updates: kept, to undo a run that must be repeated.
-            let backups = accs
-                .iter()
-                .map(|a| self.copy(a, loc))
-                .collect::<E<Vec<_>>>()?;
+            let backups = self.snapshot_arrays(accs.to_vec(), loc)?;
             let tmps = [need.clone(), s32, s64];
             // The need buffer is read right after the launch: its batch is submitted now (a
             // kernel error of an overflowing thread is meaningless and dropped below).
@@ -123,11 +120,7 @@ impl<'a> Exec<'a> {
             if got[0] > caps[0] || got[1] > caps[1] {
                 // Some thread ran out: its results (and errors) are meaningless. Grow and run
                 // this chunk again (with the accumulators as they were).
-                for (a, b) in accs.iter().zip(&backups) {
-                    let len = a.shape.iter().product::<usize>();
-                    let dims = [(len, 1, 1)];
-                    self.strided(Some(&b.buf), 0, 0, &a.buf, a.elem, a.off as i64, &dims, loc)?;
-                }
+                self.restore(&backups, loc)?;
                 tries += 1;
                 if tries > MAX_TRIES {
                     return Err(super::Error::internal(

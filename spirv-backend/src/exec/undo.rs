@@ -1,6 +1,8 @@
-//! Undoing a version of a versioned step that the device cut short: copies of what it may
-//! change outside itself, taken before it runs and copied back before the other version runs
-//! (`runtime::Runtime::seq_loop`, on lavapipe, whose loop limiter stops a thread part-way).
+//! Undoing work the device cut short: copies of what it may change outside itself, taken
+//! before it runs and copied back before it (or another version) runs again. A version of a
+//! versioned step on lavapipe, whose loop limiter stops a thread part-way
+//! (`runtime::Runtime::seq_loop`), and a `map` chunk that must run again with more scratch
+//! memory (`map_scratch`, its accumulators).
 
 use super::{DArr, Exec, HVal, E};
 use vkad_core::diag::SrcLoc;
@@ -29,12 +31,21 @@ impl Exec<'_> {
                 _ => return Ok(None),
             }
         }
+        self.snapshot_arrays(arrays, loc).map(Some)
+    }
+
+    /// Copies of `arrays`, on the device.
+    pub(crate) fn snapshot_arrays(
+        &mut self,
+        arrays: Vec<DArr>,
+        loc: &Option<SrcLoc>,
+    ) -> E<Snapshot> {
         let mut pairs = Vec::with_capacity(arrays.len());
         for a in arrays {
             let c = self.copy(&a, loc)?;
             pairs.push((a, c));
         }
-        Ok(Some(Snapshot(pairs)))
+        Ok(Snapshot(pairs))
     }
 
     /// Copies the snapshot's arrays back into place.
