@@ -187,7 +187,7 @@ pub fn primitives() -> Vec<Primitive> {
             source: "entry main [m][k] (xss: [m][k]f32) : [m]f32 =
   map (\\row -> reduce (+) 0 row) xss\n",
             ir: None,
-            model: "read 4 (segmented: a workgroup per row)",
+            model: "read 4 (segmented: a workgroup per row, or several where 16 cannot fill the device)",
             bytes: |n| 4.0 * n as f64,
             inputs: |n| vec![rows16(f32s(n, 14))],
         },

@@ -8,7 +8,7 @@
 //!   `map` (`segmap` and SOAC-level `map` kernels), `copy` (strided copies and fills, `iota`),
 //!   `chunked` (the chunked reduction/scan kernel) with `red` and `scan` (their reduce- and
 //!   scan-only phases) and `fold` (the folds and trees they share), `columns` (vectorised operators over arrays of arrays), `hist`,
-//!   `scatter`, `segmented` (a workgroup per row), `sort` (radix sort passes); the per-thread
+//!   `scatter`, `segmented` (a team of threads, a workgroup or several per row), `sort` (radix sort passes); the per-thread
 //!   code compiler `thread` with `scratch` (per-thread arrays) and `acc` (accumulators); the
 //!   builder `gen`, scalar operations `scalar`, float semantics `ieee` and `f64math`; what the
 //!   generators need to know of operators (`operator`); exported modules (`module`).
@@ -53,8 +53,9 @@
 //!   chosen and launched by the executor. Over arrays of arrays with a vectorised operator
 //!   (`map f` of a scalar `f`, e.g. `reduce (map2 (+))`): one thread per column
 //!   (`codegen::columns`); with other operators, a tree of `map` kernels (`exec::array_ops`).
-//!   A `map` of a `reduce` or `scan` over few long rows runs a workgroup per row
-//!   (`codegen::segmented`).
+//!   A `map` of a `reduce` or `scan` over rows too few for a thread each runs a team of
+//!   threads, a workgroup or (reductions of a few long rows) several workgroups per row
+//!   (`codegen::segmented`, its strategy chosen from the sizes at run time).
 //! - Per-thread arrays in `map` kernels (module `codegen::scratch`; the capacities are chosen by
 //!   `exec::map_scratch`): in-place updates,
 //!   `scan`, `scatter`, `reduce_by_index`, concatenation, array literals, copies, `if`/`loop`

@@ -2,7 +2,8 @@
 //! trees: `Phase::TreeReduce`/`TreeScan`, chosen when the device is not a CPU) tested on
 //! lavapipe by presenting it as a discrete GPU: every size class, every element type, tuples
 //! and non-commutative operators (which fail if any level combines partials out of order),
-//! against the interpreter.
+//! against the interpreter. Also the GPU's choices of segmented reductions and scans over rows
+//! (teams of threads per row, several workgroups per row: `codegen::segmented::strategy`).
 
 use std::sync::{Arc, OnceLock};
 use vkad_core::prim::{FloatType, IntType, PrimType, PrimValue};
@@ -141,5 +142,40 @@ entry scan_first (xs: []i64) = scan (\a b -> if a != 0 then a else b) 0 xs
         let xs = Value::Array(ArrayValue::new(vec![n], buf));
         same(src, "first", vec![xs.clone()]);
         same(src, "scan_first", vec![xs]);
+    }
+}
+
+#[test]
+fn rows_are_reduced_and_scanned_in_every_strategy_a_gpu_chooses() {
+    // A commutative sum (read at stride) and the composition of affine maps (contiguous runs,
+    // combined in order), over rows of a matrix.
+    let src = r#"
+let comp (a1: i32, b1: i32) (a2: i32, b2: i32) = (a1 * a2, b1 * a2 + b2)
+entry sums [m][k] (xss: [m][k]i32) = map (\row -> reduce (+) 0 row) xss
+entry affine [m][k] (as: [m][k]i32) (bs: [m][k]i32) =
+  unzip (map2 (\a b -> reduce comp (1, 0) (zip a b)) as bs)
+entry scans [m][k] (xss: [m][k]i32) = map (\row -> scan (+) 0 row) xss
+"#;
+    let mut rng = Rng(13);
+    let mut matrix = |m: usize, k: usize| {
+        let Value::Array(a) = rng.array(PrimType::Int(IntType::I32), m * k) else {
+            unreachable!()
+        };
+        Value::Array(ArrayValue::new(vec![m, k], a.data))
+    };
+    // A thread per row (9000 rows), teams of 4 and 32 threads, a workgroup per row, and
+    // several workgroups per row: 48 pieces of a row of 100003 elements, 3 pieces of each of
+    // 500 rows of 7000.
+    for (m, k) in [
+        (9000, 30),
+        (2000, 9),
+        (300, 100),
+        (40, 3000),
+        (1, 100_003),
+        (500, 7000),
+    ] {
+        same(src, "sums", vec![matrix(m, k)]);
+        same(src, "affine", vec![matrix(m, k), matrix(m, k)]);
+        same(src, "scans", vec![matrix(m, k)]);
     }
 }

@@ -1,8 +1,9 @@
-//! Segmented reductions (`map (\row -> reduce op ne row) xss` over few long rows, run with a
-//! workgroup per row: spirv-backend/src/codegen/segmented.rs): the kernel is used where it should be
-//! (and not for many rows or short ones) and its results match the interpreter's, for
-//! commutative and non-commutative operators, tuples and every size class of rows; scans
-//! over rows (a flat scan restarting at each row) give the interpreter's results.
+//! Segmented reductions (`map (\row -> reduce op ne row) xss` over rows too few for a thread
+//! each, run with a team of threads per row, a workgroup per row or several workgroups per
+//! row: spirv-backend/src/codegen/segmented.rs): each strategy is used where it should be (and
+//! the plain map kernel for many rows or very short ones) and its results match the
+//! interpreter's, for commutative and non-commutative operators, tuples and every size class
+//! of rows; scans over rows give the interpreter's results.
 
 mod common;
 use common::ctx;
@@ -29,8 +30,21 @@ fn matrix(m: usize, k: usize, seed: u64) -> Value {
     Value::Array(ArrayValue::new(vec![m, k], Buffer::F64(data)))
 }
 
-/// Runs `entry`; returns whether the segmented kernel (kind 50) was made.
-fn run(entry: &str, args: Vec<Value>) -> bool {
+/// Which kernels of a segmented operation a run made.
+#[derive(Debug, PartialEq)]
+enum Made {
+    /// None: the plain map kernel ran, a thread per row.
+    Map,
+    /// The segmented kernel (kind 50) only: a team of threads (up to a workgroup) per row.
+    Teams,
+    /// The segmented kernel and the one combining the pieces of rows (kind 51): several
+    /// workgroups per row.
+    Pieces,
+}
+
+/// Runs `entry`, checks its results against the interpreter's and says which segmented
+/// kernels the run made.
+fn run(entry: &str, args: Vec<Value>) -> Made {
     let c = vkad_core::compile("t.fut", SRC).unwrap_or_else(|e| panic!("{}", e.render()));
     let want = c.run_interp(entry, args.clone()).expect("interpreter");
     let (got, modules) =
@@ -41,34 +55,78 @@ fn run(entry: &str, args: Vec<Value>) -> bool {
         "{entry}: {:?}",
         ms.iter().take(3).map(|m| m.to_string()).collect::<Vec<_>>()
     );
-    modules.iter().any(|m| m.name.ends_with("/50"))
+    let made = |kind: &str| modules.iter().any(|m| m.name.ends_with(kind));
+    match (made("/50"), made("/51")) {
+        (false, false) => Made::Map,
+        (true, false) => Made::Teams,
+        (true, true) => Made::Pieces,
+        (false, true) => panic!("{entry}: the combining kernel without the segmented one"),
+    }
+}
+
+fn lavapipe() -> bool {
+    ctx().info().device_type == "cpu"
 }
 
 #[test]
-fn few_long_rows_are_segmented() {
-    for (m, k) in [(1, 1024), (2, 1025), (3, 4097), (7, 100_003), (63, 1500)] {
-        assert!(run("sum", vec![matrix(m, k, 1)]), "sum {m}x{k}");
-        assert!(
+fn few_rows_get_a_team_or_a_workgroup_each() {
+    // Teams of 4 to 256 threads (rows of 9 to 1024 and more elements), and whole workgroups
+    // for rows too many to cut into pieces (on lavapipe, 8 workgroups fill the device; on a
+    // GPU, 1024).
+    let mut sizes = vec![(10, 9), (33, 40), (63, 300), (5, 1024), (3, 2047)];
+    if lavapipe() {
+        sizes.extend([(9, 20_000), (63, 1500)]);
+    }
+    for (m, k) in sizes {
+        assert_eq!(
+            run("sum", vec![matrix(m, k, 1)]),
+            Made::Teams,
+            "sum {m}x{k}"
+        );
+        assert_eq!(
             run("affine", vec![matrix(m, k, 2), matrix(m, k, 3)]),
+            Made::Teams,
             "affine {m}x{k}"
         );
-        // Scans of scalars over rows are one flat scan with the operator lifted to restart
-        // at each row (runtime/plan.rs), whatever the rows: only the results are checked.
-        run("scan_sum", vec![matrix(m, k, 6)]);
-        run("scan_affine", vec![matrix(m, k, 7), matrix(m, k, 8)]);
+        // Scans of the same rows get the same teams.
+        assert_eq!(run("scan_sum", vec![matrix(m, k, 6)]), Made::Teams);
+        assert_eq!(
+            run("scan_affine", vec![matrix(m, k, 7), matrix(m, k, 8)]),
+            Made::Teams
+        );
     }
 }
 
 #[test]
-fn many_or_short_rows_keep_the_map_kernel() {
-    // "Many": 64 rows on a CPU driver (lavapipe), 8192 on a GPU.
-    let many = if ctx().info().device_type == "cpu" {
-        64
-    } else {
-        8192
-    };
-    for (m, k) in [(many, 2048), (many + 7, 1024), (3, 1023), (4, 7), (0, 5000)] {
-        assert!(!run("sum", vec![matrix(m, k, 4)]), "sum {m}x{k}");
+fn few_long_rows_are_cut_into_pieces_for_several_workgroups() {
+    // Rows of at least 16 · 256 elements and too few rows to fill the device with one
+    // workgroup each. Scans are never cut: a piece would need the totals of those before it.
+    for (m, k) in [(1, 100_003), (2, 300_000), (3, 40_000), (7, 33_000)] {
+        assert_eq!(
+            run("sum", vec![matrix(m, k, 1)]),
+            Made::Pieces,
+            "sum {m}x{k}"
+        );
+        assert_eq!(
+            run("affine", vec![matrix(m, k, 2), matrix(m, k, 3)]),
+            Made::Pieces,
+            "affine {m}x{k}"
+        );
+        assert_eq!(run("scan_sum", vec![matrix(m, k, 6)]), Made::Teams);
+        assert_eq!(
+            run("scan_affine", vec![matrix(m, k, 7), matrix(m, k, 8)]),
+            Made::Teams
+        );
+    }
+}
+
+#[test]
+fn many_or_very_short_rows_keep_the_map_kernel() {
+    // "Many": 64 rows on a CPU driver (lavapipe), 8192 on a GPU. "Very short": 8 elements
+    // or fewer.
+    let many = if lavapipe() { 64 } else { 8192 };
+    for (m, k) in [(many, 2048), (many + 7, 1024), (4, 7), (100, 8), (0, 5000)] {
+        assert_eq!(run("sum", vec![matrix(m, k, 4)]), Made::Map, "sum {m}x{k}");
         run("scan_sum", vec![matrix(m, k, 4)]);
     }
 }
@@ -77,5 +135,5 @@ fn many_or_short_rows_keep_the_map_kernel() {
 fn rows_past_lavapipes_loop_limit_are_segmented_there() {
     // 70000 elements per row: one thread per row would exceed lavapipe's 65535 iterations
     // (80 rows: segmented on a GPU anyway).
-    assert!(run("sum", vec![matrix(80, 70_000, 5)]));
+    assert_ne!(run("sum", vec![matrix(80, 70_000, 5)]), Made::Map);
 }

@@ -1,5 +1,7 @@
--- `map (\row -> reduce op ne row) xss` (or `scan`) over few long rows: the Vulkan backend reduces each row
--- with a whole workgroup (spirv-backend/src/codegen/segmented.rs) instead of one thread per row. Each
+-- `map (\row -> reduce op ne row) xss` (or `scan`) over rows too few for a thread each: the Vulkan
+-- backend reduces each row with a team of threads, a whole workgroup or, for a few long rows,
+-- several workgroups and a second pass over their partials
+-- (spirv-backend/src/codegen/segmented.rs) instead of one thread per row. Each
 -- entry compares with the rows folded by a sequential loop, for a commutative operator (read
 -- at stride), a non-commutative one (affine maps composed in order, exact in wrapping i32),
 -- f32 sums and zipped rows, at row counts on both sides of the switch to the plain map kernel.
@@ -15,6 +17,8 @@ def rows (m: i64) (k: i64) : [m][k]i64 =
 -- input { 64i64 1024i64 } output { true }
 -- input { 2i64 60000i64 } output { true }
 -- input { 5i64 7i64 } output { true }
+-- input { 40i64 37i64 } output { true }
+-- input { 1i64 60001i64 } output { true }
 entry sums (m: i64) (k: i64) : bool =
   let xss = rows m k
   let s = map (\row -> reduce (+) 0 row) xss

@@ -181,12 +181,13 @@ pub fn chunked<'p>(
         let first = g.b.i_add(u64t, None, gstart, lid64).ie()?;
         let end = g.b.i_add(u64t, None, gstart, gsize).ie()?;
         let end = g.glsl(u64t, spirv::GlslStd450Op::UMin, &[end, n])?;
-        let stride = WG as u64;
+        let stride = g.c_u64(WG as u64);
         fold_batched(
             &mut k, &mut g, op, &c.ins, &c.accs, first, end, stride, None, loc,
         )?;
     } else if tree_phase {
-        fold_batched(&mut k, &mut g, op, &c.ins, &c.accs, lo, hi, 1, None, loc)?;
+        let one = g.c_u64(1);
+        fold_batched(&mut k, &mut g, op, &c.ins, &c.accs, lo, hi, one, None, loc)?;
     } else {
         fold_range(&mut k, &mut g, op, &c.ins, &c.accs, lo, hi, None, loc)?;
     }

@@ -52,13 +52,35 @@ pub(crate) fn tree<'p>(
     scan: bool,
     loc: &Option<SrcLoc>,
 ) -> R<()> {
+    let wg = g.c_u32(WG);
+    team_tree(k, g, op, shared, lid, wg, scan, loc)
+}
+
+/// [`tree`] within each team of `width` consecutive threads (`width` a power of two dividing
+/// WG, a u32 value the same in the whole workgroup): team `j` combines elements
+/// `[j·width, (j+1)·width)` of `shared`, leaving its total in element `j·width` (`scan`
+/// false) or its inclusive scan in place (`scan` true). Ends with a barrier. Every thread of
+/// the workgroup must call it.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn team_tree<'p>(
+    k: &mut KCtx<'p>,
+    g: &mut Gen,
+    op: &'p Operator,
+    shared: &[(Word, Word, PrimType, Word)],
+    lid: Word,
+    width: Word,
+    scan: bool,
+    loc: &Option<SrcLoc>,
+) -> R<()> {
     let u32t = g.t_u32();
     let bt = g.t_bool();
     let dv = g.var(u32t);
     let one = g.c_u32(1);
     g.store(dv, one)?;
-    let cwg = g.c_u32(WG);
     let z32 = g.c_u32(0);
+    // The thread's place in its team.
+    let wm = g.b.i_sub(u32t, None, width, one).ie()?;
+    let lane = g.b.bitwise_and(u32t, None, lid, wm).ie()?;
     // The partners' values, read before the barrier that precedes the writes (scan).
     let mut tmp = Vec::new();
     for &(_, _, t, rt) in shared {
@@ -67,13 +89,14 @@ pub(crate) fn tree<'p>(
     }
     let ls = g.begin_loop()?;
     let d = g.load(u32t, dv)?;
-    let c = g.b.u_less_than(bt, None, d, cwg).ie()?;
+    let c = g.b.u_less_than(bt, None, d, width).ie()?;
     g.loop_cond(ls, c)?;
     let d = g.load(u32t, dv)?;
-    // (Reduce) thread l with l % 2d == 0: shared[l] = shared[l] ⊙ shared[l + d].
-    // (Scan) thread l >= d: shared[l] = shared[l - d] ⊙ shared[l].
+    // (Reduce) thread l with l % 2d == 0: shared[l] = shared[l] ⊙ shared[l + d] (teams start
+    // at multiples of `width` ≥ 2d, so l + d is in l's team).
+    // (Scan) thread l whose lane is ≥ d: shared[l] = shared[l - d] ⊙ shared[l].
     let (active, left, right) = if scan {
-        let a = g.b.u_greater_than_equal(bt, None, lid, d).ie()?;
+        let a = g.b.u_greater_than_equal(bt, None, lane, d).ie()?;
         let l = g.b.i_sub(u32t, None, lid, d).ie()?;
         (a, l, lid)
     } else {
@@ -194,7 +217,7 @@ pub(crate) fn fold_batched<'p>(
     accs: &[(Word, Word, PrimType)],
     first: Word,
     end: Word,
-    stride: u64,
+    stride: Word,
     outs: Option<&[View]>,
     loc: &Option<SrcLoc>,
 ) -> R<()> {
@@ -210,7 +233,8 @@ pub(crate) fn fold_batched<'p>(
     // Loads (indices past `end` read element `i`, which exists, and are not used).
     let mut rows = Vec::with_capacity(UNROLL);
     for j in 0..UNROLL {
-        let off = g.c_u64(j as u64 * stride);
+        let jc = g.c_u64(j as u64);
+        let off = g.b.i_mul(u64t, None, jc, stride).ie()?;
         let idx = g.b.i_add(u64t, None, i, off).ie()?;
         let ok = g.b.u_less_than(bt, None, idx, end).ie()?;
         let safe = g.b.select(u64t, None, ok, idx, i).ie()?;
@@ -239,7 +263,8 @@ pub(crate) fn fold_batched<'p>(
             Ok(())
         })?;
     }
-    let step = g.c_u64(UNROLL as u64 * stride);
+    let unroll = g.c_u64(UNROLL as u64);
+    let step = g.b.i_mul(u64t, None, unroll, stride).ie()?;
     let i1 = g.b.i_add(u64t, None, i, step).ie()?;
     g.store(iv, i1)?;
     g.end_loop(st)

@@ -199,7 +199,8 @@ pub(super) fn tree_rescan<'p>(
         ..
     } = *c;
     thread_prefix(k, g, op, shared, accs, neutral, pre, lid, gid64, loc)?;
-    fold_batched(k, g, op, ins, accs, lo, hi, 1, Some(outs), loc)?;
+    let one = g.c_u64(1);
+    fold_batched(k, g, op, ins, accs, lo, hi, one, Some(outs), loc)?;
     Ok(())
 }
 

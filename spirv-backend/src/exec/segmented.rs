@@ -1,12 +1,15 @@
-//! Running a host-level `map (\row -> reduce op ne row) xss` (or `scan`) over few long rows as
-//! a segmented reduction (scan): one workgroup per row, with the kernel of
-//! [`crate::codegen::segmented`].
+//! Running a host-level `map (\row -> reduce op ne row) xss` (or `scan`) as a segmented
+//! reduction (scan) with the kernel of [`crate::codegen::segmented`]: a team of threads per
+//! row, or several workgroups per row and a second launch combining their partials, as
+//! [`strategy`] chooses from the sizes.
 
-use super::{DArr, Exec, HVal};
+use super::{DArr, Exec, HVal, Kernel, E};
 use crate::codegen::gen::WG;
-use crate::codegen::segmented::{seg_kernel, segmented_of};
+use crate::codegen::segmented::{seg_kernel, segmented_of, strategy, SegInputs, Strategy};
+use std::sync::Arc;
 use vkad_core::diag::SrcLoc;
 use vkad_core::ir::{Lambda, Stm, VName};
+use vkad_vk::Buffer;
 
 impl<'a> Exec<'a> {
     /// Runs `map (\row -> reduce op ne row) xss` (or `scan`) as a segmented reduction (scan)
@@ -39,31 +42,71 @@ impl<'a> Exec<'a> {
         if lam.ret.iter().any(|t| t.rank() != ret_rank) || op.neutral.len() != elems.len() {
             return Ok(None);
         }
-        // One thread per row keeps the device busy once there are enough rows; a workgroup
-        // per row pays off for long rows when there are fewer. On lavapipe, rows that one
-        // thread could not even finish (its loop limit) are always segmented.
         let gpu = self.gpu_layout();
-        let busy_rows = if gpu { 8192 } else { 64 };
-        let too_long = !gpu && len >= crate::codegen::gen::LAVAPIPE_LOOP_LIMIT as usize / 2;
-        if rows == 0 || len < 4 * WG as usize || (rows >= busy_rows && !too_long) {
+        let Strategy::Teams { team, parts } = strategy(rows, len, scan, gpu) else {
             return Ok(None);
-        }
+        };
         let prog = self.prog;
         let input_names: Vec<VName> = inputs.iter().map(|v| (*v).clone()).collect();
         let sig: Vec<&VName> = inputs.clone();
         let e2 = elems.clone();
         let code = self.lambda_kernel(stm, 50, &sig, |_, ht| {
-            seg_kernel(prog, op, &e2, &input_names, scan, loc, ht)
+            seg_kernel(prog, op, &e2, SegInputs::Host(&input_names), scan, loc, ht)
         })?;
         let shape = if scan { vec![rows, len] } else { vec![rows] };
         let outs: Vec<DArr> = elems
             .iter()
             .map(|&t| self.alloc(t, shape.clone()))
             .collect::<Result<_, _>>()?;
-        let bufs: Vec<std::sync::Arc<vkad_vk::Buffer>> =
-            outs.iter().map(|o| o.buf.clone()).collect();
-        let groups = rows.min(65535) as u32;
-        self.launch(&code, &[rows as u64, len as u64], &bufs, &[], groups, loc)?;
+        let bufs: Vec<Arc<Buffer>> = outs.iter().map(|o| o.buf.clone()).collect();
+        if parts == 1 {
+            self.launch_seg(&code, [rows, len], team, 1, &bufs, &[], loc)?;
+        } else {
+            // Each row in `parts` pieces, one workgroup each, into `[rows][parts]` partials;
+            // then the partials' rows, reduced by teams as wide as they need.
+            let partials: Vec<Arc<Buffer>> = elems
+                .iter()
+                .map(|&t| Ok(self.alloc(t, vec![rows, parts as usize])?.buf))
+                .collect::<E<_>>()?;
+            self.launch_seg(&code, [rows, len], team, parts, &partials, &[], loc)?;
+            let e3 = elems.clone();
+            let combine = self.lambda_kernel(stm, 51, &sig, |_, ht| {
+                seg_kernel(prog, op, &e3, SegInputs::Partials, false, loc, ht)
+            })?;
+            let team2 = (parts as usize)
+                .div_ceil(4)
+                .next_power_of_two()
+                .min(WG as usize);
+            self.launch_seg(
+                &combine,
+                [rows, parts as usize],
+                team2 as u32,
+                1,
+                &bufs,
+                &partials,
+                loc,
+            )?;
+        }
         Ok(Some(outs.into_iter().map(HVal::A).collect()))
+    }
+
+    /// Launches a [`seg_kernel`] over `rows` rows of `len` elements with `team` threads per
+    /// piece of a row and `parts` pieces per row: as many workgroups as hold all pieces (at
+    /// most 65535; teams then take several).
+    #[allow(clippy::too_many_arguments)]
+    fn launch_seg(
+        &mut self,
+        code: &Kernel,
+        [rows, len]: [usize; 2],
+        team: u32,
+        parts: u32,
+        outs: &[Arc<Buffer>],
+        tmps: &[Arc<Buffer>],
+        loc: &Option<SrcLoc>,
+    ) -> E<()> {
+        let teams = (WG / team) as usize;
+        let groups = (rows * parts as usize).div_ceil(teams).clamp(1, 65535) as u32;
+        let lits = [rows as u64, len as u64, team as u64, parts as u64];
+        self.launch(code, &lits, outs, tmps, groups, loc)
     }
 }

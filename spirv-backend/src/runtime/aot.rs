@@ -6,7 +6,8 @@
 //! plan determines every module a run can launch except for *sizes*: sizes are launch
 //! parameters, but they choose among variants of the primitives (a reduction's partials per
 //! workgroup for few elements, per thread for many; a GPU scan's tiled last pass; a
-//! segmented reduction for few long rows or a plain `map` kernel for many). This module walks
+//! segmented reduction by teams or by several workgroups per row, with its second pass, or a
+//! plain `map` kernel). This module walks
 //! the plan of an entry (every branch, every called function, both versions of versioned
 //! loops) with a static type environment and generates, with the same generators and
 //! arguments as the executor, every variant any size could select:
@@ -405,11 +406,16 @@ impl<'a> Aot<'a> {
                             .map(|v| self.elem(v, loc))
                             .collect::<Result<Vec<_>>>()?;
                         let names: Vec<VName> = inputs.iter().map(|v| (*v).clone()).collect();
+                        use crate::codegen::segmented::{seg_kernel, SegInputs};
                         self.lambda(stm, 50, |p, ht| {
-                            crate::codegen::segmented::seg_kernel(
-                                p, op, &elems, &names, scan, loc, ht,
-                            )
+                            seg_kernel(p, op, &elems, SegInputs::Host(&names), scan, loc, ht)
                         })?;
+                        // Rows in several pieces: the kernel combining the pieces' partials.
+                        if !scan {
+                            self.lambda(stm, 51, |p, ht| {
+                                seg_kernel(p, op, &elems, SegInputs::Partials, false, loc, ht)
+                            })?;
+                        }
                     }
                 }
                 let lavapipe = self.lavapipe();

@@ -528,7 +528,8 @@ impl Planner {
         // Segmented scans over more than one dimension whose operands a kernel computes run
         // as one flat scan whose operator restarts at every segment's first element: the
         // kernel also computes that flag. Scans of host arrays run per segment (as the `map`
-        // of a scan: a workgroup per row where rows are few and long).
+        // of a scan: a team of threads or a workgroup per row where rows are too few for a
+        // thread each).
         let mut extra_stms = Vec::new();
         let mut flag = None;
         let scalar_ops = match &op.kind {
