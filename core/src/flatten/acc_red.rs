@@ -352,6 +352,7 @@ impl Env {
             cond,
             (vec![red, upd], &red_result),
             (vec![atomic], &atomic_result),
+            false,
             &s.loc,
         ));
         Some(out)

@@ -17,7 +17,7 @@
 //! CPU.
 //!
 //! Recognised: `let c = threshold(name) size` of kind `Nest` and, later in the same body,
-//! `if c then A else B` where a `segmap` of `A` updates an accumulator that is not its own
+//! the nest's two versions `if versions c then A else B` where a `segmap` of `A` updates an accumulator that is not its own
 //! (not made by a `with_acc` inside the kernel) at indices none of which is one of its thread
 //! indices, and `B` holds an accumulator-reduction threshold (rule 7's versioning).
 
@@ -42,6 +42,7 @@ pub(super) fn mark_contended_nests(body: &mut HostBody) {
                 cond: SubExp::Var(c),
                 then_b,
                 else_b,
+                nest_versions: true,
                 ..
             } if has_contended_kernel(then_b) && has_acc_reduction(else_b) => Some(c.clone()),
             _ => None,

@@ -369,13 +369,17 @@ pub(super) fn host(pat: Vec<Param>, exp: HostExp, loc: &Option<SrcLoc>) -> HostS
     }
 }
 
-/// `pat = if cond then seq else dist`: a nest in two versions chosen by a threshold's `cond`,
-/// each version's statements with the pattern they bind.
+/// `pat = if cond then seq else dist`: two versions of the same computation chosen by a
+/// threshold's `cond`, each version's statements with the pattern they bind. `nest`: the
+/// versions of a map nest (rules 4 and 5, `cond` a nest threshold), marked
+/// ([`HostExp::If`]'s `nest_versions`) so that a device may run the second where it cannot
+/// run the first.
 pub(super) fn versioned(
     pat: &[Param],
     cond: Param,
     (seq, seq_pat): (Vec<HostStm>, &[Param]),
     (dist, dist_pat): (Vec<HostStm>, &[Param]),
+    nest: bool,
     loc: &Option<SrcLoc>,
 ) -> HostStm {
     let vars = |ps: &[Param]| ps.iter().map(|p| SubExp::Var(p.name.clone())).collect();
@@ -392,6 +396,7 @@ pub(super) fn versioned(
                 result: vars(dist_pat),
             },
             ret: pat.iter().map(|p| p.ty.to_ext()).collect::<Vec<ExtType>>(),
+            nest_versions: nest,
         },
         loc,
     )
@@ -460,6 +465,7 @@ impl Flattener<'_> {
                 then_b: self.host_body(then_b),
                 else_b: self.host_body(else_b),
                 ret: ret.clone(),
+                nest_versions: false,
             },
             Exp::Loop { params, form, body } => {
                 let versioned = self.loop_versions > 0 && seq_loop_ok(s);
@@ -725,6 +731,7 @@ impl Flattener<'_> {
             cond,
             (vec![seq], &seq_pat),
             (dist, &dist_pat),
+            true,
             loc,
         ));
         true
@@ -781,6 +788,7 @@ impl Flattener<'_> {
                 cond,
                 (seq, &seq_pat),
                 (dist, &dist_pat),
+                true,
                 loc,
             ));
             return;

@@ -8,7 +8,9 @@
 //! - **host code** has no data parallelism: a [`HostExp::Plain`] is never a SOAC, nor the SOAC
 //!   IR's `if`, `loop`, `with_acc`, `jvp` or `vjp`. A plain expression is typed as the SOAC IR
 //!   checker ([`crate::ir::check`]) types it; `if`, `loop` and `with_acc` are checked as there,
-//!   with host bodies; a threshold takes an `i64` size and gives one `bool`;
+//!   with host bodies; a threshold takes an `i64` size and gives one `bool`; the condition of
+//!   an `if versions` (the two versions of a map nest) is a `bool` bound by a nest threshold
+//!   (`threshold` or `contended_threshold`);
 //! - **segmented operations**: the space has at least one dimension and its sizes are `i64`;
 //!   the thread indices are bound as `i64`; the thread body is checked as SOAC IR statements
 //!   (SOACs are allowed there: they run sequentially in the thread); the body has one result per
@@ -116,6 +118,8 @@ pub enum SegErrorKind {
     ExtOutOfRange { index: usize, count: usize },
     #[error("while loop condition {cond} is not a bool loop parameter")]
     WhileCondition { cond: VName },
+    #[error("the condition {cond} of an `if versions` is not bound by a nest threshold")]
+    VersionsCondition { cond: SubExp },
     #[error("a segmented operation with no dimension")]
     EmptySpace,
     #[error("write into {dest} of rank {rank} with {indices} indices")]
@@ -246,6 +250,7 @@ pub fn check_program(p: &Program) -> Result<(), SegError> {
     let mut c = SegChecker {
         ir: Checker::new(&sigs),
         fun: None,
+        nest_conds: HashSet::new(),
     };
     let mut names = HashSet::new();
     for f in &p.funs {
@@ -330,6 +335,9 @@ fn drop_dims(t: &Type, k: usize) -> Type {
 struct SegChecker<'p> {
     ir: Checker<'p>,
     fun: Option<Arc<str>>,
+    /// The ids of the `bool`s bound by nest thresholds (`threshold`, `contended_threshold`):
+    /// the only conditions of `if versions`.
+    nest_conds: HashSet<u32>,
 }
 
 impl SegChecker<'_> {
@@ -495,6 +503,14 @@ impl SegChecker<'_> {
     }
 
     fn check_host_stm(&mut self, s: &HostStm) -> R<()> {
+        if let HostExp::Threshold {
+            kind: ThresholdKind::Nest | ThresholdKind::ContendedNest,
+            ..
+        } = s.exp
+        {
+            self.nest_conds
+                .extend(s.pat.elems.iter().map(|p| p.name.id));
+        }
         let rets = self.check_host_exp(&s.exp)?;
         let pts: Vec<Type> = s.pat.elems.iter().map(|p| p.ty.clone()).collect();
         self.match_types(&rets, &pts, Site::Pattern)?;
@@ -509,7 +525,15 @@ impl SegChecker<'_> {
                 then_b,
                 else_b,
                 ret,
-            } => self.check_if(cond, then_b, else_b, ret),
+                nest_versions,
+            } => {
+                let by_threshold =
+                    matches!(cond, SubExp::Var(c) if self.nest_conds.contains(&c.id));
+                if *nest_versions && !by_threshold {
+                    return Err(self.err(SegErrorKind::VersionsCondition { cond: cond.clone() }));
+                }
+                self.check_if(cond, then_b, else_b, ret)
+            }
             HostExp::VersionedLoop {
                 par_cond,
                 par,

@@ -130,6 +130,13 @@ pub enum HostExp {
         then_b: HostBody,
         else_b: HostBody,
         ret: Vec<ExtType>,
+        /// Whether this `if` chooses between two versions of one map nest (flattening's
+        /// rules 4 and 5): `then_b` the sequentialised version, taken where `cond` (a
+        /// `threshold` or `contended_threshold` of the nest's size) holds, `else_b` the
+        /// distributed one. Both compute the same, so a device that cannot run the first
+        /// (lavapipe's per-thread loop limit) may run the second instead. Printed
+        /// `if versions cond`.
+        nest_versions: bool,
     },
     Loop {
         params: Vec<(Param, SubExp)>,

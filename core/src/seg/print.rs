@@ -67,8 +67,10 @@ fn write_host_exp(out: &mut String, e: &HostExp, level: usize) {
             then_b,
             else_b,
             ret,
+            nest_versions,
         } => {
-            let _ = writeln!(out, "if {cond} : {}", braces(ret));
+            let versions = if *nest_versions { "versions " } else { "" };
+            let _ = writeln!(out, "if {versions}{cond} : {}", braces(ret));
             pad(out, level + 1);
             out.push_str("then ");
             write_host_body(out, then_b, level + 1);

@@ -1015,6 +1015,7 @@ fn if_on_threshold() -> Program {
                     then_b,
                     else_b,
                     ret: vec![prim(F32).to_ext()],
+                    nest_versions: true,
                 },
                 None,
             );
@@ -1030,7 +1031,7 @@ fn if_on_threshold_checks_and_prints() {
     insta::assert_snapshot!(program_to_string(&p), @r#"
     entry main [n_1] (xs_2: [n_1]f32) : {f32} = {
       let suff_3: bool = threshold(suff_outer_par_0) n_1
-      let r_17: f32 = if suff_3 : {f32}
+      let r_17: f32 = if versions suff_3 : {f32}
         then {
           let s_9: f32 = -- t.fut:14:3
             segred (gtid_4 < n_1) : {f32}
@@ -1087,12 +1088,31 @@ fn threshold_and_if_errors() {
             ..
         }
     );
-    // The condition of an if is a bool; its branches give its types.
+    // The condition of the two versions of a nest is bound by a nest threshold.
     let mut p = if_on_threshold();
-    let n = p.funs[0].size_params[0].clone();
     let HostExp::If { cond, .. } = &mut stm(&mut p, 1).exp else {
         unreachable!()
     };
+    *cond = SubExp::Const(crate::prim::PrimValue::Bool(true));
+    assert_error!(p, SegErrorKind::VersionsCondition { .. });
+    let mut p = if_on_threshold();
+    let HostExp::Threshold { kind, .. } = &mut stm(&mut p, 0).exp else {
+        unreachable!()
+    };
+    *kind = crate::seg::ThresholdKind::Loop;
+    assert_error!(p, SegErrorKind::VersionsCondition { .. });
+    // The condition of an if is a bool; its branches give its types.
+    let mut p = if_on_threshold();
+    let n = p.funs[0].size_params[0].clone();
+    let HostExp::If {
+        cond,
+        nest_versions,
+        ..
+    } = &mut stm(&mut p, 1).exp
+    else {
+        unreachable!()
+    };
+    *nest_versions = false;
     *cond = var(&n);
     assert_error!(
         p,

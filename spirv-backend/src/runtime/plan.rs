@@ -149,7 +149,6 @@ pub fn plan(prog: &seg::Program) -> crate::error::Result<Plan> {
         names: prog.name_source.clone(),
         kernels: 0,
         versioned_loops: 0,
-        nest_conds: Default::default(),
         types: HashMap::new(),
     };
     let mut funs = Vec::with_capacity(prog.funs.len());
@@ -177,8 +176,6 @@ struct Planner {
     kernels: usize,
     /// Versioned loops planned so far.
     versioned_loops: usize,
-    /// The `bool`s bound by nest thresholds ([`ThresholdKind::Nest`], `ContendedNest`).
-    nest_conds: std::collections::HashSet<u32>,
     /// The types of the host variables planned so far (by id).
     types: HashMap<u32, Type>,
 }
@@ -243,10 +240,9 @@ impl Planner {
                 cond: SubExp::Var(c),
                 then_b,
                 else_b,
+                nest_versions: true,
                 ..
-            } if self.nest_conds.contains(&c.id) => {
-                self.nest_versions(s, c, then_b, else_b, out)?
-            }
+            } => self.nest_versions(s, c, then_b, else_b, out)?,
             HostExp::If {
                 cond,
                 then_b,
@@ -273,18 +269,12 @@ impl Planner {
                 body: self.body(&lam.body)?,
                 loc,
             }),
-            HostExp::Threshold { size, name, kind } => {
-                if matches!(kind, ThresholdKind::Nest | ThresholdKind::ContendedNest) {
-                    self.nest_conds
-                        .extend(s.pat.elems.iter().map(|p| p.name.id));
-                }
-                out.push(Step::Threshold {
-                    pat,
-                    size: size.clone(),
-                    name: name.clone(),
-                    kind: *kind,
-                })
-            }
+            HostExp::Threshold { size, name, kind } => out.push(Step::Threshold {
+                pat,
+                size: size.clone(),
+                name: name.clone(),
+                kind: *kind,
+            }),
             HostExp::VersionedLoop {
                 par_cond,
                 par,
@@ -316,8 +306,8 @@ impl Planner {
         Ok(())
     }
 
-    /// A map nest in two versions (flattening's rules 4 and 5: `if cond then seq else dist`,
-    /// `cond` a nest threshold): planned as a versioned loop whose `par` is the distributed
+    /// A map nest in two versions (flattening's rules 4 and 5: `if versions cond then seq
+    /// else dist`, `cond` a nest threshold): planned as a versioned loop whose `par` is the distributed
     /// version, taken where `cond` does not hold, so that a device that cannot run the
     /// sequentialised version's threads (lavapipe's loop limit) runs the distributed one
     /// instead, as for the one-thread version of a host loop. Where the sequentialised version

@@ -752,6 +752,7 @@ fn if_on_threshold() {
                 then_b,
                 else_b,
                 ret: vec![tn.to_ext()],
+                nest_versions: true,
             },
         ),
     ];
