@@ -1,5 +1,5 @@
--- Array statements in a map nest that flattening distributes (rule 4): `replicate`, `copy`
--- and in-place updates of rows get kernels over the nest and the row
+-- Array statements in a map nest that flattening distributes (rule 4): `replicate`, `copy`,
+-- `iota` and in-place updates of rows get kernels over the nest and the row
 -- (core/src/flatten/array_ops.rs), where before each thread looped over its row. The nests
 -- below have a `reduce` after the array statements, so below the nest threshold they are
 -- distributed; above it (and on the interpreter) they run as written. Expected values worked
@@ -38,3 +38,17 @@ entry shifted [n] (xs: [n]f32) : [n]f32 =
   map (\i -> let e = replicate n 0f32 with [i + 1] = 1f32
              in f32.sum (map2 (*) e xs))
       (iota n)
+
+-- A row of indices per thread (`iota k`), reduced twice: sum (i + x) = k(k-1)/2 + k x and
+-- max (i * x) = (k-1) x for x >= 0, 0 for x < 0. For k = 100000 (one thread per row would
+-- write 100000 indices), x = 3: 4999950000 + 300000 and 299997; x = -1: 4999950000 - 100000
+-- and 0.
+-- ==
+-- entry: index_rows
+-- input { [3i64, -1i64] 100000i64 } output { [5000250000i64, 4999850000i64] [299997i64, 0i64] }
+-- input { [2i64] 0i64 } output { [0i64] [-9223372036854775808i64] }
+-- input { empty([0]i64) 5i64 } output { empty([0]i64) empty([0]i64) }
+entry index_rows [n] (xs: [n]i64) (k: i64) : ([n]i64, [n]i64) =
+  unzip (map (\x -> let is = iota k
+                    in (i64.sum (map (+ x) is), i64.maximum (map (* x) is)))
+             xs)

@@ -13,9 +13,11 @@
 //! - `x with [i..] = y`, where the rows `x` are a host array that an earlier group of the same
 //!   distribution made (so nothing else reads it), is one `segmap` over the nest and `y`'s
 //!   dimensions that writes `y`'s elements into that array in place
-//!   ([`Flattener::update_kernel`]), after checking the indices as the update would.
-//!
-//! `iota` stays in its group: a `map` over it would need the `iota` itself.
+//!   ([`Flattener::update_kernel`]), after checking the indices as the update would;
+//! - `iota(n, start, stride)` is one `segmap` over the nest and `n` whose thread `i` returns
+//!   `start + i·stride` ([`Flattener::iota_kernel`]; as a `map` it would need an `iota` to map
+//!   over). A one-thread nest would otherwise write a row of millions of indices in one
+//!   thread, past lavapipe's loop limit.
 
 use super::kernel::Flattener;
 use super::nest::{Level, Nest};
@@ -32,7 +34,7 @@ const I64: PrimType = PrimType::Int(IntType::I64);
 /// distributed (see the module).
 pub(super) fn own_kernel(s: &Stm) -> bool {
     match &s.exp {
-        Exp::Replicate { .. } | Exp::Copy(_) => true,
+        Exp::Replicate { .. } | Exp::Copy(_) | Exp::Iota { .. } => true,
         Exp::Update(_, idx, _) => idx.iter().all(|i| matches!(i, DimIndex::Fix(_))),
         _ => false,
     }
@@ -229,6 +231,49 @@ impl Flattener<'_> {
             stms,
             results,
             vec![Type::Prim(elem)],
+            pat.to_vec(),
+            &s.loc,
+        ))
+    }
+
+    /// `s`, an `iota(n, start, stride)` of nest `nest`, as one `segmap` over the nest and `n`
+    /// whose thread `i` returns `start + i·stride` (wrapping in the `iota`'s type, as the
+    /// `iota` itself), bound to `pat`; `None` for other statements.
+    pub(super) fn iota_kernel(&mut self, nest: &Nest, s: &Stm, pat: &[Param]) -> Option<HostStm> {
+        let Exp::Iota {
+            n,
+            start,
+            stride,
+            it,
+        } = &s.exp
+        else {
+            return None;
+        };
+        let t = PrimType::Int(*it);
+        let mut inner = nest.clone();
+        let g = self.ns.fresh("gtid");
+        inner.levels.push(Level {
+            gtid: g.clone(),
+            width: n.clone(),
+        });
+        let mut b = Builder::new(self.ns);
+        let i = if t == I64 {
+            var(&g)
+        } else {
+            var(&b.conv(I64, t, var(&g)))
+        };
+        let step = b.binop(BinOp::Mul(t), i, stride.clone());
+        let v = b.binop(BinOp::Add(t), start.clone(), var(&step));
+        let mut stms = b.stms;
+        for st in &mut stms {
+            st.loc = s.loc.clone();
+        }
+        Some(self.kernel(
+            &inner,
+            SegKind::Map,
+            stms,
+            vec![KernelResult::Returns(var(&v))],
+            vec![Type::Prim(t)],
             pat.to_vec(),
             &s.loc,
         ))

@@ -1240,7 +1240,10 @@ impl Flattener<'_> {
         versions: usize,
         out: &mut Vec<HostStm>,
     ) -> bool {
-        if let Some(k) = self.update_kernel(nest, s, pat, made) {
+        if let Some(k) = self
+            .update_kernel(nest, s, pat, made)
+            .or_else(|| self.iota_kernel(nest, s, pat))
+        {
             out.push(k);
             return true;
         }

@@ -122,6 +122,31 @@ fn array_statements_of_a_distributed_nest_are_kernels_over_their_rows() {
 }
 
 #[test]
+fn an_iota_of_a_distributed_nest_is_a_kernel_over_its_indices() {
+    // A row of indices per thread, then two reductions over it: distributed, the `iota` is
+    // one `segmap` over the nest and the row, each thread computing its own element
+    // `start + i·stride`, instead of one thread writing a whole row.
+    let src = "entry main [n] (xs: [n]i64) (k: i64) : [n]i64 =
+                 map (\\x -> let is = iota k
+                              in i64.sum (map (+ x) is) + i64.maximum (map (* x) is))
+                     xs";
+    let ks = kernels(src, "main");
+    let iotas: Vec<&SegOp> = ks
+        .iter()
+        .filter(|k| {
+            k.kind == SegKind::Map
+                && k.space.dims.len() == 2
+                && k.body
+                    .stms
+                    .iter()
+                    .all(|s| matches!(s.exp, crate::ir::Exp::BinOp(..)))
+        })
+        .collect();
+    assert_eq!(iotas.len(), 1, "{:?}", shape(&ks));
+    check_both_versions(src, "main", "[1i64, -5i64, 7i64] 1000i64");
+}
+
+#[test]
 fn histogram_per_row_is_a_segmented_histogram() {
     let ks = kernels(
         "entry main (is: [][]i64) (vs: [][]f32) = map2 (\\i v -> reduce_by_index (replicate 4 0f32) (+) 0 i v) is vs",
