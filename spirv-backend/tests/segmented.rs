@@ -68,6 +68,23 @@ fn lavapipe() -> bool {
     ctx().info().device_type == "cpu"
 }
 
+/// Checks the reductions (`sum`, `affine`) and scans of `m` rows of `k` elements: their
+/// results, and that the reductions made `reductions` and the scans teams (a scan is never cut
+/// into pieces: a piece would need the totals of those before it).
+fn rows(m: usize, k: usize, reductions: Made) {
+    assert_eq!(run("sum", vec![matrix(m, k, 1)]), reductions, "sum {m}x{k}");
+    assert_eq!(
+        run("affine", vec![matrix(m, k, 2), matrix(m, k, 3)]),
+        reductions,
+        "affine {m}x{k}"
+    );
+    assert_eq!(run("scan_sum", vec![matrix(m, k, 6)]), Made::Teams);
+    assert_eq!(
+        run("scan_affine", vec![matrix(m, k, 7), matrix(m, k, 8)]),
+        Made::Teams
+    );
+}
+
 #[test]
 fn few_rows_get_a_team_or_a_workgroup_each() {
     // Teams of 4 to 256 threads (rows of 9 to 1024 and more elements), and whole workgroups
@@ -78,45 +95,16 @@ fn few_rows_get_a_team_or_a_workgroup_each() {
         sizes.extend([(9, 20_000), (63, 1500)]);
     }
     for (m, k) in sizes {
-        assert_eq!(
-            run("sum", vec![matrix(m, k, 1)]),
-            Made::Teams,
-            "sum {m}x{k}"
-        );
-        assert_eq!(
-            run("affine", vec![matrix(m, k, 2), matrix(m, k, 3)]),
-            Made::Teams,
-            "affine {m}x{k}"
-        );
-        // Scans of the same rows get the same teams.
-        assert_eq!(run("scan_sum", vec![matrix(m, k, 6)]), Made::Teams);
-        assert_eq!(
-            run("scan_affine", vec![matrix(m, k, 7), matrix(m, k, 8)]),
-            Made::Teams
-        );
+        rows(m, k, Made::Teams);
     }
 }
 
 #[test]
 fn few_long_rows_are_cut_into_pieces_for_several_workgroups() {
     // Rows of at least 16 · 256 elements and too few rows to fill the device with one
-    // workgroup each. Scans are never cut: a piece would need the totals of those before it.
+    // workgroup each.
     for (m, k) in [(1, 100_003), (2, 300_000), (3, 40_000), (7, 33_000)] {
-        assert_eq!(
-            run("sum", vec![matrix(m, k, 1)]),
-            Made::Pieces,
-            "sum {m}x{k}"
-        );
-        assert_eq!(
-            run("affine", vec![matrix(m, k, 2), matrix(m, k, 3)]),
-            Made::Pieces,
-            "affine {m}x{k}"
-        );
-        assert_eq!(run("scan_sum", vec![matrix(m, k, 6)]), Made::Teams);
-        assert_eq!(
-            run("scan_affine", vec![matrix(m, k, 7), matrix(m, k, 8)]),
-            Made::Teams
-        );
+        rows(m, k, Made::Pieces);
     }
 }
 
