@@ -65,11 +65,7 @@ pub fn strategy(rows: usize, len: usize, scan: bool, gpu: bool) -> Strategy {
         return Strategy::Thread;
     }
     let wg = WG as usize;
-    let team = if too_long {
-        wg
-    } else {
-        len.div_ceil(4).next_power_of_two().min(wg)
-    };
+    let team = if too_long { wg } else { team_for(len) };
     if team < 4 {
         return Strategy::Thread;
     }
@@ -82,6 +78,12 @@ pub fn strategy(rows: usize, len: usize, scan: bool, gpu: bool) -> Strategy {
         team: team as u32,
         parts: parts as u32,
     }
+}
+
+/// The team for rows of `len` elements: about `len / 4` threads, rounded up to a power of two,
+/// at most a workgroup.
+pub fn team_for(len: usize) -> usize {
+    len.div_ceil(4).next_power_of_two().min(WG as usize)
 }
 
 /// Where a segmented kernel reads its rows.

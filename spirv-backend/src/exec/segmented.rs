@@ -5,7 +5,9 @@
 
 use super::{DArr, Exec, HVal, Kernel, E};
 use crate::codegen::gen::WG;
-use crate::codegen::segmented::{seg_kernel, segmented_of, strategy, SegInputs, Strategy};
+use crate::codegen::segmented::{
+    seg_kernel, segmented_of, strategy, team_for, SegInputs, Strategy,
+};
 use std::sync::Arc;
 use vkad_core::diag::SrcLoc;
 use vkad_core::ir::{Lambda, Stm, VName};
@@ -73,14 +75,10 @@ impl<'a> Exec<'a> {
             let combine = self.lambda_kernel(stm, 51, &sig, |_, ht| {
                 seg_kernel(prog, op, &e3, SegInputs::Partials, false, loc, ht)
             })?;
-            let team2 = (parts as usize)
-                .div_ceil(4)
-                .next_power_of_two()
-                .min(WG as usize);
             self.launch_seg(
                 &combine,
                 [rows, parts as usize],
-                team2 as u32,
+                team_for(parts as usize) as u32,
                 1,
                 &bufs,
                 &partials,

@@ -7,10 +7,10 @@
 //! parameters, but they choose among variants of the primitives (a reduction's partials per
 //! workgroup for few elements, per thread for many; a GPU scan's tiled last pass; a
 //! segmented reduction by teams or by several workgroups per row, with its second pass, or a
-//! plain `map` kernel). This module walks
-//! the plan of an entry (every branch, every called function, both versions of versioned
-//! loops) with a static type environment and generates, with the same generators and
-//! arguments as the executor, every variant any size could select:
+//! plain `map` kernel). This module walks the plan of an entry (every branch, every called
+//! function, both versions of versioned loops) with a static type environment and generates,
+//! with the same generators and arguments as the executor, every variant any size could
+//! select:
 //! - `segmap` kernels (`crate::codegen::map`), named `segmap/<kernel id>`;
 //! - the primitives planned after them and the host-level SOACs of the plan (reductions and
 //!   scans of scalars in all their pass layouts, column kernels of vectorised operators,
@@ -31,6 +31,7 @@ use super::DeviceProgram;
 use crate::codegen::chunked::{self, Io, Phase};
 use crate::codegen::gen::{word_kind, Addressing};
 use crate::codegen::module::CompiledModule;
+use crate::codegen::segmented::{seg_kernel, SegInputs};
 use crate::codegen::{copy, hist, operator, scatter};
 use crate::codegen::{BindSrc, HostTy, KernelCode};
 use crate::error::{Error, Result};
@@ -406,7 +407,6 @@ impl<'a> Aot<'a> {
                             .map(|v| self.elem(v, loc))
                             .collect::<Result<Vec<_>>>()?;
                         let names: Vec<VName> = inputs.iter().map(|v| (*v).clone()).collect();
-                        use crate::codegen::segmented::{seg_kernel, SegInputs};
                         self.lambda(stm, 50, |p, ht| {
                             seg_kernel(p, op, &elems, SegInputs::Host(&names), scan, loc, ht)
                         })?;
