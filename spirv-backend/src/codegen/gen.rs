@@ -797,6 +797,22 @@ impl Gen {
         self.end_loop(st)
     }
 
+    /// Part `k` of `0..n` cut into `parts` contiguous parts of `⌈n / parts⌉` (u64 values):
+    /// `[lo, hi)` with `lo = min(k·⌈n / parts⌉, n)` and `hi = min(lo + ⌈n / parts⌉, n)`, empty
+    /// for parts past the end.
+    pub fn split_range(&mut self, n: Word, parts: Word, k: Word) -> R<(Word, Word)> {
+        let u64t = self.t_u64();
+        let one = self.c_u64(1);
+        let np = self.b.i_add(u64t, None, n, parts).ie()?;
+        let np = self.b.i_sub(u64t, None, np, one).ie()?;
+        let c = self.b.u_div(u64t, None, np, parts).ie()?;
+        let lo = self.b.i_mul(u64t, None, k, c).ie()?;
+        let lo = self.glsl(u64t, spirv::GlslStd450Op::UMin, &[lo, n])?;
+        let hi = self.b.i_add(u64t, None, lo, c).ie()?;
+        let hi = self.glsl(u64t, spirv::GlslStd450Op::UMin, &[hi, n])?;
+        Ok((lo, hi))
+    }
+
     /// `for i in start.. while i < end, step` over u64 values; `body` gets `i`.
     pub fn for_range(
         &mut self,

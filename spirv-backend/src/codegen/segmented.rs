@@ -31,7 +31,6 @@ use crate::codegen::fold::{fold_batched, fold_range, team_tree};
 use crate::codegen::gen::{word_kind, Gen, Ie, LAVAPIPE_LOOP_LIMIT, R, WG};
 use crate::codegen::thread::{finish, lit, KCtx, View};
 use crate::codegen::{BindSrc, HostTy, KernelCode};
-use rspirv::spirv::{self, Word};
 use vkad_core::diag::SrcLoc;
 use vkad_core::ir::{Exp, Lambda, Operator, Program, Soac, SubExp, VName};
 use vkad_core::prim::PrimType;
@@ -97,9 +96,10 @@ pub enum SegInputs<'a> {
 }
 
 /// Literals: 0 = rows, 1 = row length, 2 = team (threads per row piece, a power of two
-/// dividing WG), 3 = parts (pieces per row; not read by a scan, whose rows are whole). Outputs: one value per row piece
-/// and component, `[rows][parts]` row-major (`scan`: the rows' inclusive scans,
-/// `[rows][len]`). Launch with any number of workgroups: teams take row pieces in step.
+/// dividing WG), 3 = parts (pieces per row; not read by a scan, whose rows are whole).
+/// Outputs: one value per row piece and component, `[rows][parts]` row-major (`scan`: the
+/// rows' inclusive scans, `[rows][len]`). Launch with any number of workgroups: teams take
+/// row pieces in step.
 pub fn seg_kernel<'p>(
     prog: &'p Program,
     op: &'p Operator,
@@ -185,9 +185,6 @@ pub fn seg_kernel<'p>(
     // Row pieces `first + tm, first + tm + step, …`: the loop runs over the workgroup's
     // first pieces, the same trip count in the whole workgroup, so the tree's barriers may
     // sit inside; a team past the last piece folds nothing and writes nothing.
-    let pl = g.b.i_add(u64t, None, len, parts).ie()?;
-    let pl = g.b.i_sub(u64t, None, pl, one).ie()?;
-    let piece = g.b.u_div(u64t, None, pl, parts).ie()?;
     g.for_range(first, units, step, |g, base| {
         let unit = g.b.i_add(u64t, None, base, tm).ie()?;
         let active = g.b.u_less_than(bt, None, unit, units).ie()?;
@@ -195,11 +192,8 @@ pub fn seg_kernel<'p>(
         let unit = g.b.select(u64t, None, active, unit, z).ie()?;
         let row = g.b.u_div(u64t, None, unit, parts).ie()?;
         let part = g.b.u_mod(u64t, None, unit, parts).ie()?;
-        // The piece: [lo, hi) of the row, empty for an idle team.
-        let plo = g.b.i_mul(u64t, None, part, piece).ie()?;
-        let plo = g.glsl(u64t, spirv::GlslStd450Op::UMin, &[plo, len])?;
-        let phi = g.b.i_add(u64t, None, plo, piece).ie()?;
-        let phi = g.glsl(u64t, spirv::GlslStd450Op::UMin, &[phi, len])?;
+        // The piece: [plo, phi) of the row, empty for an idle team.
+        let (plo, phi) = g.split_range(len, parts, part)?;
         let plen = g.b.i_sub(u64t, None, phi, plo).ie()?;
         let plen = g.b.select(u64t, None, active, plen, z).ie()?;
         for (&(v, _, _), &(x, _)) in accs.iter().zip(&neutral) {
@@ -220,16 +214,7 @@ pub fn seg_kernel<'p>(
             });
         }
         // Contiguous runs: lane l folds [l·c, (l+1)·c) of the piece with c = ⌈plen / team⌉.
-        let run = |g: &mut Gen| -> R<(Word, Word)> {
-            let tl = g.b.i_add(u64t, None, plen, team).ie()?;
-            let tl = g.b.i_sub(u64t, None, tl, one).ie()?;
-            let c = g.b.u_div(u64t, None, tl, team).ie()?;
-            let lo = g.b.i_mul(u64t, None, lane, c).ie()?;
-            let lo = g.glsl(u64t, spirv::GlslStd450Op::UMin, &[lo, plen])?;
-            let hi = g.b.i_add(u64t, None, lo, c).ie()?;
-            let hi = g.glsl(u64t, spirv::GlslStd450Op::UMin, &[hi, plen])?;
-            Ok((lo, hi))
-        };
+        let run = |g: &mut Gen| g.split_range(plen, team, lane);
         if strided {
             fold_batched(
                 &mut k, g, op, &row_views, &accs, lane, plen, team, None, loc,

@@ -179,15 +179,9 @@ pub fn scan(prog: &Program) -> R<KernelCode> {
     let tsum = g.shared_array(u32t, WG);
     let lid = g.local_id()?;
     let lid64 = g.b.u_convert(u64t, None, lid).ie()?;
-    // Thread l scans the contiguous run [l·per, (l+1)·per).
+    // Thread l scans the contiguous run [l·per, (l+1)·per), per = ⌈len / WG⌉.
     let wg = g.c_u64(WG as u64);
-    let wg1 = g.c_u64(WG as u64 - 1);
-    let lw = g.b.i_add(u64t, None, len, wg1).ie()?;
-    let per = g.b.u_div(u64t, None, lw, wg).ie()?;
-    let lo = g.b.i_mul(u64t, None, lid64, per).ie()?;
-    let lo = g.glsl(u64t, spirv::GlslStd450Op::UMin, &[lo, len])?;
-    let hi = g.b.i_add(u64t, None, lo, per).ie()?;
-    let hi = g.glsl(u64t, spirv::GlslStd450Op::UMin, &[hi, len])?;
+    let (lo, hi) = g.split_range(len, wg, lid64)?;
     let one = g.c_u64(1);
     let sum = g.var(u32t);
     let z = g.c_u32(0);
