@@ -17,7 +17,10 @@ use crate::model::Loaded;
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 use vkad_core::testing::spec::{ExpectedResult, SpecError, TestAction, Values};
 use vkad_core::value::Value;
 use vkad_core::Compiled;
@@ -237,10 +240,17 @@ pub enum Reply {
 }
 
 /// The window's end of the worker.
+///
+/// Dropping it stops the worker and waits for it: requests still queued are skipped, the one
+/// running finishes, and the worker's Vulkan contexts are destroyed before `drop` returns. Left
+/// running, the worker would destroy them while the process exits, racing the Vulkan driver's
+/// own teardown (lavapipe crashed a test binary that way after all its tests had passed).
 pub struct Runner {
-    tx: Sender<Request>,
+    tx: Option<Sender<Request>>,
     rx: Receiver<Reply>,
     pending: usize,
+    stop: Arc<AtomicBool>,
+    worker: Option<JoinHandle<()>>,
 }
 
 impl Runner {
@@ -248,11 +258,16 @@ impl Runner {
     pub fn spawn(repaint: impl Fn() + Send + 'static) -> Runner {
         let (tx, worker_rx) = channel::<Request>();
         let (worker_tx, rx) = channel::<Reply>();
-        std::thread::Builder::new()
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = Arc::clone(&stop);
+        let worker = std::thread::Builder::new()
             .name("vkad-viewer worker".into())
             .spawn(move || {
                 let mut w = Worker::default();
                 while let Ok(req) = worker_rx.recv() {
+                    if stopped.load(Ordering::Relaxed) {
+                        break;
+                    }
                     let send = |r: Reply| {
                         let _ = worker_tx.send(r);
                         repaint();
@@ -270,14 +285,20 @@ impl Runner {
                     send(Reply::Done);
                 }
             })
-            .map(|_| ())
-            .unwrap_or_else(|e| eprintln!("vkad-viewer: cannot start the worker thread: {e}"));
-        Runner { tx, rx, pending: 0 }
+            .map_err(|e| eprintln!("vkad-viewer: cannot start the worker thread: {e}"))
+            .ok();
+        Runner {
+            tx: Some(tx),
+            rx,
+            pending: 0,
+            stop,
+            worker,
+        }
     }
 
     /// Queues a request.
     pub fn send(&mut self, r: Request) {
-        if self.tx.send(r).is_ok() {
+        if self.tx.as_ref().is_some_and(|tx| tx.send(r).is_ok()) {
             self.pending += 1;
         }
     }
@@ -305,6 +326,18 @@ impl Runner {
             }
         }
         out
+    }
+}
+
+impl Drop for Runner {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        // Closing the channel ends the worker's loop once the running request is done.
+        self.tx = None;
+        if let Some(worker) = self.worker.take() {
+            // A worker that panicked outside `catch_unwind` has nothing left to clean up.
+            let _ = worker.join();
+        }
     }
 }
 
@@ -624,6 +657,22 @@ mod tests {
         }
         out.extend(r.poll());
         out
+    }
+
+    /// Dropping the runner waits for the worker to end (and so to destroy its Vulkan contexts):
+    /// the worker's own references, here the repaint closure's, are gone when `drop` returns.
+    #[test]
+    fn dropping_the_runner_waits_for_its_worker() {
+        let held = Arc::new(());
+        let in_worker = Arc::clone(&held);
+        let mut r = Runner::spawn(move || {
+            let _ = &in_worker;
+            std::thread::sleep(Duration::from_millis(20));
+        });
+        r.send(Request::ListDevices);
+        r.send(Request::ListDevices);
+        drop(r);
+        assert_eq!(Arc::strong_count(&held), 1);
     }
 
     #[test]
