@@ -263,6 +263,7 @@ fn runtime_errors_in_kernels() {
 entry oob (xs: []i32) (is: []i64) = map (\i -> xs[i]) is
 entry div (xs: []i32) (ys: []i32) = map2 (/) xs ys
 entry unsafe_ok (xs: []i32) = map (\i -> #[unsafe] xs[i]) (iota (length xs))
+entry first (xs: []i32) (is: []i64) = map (\i -> let x = xs[i] in x / (x - x)) is
 "#;
     let xs = Value::Array(ArrayValue::new(vec![3], Buffer::I32(vec![1, 2, 3])));
     let bad = Value::Array(ArrayValue::new(vec![2], Buffer::I64(vec![0, 3])));
@@ -280,6 +281,17 @@ entry unsafe_ok (xs: []i32) = map (\i -> #[unsafe] xs[i]) (iota (length xs))
             vec![xs.clone(), zs],
             "division by zero",
             RuntimeKind::Division,
+        ),
+        // Each thread divides by zero; the one with an index out of bounds failed a check
+        // before that, and a thread's first failed check is what it reports.
+        (
+            "first",
+            vec![
+                xs.clone(),
+                Value::Array(ArrayValue::new(vec![1], Buffer::I64(vec![7]))),
+            ],
+            "out of bounds",
+            RuntimeKind::Bounds,
         ),
     ] {
         let c = vkad_core::compile("t.fut", src).unwrap();

@@ -215,6 +215,27 @@ pub struct Gen {
     /// The emulation of lavapipe's loop limiter, where [`Gen::count_loops`] asked for it: an
     /// optional observer of the control flow the builder makes ([`LoopLimit`]).
     pub(crate) loop_limit: Option<LoopLimit>,
+    /// The thread's first error, kept by [`Gen::fail_if_args`] and reported by [`Gen::finish`];
+    /// made by the first check.
+    first_error: Option<FirstError>,
+}
+
+/// Function variables holding the first error a thread found: its code (0 while there is
+/// none), its site and its message arguments.
+///
+/// A check records its error here with `select`s, without a branch; the kernel's end reports
+/// the record once, with one atomic on the status slot. Reporting at every check instead put
+/// a branch holding an atomic and its stores at each check: a kernel with a hundred checked
+/// loops (lavapipe's loop limit is checked at every back edge) took lavapipe twice as long to
+/// compile, because llvmpipe runs each atomic lane by lane inside the SIMD code of its branch.
+/// A thread goes on after a failed check either way (a failed bounds check reads element 0),
+/// and the host reads the status only after the launch, so what it reads is unchanged except
+/// which of several failing threads wins, which was already a race.
+#[derive(Clone, Copy)]
+struct FirstError {
+    code: Word,
+    site: Word,
+    args: [Word; MAX_ERROR_ARGS],
 }
 
 impl Gen {
@@ -260,6 +281,7 @@ impl Gen {
             interface: Vec::new(),
             fun: 0,
             loop_limit: None,
+            first_error: None,
         };
         let u32t = g.t_u32();
         let v3 = g.b.type_vector(u32t, 3);
@@ -681,6 +703,22 @@ impl Gen {
         id
     }
 
+    /// A function-local variable of type `ty` holding the constant `init` on entry.
+    pub fn var_init(&mut self, ty: Word, init: Word) -> Word {
+        let p = self.b.type_pointer(None, StorageClass::Function, ty);
+        let id = self.b.id();
+        self.fn_vars.push(Instruction::new(
+            Op::Variable,
+            Some(p),
+            Some(id),
+            vec![
+                Operand::StorageClass(StorageClass::Function),
+                Operand::IdRef(init),
+            ],
+        ));
+        id
+    }
+
     /// A function-local variable of type `ty` (declared in the first block).
     pub fn var(&mut self, ty: Word) -> Word {
         let p = self.b.type_pointer(None, StorageClass::Function, ty);
@@ -872,8 +910,9 @@ impl Gen {
         (self.errors.len() - 1) as u32
     }
 
-    /// If `bad` is true: record error `code` at site `site` in the launch's slot of the status
-    /// buffer (first wins).
+    /// If `bad` is true and the thread has found no error before: record error `code` at site
+    /// `site`, reported in the launch's slot of the status buffer when the kernel ends (first
+    /// wins, see [`FirstError`]).
     pub fn fail_if(&mut self, bad: Word, code: u32, site: u32) -> R<()> {
         self.fail_if_args(bad, code, site, &[])
     }
@@ -881,9 +920,53 @@ impl Gen {
     /// [`Gen::fail_if`], also recording the `u64` values `args` (at most [`MAX_ERROR_ARGS`]
     /// are kept) for the site's message.
     pub fn fail_if_args(&mut self, bad: Word, code: u32, site: u32, args: &[Word]) -> R<()> {
+        let e = self.first_error_vars();
+        let (bt, u32t, u64t) = (self.t_bool(), self.t_u32(), self.t_u64());
+        let cur = self.load(u32t, e.code)?;
+        let zero = self.c_u32(0);
+        let none = self.b.i_equal(bt, None, cur, zero).ie()?;
+        let first = self.b.logical_and(bt, None, bad, none).ie()?;
+        let c = self.c_u32(code);
+        let c = self.b.select(u32t, None, first, c, cur).ie()?;
+        self.store(e.code, c)?;
+        let s_old = self.load(u32t, e.site)?;
+        let s_new = self.c_u32(site);
+        let s = self.b.select(u32t, None, first, s_new, s_old).ie()?;
+        self.store(e.site, s)?;
+        for (&var, &a) in e.args.iter().zip(args) {
+            let old = self.load(u64t, var)?;
+            let v = self.b.select(u64t, None, first, a, old).ie()?;
+            self.store(var, v)?;
+        }
+        Ok(())
+    }
+
+    /// The variables of [`FirstError`], made (zero-initialised) by the first check.
+    fn first_error_vars(&mut self) -> FirstError {
+        if let Some(e) = self.first_error {
+            return e;
+        }
+        let (u32t, u64t) = (self.t_u32(), self.t_u64());
+        let (z32, z64) = (self.c_u32(0), self.c_u64(0));
+        let code = self.var_init(u32t, z32);
+        let site = self.var_init(u32t, z32);
+        let args = std::array::from_fn(|_| self.var_init(u64t, z64));
+        let e = FirstError { code, site, args };
+        self.first_error = Some(e);
+        e
+    }
+
+    /// Reports the thread's first error, if any, in the launch's slot of the status buffer
+    /// (the first thread to get there wins).
+    fn report_first_error(&mut self) -> R<()> {
+        let Some(e) = self.first_error.take() else {
+            return Ok(());
+        };
+        let (bt, u32t, u64t) = (self.t_bool(), self.t_u32(), self.t_u64());
+        let code = self.load(u32t, e.code)?;
+        let zero = self.c_u32(0);
+        let bad = self.b.i_not_equal(bt, None, code, zero).ie()?;
         self.if_then(bad, |g| {
-            let u32t = g.t_u32();
-            let u64t = g.t_u64();
             let pu = g.b.type_pointer(None, StorageClass::PushConstant, u32t);
             let c0 = g.c_u32(0);
             let sp = g.b.access_chain(pu, None, g.push_var, [c0]).ie()?;
@@ -897,25 +980,23 @@ impl Gen {
             let old =
                 g.b.atomic_compare_exchange(u32t, None, p, dev, sem, sem, one, zero)
                     .ie()?;
-            let bt = g.t_bool();
             let won = g.b.i_equal(bt, None, old, zero).ie()?;
             g.if_then(won, |g| {
-                let (one, two) = (g.c_u64(1), g.c_u64(2));
-                let i1 = g.b.i_add(u64t, None, z, one).ie()?;
-                let i2 = g.b.i_add(u64t, None, z, two).ie()?;
-                let (c, s) = (g.c_u32(code), g.c_u32(site));
-                g.store_word(0, i1, c)?;
-                g.store_word(0, i2, s)?;
-                for (i, &a) in args.iter().take(MAX_ERROR_ARGS).enumerate() {
+                let site = g.load(u32t, e.site)?;
+                let mut words = vec![(1, code), (2, site)];
+                for (i, &var) in e.args.iter().enumerate() {
+                    let a = g.load(u64t, var)?;
                     let lo = g.b.u_convert(u32t, None, a).ie()?;
                     let c32 = g.c_u64(32);
                     let hi = g.b.shift_right_logical(u64t, None, a, c32).ie()?;
                     let hi = g.b.u_convert(u32t, None, hi).ie()?;
-                    for (j, w) in [lo, hi].into_iter().enumerate() {
-                        let off = g.c_u64((4 + 2 * i + j) as u64);
-                        let at = g.b.i_add(u64t, None, z, off).ie()?;
-                        g.store_word(0, at, w)?;
-                    }
+                    words.push((4 + 2 * i as u64, lo));
+                    words.push((5 + 2 * i as u64, hi));
+                }
+                for (off, w) in words {
+                    let off = g.c_u64(off);
+                    let at = g.b.i_add(u64t, None, z, off).ie()?;
+                    g.store_word(0, at, w)?;
                 }
                 Ok(())
             })
@@ -975,6 +1056,7 @@ impl Gen {
     }
 
     pub fn finish(mut self) -> R<Vec<u32>> {
+        self.report_first_error()?;
         self.b.ret().ie()?;
         self.b.end_function().ie()?;
         let fun = self.fun;

@@ -64,6 +64,46 @@ fn map_kernels_validate(src: &str) {
     assert!(n > 0, "no map in {src}");
 }
 
+/// A thread records its first failed check in variables and the kernel reports it once at
+/// its end: however many checks a kernel has, it has one atomic on the status buffer.
+#[test]
+fn a_kernel_reports_its_checks_through_one_atomic() {
+    let src = "entry main [n] (xs: [n]i32) (is: [n]i64) = \
+               map (\\i -> let a = xs[i] / xs[i + 1] in loop a for j < i do a % xs[j]) is";
+    let c = vkad_core::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
+    let f = c.ir.entry("main").unwrap();
+    let ht = |v: &VName| {
+        f.params
+            .iter()
+            .find(|p| p.name.id == v.id)
+            .map(|p| HostTy::Arr(p.ty.elem().unwrap(), 1))
+            .or(Some(HostTy::Prim(PrimType::I64)))
+    };
+    let stm = f
+        .body
+        .stms
+        .iter()
+        .find(|s| matches!(s.exp, vkad_core::ir::Exp::Soac(Soac::Map { .. })))
+        .expect("a map");
+    let vkad_core::ir::Exp::Soac(Soac::Map { w, arrs, lam }) = &stm.exp else {
+        unreachable!()
+    };
+    let code = map_kernel(&c.ir, w, arrs, lam, &stm.loc, &ht).unwrap();
+    valid(&code);
+    let module = rspirv::dr::load_words(&code.words).unwrap();
+    let count = |op: rspirv::spirv::Op| {
+        module
+            .functions
+            .iter()
+            .flat_map(|f| &f.blocks)
+            .flat_map(|b| &b.instructions)
+            .filter(|i| i.class.opcode == op)
+            .count()
+    };
+    assert!(code.errors.len() >= 4, "{} error sites", code.errors.len());
+    assert_eq!(count(rspirv::spirv::Op::AtomicCompareExchange), 1);
+}
+
 #[test]
 fn map_kernels_validate_with_device_addresses() {
     use crate::codegen::gen::{with_addressing, Addressing};
