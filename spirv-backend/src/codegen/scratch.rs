@@ -46,6 +46,10 @@ pub struct Scratch {
     top: [Word; 2],
     /// Function variable (bool): this thread has overflowed its capacity.
     ovf: Word,
+    /// Function variables (u64): the words the thread's allocations needed when it first
+    /// overflowed, of the kind that overflowed (0 for the other); the kernel's end reports it
+    /// ([`KCtx::report_scratch_need`]).
+    first_need: [Word; 2],
     /// The scratch bindings, declared on first use.
     bi: [Option<u32>; 2],
     need: Option<u32>,
@@ -84,12 +88,14 @@ impl Scratch {
         let ovf = g.var(bt);
         let f = g.c_bool(false);
         g.store(ovf, f)?;
+        let first_need = [g.var_init(u64t, z), g.var_init(u64t, z)];
         Ok(Scratch {
             cap,
             base,
             total,
             top,
             ovf,
+            first_need,
             bi: [None, None],
             need: None,
         })
@@ -353,13 +359,11 @@ impl<'p> KCtx<'p> {
         }
         let k = kind_ix(elem);
         let bi = self.scratch_bi(g, k)?;
-        let (cap, base, top, ovf, need) = match &self.scratch {
-            Some(s) => (s.cap[k], s.base[k], s.top[k], s.ovf, s.need),
+        let (cap, base, top, ovf, first_need) = match &self.scratch {
+            Some(s) => (s.cap[k], s.base[k], s.top[k], s.ovf, s.first_need[k]),
             None => return Err(Error::bug("no scratch memory")),
         };
-        let need = need.ok_or_else(|| Error::bug("no need buffer"))?;
         let u64t = g.t_u64();
-        let u32t = g.t_u32();
         let bt = g.t_bool();
         let mut n = g.c_u64(1);
         for &s in sizes {
@@ -371,25 +375,48 @@ impl<'p> KCtx<'p> {
         let over = g.b.u_greater_than(bt, None, nt, cap).ie()?;
         let o = g.load(bt, ovf)?;
         let no = g.b.logical_not(bt, None, o).ie()?;
+        // The first overflow's need is kept without a branch, as checks are (`Gen::fail_if`).
         let first = g.b.logical_and(bt, None, over, no).ie()?;
-        g.if_then(first, |g| {
-            let lim = g.c_u64(u32::MAX as u64);
-            let c = g.glsl(u64t, rspirv::spirv::GlslStd450Op::UMin, &[nt, lim])?;
-            let c = g.b.u_convert(u32t, None, c).ie()?;
-            let idx = g.c_u64(k as u64);
-            let p = g.word_ptr(need, idx)?;
-            let dev = g.c_u32(rspirv::spirv::Scope::Device as u32);
-            let sem = g.c_u32(0);
-            g.b.atomic_u_max(u32t, None, p, dev, sem, c).ie()?;
-            let tr = g.c_bool(true);
-            g.store(ovf, tr)
-        })?;
+        let was = g.load(u64t, first_need)?;
+        let kept = g.b.select(u64t, None, first, nt, was).ie()?;
+        g.store(first_need, kept)?;
+        let now = g.b.logical_or(bt, None, o, over).ie()?;
+        g.store(ovf, now)?;
         let off = g.b.i_add(u64t, None, base, t).ie()?;
         Ok(View {
             bi,
             elem,
             off,
             dims: natural(g, sizes)?,
+        })
+    }
+
+    /// At the kernel's end: a thread that overflowed its scratch raises the need buffer's word
+    /// of each kind to what it needed (`atomicMax`), for the host to grow the scratch and run
+    /// the kernel again.
+    pub(crate) fn report_scratch_need(&mut self, g: &mut Gen) -> R<()> {
+        let Some(s) = &self.scratch else {
+            return Ok(());
+        };
+        let Some(need) = s.need else {
+            return Ok(());
+        };
+        let (ovf, first_need, used) = (s.ovf, s.first_need, s.bi.map(|b| b.is_some()));
+        let (bt, u32t, u64t) = (g.t_bool(), g.t_u32(), g.t_u64());
+        let o = g.load(bt, ovf)?;
+        g.if_then(o, |g| {
+            for k in (0..2).filter(|&k| used[k]) {
+                let n = g.load(u64t, first_need[k])?;
+                let lim = g.c_u64(u32::MAX as u64);
+                let c = g.glsl(u64t, rspirv::spirv::GlslStd450Op::UMin, &[n, lim])?;
+                let c = g.b.u_convert(u32t, None, c).ie()?;
+                let idx = g.c_u64(k as u64);
+                let p = g.word_ptr(need, idx)?;
+                let dev = g.c_u32(rspirv::spirv::Scope::Device as u32);
+                let sem = g.c_u32(0);
+                g.b.atomic_u_max(u32t, None, p, dev, sem, c).ie()?;
+            }
+            Ok(())
         })
     }
 

@@ -64,12 +64,17 @@ fn map_kernels_validate(src: &str) {
     assert!(n > 0, "no map in {src}");
 }
 
-/// A thread records its first failed check in variables and the kernel reports it once at
-/// its end: however many checks a kernel has, it has one atomic on the status buffer.
+/// A thread records its first failed check, and the scratch memory it needed when it first
+/// ran out, in variables, and the kernel reports them once at its end: however many checks
+/// and per-thread arrays a kernel has, it has one atomic on the status buffer and one on the
+/// scratch need buffer per word size it uses.
 #[test]
-fn a_kernel_reports_its_checks_through_one_atomic() {
+fn a_kernel_reports_its_checks_and_scratch_needs_once_at_its_end() {
     let src = "entry main [n] (xs: [n]i32) (is: [n]i64) = \
-               map (\\i -> let a = xs[i] / xs[i + 1] in loop a for j < i do a % xs[j]) is";
+               map (\\i -> let a = xs[i] / xs[i + 1] \
+                          let ys = map (\\j -> xs[j] * a) (iota i) \
+                          let zs = scan (+) 0 (map (\\y -> y % a) ys) \
+                          in loop a for j < i do a % zs[j]) is";
     let c = vkad_core::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
     let f = c.ir.entry("main").unwrap();
     let ht = |v: &VName| {
@@ -102,6 +107,12 @@ fn a_kernel_reports_its_checks_through_one_atomic() {
     };
     assert!(code.errors.len() >= 4, "{} error sites", code.errors.len());
     assert_eq!(count(rspirv::spirv::Op::AtomicCompareExchange), 1);
+    let scratch = |k| {
+        code.binds
+            .contains(&crate::codegen::layout::BindSrc::Tmp(k))
+    };
+    assert!(scratch(0) && scratch(1), "the arrays are 32-bit scratch");
+    assert_eq!(count(rspirv::spirv::Op::AtomicUMax), 1);
 }
 
 #[test]

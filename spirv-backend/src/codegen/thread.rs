@@ -1038,7 +1038,8 @@ pub fn construct_name(e: &Exp) -> &'static str {
     }
 }
 
-pub(crate) fn finish(g: Gen, k: KCtx<'_>) -> R<KernelCode> {
+pub(crate) fn finish(mut g: Gen, mut k: KCtx<'_>) -> R<KernelCode> {
+    k.report_scratch_need(&mut g)?;
     let uses_f64 = g.uses_f64;
     let errors = g.errors.clone();
     let words = g.finish()?;
