@@ -35,9 +35,9 @@ fn matrix(m: usize, k: usize, seed: u64) -> Value {
 enum Made {
     /// None: the plain map kernel ran, a thread per row.
     Map,
-    /// The segmented kernel (kind 50) only: a team of threads (up to a workgroup) per row.
+    /// The segmented kernel only: a team of threads (up to a workgroup) per row.
     Teams,
-    /// The segmented kernel and the one combining the pieces of rows (kind 51): several
+    /// The segmented kernel and the one combining the pieces of rows: several
     /// workgroups per row.
     Pieces,
 }
@@ -55,8 +55,8 @@ fn run(entry: &str, args: Vec<Value>) -> Made {
         "{entry}: {:?}",
         ms.iter().take(3).map(|m| m.to_string()).collect::<Vec<_>>()
     );
-    let made = |kind: &str| modules.iter().any(|m| m.name.ends_with(kind));
-    match (made("/50"), made("/51")) {
+    let made = |which: &str| modules.iter().any(|m| m.name.ends_with(which));
+    match (made("/segmented"), made("/segmented-combine")) {
         (false, false) => Made::Map,
         (true, false) => Made::Teams,
         (true, true) => Made::Pieces,

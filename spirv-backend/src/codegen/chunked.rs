@@ -40,7 +40,7 @@ pub(crate) fn io_view(k: &mut KCtx<'_>, g: &mut Gen, io: &Io, t: PrimType, n: Wo
 }
 
 /// Which chunked phase.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Phase {
     /// Each workgroup reduces its chunk to one value per component: `out[group]`.
     Reduce,
@@ -72,6 +72,25 @@ pub enum Phase {
     /// takes elements `l, l + WG, l + 2 WG, ...` of the group's chunk, so that neighbouring
     /// threads read neighbouring elements (coalesced).
     StridedReduce,
+}
+
+impl Phase {
+    /// A short name, for kernel names (`tree-scan-prefix`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Phase::Reduce => "reduce",
+            Phase::Scan { prefix: false } => "scan",
+            Phase::Scan { prefix: true } => "scan-prefix",
+            Phase::ThreadReduce => "thread-reduce",
+            Phase::ThreadScan => "thread-scan",
+            Phase::TreeReduce => "tree-reduce",
+            Phase::TreeScan { prefix: false } => "tree-scan",
+            Phase::TreeScan { prefix: true } => "tree-scan-prefix",
+            Phase::TiledScan { prefix: false } => "tiled-scan",
+            Phase::TiledScan { prefix: true } => "tiled-scan-prefix",
+            Phase::StridedReduce => "strided-reduce",
+        }
+    }
 }
 
 /// A chunked reduce/scan phase for operator `op` over `k` scalar components of types `elems`.

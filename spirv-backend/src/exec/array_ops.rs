@@ -12,7 +12,7 @@
 //! launch (ids at the top of the `u32` range, never used by lowered programs).
 
 use super::map_scratch::uses_scratch;
-use super::{DArr, Exec, HVal, E};
+use super::{DArr, Exec, HVal, StmKernel, E};
 use crate::codegen;
 use crate::error::Error;
 use std::sync::Arc;
@@ -20,10 +20,6 @@ use vkad_core::diag::SrcLoc;
 use vkad_core::ir::{self, Stm, SubExp};
 use vkad_core::prim::PrimValue;
 use vkad_vk::Buffer;
-
-/// Kernel-cache kinds of the pass kernels (distinct from exec.rs's).
-const KIND_REDUCE: u32 = 40;
-const KIND_SCAN: u32 = 41;
 
 /// A host name for the pass kernels' inputs.
 fn fresh(id: u32, base: &str) -> ir::VName {
@@ -104,7 +100,7 @@ impl<'a> Exec<'a> {
     fn pair_pass(
         &mut self,
         stm: &'a Stm,
-        kind: u32,
+        kind: StmKernel,
         wname: &ir::VName,
         names: &[ir::VName],
         op: &'a ir::Operator,
@@ -134,8 +130,7 @@ impl<'a> Exec<'a> {
         })?;
         let bufs: Vec<Arc<Buffer>> = outs.iter().map(|o| o.buf.clone()).collect();
         if uses_scratch(&code) {
-            let key =
-                super::map_scratch::ScratchKey::Stm(stm as *const Stm as usize + kind as usize);
+            let key = super::map_scratch::ScratchKey::Stm(stm as *const Stm as usize, kind);
             self.launch_map_scratch(&code, key, &lam.body.stms, rows, &bufs, &[], loc)?;
         } else {
             let r = self.launch(&code, &[], &bufs, &[], Self::groups_for(rows), loc);
@@ -210,7 +205,15 @@ impl<'a> Exec<'a> {
                 self.env.insert(names[i].id, HVal::A(x));
                 self.env.insert(names[k + i].id, HVal::A(y));
             }
-            let outs = self.pair_pass(stm, KIND_REDUCE, wname, names, op, h, loc)?;
+            let outs = self.pair_pass(
+                stm,
+                StmKernel::RowPairs { scan: false },
+                wname,
+                names,
+                op,
+                h,
+                loc,
+            )?;
             let next = if len % 2 == 1 {
                 let mut next = Vec::with_capacity(k);
                 for (o, d) in outs.iter().zip(&cur) {
@@ -266,7 +269,15 @@ impl<'a> Exec<'a> {
                 self.env.insert(names[i].id, HVal::A(x));
                 self.env.insert(names[k + i].id, HVal::A(y));
             }
-            let outs = self.pair_pass(stm, KIND_SCAN, wname, names, op, n - d, loc)?;
+            let outs = self.pair_pass(
+                stm,
+                StmKernel::RowPairs { scan: true },
+                wname,
+                names,
+                op,
+                n - d,
+                loc,
+            )?;
             let mut next = Vec::with_capacity(k);
             for (o, a) in outs.iter().zip(&cur) {
                 let mut shape = o.shape.clone();

@@ -32,7 +32,10 @@ pub(crate) mod map_scratch;
 mod pipeline;
 mod segmented;
 mod sort;
+mod stm_kernel;
 pub(crate) mod undo;
+
+pub(crate) use stm_kernel::StmKernel;
 
 /// Whether the device of `ctx` is a CPU (lavapipe): kernels are laid out for it, and host
 /// loops of narrow kernels run in one thread up to a larger width.
@@ -69,9 +72,9 @@ pub(crate) struct KernelCache {
     pub addressing: Option<Addressing>,
     /// The status buffer (all zero between runs).
     pub status: Option<Arc<Buffer>>,
-    /// Kernels of SOAC statements, by statement address, kind and the types of the host values
-    /// they read.
-    pub lambda: HashMap<(usize, u32, Vec<HostTy>), Arc<Kernel>>,
+    /// Kernels of SOAC statements, by statement address, which of its kernels, and the types of
+    /// the host values they read.
+    pub lambda: HashMap<(usize, StmKernel, Vec<HostTy>), Arc<Kernel>>,
     /// Built-in kernels (copies, fills, `iota`, sort passes), by name.
     pub builtin: HashMap<String, Arc<Kernel>>,
     /// `segmap` kernels of a plan, by kernel and the types of the host values they read.
@@ -1447,7 +1450,7 @@ impl<'a> Exec<'a> {
     pub(crate) fn lambda_kernel(
         &mut self,
         stm: &'a Stm,
-        kind: u32,
+        kind: StmKernel,
         sig_vars: &[&ir::VName],
         make: impl FnOnce(&Self, &dyn Fn(&ir::VName) -> Option<HostTy>) -> E<KernelCode>,
     ) -> E<Arc<Kernel>> {
@@ -1499,12 +1502,13 @@ impl<'a> Exec<'a> {
                 }
                 let prog = self.prog;
                 let lavapipe = self.is_lavapipe();
-                let code = self.lambda_kernel(stm, 0, &[], |_, ht| {
+                let code = self.lambda_kernel(stm, StmKernel::Map, &[], |_, ht| {
                     codegen::map::map_kernel_on(prog, w, arrs, lam, loc, ht, lavapipe)
                 })?;
                 let bufs: Vec<Arc<Buffer>> = outs.iter().map(|o| o.buf.clone()).collect();
                 if map_scratch::uses_scratch(&code) {
-                    let key = map_scratch::ScratchKey::Stm(stm as *const Stm as usize);
+                    let key =
+                        map_scratch::ScratchKey::Stm(stm as *const Stm as usize, StmKernel::Map);
                     self.launch_map_scratch(&code, key, &lam.body.stms, n, &bufs, &[], loc)?;
                 } else {
                     let r = self.launch(&code, &[], &bufs, &[], Self::groups_for(n), loc);
@@ -1769,9 +1773,12 @@ impl<'a> Exec<'a> {
                     let mut sigv: Vec<&ir::VName> = inds.iter().collect();
                     sigv.extend(vals.iter());
                     sigv.extend(dest.iter());
-                    let c1 = self.lambda_kernel(stm, 6, &sigv, |_, ht| {
-                        scatter::scatter(prog, inds, &vt, dest, true, ht)
-                    })?;
+                    let c1 = self.lambda_kernel(
+                        stm,
+                        StmKernel::Scatter { claim: true },
+                        &sigv,
+                        |_, ht| scatter::scatter(prog, inds, &vt, dest, true, ht),
+                    )?;
                     self.launch(
                         &c1,
                         &lits,
@@ -1780,9 +1787,12 @@ impl<'a> Exec<'a> {
                         Self::groups_for(n),
                         loc,
                     )?;
-                    let c2 = self.lambda_kernel(stm, 7, &sigv, |_, ht| {
-                        scatter::scatter(prog, inds, &vt, dest, false, ht)
-                    })?;
+                    let c2 = self.lambda_kernel(
+                        stm,
+                        StmKernel::Scatter { claim: false },
+                        &sigv,
+                        |_, ht| scatter::scatter(prog, inds, &vt, dest, false, ht),
+                    )?;
                     self.launch(
                         &c2,
                         &lits,
@@ -1848,7 +1858,7 @@ impl<'a> Exec<'a> {
             let prog = self.prog;
             let e = elems.clone();
             let sig: Vec<&ir::VName> = arrs.iter().collect();
-            let code = self.lambda_kernel(stm, 8, &sig, |_, ht| {
+            let code = self.lambda_kernel(stm, StmKernel::Columns, &sig, |_, ht| {
                 codegen::columns::column_kernel(prog, op, &vop, arrs, &e, scan, loc, ht)
             })?;
             let bufs: Vec<Arc<Buffer>> = outs.iter().map(|o| o.buf.clone()).collect();
@@ -1908,21 +1918,22 @@ impl<'a> Exec<'a> {
             }
             let prog = self.prog;
             let t = d.elem;
-            let code = self.lambda_kernel(stm, 16 + k as u32, &[inds, vname, dname], |_, ht| {
-                hist::hist(
-                    prog,
-                    op,
-                    t,
-                    inds,
-                    vname,
-                    dname,
-                    info.float32_atomic_add,
-                    info.int64_atomics,
-                    disjoint,
-                    loc,
-                    ht,
-                )
-            })?;
+            let code =
+                self.lambda_kernel(stm, StmKernel::Hist(k), &[inds, vname, dname], |_, ht| {
+                    hist::hist(
+                        prog,
+                        op,
+                        t,
+                        inds,
+                        vname,
+                        dname,
+                        info.float32_atomic_add,
+                        info.int64_atomics,
+                        disjoint,
+                        loc,
+                        ht,
+                    )
+                })?;
             self.launch(
                 &code,
                 &[n as u64, len as u64],
@@ -1996,7 +2007,7 @@ fn scan_phase(gpu: bool, prefix: bool) -> Phase {
     }
 }
 
-/// The two passes of a one-dimensional reduction (phase and kernel kind of each) in the
+/// The two passes of a one-dimensional reduction (phase and kernel of each) in the
 /// layout `gpu`: `big` tuples fold without shared memory, `strided` (GPU, commutative, not
 /// big) reads coalesced, `per_thread` (a size fact: many elements) gives each thread its own
 /// partial. Shared by the executor and the ahead-of-time generator ([`crate::runtime::aot`]).
@@ -2005,23 +2016,23 @@ pub(crate) fn reduce_passes(
     big: bool,
     strided: bool,
     per_thread: bool,
-) -> [(Phase, u32); 2] {
+) -> [(Phase, StmKernel); 2] {
     let first = if per_thread {
-        (Phase::ThreadReduce, 9)
+        Phase::ThreadReduce
     } else if strided {
-        (Phase::StridedReduce, 13)
+        Phase::StridedReduce
     } else {
-        (reduce_phase(gpu), 1)
+        reduce_phase(gpu)
     };
     let second = if big {
-        (Phase::ThreadReduce, 11)
+        Phase::ThreadReduce
     } else {
-        (reduce_phase(gpu), 2)
+        reduce_phase(gpu)
     };
-    [first, second]
+    [StmKernel::pass(0, first), StmKernel::pass(1, second)]
 }
 
-/// The three passes of a one-dimensional scan (phase and kernel kind of each): as
+/// The three passes of a one-dimensional scan (phase and kernel of each): as
 /// [`reduce_passes`]; `tiled` (a size and device fact: the chunk is [`crate::codegen::scan::TILE_CHUNK`] and
 /// the tile fits in shared memory) goes through shared memory on GPUs, where a `commutative`
 /// operator's partials are read coalesced too.
@@ -2031,25 +2042,29 @@ pub(crate) fn scan_passes(
     per_thread: bool,
     tiled: bool,
     commutative: bool,
-) -> [(Phase, u32); 3] {
+) -> [(Phase, StmKernel); 3] {
     let (first, third) = if per_thread {
-        ((Phase::ThreadReduce, 9), (Phase::ThreadScan, 10))
+        (Phase::ThreadReduce, Phase::ThreadScan)
     } else if gpu && tiled {
         let p1 = if commutative {
-            (Phase::StridedReduce, 13)
+            Phase::StridedReduce
         } else {
-            (Phase::TreeReduce, 1)
+            Phase::TreeReduce
         };
-        (p1, (Phase::TiledScan { prefix: true }, 14))
+        (p1, Phase::TiledScan { prefix: true })
     } else {
-        ((reduce_phase(gpu), 1), (scan_phase(gpu, true), 4))
+        (reduce_phase(gpu), scan_phase(gpu, true))
     };
     let second = if big {
-        (Phase::ThreadScan, 12)
+        Phase::ThreadScan
     } else {
-        (scan_phase(gpu, false), 3)
+        scan_phase(gpu, false)
     };
-    [first, second, third]
+    [
+        StmKernel::pass(0, first),
+        StmKernel::pass(1, second),
+        StmKernel::pass(2, third),
+    ]
 }
 
 /// Whether a tiled scan of tuples of `elems` fits in the shared memory of the device of `ctx`.
@@ -2141,8 +2156,8 @@ pub fn storage_bytes(t: PrimType) -> usize {
     wsize(t)
 }
 
-/// The name of the `kind`th kernel the executor makes for statement `stm`.
-pub(crate) fn lambda_kernel_name(stm: &Stm, kind: u32) -> String {
+/// The name of kernel `kind` of statement `stm`.
+pub(crate) fn lambda_kernel_name(stm: &Stm, kind: StmKernel) -> String {
     let dbg = match &stm.exp {
         Exp::Soac(s) => format!("{s:?}"),
         e => format!("{e:?}"),

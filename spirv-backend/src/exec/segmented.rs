@@ -3,7 +3,7 @@
 //! row, or several workgroups per row and a second launch combining their partials, as
 //! [`strategy`] chooses from the sizes.
 
-use super::{DArr, Exec, HVal, Kernel, E};
+use super::{DArr, Exec, HVal, Kernel, StmKernel, E};
 use crate::codegen::gen::WG;
 use crate::codegen::segmented::{
     seg_kernel, segmented_of, strategy, team_for, SegInputs, Strategy,
@@ -52,7 +52,7 @@ impl<'a> Exec<'a> {
         let input_names: Vec<VName> = inputs.iter().map(|v| (*v).clone()).collect();
         let sig: Vec<&VName> = inputs.clone();
         let e2 = elems.clone();
-        let code = self.lambda_kernel(stm, 50, &sig, |_, ht| {
+        let code = self.lambda_kernel(stm, StmKernel::Segmented, &sig, |_, ht| {
             seg_kernel(prog, op, &e2, SegInputs::Host(&input_names), scan, loc, ht)
         })?;
         let shape = if scan { vec![rows, len] } else { vec![rows] };
@@ -72,7 +72,7 @@ impl<'a> Exec<'a> {
                 .collect::<E<_>>()?;
             self.launch_seg(&code, [rows, len], team, parts, &partials, &[], loc)?;
             let e3 = elems.clone();
-            let combine = self.lambda_kernel(stm, 51, &sig, |_, ht| {
+            let combine = self.lambda_kernel(stm, StmKernel::SegmentedCombine, &sig, |_, ht| {
                 seg_kernel(prog, op, &e3, SegInputs::Partials, false, loc, ht)
             })?;
             self.launch_seg(

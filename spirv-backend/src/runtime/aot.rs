@@ -35,8 +35,8 @@ use crate::codegen::segmented::{seg_kernel, SegInputs};
 use crate::codegen::{copy, hist, operator, scatter};
 use crate::codegen::{BindSrc, HostTy, KernelCode};
 use crate::error::{Error, Result};
-use crate::exec::lambda_kernel_name;
 use crate::exec::{hist_operators, reduce_passes, scan_passes, tiled_scan_fits, tuple_too_big};
+use crate::exec::{lambda_kernel_name, StmKernel};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use vkad_core::diag::SrcLoc;
 use vkad_core::ir::{self, Exp, Soac, Stm, Type, VName};
@@ -311,11 +311,11 @@ impl<'a> Aot<'a> {
         !crate::exec::cpu_device(self.ctx)
     }
 
-    /// A kernel of SOAC statement `stm` of kind `kind` (the executor's numbering).
+    /// Kernel `kind` of SOAC statement `stm`.
     fn lambda(
         &mut self,
         stm: &'a Stm,
-        kind: u32,
+        kind: StmKernel,
         make: impl FnOnce(&ir::Program, &dyn Fn(&VName) -> Option<HostTy>) -> Result<KernelCode>,
     ) -> Result<()> {
         let ht = |v: &VName| self.host_ty(v);
@@ -407,19 +407,19 @@ impl<'a> Aot<'a> {
                             .map(|v| self.elem(v, loc))
                             .collect::<Result<Vec<_>>>()?;
                         let names: Vec<VName> = inputs.iter().map(|v| (*v).clone()).collect();
-                        self.lambda(stm, 50, |p, ht| {
+                        self.lambda(stm, StmKernel::Segmented, |p, ht| {
                             seg_kernel(p, op, &elems, SegInputs::Host(&names), scan, loc, ht)
                         })?;
                         // Rows in several pieces: the kernel combining the pieces' partials.
                         if !scan {
-                            self.lambda(stm, 51, |p, ht| {
+                            self.lambda(stm, StmKernel::SegmentedCombine, |p, ht| {
                                 seg_kernel(p, op, &elems, SegInputs::Partials, false, loc, ht)
                             })?;
                         }
                     }
                 }
                 let lavapipe = self.lavapipe();
-                self.lambda(stm, 0, |p, ht| {
+                self.lambda(stm, StmKernel::Map, |p, ht| {
                     crate::codegen::map::map_kernel_on(p, w, arrs, lam, loc, ht, lavapipe)
                 })
             }
@@ -453,7 +453,7 @@ impl<'a> Aot<'a> {
                 let pres = io(BindSrc::Tmp, k);
                 let (gpu, big, comm) =
                     (self.gpu(), tuple_too_big(&elems), operator::commutative(op));
-                let mut passes: Vec<(Phase, u32, &[Io], &[Io])> = Vec::new();
+                let mut passes: Vec<(Phase, StmKernel, &[Io], &[Io])> = Vec::new();
                 if scan {
                     let tiled = gpu && tiled_scan_fits(self.ctx, &elems);
                     for per_thread in [false, true] {
@@ -507,7 +507,7 @@ impl<'a> Aot<'a> {
                             device: Some(info.name.clone()),
                         });
                     }
-                    self.lambda(stm, 16 + k as u32, |p, ht| {
+                    self.lambda(stm, StmKernel::Hist(k), |p, ht| {
                         hist::hist(
                             p,
                             op1,
@@ -533,8 +533,8 @@ impl<'a> Aot<'a> {
                     .zip(dest)
                     .map(|(v, d)| Ok((v.clone(), self.elem(d, loc)?)))
                     .collect::<Result<Vec<_>>>()?;
-                for (kind, claim) in [(6, true), (7, false)] {
-                    self.lambda(stm, kind, |p, ht| {
+                for claim in [true, false] {
+                    self.lambda(stm, StmKernel::Scatter { claim }, |p, ht| {
                         scatter::scatter(p, inds, &vt, dest, claim, ht)
                     })?;
                 }
@@ -560,7 +560,7 @@ impl<'a> Aot<'a> {
                     .iter()
                     .map(|a| self.elem(a, loc))
                     .collect::<Result<Vec<_>>>()?;
-                self.lambda(stm, 8, |p, ht| {
+                self.lambda(stm, StmKernel::Columns, |p, ht| {
                     crate::codegen::columns::column_kernel(p, op, &vop, arrs, &elems, scan, loc, ht)
                 })
             }
