@@ -8,7 +8,7 @@ use vkad_core::ir::Stm;
 #[derive(Clone, Debug)]
 pub struct CompiledModule {
     /// What the kernel does: a builtin's key (`strided U32 1 false`) or the statement kind and
-    /// the executor's kernel number for it (`map/0`).
+    /// which of its kernels it is (`map/map`, `reduce/pass1-tree-reduce`).
     pub name: String,
     /// The module (SPIR-V words; entry point `main`, `GLCompute`).
     pub words: Vec<u32>,

@@ -15,7 +15,7 @@
 //! - the primitives planned after them and the host-level SOACs of the plan (reductions and
 //!   scans of scalars in all their pass layouts, column kernels of vectorised operators,
 //!   histograms per component, scatters, segmented reductions and scans and the `map` kernels
-//!   over segments), named as the executor records them (`reduce/1`);
+//!   over segments), named as the executor records them (`reduce/pass0-reduce`);
 //! - the built-in kernels (strided copies and fills for every word kind and rank of the
 //!   entry's arrays, `iota`, the radix sort's passes).
 //!
