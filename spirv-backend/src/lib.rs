@@ -94,7 +94,10 @@
 //!   updates them with plain read-modify-writes.
 //! - Runtime errors in kernels (index out of bounds, division by zero, failed assertions,
 //!   negative integer exponents) set a status word with the failing check's id; the host reports
-//!   `file:line:col: message`.
+//!   `file:line:col: message`. A thread keeps its first failed check in variables (`select`s,
+//!   no branch) and reports it once, with one atomic, at the kernel's end
+//!   (`codegen::gen::Gen::fail_if`); a branch holding an atomic at every check made lavapipe
+//!   compile large kernels about twice as slowly.
 //! - Launches are batched: the executor records them (arguments written inline in the
 //!   submission, buffers kept alive by the batch) and submits once where the host must read
 //!   device data (downloads, single elements, the scratch-relaunch check, the end of a run),
