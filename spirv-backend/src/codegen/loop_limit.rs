@@ -13,7 +13,7 @@
 //! error from them (`KCtx::backedge`, `KCtx::exhausted`). Kernels for other devices make no
 //! `LoopLimit` and none of this code.
 
-use crate::codegen::gen::{Gen, Ie, R};
+use crate::codegen::gen::{Gen, Ie, ERR_LOOP_LIMIT, R};
 use rspirv::spirv::Word;
 
 /// The state of the emulation in one kernel.
@@ -27,9 +27,19 @@ pub(crate) struct LoopLimit {
     made: u32,
     /// Open `if`s: condition, loops made before the then-branch and before the else-branch.
     ifs: Vec<(Word, u32, Option<u32>)>,
-    /// Open loops: loops made before their bodies, and the variable holding the last value of
-    /// the loop's condition.
-    loops: Vec<(u32, Option<Word>)>,
+    /// Open loops, innermost last.
+    loops: Vec<OpenLoop>,
+}
+
+/// A loop being built.
+struct OpenLoop {
+    /// Loops made before its body.
+    before: u32,
+    /// The variable holding the last value of the loop's condition.
+    cond: Option<Word>,
+    /// A function variable (`bool`) set at a back edge where the limiter stops the loop, and
+    /// the error site its exit reports that at ([`Gen::limit_hit`]).
+    hit: Option<(Word, u32)>,
 }
 
 impl LoopLimit {
@@ -46,7 +56,11 @@ impl LoopLimit {
     /// A loop opens.
     pub fn begin_loop(&mut self) {
         self.made += 1;
-        self.loops.push((self.made, None));
+        self.loops.push(OpenLoop {
+            before: self.made,
+            cond: None,
+            hit: None,
+        });
     }
 }
 
@@ -81,9 +95,35 @@ impl Gen {
         let v = self.var(bt);
         self.store(v, c)?;
         if let Some(top) = self.loop_limit.as_mut().and_then(|l| l.loops.last_mut()) {
-            top.1 = Some(v);
+            top.cond = Some(v);
         }
         Ok(())
+    }
+
+    /// At a back edge of the innermost open loop: where `bad` holds, the limiter stops the
+    /// loop here. Noted in a flag of the loop (one `or` per iteration) and reported at error
+    /// site `site` when the loop exits ([`Gen::limit_loop_exit`]), rather than checked with a
+    /// branch at every iteration.
+    pub(crate) fn limit_hit(&mut self, bad: Word, site: u32) -> R<()> {
+        let bt = self.t_bool();
+        let hit = match self.loop_limit.as_ref().and_then(|l| l.loops.last()) {
+            Some(OpenLoop {
+                hit: Some((v, _)), ..
+            }) => *v,
+            Some(_) => {
+                let f = self.c_bool(false);
+                let v = self.var_init(bt, f);
+                if let Some(top) = self.loop_limit.as_mut().and_then(|l| l.loops.last_mut()) {
+                    top.hit = Some((v, site));
+                }
+                v
+            }
+            // Not in a loop the builder made: report at once.
+            None => return self.fail_if(bad, ERR_LOOP_LIMIT, site),
+        };
+        let was = self.load(bt, hit)?;
+        let now = self.b.logical_or(bt, None, was, bad).ie()?;
+        self.store(hit, now)
     }
 
     /// At a loop's back edge: one decrement.
@@ -99,7 +139,9 @@ impl Gen {
         let Some(l) = self.loop_limit.as_mut() else {
             return Ok(());
         };
-        let (before, cond) = l.loops.pop().unwrap_or((l.made, None));
+        let open = l.loops.pop();
+        let before = open.as_ref().map_or(l.made, |o| o.before);
+        let (cond, hit) = open.map_or((None, None), |o| (o.cond, o.hit));
         let (inner, cut) = (l.made - before, l.cut);
         self.bump_limit_count()?;
         if let Some(cv) = cond {
@@ -108,6 +150,11 @@ impl Gen {
             let was = self.load(bt, cut)?;
             let now = self.b.logical_or(bt, None, was, last).ie()?;
             self.store(cut, now)?;
+        }
+        if let Some((hv, site)) = hit {
+            let bt = self.t_bool();
+            let h = self.load(bt, hv)?;
+            self.fail_if(h, ERR_LOOP_LIMIT, site)?;
         }
         if inner > 0 {
             let t = self.c_bool(true);

@@ -496,7 +496,8 @@ impl<'p> KCtx<'p> {
     /// At the end of a loop body (before its back edge), where `more` tells whether the loop
     /// goes on: reports lavapipe's loop limit at `loc` if lavapipe would stop the loop here
     /// (it decrements a limiter at every back edge and loop exit, and leaves the loop at a
-    /// back edge once it has done so `LAVAPIPE_LOOP_LIMIT` times).
+    /// back edge once it has done so `LAVAPIPE_LOOP_LIMIT` times). The back edge only notes
+    /// it in a flag of the loop; the loop's exit reports it ([`Gen::limit_hit`]).
     pub(super) fn backedge(&mut self, g: &mut Gen, more: Word, loc: &Option<SrcLoc>) -> R<()> {
         if !self.loop_check {
             return Ok(());
@@ -511,7 +512,7 @@ impl<'p> KCtx<'p> {
         let out = g.b.u_greater_than_equal(bt, None, x, lim).ie()?;
         let bad = g.b.logical_and(bt, None, out, more).ie()?;
         let site = g.site(loc, "lavapipe's loop limit");
-        g.fail_if(bad, ERR_LOOP_LIMIT, site)
+        g.limit_hit(bad, site)
     }
 
     /// At the end of the kernel: reports lavapipe's loop limit if a loop of the thread was cut
