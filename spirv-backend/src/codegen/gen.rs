@@ -705,30 +705,22 @@ impl Gen {
 
     /// A function-local variable of type `ty` holding the constant `init` on entry.
     pub fn var_init(&mut self, ty: Word, init: Word) -> Word {
-        let p = self.b.type_pointer(None, StorageClass::Function, ty);
-        let id = self.b.id();
-        self.fn_vars.push(Instruction::new(
-            Op::Variable,
-            Some(p),
-            Some(id),
-            vec![
-                Operand::StorageClass(StorageClass::Function),
-                Operand::IdRef(init),
-            ],
-        ));
-        id
+        self.fn_var(ty, Some(init))
     }
 
     /// A function-local variable of type `ty` (declared in the first block).
     pub fn var(&mut self, ty: Word) -> Word {
+        self.fn_var(ty, None)
+    }
+
+    /// `OpVariable` of storage class `Function`, with the constant initializer `init`.
+    fn fn_var(&mut self, ty: Word, init: Option<Word>) -> Word {
         let p = self.b.type_pointer(None, StorageClass::Function, ty);
         let id = self.b.id();
-        self.fn_vars.push(Instruction::new(
-            Op::Variable,
-            Some(p),
-            Some(id),
-            vec![Operand::StorageClass(StorageClass::Function)],
-        ));
+        let mut operands = vec![Operand::StorageClass(StorageClass::Function)];
+        operands.extend(init.map(Operand::IdRef));
+        self.fn_vars
+            .push(Instruction::new(Op::Variable, Some(p), Some(id), operands));
         id
     }
     pub fn load(&mut self, ty: Word, var: Word) -> R<Word> {
