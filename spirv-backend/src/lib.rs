@@ -257,7 +257,7 @@ pub fn run_entry_kernels(
     profile: bool,
 ) -> error::Result<(Vec<Value>, Vec<KernelTiming>)> {
     entry_error(compiled, entry)?;
-    let prog = runtime::DeviceProgram::new(ctx, &compiled.ir)?;
+    let prog = runtime::DeviceProgram::for_entry(ctx, &compiled.ir, entry)?;
     prog.run(ctx, entry, args, thresholds, profile)
 }
 

@@ -57,7 +57,7 @@ pub fn generate_entry(
     input: Option<Vec<Value>>,
 ) -> crate::error::Result<Vec<CompiledModule>> {
     crate::entry_error(compiled, entry)?;
-    let prog = crate::runtime::DeviceProgram::new(ctx, &compiled.ir)?;
+    let prog = crate::runtime::DeviceProgram::for_entry(ctx, &compiled.ir, entry)?;
     let aot = crate::runtime::aot::generate(ctx, &prog, entry)?;
     let mut modules = aot.modules;
     let Some(args) = input else {

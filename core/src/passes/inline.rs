@@ -112,7 +112,21 @@ fn expand(call: &Stm, callee: &FunDef, ns: &mut NameSource, out: &mut Vec<Stm>) 
 }
 
 /// Removes non-entry functions that are not called from an entry point (directly or indirectly).
-pub fn remove_unused(mut p: Program) -> Program {
+pub fn remove_unused(p: Program) -> Program {
+    let roots: Vec<std::sync::Arc<str>> = p.entries().map(|f| f.name.clone()).collect();
+    retain_reachable(p, &roots)
+}
+
+/// The program with only entry point `entry` and the functions it calls, directly or not (the
+/// other entry points and what only they call are removed); `None` when there is no such
+/// entry. What runs one entry once (`vkad run`, a test) prepares only this.
+pub fn only_entry(p: &Program, entry: &str) -> Option<Program> {
+    let root = p.entry(entry)?.name.clone();
+    Some(retain_reachable(p.clone(), &[root]))
+}
+
+/// Keeps the functions `roots` call, directly or not, and `roots` themselves.
+fn retain_reachable(mut p: Program, roots: &[std::sync::Arc<str>]) -> Program {
     let mut calls: HashMap<std::sync::Arc<str>, HashSet<std::sync::Arc<str>>> = HashMap::new();
     for f in &mut p.funs {
         let mut cs = HashSet::new();
@@ -125,7 +139,7 @@ pub fn remove_unused(mut p: Program) -> Program {
         });
         calls.insert(f.name.clone(), cs);
     }
-    let mut live: HashSet<std::sync::Arc<str>> = p.entries().map(|f| f.name.clone()).collect();
+    let mut live: HashSet<std::sync::Arc<str>> = roots.iter().cloned().collect();
     let mut work: Vec<std::sync::Arc<str>> = live.iter().cloned().collect();
     while let Some(f) = work.pop() {
         for g in calls.get(&f).into_iter().flatten() {
@@ -218,6 +232,40 @@ mod tests {
         assert_eq!(text.matches("f32.mul").count(), 3, "{text}");
         // The call's attribute reaches the inlined statements.
         assert!(text.contains("#[unsafe] let x_"), "{text}");
+    }
+
+    #[test]
+    fn only_entry_keeps_one_entry_and_what_it_calls() {
+        let mut p = prog();
+        let mut ns = std::mem::take(&mut p.name_source);
+        let other = fun(&mut ns, "other", true, &[], &[], vec![f32t()], |b, _| {
+            let r = b.bind(
+                "d",
+                f32t(),
+                Exp::Apply {
+                    fun: "dead".into(),
+                    args: vec![],
+                    ret: vec![f32t().to_ext()],
+                },
+            );
+            vec![var(&r)]
+        });
+        p.funs.push(other);
+        p.name_source = ns;
+        check_program(&p).unwrap();
+        let names = |q: &Program| {
+            let mut v: Vec<String> = q.funs.iter().map(|f| f.name.to_string()).collect();
+            v.sort();
+            v
+        };
+        let main = only_entry(&p, "main").unwrap();
+        check_program(&main).unwrap();
+        assert_eq!(names(&main), ["main", "quad", "sq"]);
+        let other = only_entry(&p, "other").unwrap();
+        check_program(&other).unwrap();
+        assert_eq!(names(&other), ["dead", "other"]);
+        assert!(only_entry(&p, "sq").is_none(), "not an entry point");
+        assert!(only_entry(&p, "nothing").is_none());
     }
 
     #[test]

@@ -63,6 +63,16 @@ impl DeviceProgram {
         })
     }
 
+    /// [`DeviceProgram::new`] for entry point `entry` alone: the other entry points, and the
+    /// functions only they call, are left out before the Vulkan passes and flattening (what
+    /// runs one entry once prepares only what it runs). No such entry is
+    /// [`Error::NoEntry`](crate::error::Error).
+    pub fn for_entry(ctx: &Context, prog: &ir::Program, entry: &str) -> E<DeviceProgram> {
+        let one = vkad_core::passes::inline::only_entry(prog, entry)
+            .ok_or_else(|| Error::no_entry(entry))?;
+        DeviceProgram::new(ctx, &one)
+    }
+
     /// How many kernels have been generated for this program so far (a later run that needs
     /// no new kernel leaves this unchanged).
     pub fn kernels_made(&self) -> usize {
@@ -627,7 +637,7 @@ pub(crate) fn run_args(
         device_out,
         ..Default::default()
     };
-    let p = DeviceProgram::new(ctx, prog)?;
+    let p = DeviceProgram::for_entry(ctx, prog, entry)?;
     let th = device_thresholds(ctx);
     let r = p.run_args(ctx, entry, args, &th, &opts)?;
     Ok((r.outs, r.modules))
@@ -642,7 +652,7 @@ pub(crate) fn run_profiled(
     args: Vec<Value>,
     profile: bool,
 ) -> E<(Vec<Value>, Vec<KernelTiming>)> {
-    let p = DeviceProgram::new(ctx, prog)?;
+    let p = DeviceProgram::for_entry(ctx, prog, entry)?;
     let th = device_thresholds(ctx);
     p.run(ctx, entry, args, &th, profile)
 }
