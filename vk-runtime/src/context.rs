@@ -15,7 +15,7 @@ use gpu_allocator::{AllocationError, MemoryLocation};
 use std::collections::HashMap;
 use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 /// The default time to wait for a submission before giving up.
 const DEFAULT_TIMEOUT_S: u64 = 60;
@@ -427,8 +427,12 @@ pub struct Context {
     shared: Arc<Shared>,
     info: DeviceInfo,
     exec: Mutex<Exec>,
-    /// Also held while a pipeline is made, so that nothing else uses `pcache.handle` then.
+    /// The pipelines made so far, by module, entry point and layout (not held while one is
+    /// made, so that several threads can make pipelines at once).
     kernels: Mutex<HashMap<KernelKey, Arc<Pipeline>>>,
+    /// Read-locked while a pipeline is made through `pcache.handle`, write-locked while the
+    /// cache is merged into (which must be externally synchronised with every other use).
+    pcache_use: RwLock<()>,
     /// What names this device and driver's pipeline cache file.
     cache_id: CacheId,
     pcache: DiskCache,
@@ -724,6 +728,7 @@ impl Context {
                 waits: Vec::new(),
             }),
             kernels: Mutex::new(HashMap::new()),
+            pcache_use: RwLock::new(()),
             cache_id,
             pcache: DiskCache::off(),
             validate_spirv: AtomicBool::new(validate),
@@ -905,9 +910,9 @@ impl Context {
     /// A failure to write is [`VkError::PipelineCacheWrite`]; the context is still usable.
     pub fn save_pipeline_cache(&self) -> Result<()> {
         self.check_alive()?;
-        // `kernels` is held while pipelines are made: merging into the cache (which must be
-        // externally synchronised) then waits for them.
-        let _kernels = self.kernels.lock().unwrap_or_else(|p| p.into_inner());
+        // Merging into the cache (which must be externally synchronised) waits for the
+        // pipelines being made, and new ones wait for it.
+        let _only = self.pcache_use.write().unwrap_or_else(|p| p.into_inner());
         self.save_locked()
     }
 
@@ -962,7 +967,8 @@ impl Context {
         }
     }
 
-    /// [`Context::save_pipeline_cache`]; the caller holds `kernels` (or `&mut self`).
+    /// [`Context::save_pipeline_cache`]; the caller holds `pcache_use` for writing (or
+    /// `&mut self`).
     fn save_locked(&self) -> Result<()> {
         let handle = self.pcache.handle;
         let Some(path) = &self.pcache.status.file else {
@@ -984,7 +990,8 @@ impl Context {
             // Another process wrote the file since this context read or wrote it.
             if let Ok(src) = self.create_pipeline_cache(t) {
                 // SAFETY: both caches belong to this device and differ; the caller holds
-                // `kernels` (or `&mut self`), so no other thread uses `handle` meanwhile. A
+                // `pcache_use` for writing (or `&mut self`), so no other thread uses `handle`
+                // meanwhile. A
                 // failed merge leaves `handle` as it was: then this context's pipelines
                 // replace the file's.
                 unsafe {
@@ -1549,8 +1556,12 @@ impl Context {
             bindings,
             push_bytes,
         };
-        let mut cache = self.kernels.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(pipe) = cache.get(&key) {
+        if let Some(pipe) = self
+            .kernels
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+        {
             return Ok(Kernel {
                 pipe: pipe.clone(),
                 name: name.into(),
@@ -1574,7 +1585,12 @@ impl Context {
         if self.validate_spirv.load(Ordering::Relaxed) {
             validate_spirv(spirv)?;
         }
-        let pipe = Arc::new(self.make_pipeline(spirv, entry, bindings, push_bytes)?);
+        // Made without holding `kernels`: other threads make other pipelines meanwhile (two
+        // threads making the same one both make it, and the first kept is used).
+        let pipe = {
+            let _cache_use = self.pcache_use.read().unwrap_or_else(|p| p.into_inner());
+            Arc::new(self.make_pipeline(spirv, entry, bindings, push_bytes)?)
+        };
         if self.pcache.handle != vk::PipelineCache::null() {
             self.pcache
                 .state
@@ -1583,7 +1599,13 @@ impl Context {
                 .dirty = true;
         }
         self.check_messages()?;
-        cache.insert(key, pipe.clone());
+        let pipe = self
+            .kernels
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(key)
+            .or_insert(pipe)
+            .clone();
         Ok(Kernel {
             pipe,
             name: name.into(),
@@ -1658,9 +1680,9 @@ impl Context {
             .layout(layout);
         // SAFETY: the module, layout and entry name are alive for the call; the module is not
         // needed after pipeline creation. The pipeline cache is null or this device's, alive
-        // until the context is dropped; the caller holds `kernels`, so it is not being merged
-        // into or destroyed meanwhile (creating pipelines needs no external synchronisation
-        // of the cache).
+        // until the context is dropped; the caller holds `pcache_use` for reading, so it is
+        // not being merged into or destroyed meanwhile (creating pipelines, from several
+        // threads at once too, needs no external synchronisation of the cache).
         let created = unsafe {
             let r = d.create_compute_pipelines(self.pcache.handle, &[info], None);
             d.destroy_shader_module(module, None);

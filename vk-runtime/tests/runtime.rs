@@ -170,6 +170,61 @@ fn pipelines_are_cached_by_module_entry_and_layout() {
     assert_eq!(ctx.cached_kernels(), 2);
 }
 
+/// Threads make pipelines at once (the context's cache is not held while one is made): every
+/// thread gets the one pipeline kept per module, and the kernels run.
+#[test]
+fn threads_make_pipelines_at_once() {
+    let ctx = context();
+    let mut mods: Vec<(Vec<u32>, u32)> = Vec::new();
+    for extra in [&[][..], &[Capability::Int64], &[Capability::Float64]] {
+        mods.push((axpb(true, extra), 1));
+        mods.push((axpb(false, extra), 2));
+    }
+    let before = ctx.cached_kernels();
+    let threads = 4;
+    let made: Vec<Vec<vkad_vk::Kernel>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (ctx, mods) = (&ctx, &mods);
+                s.spawn(move || {
+                    // Thread t makes the modules starting at the t-th: each module is asked
+                    // for by several threads at about the same time.
+                    (0..mods.len())
+                        .map(|i| {
+                            let (m, b) = &mods[(i + t) % mods.len()];
+                            ctx.kernel("k", m, "main", *b, 12).unwrap()
+                        })
+                        .collect()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(ctx.cached_kernels(), before + mods.len());
+    for (i, (m, b)) in mods.iter().enumerate() {
+        let kept = ctx.kernel("kept", m, "main", *b, 12).unwrap();
+        for (t, ks) in made.iter().enumerate() {
+            let k = &ks[(i + mods.len() - t) % mods.len()];
+            assert!(k.same_pipeline(&kept), "module {i}, thread {t}");
+        }
+    }
+    let n = 1000u32;
+    let xs: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let buf = ctx.alloc(4 * u64::from(n)).unwrap();
+    ctx.upload(&buf, 0, &f32_bytes(&xs)).unwrap();
+    // Module 2: in place, with the Int64 capability declared.
+    ctx.run(&[Dispatch {
+        kernel: &made[3][(2 + mods.len() - 3) % mods.len()],
+        buffers: vec![&buf],
+        push: axpb_push(n, 3.0, 1.0),
+        groups: groups(n),
+    }])
+    .unwrap();
+    let ys = f32s(&ctx.download(&buf, 0, 4 * u64::from(n)).unwrap());
+    let want: Vec<f32> = xs.iter().map(|x| x * 3.0 + 1.0).collect();
+    assert_eq!(ys, want);
+}
+
 #[test]
 fn bad_modules_and_arguments_are_errors() {
     let ctx = context();

@@ -41,7 +41,7 @@ impl<'a> Exec<'a> {
     #[allow(clippy::too_many_arguments)] // the map's kernel, sizes, outputs and accumulators
     pub(crate) fn launch_map_scratch(
         &mut self,
-        code: &super::Kernel,
+        code: &Arc<super::Kernel>,
         key: ScratchKey,
         stms: &[ir::Stm],
         n: usize,

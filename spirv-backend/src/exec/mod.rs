@@ -94,6 +94,9 @@ pub(crate) struct KernelCache {
 /// Launches a batch may hold before it is submitted.
 const MAX_BATCH: usize = 256;
 
+/// The most threads that make the new pipelines of one batch at once ([`Exec::pipelines`]).
+const PIPELINE_THREADS: usize = 8;
+
 /// Status slots (of 4 words) in the status buffer: launches that can fail in one batch.
 pub(crate) const STATUS_SLOTS: usize = 256;
 /// Bytes per status slot ([`STATUS_SLOT_WORDS`] words).
@@ -101,7 +104,10 @@ const SLOT_BYTES: usize = STATUS_SLOT_WORDS * 4;
 
 /// A kernel launch recorded for the next submission.
 struct Launch {
-    kernel: vkad_vk::Kernel,
+    /// The kernel, whose pipeline (with `bindings` descriptor bindings) is made, if it is not
+    /// yet, when the batch is submitted (see [`Exec::pipelines`]).
+    code: Arc<Kernel>,
+    bindings: u32,
     /// The argument words' bytes.
     args: Vec<u8>,
     /// Every array the kernel reaches (kept alive until the launch has run); the first
@@ -520,7 +526,7 @@ impl<'a> Exec<'a> {
     /// `BindSrc::Out` / `BindSrc::Tmp`.
     pub(crate) fn launch(
         &mut self,
-        code: &Kernel,
+        code: &Arc<Kernel>,
         lits: &[u64],
         outs: &[Arc<Buffer>],
         tmps: &[Arc<Buffer>],
@@ -581,7 +587,6 @@ impl<'a> Exec<'a> {
         } else {
             0
         };
-        let kern = code.pipeline(self.ctx, 2 + bound as u32)?;
         let name = {
             self.pass += 1;
             match loc {
@@ -590,7 +595,8 @@ impl<'a> Exec<'a> {
             }
         };
         self.enqueue(Launch {
-            kernel: kern,
+            code: code.clone(),
+            bindings: 2 + bound as u32,
             args: bytes,
             arrays,
             bound,
@@ -633,6 +639,47 @@ impl<'a> Exec<'a> {
         Ok(())
     }
 
+    /// The pipelines of `launches`, in order. Those not made yet are made first, on as many
+    /// threads as the host has (up to [`PIPELINE_THREADS`]) when there are several: a driver
+    /// compiles each module on the thread that asks for it, so a batch's new kernels then
+    /// compile side by side. Errors are reported in launch order.
+    fn pipelines(
+        &self,
+        launches: &[(Launch, Option<usize>, Arc<Buffer>)],
+    ) -> E<Vec<vkad_vk::Kernel>> {
+        let mut missing: Vec<(&Arc<Kernel>, u32)> = Vec::new();
+        for (l, _, _) in launches {
+            let seen = missing
+                .iter()
+                .any(|(k, b)| Arc::ptr_eq(k, &l.code) && *b == l.bindings);
+            if !seen && !l.code.has_pipeline(self.ctx, l.bindings) {
+                missing.push((&l.code, l.bindings));
+            }
+        }
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(PIPELINE_THREADS)
+            .min(missing.len());
+        if threads > 1 {
+            // Each thread takes the next pipeline to make; a failure is kept in the kernel's
+            // place and reported below, when its launch asks for its pipeline again.
+            let next = std::sync::atomic::AtomicUsize::new(0);
+            std::thread::scope(|s| {
+                for _ in 0..threads {
+                    s.spawn(|| loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some((k, b)) = missing.get(i) else { break };
+                        k.make_pipeline(self.ctx, *b);
+                    });
+                }
+            });
+        }
+        launches
+            .iter()
+            .map(|(l, _, _)| Ok(l.code.pipeline(self.ctx, l.bindings)?))
+            .collect()
+    }
+
     /// Submits the recorded launches (one submission, a barrier between consecutive launches)
     /// and waits for them; reports the first kernel error in launch order.
     pub(crate) fn flush(&self) -> E<()> {
@@ -647,6 +694,15 @@ impl<'a> Exec<'a> {
         let launches = std::mem::take(&mut b.launches);
         let uploads = std::mem::take(&mut b.writes);
         let slots = std::mem::replace(&mut b.slots, 0);
+        let kernels = match self.pipelines(&launches) {
+            Ok(k) => k,
+            Err(e) => {
+                for (_, _, a) in &launches {
+                    b.free_args.push(a.clone());
+                }
+                return Err(e);
+            }
+        };
         let push: Vec<[u8; 4]> = launches
             .iter()
             .map(|(_, s, _)| (s.unwrap_or(0) as u32).to_le_bytes())
@@ -671,11 +727,12 @@ impl<'a> Exec<'a> {
         let dispatches: Vec<Dispatch<'_>> = launches
             .iter()
             .zip(&push)
-            .map(|((l, _, a), p)| {
+            .zip(&kernels)
+            .map(|(((l, _, a), p), kernel)| {
                 let mut buffers: Vec<&Buffer> = vec![&self.status, a];
                 buffers.extend(l.arrays[..l.bound].iter().map(|b| &**b));
                 Dispatch {
-                    kernel: &l.kernel,
+                    kernel,
                     buffers,
                     push: p.to_vec(),
                     groups: [l.groups, 1, 1],

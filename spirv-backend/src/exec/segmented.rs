@@ -94,7 +94,7 @@ impl<'a> Exec<'a> {
     #[allow(clippy::too_many_arguments)]
     fn launch_seg(
         &mut self,
-        code: &Kernel,
+        code: &Arc<Kernel>,
         [rows, len]: [usize; 2],
         team: u32,
         parts: u32,
