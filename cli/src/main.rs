@@ -369,7 +369,17 @@ fn run_cli() -> ExitCode {
 }
 
 fn compile(path: &Path) -> Result<vkad_core::Compiled, Failure> {
-    let compiled = vkad_core::compile_file(path).map_err(|e| Failure(e.render()))?;
+    compile_for(path, None)
+}
+
+/// [`compile`], for running entry point `only` alone when given
+/// ([`vkad_core::compile_file_for_entry`]: the other entry points are not differentiated).
+fn compile_for(path: &Path, only: Option<&str>) -> Result<vkad_core::Compiled, Failure> {
+    let compiled = match only {
+        Some(entry) => vkad_core::compile_file_for_entry(path, entry),
+        None => vkad_core::compile_file(path),
+    }
+    .map_err(|e| Failure(e.render()))?;
     if !compiled.warnings.is_empty() {
         eprintln!("{}", compiled.render_warnings().trim_end());
     }
@@ -431,8 +441,14 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
                 vkad_core::values::parse_values(&input)
                     .map_err(|e| Failure(format!("error: invalid input value: {e}")))
             };
-            let (compiled, args, ctx) =
-                compile_and_while_device_opens(&file, opens_device.then_some(vk), read_input)?;
+            // A profile keeps the whole program's IR (and AD report); a plain run compiles
+            // only the entry it runs.
+            let profiling = profile || profile_out.is_some();
+            let (compiled, args, ctx) = compile_and_while_device_opens(
+                (&file, (!profiling).then_some(entry.as_str())),
+                opens_device.then_some(vk),
+                read_input,
+            )?;
             if kernel_stats {
                 let (results, stats) = compiled
                     .run_kernels(&entry, args, &{
@@ -633,21 +649,22 @@ fn compile_while_device_opens(
     file: &Path,
     vk: Option<VkFlags>,
 ) -> Result<(vkad_core::Compiled, OpenedDevice), Failure> {
-    let (compiled, (), ctx) = compile_and_while_device_opens(file, vk, |_| Ok(()))?;
+    let (compiled, (), ctx) = compile_and_while_device_opens((file, None), vk, |_| Ok(()))?;
     Ok((compiled, ctx))
 }
 
-/// [`compile_while_device_opens`], then `also` of the compiled program (reading the input) on
-/// this thread before the device is waited for, so that a driver that takes long to open
-/// (tens of milliseconds on lavapipe, hundreds on some GPU drivers) overlaps both.
+/// [`compile_while_device_opens`] (for running entry `only` alone when given, see
+/// [`compile_for`]), then `also` of the compiled program (reading the input) on this thread
+/// before the device is waited for, so that a driver that takes long to open (tens of
+/// milliseconds on lavapipe, hundreds on some GPU drivers) overlaps both.
 fn compile_and_while_device_opens<T>(
-    file: &Path,
+    (file, only): (&Path, Option<&str>),
     vk: Option<VkFlags>,
     also: impl FnOnce(&vkad_core::Compiled) -> Result<T, Failure>,
 ) -> Result<(vkad_core::Compiled, T, OpenedDevice), Failure> {
     std::thread::scope(|s| {
         let opening = vk.map(|vk| s.spawn(move || vulkan_context(vk)));
-        let compiled = compile(file);
+        let compiled = compile_for(file, only);
         let other = compiled.as_ref().ok().map(also);
         let ctx = opening.map(|h| {
             h.join().unwrap_or_else(|_| {

@@ -282,7 +282,7 @@ pub fn compile_with(
     text: &str,
     loader: &mut (dyn modules::Loader + Send),
 ) -> Result<Compiled, CompileError> {
-    on_big_stack(|| compile_here(name, text, loader))
+    on_big_stack(|| compile_here(name, text, loader, None))
 }
 
 /// Compile the program in file `path`, with its imports read relative to it.
@@ -291,14 +291,32 @@ pub fn compile_file(path: &std::path::Path) -> Result<Compiled, CompileError> {
     compile_with(&name, &text, &mut modules::FileLoader)
 }
 
+/// [`compile_file`] for running entry point `entry` alone (`vkad run`): the whole program is
+/// type-checked and lowered, but only `entry` and the functions it calls are simplified and
+/// differentiated ([`passes::inline::only_entry`]); the [`Compiled`] then has no other entry
+/// point that lowered. Without an entry `entry` that lowered, the whole program is compiled
+/// (so that a missing entry can be reported with the names of those there are).
+pub fn compile_file_for_entry(
+    path: &std::path::Path,
+    entry: &str,
+) -> Result<Compiled, CompileError> {
+    let (name, text) = read_program(path)?;
+    on_big_stack(|| compile_here(&name, &text, &mut modules::FileLoader, Some(entry)))
+}
+
 fn compile_here(
     name: &str,
     text: &str,
     loader: &mut dyn modules::Loader,
+    only: Option<&str>,
 ) -> Result<Compiled, CompileError> {
     let checked = check_here(name, text, loader)?;
     let lowered = lower::lower_program(&checked.ast, &checked.sources);
-    let ir_ad = passes::simplify(passes::hoist::hoist(passes::simplify(lowered.program)));
+    let program = match only.and_then(|e| passes::inline::only_entry(&lowered.program, e)) {
+        Some(one) => one,
+        None => lowered.program,
+    };
+    let ir_ad = passes::simplify(passes::hoist::hoist(passes::simplify(program)));
     let (ir, ad_failures) = ad::transform::transform_partial(ir_ad.clone());
     let ir = passes::accumulations_to_reductions(passes::simplify(ir));
     let mut entry_errors: BTreeMap<String, Diagnostic> = lowered.entry_errors.into_iter().collect();
@@ -351,4 +369,49 @@ fn span_of(sources: &SourceMap, loc: Option<&diag::SrcLoc>) -> diag::Span {
         offset += line.len();
     }
     diag::Span::new(diag::FileId(k as u32), 0, 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `vkad run -e b` compiles `b` and what it calls, not the other entry points; an entry
+    /// that is not there leaves the whole program (whose entries an error then lists).
+    #[test]
+    fn compiling_for_one_entry_keeps_that_entry_and_its_callees() {
+        let dir = std::env::temp_dir().join(format!("vkad-core-entry-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("two.fut");
+        std::fs::write(
+            &path,
+            "def sq (x: f64): f64 = x * x\n\
+             entry a (x: f64): f64 = vjp sq x 1.0\n\
+             entry b (x: f64): f64 = sq x + 1.0\n",
+        )
+        .unwrap();
+        let entries = |c: &Compiled| {
+            let mut v = c.entry_names();
+            v.sort();
+            v
+        };
+        let b = compile_file_for_entry(&path, "b").unwrap_or_else(|e| panic!("{}", e.render()));
+        assert_eq!(entries(&b), ["b"]);
+        let x = vec![value::Value::Scalar(prim::PrimValue::F64(3.0))];
+        assert_eq!(
+            b.run_interp("b", x.clone()).unwrap(),
+            compile_file(&path)
+                .unwrap()
+                .run_interp("b", x.clone())
+                .unwrap()
+        );
+        let a = compile_file_for_entry(&path, "a").unwrap();
+        assert_eq!(entries(&a), ["a"]);
+        assert_eq!(
+            a.run_interp("a", x).unwrap(),
+            vec![value::Value::Scalar(prim::PrimValue::F64(6.0))]
+        );
+        let none = compile_file_for_entry(&path, "c").unwrap();
+        assert_eq!(entries(&none), ["a", "b"]);
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }
