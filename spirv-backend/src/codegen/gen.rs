@@ -950,6 +950,20 @@ impl Gen {
 
     /// Reports the thread's first error, if any, in the launch's slot of the status buffer
     /// (the first thread to get there wins).
+    /// The index (`u64`) of the first status word of this launch's slot (the slot's number is
+    /// the push constant): its word 0 becomes 1 when a thread records an error there, words 1,
+    /// 2, … are the error's code, site and arguments.
+    pub(crate) fn status_slot(&mut self) -> R<Word> {
+        let (u32t, u64t) = (self.t_u32(), self.t_u64());
+        let pu = self.b.type_pointer(None, StorageClass::PushConstant, u32t);
+        let c0 = self.c_u32(0);
+        let sp = self.b.access_chain(pu, None, self.push_var, [c0]).ie()?;
+        let slot = self.b.load(u32t, None, sp, None, []).ie()?;
+        let slot = self.b.u_convert(u64t, None, slot).ie()?;
+        let words = self.c_u64(STATUS_SLOT_WORDS as u64);
+        self.b.i_mul(u64t, None, slot, words).ie()
+    }
+
     fn report_first_error(&mut self) -> R<()> {
         let Some(e) = self.first_error.take() else {
             return Ok(());
@@ -959,13 +973,7 @@ impl Gen {
         let zero = self.c_u32(0);
         let bad = self.b.i_not_equal(bt, None, code, zero).ie()?;
         self.if_then(bad, |g| {
-            let pu = g.b.type_pointer(None, StorageClass::PushConstant, u32t);
-            let c0 = g.c_u32(0);
-            let sp = g.b.access_chain(pu, None, g.push_var, [c0]).ie()?;
-            let slot = g.b.load(u32t, None, sp, None, []).ie()?;
-            let slot = g.b.u_convert(u64t, None, slot).ie()?;
-            let words = g.c_u64(STATUS_SLOT_WORDS as u64);
-            let z = g.b.i_mul(u64t, None, slot, words).ie()?;
+            let z = g.status_slot()?;
             let p = g.word_ptr(0, z)?;
             let (dev, sem) = (g.c_u32(spirv::Scope::Device as u32), g.c_u32(0));
             let (zero, one) = (g.c_u32(0), g.c_u32(1));

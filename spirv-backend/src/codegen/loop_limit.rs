@@ -86,6 +86,25 @@ impl Gen {
         Ok(())
     }
 
+    /// Whether a thread of this launch has recorded an error already (an atomic load of word 0
+    /// of the launch's status slot): a `bool`. A kernel whose threads loop can stop taking new
+    /// points then. On lavapipe, a thread's loops cut by the limiter make the whole launch an
+    /// error, and the threads after the first cut one would otherwise each run up to the limit
+    /// before it is reported: the one-thread versions the runtime tries first and abandons when
+    /// they are cut (GMM's gradient: over a second of its first run) stop after about one
+    /// thread per core. The launch fails either way; which error it reports is still the first
+    /// one recorded.
+    pub(crate) fn launch_failed(&mut self) -> R<Word> {
+        let (bt, u32t) = (self.t_bool(), self.t_u32());
+        let z = self.status_slot()?;
+        let p = self.word_ptr(0, z)?;
+        let dev = self.c_u32(rspirv::spirv::Scope::Device as u32);
+        let relaxed = self.c_u32(0);
+        let flag = self.b.atomic_load(u32t, None, p, dev, relaxed).ie()?;
+        let zero = self.c_u32(0);
+        self.b.i_not_equal(bt, None, flag, zero).ie()
+    }
+
     /// The loop's condition is `c`: kept for [`Gen::limit_loop_exit`].
     pub(crate) fn limit_loop_cond(&mut self, c: Word) -> R<()> {
         if self.loop_limit.is_none() {

@@ -77,7 +77,8 @@ pub fn seg_map_kernel<'p>(
             k.env.insert(v.id, x);
         }
     }
-    grid(k, g, n, code.ret, loc, lavapipe, |k, g, i| {
+    let stop_check = lavapipe && may_loop(stms);
+    grid(k, g, n, code.ret, loc, (lavapipe, stop_check), |k, g, i| {
         // Thread indices, innermost first: gtid_n = i % d_n, i / d_n for the rest; the
         // outermost is what is left (i < N), so a 1-D space divides nothing (a 64-bit
         // division per point costs a copy kernel half its speed on lavapipe).
@@ -104,14 +105,16 @@ pub fn seg_map_kernel<'p>(
 /// The grid-stride loop of `map` and `segmap` kernels: `n` points (a `u64` word), each of
 /// which `point` computes (given the point's index); its values of types `ret` are written
 /// at row `i` of fresh outputs (accumulator values are not written). `k` and `g` are the
-/// kernel's context and module with whatever `point` needs already bound.
+/// kernel's context and module with whatever `point` needs already bound. On lavapipe,
+/// the loop limiter is emulated, and with `stop_check` a thread takes no new point once the
+/// launch has failed ([`Gen::launch_failed`]; for points that loop).
 pub(crate) fn grid<'p>(
     mut k: KCtx<'p>,
     mut g: Gen,
     n: Word,
     ret: &[Type],
     loc: &Option<SrcLoc>,
-    lavapipe: bool,
+    (lavapipe, stop_check): (bool, bool),
     mut point: impl FnMut(&mut KCtx<'p>, &mut Gen, Word) -> R<Vec<KVal>>,
 ) -> R<KernelCode> {
     let is_acc: Vec<bool> = ret.iter().map(|t| matches!(t, Type::Acc { .. })).collect();
@@ -172,6 +175,13 @@ pub(crate) fn grid<'p>(
     let i = g.load(u64t, iv)?;
     let c = g.b.u_less_than(bt, None, i, n).ie()?;
     let c = k.live(&mut g, c)?;
+    let c = if stop_check {
+        let failed = g.launch_failed()?;
+        let go_on = g.b.logical_not(bt, None, failed).ie()?;
+        g.b.logical_and(bt, None, c, go_on).ie()?
+    } else {
+        c
+    };
     g.loop_cond(st, c)?;
     let i = g.load(u64t, iv)?;
     k.scratch_restart(&mut g)?;
@@ -261,8 +271,20 @@ pub fn map_kernel_accs<'p>(
             x => views.push(x),
         }
     }
-    grid(k, g, n, &lam.ret, loc, lavapipe, |k, g, i| {
+    let stop_check = lavapipe && may_loop(&lam.body.stms);
+    grid(k, g, n, &lam.ret, loc, (lavapipe, stop_check), |k, g, i| {
         let args = k.rows_of(g, &views, i, loc)?;
         k.lambda(g, lam, args, loc)
+    })
+}
+
+/// Whether a point running `stms` may loop (a `loop`, a SOAC, an accumulator scope or a call,
+/// also inside an `if`): where none does, a point is short and [`grid`] checks nothing for it.
+fn may_loop(stms: &[Stm]) -> bool {
+    use vkad_core::ir::Exp;
+    stms.iter().any(|s| match &s.exp {
+        Exp::Loop { .. } | Exp::Soac(_) | Exp::WithAcc { .. } | Exp::Apply { .. } => true,
+        Exp::If { then_b, else_b, .. } => may_loop(&then_b.stms) || may_loop(&else_b.stms),
+        _ => false,
     })
 }

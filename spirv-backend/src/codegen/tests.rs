@@ -115,6 +115,50 @@ fn a_kernel_reports_its_checks_and_scratch_needs_once_at_its_end() {
     assert_eq!(count(rspirv::spirv::Op::AtomicUMax), 1);
 }
 
+/// On lavapipe, the threads of a kernel whose points loop take no new point once the launch
+/// has failed (one atomic load of the launch's status flag per point); a kernel whose points do
+/// not loop, and every kernel for other devices, check nothing.
+#[test]
+fn lavapipe_kernels_whose_points_loop_stop_once_their_launch_failed() {
+    let atomic_loads = |src: &str, lavapipe: bool| {
+        let c = vkad_core::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
+        let f = c.ir.entry("main").unwrap();
+        let ht = |v: &VName| {
+            f.params
+                .iter()
+                .find(|p| p.name.id == v.id)
+                .map(|p| HostTy::Arr(p.ty.elem().unwrap(), 1))
+                .or(Some(HostTy::Prim(PrimType::I64)))
+        };
+        let stm = f
+            .body
+            .stms
+            .iter()
+            .find(|s| matches!(s.exp, vkad_core::ir::Exp::Soac(Soac::Map { .. })))
+            .expect("a map");
+        let vkad_core::ir::Exp::Soac(Soac::Map { w, arrs, lam }) = &stm.exp else {
+            unreachable!()
+        };
+        let code = crate::codegen::map::map_kernel_on(&c.ir, w, arrs, lam, &stm.loc, &ht, lavapipe)
+            .unwrap();
+        valid(&code);
+        let module = rspirv::dr::load_words(&code.words).unwrap();
+        module
+            .functions
+            .iter()
+            .flat_map(|f| &f.blocks)
+            .flat_map(|b| &b.instructions)
+            .filter(|i| i.class.opcode == rspirv::spirv::Op::AtomicLoad)
+            .count()
+    };
+    let looping = "entry main [n] (xs: [n]f64) (is: [n]i64) = \
+                   map (\\i -> loop a = 0f64 for j < i do a + xs[j]) is";
+    let straight = "entry main [n] (xs: [n]f64) = map (\\x -> x * 2 + 1) xs";
+    assert_eq!(atomic_loads(looping, true), 1);
+    assert_eq!(atomic_loads(looping, false), 0);
+    assert_eq!(atomic_loads(straight, true), 0);
+}
+
 #[test]
 fn map_kernels_validate_with_device_addresses() {
     use crate::codegen::gen::{with_addressing, Addressing};

@@ -420,7 +420,9 @@ impl<'a> Runtime<'a> {
     /// there `seq` is submitted on its own (launches before it first, so that their errors
     /// stay theirs), and where the limiter cuts it, it runs again with half as many
     /// iterations per launch, down to one; a loop cut even then (or one not chunked) takes
-    /// `par`. The chunk that worked, or the cut, is remembered for later runs. What `seq` may
+    /// `par` (a cut launch stops its other threads early: `Gen::launch_failed`, so that an
+    /// abandoned try costs about one thread per core). The chunk that worked, or the cut, is
+    /// remembered for later runs. What `seq` may
     /// change outside itself (`undo`: an accumulator, an array updated in place) is copied
     /// before it runs on lavapipe and copied back after a cut, so that `par` starts from the
     /// same values; where one of those cannot be copied, a cut `seq` is the error it gives.
