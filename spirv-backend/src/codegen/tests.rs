@@ -2,7 +2,7 @@
 
 use crate::codegen::copy::{iota, strided};
 use crate::codegen::gen::WordKind;
-use crate::codegen::map::map_kernel;
+use crate::codegen::map::{map_kernel, map_kernel_on};
 use crate::codegen::{HostTy, KernelCode};
 use vkad_core::ir::{Program, Soac, VName};
 use vkad_core::prim::{IntType, PrimType};
@@ -64,17 +64,9 @@ fn map_kernels_validate(src: &str) {
     assert!(n > 0, "no map in {src}");
 }
 
-/// A thread records its first failed check, and the scratch memory it needed when it first
-/// ran out, in variables, and the kernel reports them once at its end: however many checks
-/// and per-thread arrays a kernel has, it has one atomic on the status buffer and one on the
-/// scratch need buffer per word size it uses.
-#[test]
-fn a_kernel_reports_its_checks_and_scratch_needs_once_at_its_end() {
-    let src = "entry main [n] (xs: [n]i32) (is: [n]i64) = \
-               map (\\i -> let a = xs[i] / xs[i + 1] \
-                          let ys = map (\\j -> xs[j] * a) (iota i) \
-                          let zs = scan (+) 0 (map (\\y -> y % a) ys) \
-                          in loop a for j < i do a % zs[j]) is";
+/// The (validated) kernel of the first `map` of entry `main` of `src`, whose array
+/// parameters are one-dimensional host arrays (for lavapipe with `lavapipe`).
+fn first_map_kernel(src: &str, lavapipe: bool) -> KernelCode {
     let c = vkad_core::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
     let f = c.ir.entry("main").unwrap();
     let ht = |v: &VName| {
@@ -93,8 +85,23 @@ fn a_kernel_reports_its_checks_and_scratch_needs_once_at_its_end() {
     let vkad_core::ir::Exp::Soac(Soac::Map { w, arrs, lam }) = &stm.exp else {
         unreachable!()
     };
-    let code = map_kernel(&c.ir, w, arrs, lam, &stm.loc, &ht).unwrap();
+    let code = map_kernel_on(&c.ir, w, arrs, lam, &stm.loc, &ht, lavapipe).unwrap();
     valid(&code);
+    code
+}
+
+/// A thread records its first failed check, and the scratch memory it needed when it first
+/// ran out, in variables, and the kernel reports them once at its end: however many checks
+/// and per-thread arrays a kernel has, it has one atomic on the status buffer and one on the
+/// scratch need buffer per word size it uses.
+#[test]
+fn a_kernel_reports_its_checks_and_scratch_needs_once_at_its_end() {
+    let src = "entry main [n] (xs: [n]i32) (is: [n]i64) = \
+               map (\\i -> let a = xs[i] / xs[i + 1] \
+                          let ys = map (\\j -> xs[j] * a) (iota i) \
+                          let zs = scan (+) 0 (map (\\y -> y % a) ys) \
+                          in loop a for j < i do a % zs[j]) is";
+    let code = first_map_kernel(src, false);
     let module = rspirv::dr::load_words(&code.words).unwrap();
     let count = |op: rspirv::spirv::Op| {
         module
@@ -121,27 +128,7 @@ fn a_kernel_reports_its_checks_and_scratch_needs_once_at_its_end() {
 #[test]
 fn lavapipe_kernels_whose_points_loop_stop_once_their_launch_failed() {
     let atomic_loads = |src: &str, lavapipe: bool| {
-        let c = vkad_core::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
-        let f = c.ir.entry("main").unwrap();
-        let ht = |v: &VName| {
-            f.params
-                .iter()
-                .find(|p| p.name.id == v.id)
-                .map(|p| HostTy::Arr(p.ty.elem().unwrap(), 1))
-                .or(Some(HostTy::Prim(PrimType::I64)))
-        };
-        let stm = f
-            .body
-            .stms
-            .iter()
-            .find(|s| matches!(s.exp, vkad_core::ir::Exp::Soac(Soac::Map { .. })))
-            .expect("a map");
-        let vkad_core::ir::Exp::Soac(Soac::Map { w, arrs, lam }) = &stm.exp else {
-            unreachable!()
-        };
-        let code = crate::codegen::map::map_kernel_on(&c.ir, w, arrs, lam, &stm.loc, &ht, lavapipe)
-            .unwrap();
-        valid(&code);
+        let code = first_map_kernel(src, lavapipe);
         let module = rspirv::dr::load_words(&code.words).unwrap();
         module
             .functions
