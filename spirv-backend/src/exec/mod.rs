@@ -656,10 +656,16 @@ impl<'a> Exec<'a> {
                 missing.push((&l.code, l.bindings));
             }
         }
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(PIPELINE_THREADS)
-            .min(missing.len());
+        // (The host's parallelism is asked only when there is a choice: on Linux it reads the
+        // cgroup's CPU limit from files.)
+        let threads = if missing.len() > 1 {
+            std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .min(PIPELINE_THREADS)
+                .min(missing.len())
+        } else {
+            1
+        };
         if threads > 1 {
             // Each thread takes the next pipeline to make; a failure is kept in the kernel's
             // place and reported below, when its launch asks for its pipeline again.
