@@ -991,9 +991,8 @@ impl Context {
             if let Ok(src) = self.create_pipeline_cache(t) {
                 // SAFETY: both caches belong to this device and differ; the caller holds
                 // `pcache_use` for writing (or `&mut self`), so no other thread uses `handle`
-                // meanwhile. A
-                // failed merge leaves `handle` as it was: then this context's pipelines
-                // replace the file's.
+                // meanwhile. A failed merge leaves `handle` as it was: then this context's
+                // pipelines replace the file's.
                 unsafe {
                     let _ = d.merge_pipeline_caches(handle, &[src]);
                     d.destroy_pipeline_cache(src, None);

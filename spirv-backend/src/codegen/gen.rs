@@ -948,8 +948,6 @@ impl Gen {
         e
     }
 
-    /// Reports the thread's first error, if any, in the launch's slot of the status buffer
-    /// (the first thread to get there wins).
     /// The index (`u64`) of the first status word of this launch's slot (the slot's number is
     /// the push constant): its word 0 becomes 1 when a thread records an error there, words 1,
     /// 2, … are the error's code, site and arguments.
@@ -964,6 +962,8 @@ impl Gen {
         self.b.i_mul(u64t, None, slot, words).ie()
     }
 
+    /// Reports the thread's first error, if any, in the launch's slot of the status buffer
+    /// (the first thread to get there wins).
     fn report_first_error(&mut self) -> R<()> {
         let Some(e) = self.first_error.take() else {
             return Ok(());

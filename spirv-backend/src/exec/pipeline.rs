@@ -38,19 +38,14 @@ impl Kernel {
         bindings: u32,
     ) -> Result<vkad_vk::Kernel, vkad_vk::VkError> {
         let mut made = self.pipelines.0.lock().unwrap_or_else(|p| p.into_inner());
-        let id = ctx.id();
-        if let Some(i) = made.iter().position(|(c, b, _)| *c == id && *b == bindings) {
-            return match &made[i].2 {
-                Made::Ready(k) => Ok(k.clone()),
-                Made::Failed(_) => match made.swap_remove(i).2 {
-                    Made::Failed(e) => Err(e),
-                    Made::Ready(k) => Ok(k),
-                },
-            };
+        let i = self.made_or_make(&mut made, ctx, bindings);
+        if let Made::Ready(k) = &made[i].2 {
+            return Ok(k.clone());
         }
-        let k = ctx.kernel("vkad", &self.code.words, "main", bindings, 4)?;
-        made.push((id, bindings, Made::Ready(k.clone())));
-        Ok(k)
+        match made.swap_remove(i).2 {
+            Made::Failed(e) => Err(e),
+            Made::Ready(k) => Ok(k),
+        }
     }
 
     /// Makes the pipeline [`Kernel::pipeline`] returns, unless it is made already (or failed:
@@ -58,15 +53,27 @@ impl Kernel {
     /// pipelines of several kernels at once.
     pub fn make_pipeline(&self, ctx: &vkad_vk::Context, bindings: u32) {
         let mut made = self.pipelines.0.lock().unwrap_or_else(|p| p.into_inner());
+        self.made_or_make(&mut made, ctx, bindings);
+    }
+
+    /// The position in `made` (this kernel's locked pipelines) of the pipeline on `ctx` with
+    /// `bindings` bindings, or of why it could not be made: made now if it is not there.
+    fn made_or_make(
+        &self,
+        made: &mut Vec<(u64, u32, Made)>,
+        ctx: &vkad_vk::Context,
+        bindings: u32,
+    ) -> usize {
         let id = ctx.id();
-        if made.iter().any(|(c, b, _)| *c == id && *b == bindings) {
-            return;
+        if let Some(i) = made.iter().position(|(c, b, _)| *c == id && *b == bindings) {
+            return i;
         }
         let k = match ctx.kernel("vkad", &self.code.words, "main", bindings, 4) {
             Ok(k) => Made::Ready(k),
             Err(e) => Made::Failed(e),
         };
         made.push((id, bindings, k));
+        made.len() - 1
     }
 
     /// Whether [`Kernel::pipeline`] has the pipeline made already.
