@@ -1022,6 +1022,7 @@ impl Flattener<'_> {
                         dest: dests,
                         width,
                         op: op.clone(),
+                        disjoint: c.attrs.has(crate::passes::hist_disjoint::DISJOINT_INDICES),
                     }]),
                     rs.into_iter().map(KernelResult::Returns).collect(),
                     ret,

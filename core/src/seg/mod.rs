@@ -269,12 +269,15 @@ impl SegKind {
 }
 
 /// One histogram of a [`SegKind::Hist`]: `dest` (consumed) has `width` bins per segment,
-/// combined with `op`.
+/// combined with `op`. `disjoint`: no two threads update one bin (the SOAC was marked
+/// `#[disjoint_indices]` by [`crate::passes::hist_disjoint`], paper 003), so a backend may
+/// update bins without atomics.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HistOp {
     pub dest: Vec<VName>,
     pub width: SubExp,
     pub op: Operator,
+    pub disjoint: bool,
 }
 
 /// Per-thread code: sequential statements, then what the thread contributes.

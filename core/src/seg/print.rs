@@ -8,7 +8,7 @@
 //! - A segmented operation prints on the lines after its `let`, one level deeper: a header
 //!   `segmap (gtid_6 < n_0, gtid_7 < m_2) : {f32}` (the space, then the per-thread result types),
 //!   one line per operator (`op OPERATOR` for `segred` and `segscan`,
-//!   `hist {dest} width W op OPERATOR` for `seghist`), then the thread body in braces, ending in
+//!   `hist {dest} width W [disjoint] op OPERATOR` for `seghist`), then the thread body in braces, ending in
 //!   `return {x_8, write ys_3[i_4] = v_5}`.
 //! - The `let` of a segmented operation ends with its source location as a comment
 //!   (`-- file.fut:3:7`), since profiles and errors name kernels by location. Other statements
@@ -146,7 +146,11 @@ fn write_segop(out: &mut String, op: &SegOp, level: usize) {
             for h in hs {
                 out.push('\n');
                 pad(out, level + 1);
-                let _ = write!(out, "hist {} width {} op ", braces(&h.dest), h.width);
+                let _ = write!(out, "hist {} width {} ", braces(&h.dest), h.width);
+                if h.disjoint {
+                    out.push_str("disjoint ");
+                }
+                out.push_str("op ");
                 write_operator(out, &h.op, level + 1);
             }
         }

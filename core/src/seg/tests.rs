@@ -590,6 +590,7 @@ fn seghist_2_segments() -> Program {
                 dest: vec![zeros],
                 width: k,
                 op: h.add_f32(),
+                disjoint: false,
             };
             let op = SegOp {
                 kind: SegKind::Hist(vec![hist]),

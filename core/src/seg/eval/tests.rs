@@ -434,11 +434,13 @@ fn seghist_segments_and_out_of_range_bins() {
             dest: vec![h1.clone()],
             width: i64c(3),
             op: plus,
+            disjoint: false,
         },
         HistOp {
             dest: vec![h2.clone()],
             width: i64c(2),
             op: digits,
+            disjoint: false,
         },
     ];
     let k = seg(
