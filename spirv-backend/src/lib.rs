@@ -5,7 +5,7 @@
 //! Dependencies go one way: [`runtime`] → `exec` → `codegen`.
 //! - `codegen/`: SPIR-V generation, without a device (no `vkad-vk`, no executor): a kernel is a
 //!   module with its argument layout (`codegen::layout::KernelCode`). One file per construct:
-//!   `map` (`segmap` and SOAC-level `map` kernels), `copy` (strided copies and fills, `iota`),
+//!   `map` (`segmap` kernels and `map` kernels over a primitive's segments), `copy` (strided copies and fills, `iota`),
 //!   `chunked` (the chunked reduction/scan kernel) with `red` and `scan` (their reduce- and
 //!   scan-only phases) and `fold` (the folds and trees they share), `columns` (vectorised operators over arrays of arrays), `hist`,
 //!   `scatter`, `segmented` (a team of threads, a workgroup or several per row), `sort` (radix sort passes); the per-thread
@@ -14,9 +14,9 @@
 //!   generators need to know of operators (`operator`); exported modules (`module`).
 //! - `exec/`: the host-statement executor (`exec::Exec`): memory, uploads and downloads,
 //!   launches and their batching, the pipelines made from generated kernels (`exec::pipeline`),
-//!   and the host side of the primitives (chunked passes, per-thread scratch capacities in
-//!   `exec::map_scratch`, `exec::segmented`, `exec::sort`, `exec::array_ops`, accumulators in
-//!   `exec::acc`).
+//!   and the host side of the plan's primitives (`exec::prim`: reductions, scans, histograms,
+//!   scatters, primitives per segment and over arrays of arrays, one file each; per-thread
+//!   scratch capacities in `exec::map_scratch`, `exec::sort`, accumulators in `exec::acc`).
 //! - [`runtime`]: a program prepared for a device, its plan, the walk of the plan's host code,
 //!   `segmap` kernels generated on first use, ahead-of-time generation ([`runtime::aot`]) and
 //!   the entry runners.
@@ -52,7 +52,8 @@
 //!   kernels: modules `codegen::chunked`, `codegen::red` and `codegen::scan`; the passes are
 //!   chosen and launched by the executor. Over arrays of arrays with a vectorised operator
 //!   (`map f` of a scalar `f`, e.g. `reduce (map2 (+))`): one thread per column
-//!   (`codegen::columns`); with other operators, a tree of `map` kernels (`exec::array_ops`).
+//!   (`codegen::columns`); with other operators, a tree of `map` kernels
+//!   (`exec::prim::row_pairs`).
 //!   A `map` of a `reduce` or `scan` over rows too few for a thread each runs a team of
 //!   threads, a workgroup or (reductions of a few long rows) several workgroups per row
 //!   (`codegen::segmented`, its strategy chosen from the sizes at run time).

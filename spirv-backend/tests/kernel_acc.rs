@@ -4,8 +4,8 @@
 //! an accumulator without operator (an update overwrites, the last one wins), out-of-range
 //! indices (ignored), accumulators carried by a loop that also carries an array and chosen by
 //! an `if` that returns an array. Built as IR and run on the interpreter (the oracle), on the
-//! kernel IR's evaluator, on the SOAC-level Vulkan executor and on the kernel-IR Vulkan runtime,
-//! with spirv-val and the validation layer on.
+//! kernel IR's evaluator and on the Vulkan runtime of the kernel IR, with spirv-val and the
+//! validation layer on.
 
 mod common;
 

@@ -24,3 +24,13 @@ entry minimum (k: i64) (is: []i64) (vs: []i32) : ([]i32, []i32) =
 entry vs_rbi [n] (is0: [n]i64) (vs: [n]i32) : bool =
   let is = map (\i -> i % 10) is0
   in hist (+) 0 7 is vs == reduce_by_index (replicate 7 0) (+) 0 is vs
+
+-- Indices that are provably distinct (`i + 1`, `2 n - 1 - i`: paper 003) make histograms whose
+-- backends may update bins without atomics; the results are those of any histogram.
+-- ==
+-- entry: disjoint
+-- input { [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0] [0.5, -1.0, 2.0] [8, 9, -3] }
+-- output { [1.0, 2.5, 2.0, 6.0, 5.0, 6.0, 7.0] [1, 2, 3, 4, 9, 8, 7] }
+entry disjoint [n][m] (d: [n]f64) (vs: [m]f64) (ws: [m]i32) : ([n]f64, [n]i32) =
+  (reduce_by_index (copy d) (+) 0 (map (+ 1) (iota m)) vs,
+   reduce_by_index (map (\x -> i32.f64 x) d) i32.max i32.lowest (map (\i -> 2 * m - 1 - i) (iota m)) ws)

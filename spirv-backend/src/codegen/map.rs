@@ -1,10 +1,11 @@
-//! `segmap` and the SOAC-level `map`: one thread per point of the operation's space.
+//! `segmap` and the `map` of a lambda (a primitive per segment, an operator on pairs of rows):
+//! one thread per point of the operation's space.
 //!
 //! The kernel is a grid-stride loop over the flattened space (`N = d_1 · … · d_n` points, in
 //! row-major order); the thread computing point `i` recovers the thread indices
 //! `gtid_1 … gtid_n` from `i` by division and remainder, runs the kernel body and writes each
 //! result at row `i` of its output (array results as whole rows). This is the loop the
-//! SOAC-level `map` kernel ([`map_kernel_accs`], below) uses too: [`grid`] builds it
+//! `map` kernel of a lambda ([`map_kernel_accs`], below) uses too: [`grid`] builds it
 //! for both, with the per-thread code given as a closure.
 //!
 //! Launch layout (shared with the `map` kernel, see [`Scratch`]): literals 0

@@ -6,8 +6,9 @@
 //! to make and launches them (`crate::exec`, [`crate::runtime`]).
 //!
 //! One module per construct:
-//! - [`map`]: a segmented map (`segmap`) over a space of any rank, and the SOAC-level `map`: one
-//!   thread per point (a grid-stride loop over the flattened space);
+//! - [`map`]: a segmented map (`segmap`) over a space of any rank, and the `map` of a lambda
+//!   (a primitive per segment, an operator on pairs of rows): one thread per point (a
+//!   grid-stride loop over the flattened space);
 //! - `copy`: strided copies and fills, `iota`;
 //! - `chunked`: the chunked reduction/scan kernel (its shared part, [`chunked::Phase`]), with
 //!   `red` and `scan` (the reduce- and scan-only phases) and `fold` (the folds and workgroup

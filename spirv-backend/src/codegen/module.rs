@@ -2,7 +2,7 @@
 //! bindings it declares, and the statement that needed it.
 
 use crate::codegen::KernelCode;
-use vkad_core::ir::Stm;
+use vkad_core::diag::SrcLoc;
 
 /// One SPIR-V compute module made for an entry point.
 #[derive(Clone, Debug)]
@@ -24,13 +24,19 @@ pub struct CompiledModule {
 }
 
 impl CompiledModule {
-    pub(crate) fn new(name: &str, code: &KernelCode, stm: Option<&Stm>) -> CompiledModule {
+    /// The module of `code` named `name`, made for the statement (or plan step) `from` at its
+    /// location, if any.
+    pub(crate) fn new(
+        name: &str,
+        code: &KernelCode,
+        from: Option<(&dyn std::fmt::Display, Option<&SrcLoc>)>,
+    ) -> CompiledModule {
         CompiledModule {
             name: name.to_string(),
             words: code.words.clone(),
             bindings: 2 + code.binds.len() as u32,
             push_bytes: 0,
-            stm: stm.map(|s| {
+            stm: from.map(|(s, _)| {
                 let text = s.to_string();
                 let line = text.lines().next().unwrap_or("").trim();
                 if line.chars().count() > 160 {
@@ -40,7 +46,7 @@ impl CompiledModule {
                     line.to_string()
                 }
             }),
-            loc: stm.and_then(|s| s.loc.as_ref()).map(|l| l.to_string()),
+            loc: from.and_then(|(_, l)| l).map(|l| l.to_string()),
         }
     }
 

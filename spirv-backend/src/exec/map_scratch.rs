@@ -18,11 +18,11 @@ pub const SCRATCH_BUDGET: u64 = 256 << 20;
 /// Launches at most this many times before giving up.
 const MAX_TRIES: usize = 12;
 
-/// What a scratch capacity is remembered by: a kernel of a SOAC-level statement (its address
-/// and which of its kernels) or a kernel of a planned program.
+/// What a scratch capacity is remembered by: a kernel of a plan's primitive (the primitive and
+/// which of its kernels) or a `segmap` kernel of the plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ScratchKey {
-    Stm(usize, super::StmKernel),
+    Prim(super::KernelId, super::PrimKernel),
     Kernel(super::KernelId),
 }
 

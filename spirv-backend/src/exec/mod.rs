@@ -1,24 +1,23 @@
 //! The host executor: runs the host statements the runtime's plan gives it like the interpreter,
 //! keeping scalars on the host and arrays on the device, and launches a kernel for every array
 //! statement (the kernels of `crate::codegen`, kept in a [`KernelCache`] with the pipelines made
-//! from them, `pipeline`). It owns device memory, uploads and downloads, and the batching of
-//! launches. Child modules: the host side of per-thread scratch memory (`map_scratch`),
-//! accumulators (`acc`), reductions and scans over arrays of arrays (`array_ops`), segmented
-//! reductions and scans (`segmented`) and `sort_by_key` (`sort`).
+//! from them, `pipeline`), and the plan's primitives (`prim`: reductions, scans, histograms,
+//! scatters and primitives per segment, one file each, their kernels cached by the
+//! primitive's [`KernelId`]). It owns device memory, uploads and downloads, and the batching
+//! of launches. Child modules: the host side of per-thread scratch memory (`map_scratch`),
+//! accumulators (`acc`), undoing abandoned one-thread loops (`undo`) and `sort_by_key`
+//! (`sort`).
 
-use crate::codegen::chunked::{self, Io, Phase};
+use crate::codegen::copy;
 use crate::codegen::gen::{word_kind, Addressing, WordKind, MAX_ERROR_ARGS, STATUS_SLOT_WORDS, WG};
 use crate::codegen::module::CompiledModule;
-use crate::codegen::operator::{self, free_vars_stm, split_operator};
 use crate::codegen::{self, ArgSrc, BindSrc, HostTy, KernelCode};
-use crate::codegen::{copy, hist, scatter};
 use crate::error::{Error, RuntimeKind};
 pub(crate) use pipeline::Kernel;
 use std::collections::HashMap;
 use std::sync::Arc;
 use vkad_core::diag::SrcLoc;
-use vkad_core::ir::{self, Body, DimIndex, Exp, LoopForm, Soac, Stm, SubExp, Type};
-use vkad_core::passes::hist_disjoint::DISJOINT_INDICES;
+use vkad_core::ir::{self, Body, DimIndex, Exp, LoopForm, Stm, SubExp, Type};
 use vkad_core::prim::{FloatType, IntType, PrimType, PrimValue};
 use vkad_core::primops;
 use vkad_core::value::{ArrayValue, Buffer as HBuf};
@@ -27,15 +26,17 @@ use vkad_vk::{Buffer, Context, Dispatch, KernelTiming};
 pub type E<T> = crate::error::Result<T>;
 
 pub(crate) mod acc;
-mod array_ops;
 pub(crate) mod map_scratch;
 mod pipeline;
-mod segmented;
+mod prim;
 mod sort;
-mod stm_kernel;
 pub(crate) mod undo;
 
-pub(crate) use stm_kernel::StmKernel;
+pub(crate) use prim::{
+    hist_operators, prim_kernel_name, reduce_passes, scan_passes, tiled_scan_fits, tuple_too_big,
+    PrimKernel,
+};
+pub use prim::{Prim, PrimStep};
 
 /// Whether the device of `ctx` is a CPU (lavapipe): kernels are laid out for it, and host
 /// loops of narrow kernels run in one thread up to a larger width.
@@ -72,9 +73,9 @@ pub(crate) struct KernelCache {
     pub addressing: Option<Addressing>,
     /// The status buffer (all zero between runs).
     pub status: Option<Arc<Buffer>>,
-    /// Kernels of SOAC statements, by statement address, which of its kernels, and the types of
-    /// the host values they read.
-    pub lambda: HashMap<(usize, StmKernel, Vec<HostTy>), Arc<Kernel>>,
+    /// Kernels of a plan's primitives, by primitive, which of its kernels, and the types of the
+    /// host values they read.
+    pub prims: HashMap<(KernelId, PrimKernel, Vec<HostTy>), Arc<Kernel>>,
     /// Built-in kernels (copies, fills, `iota`, sort passes), by name.
     pub builtin: HashMap<String, Arc<Kernel>>,
     /// `segmap` kernels of a plan, by kernel and the types of the host values they read.
@@ -276,7 +277,7 @@ pub struct Exec<'a> {
     pub ctx: &'a Context,
     pub(crate) prog: &'a ir::Program,
     env: HashMap<u32, HVal>,
-    /// Kernels made from IR, by statement address and kind.
+    /// Kernels made so far (kept across runs by the runtime).
     pub(crate) kernels: KernelCache,
     /// The status buffer: [`STATUS_SLOTS`] slots of [`STATUS_SLOT_WORDS`] words, one per launch of a batch that
     /// can fail (a kernel writes its errors into the slot its push constant names).
@@ -294,8 +295,8 @@ pub struct Exec<'a> {
     pub(crate) timings: std::cell::RefCell<Option<Vec<KernelTiming>>>,
     /// When set, every kernel module made during the run is recorded here (`vkad spirv`).
     pub record: Option<Vec<CompiledModule>>,
-    /// The statement being run (innermost), for recording.
-    cur: Option<&'a Stm>,
+    /// The statement or primitive being run (innermost) and its location, for recording.
+    cur: Option<(&'a dyn std::fmt::Display, Option<&'a SrcLoc>)>,
     /// How kernels reach arrays (set before the first kernel is made; see `codegen::gen::Addressing`).
     pub(crate) addressing: Addressing,
     /// The accumulators of the running `withacc`s, innermost last.
@@ -342,7 +343,7 @@ impl<'a> Exec<'a> {
         // are reported at the statement that allocates.
         let loc = || {
             self.cur
-                .and_then(|s| s.loc.clone())
+                .and_then(|(_, l)| l.cloned())
                 .or(self.enclosing.clone())
         };
         let bytes = shape
@@ -945,7 +946,7 @@ impl<'a> Exec<'a> {
     }
 
     fn stm_at(&mut self, stm: &'a Stm, loc: &Option<SrcLoc>) -> E<()> {
-        self.cur = Some(stm);
+        self.cur = Some((stm, stm.loc.as_ref()));
         self.label = label(&stm.exp);
         self.pass = 0;
         let lift = |m: String| Error::runtime(RuntimeKind::Arithmetic, loc, m);
@@ -1163,10 +1164,8 @@ impl<'a> Exec<'a> {
                 )?;
                 self.bind(stm, vec![HVal::A(out)])
             }
-            Exp::Soac(s) => {
-                let r = self.soac(stm, s, loc)?;
-                self.bind(stm, r)
-            }
+            // SOACs are the plan's: segmented operations and primitives, never statements.
+            Exp::Soac(_) => Err(Error::internal(loc, "a SOAC as an executor statement")),
             Exp::UpdAcc { acc, idx, vals } => {
                 let r = self.upd_acc(acc, idx, vals, loc)?;
                 self.bind(stm, vec![r])
@@ -1507,687 +1506,6 @@ impl<'a> Exec<'a> {
         }
         Ok(out)
     }
-
-    // ----- SOACs --------------------------------------------------------------------------------
-
-    pub(crate) fn lambda_kernel(
-        &mut self,
-        stm: &'a Stm,
-        kind: StmKernel,
-        sig_vars: &[&ir::VName],
-        make: impl FnOnce(&Self, &dyn Fn(&ir::VName) -> Option<HostTy>) -> E<KernelCode>,
-    ) -> E<Arc<Kernel>> {
-        // The kernel depends on the types of the host values it reads: key on all of them.
-        let mut sig: Vec<HostTy> = sig_vars.iter().filter_map(|v| self.host_ty(v)).collect();
-        let mut fv = Vec::new();
-        free_vars_stm(stm, &mut fv);
-        for v in &fv {
-            if let Some(t) = self.host_ty(v) {
-                sig.push(t);
-            }
-        }
-        let key = (stm as *const Stm as usize, kind, sig);
-        if let Some(k) = self.kernels.lambda.get(&key) {
-            return Ok(k.clone());
-        }
-        let ht = |v: &ir::VName| self.host_ty(v);
-        let code = Arc::new(Kernel::from(make(self, &ht)?));
-        self.note(&lambda_kernel_name(stm, kind), &code);
-        self.kernels.lambda.insert(key, code.clone());
-        self.kernels.generated += 1;
-        Ok(code)
-    }
-
-    fn soac(&mut self, stm: &'a Stm, s: &'a Soac, loc: &Option<SrcLoc>) -> E<Vec<HVal>> {
-        match s {
-            Soac::Map { arrs, lam, .. } if acc::map_uses_acc(self, arrs, lam) => Err(
-                Error::internal(loc, "a `map` updating accumulators outside a kernel"),
-            ),
-            Soac::Map { w, arrs, lam } => {
-                if let Some(r) = self.try_segmented(stm, arrs, lam, loc)? {
-                    return Ok(r);
-                }
-                let n = self.size(w, loc)?;
-                // Output shapes (scalar results only).
-                let mut outs = Vec::new();
-                for t in &lam.ret {
-                    let e = t
-                        .elem()
-                        .ok_or_else(|| Error::unsupported("a `map` returning accumulators", loc))?;
-                    let mut shape = vec![n];
-                    for d in t.shape() {
-                        shape.push(self.size(d, loc)?);
-                    }
-                    outs.push(self.alloc(e, shape)?);
-                }
-                if n == 0 {
-                    return Ok(outs.into_iter().map(HVal::A).collect());
-                }
-                let prog = self.prog;
-                let lavapipe = self.is_lavapipe();
-                let code = self.lambda_kernel(stm, StmKernel::Map, &[], |_, ht| {
-                    codegen::map::map_kernel_on(prog, w, arrs, lam, loc, ht, lavapipe)
-                })?;
-                let bufs: Vec<Arc<Buffer>> = outs.iter().map(|o| o.buf.clone()).collect();
-                if map_scratch::uses_scratch(&code) {
-                    let key =
-                        map_scratch::ScratchKey::Stm(stm as *const Stm as usize, StmKernel::Map);
-                    self.launch_map_scratch(&code, key, &lam.body.stms, n, &bufs, &[], loc)?;
-                } else {
-                    let r = self.launch(&code, &[], &bufs, &[], Self::groups_for(n), loc);
-                    r?;
-                }
-                Ok(outs.into_iter().map(HVal::A).collect())
-            }
-            Soac::Reduce { w, arrs, op } | Soac::Scan { w, arrs, op }
-                if arrs
-                    .iter()
-                    .any(|a| self.arr(a, loc).is_ok_and(|d| d.shape.len() >= 2)) =>
-            {
-                let scan = matches!(s, Soac::Scan { .. });
-                self.columns(stm, w, arrs, op, scan, loc)
-            }
-            Soac::Reduce { w, arrs, op } => {
-                let n = self.size(w, loc)?;
-                let (elems, ios) =
-                    self.scalar_inputs(arrs, "a reduction over arrays of arrays", loc)?;
-                if n == 0 {
-                    return op.neutral.iter().map(|ne| self.val(ne, loc)).collect();
-                }
-                // Pass 1: one partial per workgroup (n <= 2^17) or per thread (larger n, where
-                // it saves the workgroup combination); pass 2: one workgroup reduces them.
-                let big = tuple_too_big(&elems);
-                let strided = self.gpu_layout() && !big && operator::commutative(op);
-                let (groups, chunk, per_thread) = if strided {
-                    strided_chunking(n)
-                } else {
-                    chunking(n, big, self.gpu_layout())
-                };
-                let [(phase1, kind1), (phase2, kind2)] =
-                    reduce_passes(self.gpu_layout(), big, strided, per_thread);
-                let threads = if per_thread {
-                    groups * WG as usize
-                } else {
-                    groups
-                };
-                let tmp: Vec<DArr> = elems
-                    .iter()
-                    .map(|&t| self.alloc(t, vec![threads]))
-                    .collect::<E<_>>()?;
-                // (With `big`, pass 2 writes one value per thread of its workgroup.)
-                let res: Vec<DArr> = elems
-                    .iter()
-                    .map(|&t| self.alloc(t, vec![if big { WG as usize } else { 1 }]))
-                    .collect::<E<_>>()?;
-                let k = elems.len();
-                let outs_io: Vec<Io> = (0..k)
-                    .map(|i| Io {
-                        src: BindSrc::Out(i),
-                        off: None,
-                    })
-                    .collect();
-                let prog = self.prog;
-                let e2 = elems.clone();
-                let code1 = self.lambda_kernel(
-                    stm,
-                    kind1,
-                    arrs.iter().collect::<Vec<_>>().as_slice(),
-                    |_, ht| chunked::chunked(prog, op, &e2, &ios, &outs_io, &[], phase1, loc, ht),
-                )?;
-                let tbufs: Vec<Arc<Buffer>> = tmp.iter().map(|o| o.buf.clone()).collect();
-                self.launch(
-                    &code1,
-                    &[n as u64, chunk as u64],
-                    &tbufs,
-                    &[],
-                    groups as u32,
-                    loc,
-                )?;
-                let ins2: Vec<Io> = (0..k)
-                    .map(|i| Io {
-                        src: BindSrc::Tmp(i),
-                        off: None,
-                    })
-                    .collect();
-                let e3 = elems.clone();
-                // Pass 2 without shared memory (`big`): thread 0 folds all partials.
-                let chunk2 = if big {
-                    threads
-                } else {
-                    threads.div_ceil(WG as usize)
-                };
-                let code2 = self.lambda_kernel(stm, kind2, &[], |_, ht| {
-                    chunked::chunked(prog, op, &e3, &ins2, &outs_io, &[], phase2, loc, ht)
-                })?;
-                let rbufs: Vec<Arc<Buffer>> = res.iter().map(|o| o.buf.clone()).collect();
-                self.launch(
-                    &code2,
-                    &[threads as u64, chunk2 as u64],
-                    &rbufs,
-                    &tbufs,
-                    1,
-                    loc,
-                )?;
-                res.iter()
-                    .map(|r| Ok(HVal::P(self.read_elem(r, 0)?)))
-                    .collect()
-            }
-            Soac::Scan { w, arrs, op } => {
-                let n = self.size(w, loc)?;
-                let (elems, ios) = self.scalar_inputs(arrs, "a scan over arrays of arrays", loc)?;
-                let outs: Vec<DArr> = elems
-                    .iter()
-                    .map(|&t| self.alloc(t, vec![n]))
-                    .collect::<E<_>>()?;
-                if n == 0 {
-                    return Ok(outs.into_iter().map(HVal::A).collect());
-                }
-                let k = elems.len();
-                // Pass 1: one partial per workgroup (small n) or per thread (large n); pass 2:
-                // one workgroup scans them; pass 3: each workgroup (or thread) scans its chunk
-                // from the partials' prefix, reading each element once.
-                let big = tuple_too_big(&elems);
-                let (groups, chunk, per_thread) = chunking(n, big, self.gpu_layout());
-                let tiled =
-                    chunk == crate::codegen::scan::TILE_CHUNK && tiled_scan_fits(self.ctx, &elems);
-                let [(phase1, kind1), (phase2, kind2), (phase3, kind3)] = scan_passes(
-                    self.gpu_layout(),
-                    big,
-                    per_thread,
-                    tiled,
-                    operator::commutative(op),
-                );
-                let threads = if per_thread {
-                    groups * WG as usize
-                } else {
-                    groups
-                };
-                let part: Vec<DArr> = elems
-                    .iter()
-                    .map(|&t| self.alloc(t, vec![threads]))
-                    .collect::<E<_>>()?;
-                let pscan: Vec<DArr> = elems
-                    .iter()
-                    .map(|&t| self.alloc(t, vec![threads]))
-                    .collect::<E<_>>()?;
-                let prog = self.prog;
-                let outs_io: Vec<Io> = (0..k)
-                    .map(|i| Io {
-                        src: BindSrc::Out(i),
-                        off: None,
-                    })
-                    .collect();
-                let tmp_io: Vec<Io> = (0..k)
-                    .map(|i| Io {
-                        src: BindSrc::Tmp(i),
-                        off: None,
-                    })
-                    .collect();
-                let pre_io: Vec<Io> = (0..k)
-                    .map(|i| Io {
-                        src: BindSrc::Tmp(k + i),
-                        off: None,
-                    })
-                    .collect();
-                let arr_refs: Vec<&ir::VName> = arrs.iter().collect();
-                let e = elems.clone();
-                let c1 = self.lambda_kernel(stm, kind1, &arr_refs, |_, ht| {
-                    chunked::chunked(prog, op, &e, &ios, &outs_io, &[], phase1, loc, ht)
-                })?;
-                let pb: Vec<Arc<Buffer>> = part.iter().map(|o| o.buf.clone()).collect();
-                self.launch(&c1, &[n as u64, chunk as u64], &pb, &[], groups as u32, loc)?;
-                let e = elems.clone();
-                // Pass 2 without shared memory (`big`): thread 0 scans all partials.
-                let chunk2 = if big {
-                    threads as u64
-                } else {
-                    threads.div_ceil(WG as usize) as u64
-                };
-                let c2 = self.lambda_kernel(stm, kind2, &[], |_, ht| {
-                    chunked::chunked(prog, op, &e, &tmp_io, &outs_io, &[], phase2, loc, ht)
-                })?;
-                let sb: Vec<Arc<Buffer>> = pscan.iter().map(|o| o.buf.clone()).collect();
-                self.launch(&c2, &[threads as u64, chunk2], &sb, &pb, 1, loc)?;
-                let e = elems.clone();
-                let c3 = self.lambda_kernel(stm, kind3, &arr_refs, |_, ht| {
-                    chunked::chunked(prog, op, &e, &ios, &outs_io, &pre_io, phase3, loc, ht)
-                })?;
-                let ob: Vec<Arc<Buffer>> = outs.iter().map(|o| o.buf.clone()).collect();
-                let mut tmps: Vec<Arc<Buffer>> = pb.clone();
-                tmps.extend(sb.iter().cloned());
-                self.launch(
-                    &c3,
-                    &[n as u64, chunk as u64],
-                    &ob,
-                    &tmps,
-                    groups as u32,
-                    loc,
-                )?;
-                Ok(outs.into_iter().map(HVal::A).collect())
-            }
-            Soac::Hist {
-                w,
-                dest,
-                op,
-                inds,
-                vals,
-            } => {
-                let n = self.size(w, loc)?;
-                if dest.len() != vals.len() {
-                    return Err(Error::internal(loc, "hist arity"));
-                }
-                // Tuples: operators that combine each component on its own (as `jvp` makes)
-                // run as one histogram per component.
-                let ops = hist_operators(dest.len(), op, loc)?;
-                let mut out = Vec::with_capacity(dest.len());
-                for (k, op1) in ops.iter().enumerate() {
-                    out.push(self.hist1(stm, k, n, &dest[k], op1, inds, &vals[k], loc)?);
-                }
-                Ok(out)
-            }
-            Soac::Scatter {
-                w,
-                dest,
-                inds,
-                vals,
-            } => {
-                let n = self.size(w, loc)?;
-                let mut ds = Vec::new();
-                for dn in dest {
-                    let d = self.take(dn, loc)?;
-                    let d = self.unique(d, loc)?;
-                    self.set(dn, HVal::A(d.clone()));
-                    ds.push(d);
-                }
-                let first = ds
-                    .first()
-                    .ok_or_else(|| Error::internal(loc, "scatter"))?
-                    .clone();
-                let r = inds.len();
-                if r > first.shape.len() {
-                    return Err(Error::internal(loc, "scatter rank"));
-                }
-                let nat = natural(&first.shape);
-                let rowlen: usize = first.shape[r..].iter().product();
-                let rows: usize = first.shape[..r].iter().product();
-                if n > 0 && rows > 0 && rowlen > 0 {
-                    let owner = self.alloc(PrimType::Int(IntType::U32), vec![rows])?;
-                    self.strided(
-                        None,
-                        0,
-                        0,
-                        &owner.buf.clone(),
-                        PrimType::Int(IntType::U32),
-                        0,
-                        &[(rows, 0, 1)],
-                        loc,
-                    )?;
-                    let mut lits = vec![n as u64, rowlen as u64];
-                    for (&n, &s) in first.shape.iter().zip(&nat).take(r) {
-                        lits.push(n as u64);
-                        lits.push(s as u64);
-                    }
-                    let prog = self.prog;
-                    let vt: Vec<(ir::VName, PrimType)> = vals
-                        .iter()
-                        .zip(&ds)
-                        .map(|(v, d)| (v.clone(), d.elem))
-                        .collect();
-                    let mut sigv: Vec<&ir::VName> = inds.iter().collect();
-                    sigv.extend(vals.iter());
-                    sigv.extend(dest.iter());
-                    let c1 = self.lambda_kernel(
-                        stm,
-                        StmKernel::Scatter { claim: true },
-                        &sigv,
-                        |_, ht| scatter::scatter(prog, inds, &vt, dest, true, ht),
-                    )?;
-                    self.launch(
-                        &c1,
-                        &lits,
-                        &[],
-                        std::slice::from_ref(&owner.buf),
-                        Self::groups_for(n),
-                        loc,
-                    )?;
-                    let c2 = self.lambda_kernel(
-                        stm,
-                        StmKernel::Scatter { claim: false },
-                        &sigv,
-                        |_, ht| scatter::scatter(prog, inds, &vt, dest, false, ht),
-                    )?;
-                    self.launch(
-                        &c2,
-                        &lits,
-                        &[],
-                        std::slice::from_ref(&owner.buf),
-                        Self::groups_for(n),
-                        loc,
-                    )?;
-                }
-                for dn in dest {
-                    self.env.insert(dn.id, HVal::Empty);
-                }
-                Ok(ds.into_iter().map(HVal::A).collect())
-            }
-        }
-    }
-
-    /// Reduce/scan of `[n][m]` arrays with a vectorised operator (`map f` of a scalar `f`):
-    /// one thread per column.
-    fn columns(
-        &mut self,
-        stm: &'a Stm,
-        w: &SubExp,
-        arrs: &'a [ir::VName],
-        op: &'a ir::Operator,
-        scan: bool,
-        loc: &Option<SrcLoc>,
-    ) -> E<Vec<HVal>> {
-        let what = if scan {
-            "a scan over arrays of arrays with this operator"
-        } else {
-            "a reduction over arrays of arrays with this operator"
-        };
-        // Operators other than `map2 f` (and deeper arrays): the general pairwise passes.
-        let Some(vop) = codegen::columns::vectorised_op(op) else {
-            return self.array_op(stm, w, arrs, op, scan, loc);
-        };
-        if arrs
-            .iter()
-            .any(|a| self.arr(a, loc).is_ok_and(|d| d.shape.len() != 2))
-        {
-            return self.array_op(stm, w, arrs, op, scan, loc);
-        }
-        let n = self.size(w, loc)?;
-        let mut elems = Vec::new();
-        let mut m = 0;
-        for a in arrs {
-            let d = self.arr(a, loc)?;
-            if d.shape.len() != 2 {
-                return Err(Error::unsupported(what, loc));
-            }
-            m = d.shape[1];
-            elems.push(d.elem);
-        }
-        if n == 0 && !scan {
-            return op.neutral.iter().map(|ne| self.val(ne, loc)).collect();
-        }
-        let outs: Vec<DArr> = elems
-            .iter()
-            .map(|&t| self.alloc(t, if scan { vec![n, m] } else { vec![m] }))
-            .collect::<E<_>>()?;
-        if m > 0 && n > 0 {
-            let prog = self.prog;
-            let e = elems.clone();
-            let sig: Vec<&ir::VName> = arrs.iter().collect();
-            let code = self.lambda_kernel(stm, StmKernel::Columns, &sig, |_, ht| {
-                codegen::columns::column_kernel(prog, op, &vop, arrs, &e, scan, loc, ht)
-            })?;
-            let bufs: Vec<Arc<Buffer>> = outs.iter().map(|o| o.buf.clone()).collect();
-            // At most 32768 rows per launch: lavapipe stops a thread's loops after 65535
-            // iterations in total.
-            let mut r0 = 0;
-            while r0 < n {
-                let r1 = (r0 + 32768).min(n);
-                self.launch(
-                    &code,
-                    &[r1 as u64, m as u64, r0 as u64],
-                    &bufs,
-                    &[],
-                    Self::groups_for(m),
-                    loc,
-                )?;
-                r0 = r1;
-            }
-        }
-        Ok(outs.into_iter().map(HVal::A).collect())
-    }
-
-    /// One component of a histogram (consumes `dest`).
-    #[allow(clippy::too_many_arguments)]
-    fn hist1(
-        &mut self,
-        stm: &'a Stm,
-        k: usize,
-        n: usize,
-        dname: &'a ir::VName,
-        op: &ir::Operator,
-        inds: &'a ir::VName,
-        vname: &'a ir::VName,
-        loc: &Option<SrcLoc>,
-    ) -> E<HVal> {
-        // Provably distinct indices (`passes::hist_disjoint`): plain read-modify-writes.
-        let disjoint = stm.attrs.has(DISJOINT_INDICES);
-        let d = self.take(dname, loc)?;
-        let v = self.arr(vname, loc)?;
-        if d.shape.len() != 1 || v.shape.len() != 1 {
-            return Err(Error::unsupported(
-                "`reduce_by_index` with array-valued bins",
-                loc,
-            ));
-        }
-        let d = self.unique(d, loc)?;
-        let len = d.shape[0];
-        self.set(dname, HVal::A(d.clone()));
-        if n > 0 && len > 0 {
-            let info = self.ctx.info().clone();
-            if d.elem.byte_size() == 8 && !info.int64_atomics {
-                return Err(Error::NotSupported {
-                    what: format!("64-bit atomics (reduce_by_index on {})", d.elem),
-                    loc: loc.clone(),
-                    device: Some(info.name.clone()),
-                });
-            }
-            let prog = self.prog;
-            let t = d.elem;
-            let code =
-                self.lambda_kernel(stm, StmKernel::Hist(k), &[inds, vname, dname], |_, ht| {
-                    hist::hist(
-                        prog,
-                        op,
-                        t,
-                        inds,
-                        vname,
-                        dname,
-                        info.float32_atomic_add,
-                        info.int64_atomics,
-                        disjoint,
-                        loc,
-                        ht,
-                    )
-                })?;
-            self.launch(
-                &code,
-                &[n as u64, len as u64],
-                &[],
-                &[],
-                Self::groups_for(n),
-                loc,
-            )?;
-        }
-        self.env.insert(dname.id, HVal::Empty);
-        Ok(HVal::A(d))
-    }
-
-    fn scalar_inputs(
-        &self,
-        arrs: &[ir::VName],
-        what: &str,
-        loc: &Option<SrcLoc>,
-    ) -> E<(Vec<PrimType>, Vec<Io>)> {
-        let mut elems = Vec::new();
-        let mut ios = Vec::new();
-        for a in arrs {
-            let d = self.arr(a, loc)?;
-            if d.shape.len() != 1 {
-                return Err(Error::unsupported(what, loc));
-            }
-            elems.push(d.elem);
-            ios.push(Io {
-                src: BindSrc::Var(a.clone()),
-                off: Some(a.clone()),
-            });
-        }
-        Ok((elems, ios))
-    }
-}
-
-/// The operators of a `reduce_by_index` into `dests` arrays, one per array: its own operator
-/// for one array, else the tuple operator split by component ([`split_operator`]); an operator
-/// that mixes components is not supported.
-pub(crate) fn hist_operators(
-    dests: usize,
-    op: &ir::Operator,
-    loc: &Option<SrcLoc>,
-) -> E<Vec<ir::Operator>> {
-    if dests == 1 {
-        return Ok(vec![op.clone()]);
-    }
-    split_operator(op).ok_or_else(|| {
-        Error::unsupported(
-            "`reduce_by_index` on tuples whose operator mixes components",
-            loc,
-        )
-    })
-}
-
-/// How a workgroup combines its threads' partials of a reduction (`gpu`: the GPU layout).
-fn reduce_phase(gpu: bool) -> Phase {
-    if gpu {
-        Phase::TreeReduce
-    } else {
-        Phase::Reduce
-    }
-}
-
-/// How a workgroup combines its threads' partials of a scan.
-fn scan_phase(gpu: bool, prefix: bool) -> Phase {
-    if gpu {
-        Phase::TreeScan { prefix }
-    } else {
-        Phase::Scan { prefix }
-    }
-}
-
-/// The two passes of a one-dimensional reduction (phase and kernel of each) in the
-/// layout `gpu`: `big` tuples fold without shared memory, `strided` (GPU, commutative, not
-/// big) reads coalesced, `per_thread` (a size fact: many elements) gives each thread its own
-/// partial. Shared by the executor and the ahead-of-time generator ([`crate::runtime::aot`]).
-pub(crate) fn reduce_passes(
-    gpu: bool,
-    big: bool,
-    strided: bool,
-    per_thread: bool,
-) -> [(Phase, StmKernel); 2] {
-    let first = if per_thread {
-        Phase::ThreadReduce
-    } else if strided {
-        Phase::StridedReduce
-    } else {
-        reduce_phase(gpu)
-    };
-    let second = if big {
-        Phase::ThreadReduce
-    } else {
-        reduce_phase(gpu)
-    };
-    [StmKernel::pass(0, first), StmKernel::pass(1, second)]
-}
-
-/// The three passes of a one-dimensional scan (phase and kernel of each): as
-/// [`reduce_passes`]; `tiled` (a size and device fact: the chunk is [`crate::codegen::scan::TILE_CHUNK`] and
-/// the tile fits in shared memory) goes through shared memory on GPUs, where a `commutative`
-/// operator's partials are read coalesced too.
-pub(crate) fn scan_passes(
-    gpu: bool,
-    big: bool,
-    per_thread: bool,
-    tiled: bool,
-    commutative: bool,
-) -> [(Phase, StmKernel); 3] {
-    let (first, third) = if per_thread {
-        (Phase::ThreadReduce, Phase::ThreadScan)
-    } else if gpu && tiled {
-        let p1 = if commutative {
-            Phase::StridedReduce
-        } else {
-            Phase::TreeReduce
-        };
-        (p1, Phase::TiledScan { prefix: true })
-    } else {
-        (reduce_phase(gpu), scan_phase(gpu, true))
-    };
-    let second = if big {
-        Phase::ThreadScan
-    } else {
-        scan_phase(gpu, false)
-    };
-    [
-        StmKernel::pass(0, first),
-        StmKernel::pass(1, second),
-        StmKernel::pass(2, third),
-    ]
-}
-
-/// Whether a tiled scan of tuples of `elems` fits in the shared memory of the device of `ctx`.
-pub(crate) fn tiled_scan_fits(ctx: &Context, elems: &[PrimType]) -> bool {
-    let words: Vec<usize> = elems.iter().map(|&t| wsize(t)).collect();
-    crate::codegen::scan::tiled_scan_bytes(&words) <= ctx.info().max_shared_memory as usize
-}
-
-/// Number of workgroups and elements per thread for a chunked pass over `n` elements.
-/// Up to `WG * 512` elements: one element per thread, one partial per workgroup (false), which
-/// sums floats almost sequentially (what the interpreter does, and what the tests of small
-/// inputs compare with under `futhark test`'s tight absolute tolerance for negative values).
-/// Beyond: at least `MIN_CHUNK` elements per thread (or all of them in one workgroup), at most
-/// 1024 workgroups, one partial per thread (true), so that the second pass (one workgroup)
-/// folds at most 1024 per thread.
-///
-/// With `big` (see [`tuple_too_big`]) always one partial per thread, from at most 16
-/// workgroups, so that one thread can fold all partials (at most 4096) in the second pass.
-/// [`chunking`] for `Phase::StridedReduce` (GPUs, commutative operators): 32 elements per
-/// thread (more where the workgroups would exceed 65535).
-fn strided_chunking(n: usize) -> (usize, usize, bool) {
-    let wg = WG as usize;
-    let chunk = 32.max(n.div_ceil(wg * 65535));
-    (n.div_ceil(chunk * wg).max(1), chunk, false)
-}
-
-fn chunking(n: usize, big: bool, gpu: bool) -> (usize, usize, bool) {
-    const MIN_CHUNK: usize = 64;
-    let wg = WG as usize;
-    if gpu && !big {
-        // GPUs: short sub-chunks (neighbouring threads read neighbouring 32-byte pieces, which
-        // the caches serve) and many workgroups, each combining its partials with a tree.
-        const GPU_CHUNK: usize = 8;
-        let chunk = if n <= wg * 64 {
-            1
-        } else {
-            GPU_CHUNK.max(n.div_ceil(wg * 65535))
-        };
-        return (n.div_ceil(chunk * wg).max(1), chunk, false);
-    }
-    if big {
-        let groups = n.div_ceil(wg * MIN_CHUNK).clamp(1, 16);
-        let chunk = n.div_ceil(groups * wg).max(1);
-        return (n.div_ceil(chunk * wg).max(1), chunk, true);
-    }
-    if n <= wg * 512 {
-        return (n.div_ceil(wg).max(1), 1, false);
-    }
-    let groups = n.div_ceil(wg * MIN_CHUNK).clamp(1, 1024);
-    let chunk = n.div_ceil(groups * wg).max(1);
-    let groups = n.div_ceil(chunk * wg).max(1);
-    (groups, chunk, true)
-}
-
-/// Whether the workgroup-combining phases of a reduction or scan over tuples of `elems` would
-/// need more shared memory (one word per thread and component) than every Vulkan device has
-/// (16 KiB, the minimum of `maxComputeSharedMemorySize`); such operators use only the phases
-/// without shared memory.
-pub(crate) fn tuple_too_big(elems: &[PrimType]) -> bool {
-    elems.iter().map(|&t| wsize(t)).sum::<usize>() * WG as usize > 16 * 1024
 }
 
 /// Row-major strides of a shape.
@@ -2219,19 +1537,6 @@ pub fn storage_bytes(t: PrimType) -> usize {
     wsize(t)
 }
 
-/// The name of kernel `kind` of statement `stm`.
-pub(crate) fn lambda_kernel_name(stm: &Stm, kind: StmKernel) -> String {
-    let dbg = match &stm.exp {
-        Exp::Soac(s) => format!("{s:?}"),
-        e => format!("{e:?}"),
-    };
-    let head: String = dbg
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-        .collect();
-    format!("{}/{kind}", head.to_lowercase())
-}
-
 /// The construct a statement's kernels implement.
 pub fn label(e: &Exp) -> &'static str {
     match e {
@@ -2244,11 +1549,6 @@ pub fn label(e: &Exp) -> &'static str {
         Exp::Copy(..) => "copy",
         Exp::Reshape(..) => "reshape",
         Exp::Rearrange(..) => "transpose",
-        Exp::Soac(Soac::Map { .. }) => "map",
-        Exp::Soac(Soac::Reduce { .. }) => "reduce",
-        Exp::Soac(Soac::Scan { .. }) => "scan",
-        Exp::Soac(Soac::Hist { .. }) => "hist",
-        Exp::Soac(Soac::Scatter { .. }) => "scatter",
         Exp::SortByKey { .. } => "sort",
         _ => "kernel",
     }

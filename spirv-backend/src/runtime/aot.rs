@@ -12,10 +12,10 @@
 //! with the same generators and arguments as the executor, every variant any size could
 //! select:
 //! - `segmap` kernels (`crate::codegen::map`), named `segmap/<kernel id>`;
-//! - the primitives planned after them and the host-level SOACs of the plan (reductions and
-//!   scans of scalars in all their pass layouts, column kernels of vectorised operators,
-//!   histograms per component, scatters, segmented reductions and scans and the `map` kernels
-//!   over segments), named as the executor records them (`reduce/pass0-reduce`);
+//! - the plan's primitives ([`Prim`]: reductions and scans of scalars in all their pass
+//!   layouts, column kernels of vectorised operators, histograms per component, scatters,
+//!   segmented reductions and scans and the `map` kernels over segments), named as the
+//!   executor records them (`reduce/pass0-reduce`);
 //! - the built-in kernels (strided copies and fills for every word kind and rank of the
 //!   entry's arrays, `iota`, the radix sort's passes).
 //!
@@ -26,7 +26,7 @@
 //! operators (their per-thread scratch layout is chosen from the array shapes). `vkad spirv`
 //! reports them as `not supported` without an input, and records them from a run with one.
 
-use super::plan::{MapStep, PlanBody, Step};
+use super::plan::{MapStep, PlanBody, Prim, PrimStep, Step};
 use super::DeviceProgram;
 use crate::codegen::chunked::{self, Io, Phase};
 use crate::codegen::gen::{word_kind, Addressing};
@@ -36,11 +36,10 @@ use crate::codegen::{copy, hist, operator, scatter};
 use crate::codegen::{BindSrc, HostTy, KernelCode};
 use crate::error::{Error, Result};
 use crate::exec::{hist_operators, reduce_passes, scan_passes, tiled_scan_fits, tuple_too_big};
-use crate::exec::{lambda_kernel_name, StmKernel};
+use crate::exec::{prim_kernel_name, PrimKernel};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use vkad_core::diag::SrcLoc;
-use vkad_core::ir::{self, Exp, Soac, Stm, Type, VName};
-use vkad_core::passes::hist_disjoint::DISJOINT_INDICES;
+use vkad_core::ir::{self, Exp, Stm, Type, VName};
 use vkad_core::prim::{IntType, PrimType};
 use vkad_vk::Context;
 
@@ -148,9 +147,16 @@ impl<'a> Aot<'a> {
             .ok_or_else(|| Error::internal(loc, format!("no static type for `{v}`")))
     }
 
-    fn add(&mut self, name: String, code: KernelCode, loc: &Option<SrcLoc>, stm: Option<&Stm>) {
+    fn add(
+        &mut self,
+        name: String,
+        code: KernelCode,
+        loc: &Option<SrcLoc>,
+        from: Option<&PrimStep>,
+    ) {
         if self.words.insert(code.words.clone()) {
-            let mut m = CompiledModule::new(&name, &code, stm);
+            let from = from.map(|p| (p as &dyn std::fmt::Display, p.loc.as_ref()));
+            let mut m = CompiledModule::new(&name, &code, from);
             if m.loc.is_none() {
                 m.loc = loc.as_ref().map(|l| l.to_string());
             }
@@ -248,6 +254,10 @@ impl<'a> Aot<'a> {
                 self.body(seq)
             }
             Step::Map(m) => self.seg_map(m),
+            Step::Prim(p) => {
+                self.note_params(&p.pat.elems);
+                self.prim(p)
+            }
         }
     }
 
@@ -311,16 +321,16 @@ impl<'a> Aot<'a> {
         !crate::exec::cpu_device(self.ctx)
     }
 
-    /// Kernel `kind` of SOAC statement `stm`.
-    fn lambda(
+    /// Kernel `kind` of primitive `p`.
+    fn prim_kernel(
         &mut self,
-        stm: &'a Stm,
-        kind: StmKernel,
+        p: &'a PrimStep,
+        kind: PrimKernel,
         make: impl FnOnce(&ir::Program, &dyn Fn(&VName) -> Option<HostTy>) -> Result<KernelCode>,
     ) -> Result<()> {
         let ht = |v: &VName| self.host_ty(v);
         let code = make(&self.dp.ir, &ht)?;
-        self.add(lambda_kernel_name(stm, kind), code, &stm.loc, Some(stm));
+        self.add(prim_kernel_name(&p.prim, kind), code, &p.loc, Some(p));
         Ok(())
     }
 
@@ -336,7 +346,7 @@ impl<'a> Aot<'a> {
                 self.builtin("sort scan".into(), crate::codegen::sort::scan, loc)?;
                 self.builtin("sort scatter".into(), crate::codegen::sort::scatter, loc)
             }
-            Exp::Soac(s) => self.soac(stm, s),
+            Exp::Soac(_) => Err(Error::internal(loc, "a SOAC as a host statement of a plan")),
             Exp::If { .. } | Exp::Loop { .. } | Exp::WithAcc { .. } | Exp::Apply { .. } => Err(
                 Error::internal(loc, "control flow in a host statement of a plan"),
             ),
@@ -380,13 +390,12 @@ impl<'a> Aot<'a> {
         Ok(())
     }
 
-    fn soac(&mut self, stm: &'a Stm, s: &'a Soac) -> Result<()> {
-        let loc = &stm.loc;
-        match s {
-            Soac::Map { w, arrs, lam } => {
-                let mut fv = Vec::new();
-                crate::codegen::operator::free_vars_stm(stm, &mut fv);
-                if fv.iter().any(|v| self.is_acc(v)) {
+    /// Every kernel primitive `p` may launch.
+    fn prim(&mut self, p: &'a PrimStep) -> Result<()> {
+        let loc = &p.loc;
+        match &p.prim {
+            Prim::PerSegment { w, arrs, lam } => {
+                if p.free.iter().any(|v| self.is_acc(v)) {
                     self.unresolved(
                         "the kernel of a `map` that updates host accumulators (its code \
                          depends on the arrays and operator of the running `with_acc`)",
@@ -407,26 +416,26 @@ impl<'a> Aot<'a> {
                             .map(|v| self.elem(v, loc))
                             .collect::<Result<Vec<_>>>()?;
                         let names: Vec<VName> = inputs.iter().map(|v| (*v).clone()).collect();
-                        self.lambda(stm, StmKernel::Segmented, |p, ht| {
+                        self.prim_kernel(p, PrimKernel::Segmented, |p, ht| {
                             seg_kernel(p, op, &elems, SegInputs::Host(&names), scan, loc, ht)
                         })?;
                         // Rows in several pieces: the kernel combining the pieces' partials.
                         if !scan {
-                            self.lambda(stm, StmKernel::SegmentedCombine, |p, ht| {
+                            self.prim_kernel(p, PrimKernel::SegmentedCombine, |p, ht| {
                                 seg_kernel(p, op, &elems, SegInputs::Partials, false, loc, ht)
                             })?;
                         }
                     }
                 }
                 let lavapipe = self.lavapipe();
-                self.lambda(stm, StmKernel::Map, |p, ht| {
+                self.prim_kernel(p, PrimKernel::Map, |p, ht| {
                     crate::codegen::map::map_kernel_on(p, w, arrs, lam, loc, ht, lavapipe)
                 })
             }
-            Soac::Reduce { arrs, op, .. } | Soac::Scan { arrs, op, .. } => {
-                let scan = matches!(s, Soac::Scan { .. });
+            Prim::Reduce { arrs, op, .. } | Prim::Scan { arrs, op, .. } => {
+                let scan = matches!(p.prim, Prim::Scan { .. });
                 if arrs.iter().any(|a| self.rank(a) >= 2) {
-                    return self.columns(stm, arrs, op, scan);
+                    return self.columns(p, arrs, op, scan);
                 }
                 let elems = arrs
                     .iter()
@@ -453,7 +462,7 @@ impl<'a> Aot<'a> {
                 let pres = io(BindSrc::Tmp, k);
                 let (gpu, big, comm) =
                     (self.gpu(), tuple_too_big(&elems), operator::commutative(op));
-                let mut passes: Vec<(Phase, StmKernel, &[Io], &[Io])> = Vec::new();
+                let mut passes: Vec<(Phase, PrimKernel, &[Io], &[Io])> = Vec::new();
                 if scan {
                     let tiled = gpu && tiled_scan_fits(self.ctx, &elems);
                     for per_thread in [false, true] {
@@ -475,22 +484,23 @@ impl<'a> Aot<'a> {
                     }
                 }
                 for (phase, kind, ins, pre) in passes {
-                    self.lambda(stm, kind, |p, ht| {
+                    self.prim_kernel(p, kind, |p, ht| {
                         chunked::chunked(p, op, &elems, ins, &outs, pre, phase, loc, ht)
                     })?;
                 }
                 Ok(())
             }
-            Soac::Hist {
+            Prim::Hist {
                 dest,
                 op,
                 inds,
                 vals,
+                disjoint,
                 ..
             } => {
                 let ops = hist_operators(dest.len(), op, loc)?;
                 let info = self.ctx.info().clone();
-                let disjoint = stm.attrs.has(DISJOINT_INDICES);
+                let disjoint = *disjoint;
                 for (k, op1) in ops.iter().enumerate() {
                     let (d, v) = (&dest[k], &vals[k]);
                     if self.rank(d) != 1 || self.rank(v) != 1 {
@@ -507,7 +517,7 @@ impl<'a> Aot<'a> {
                             device: Some(info.name.clone()),
                         });
                     }
-                    self.lambda(stm, StmKernel::Hist(k), |p, ht| {
+                    self.prim_kernel(p, PrimKernel::Hist(k), |p, ht| {
                         hist::hist(
                             p,
                             op1,
@@ -525,7 +535,7 @@ impl<'a> Aot<'a> {
                 }
                 Ok(())
             }
-            Soac::Scatter {
+            Prim::Scatter {
                 dest, inds, vals, ..
             } => {
                 let vt = vals
@@ -534,7 +544,7 @@ impl<'a> Aot<'a> {
                     .map(|(v, d)| Ok((v.clone(), self.elem(d, loc)?)))
                     .collect::<Result<Vec<_>>>()?;
                 for claim in [true, false] {
-                    self.lambda(stm, StmKernel::Scatter { claim }, |p, ht| {
+                    self.prim_kernel(p, PrimKernel::Scatter { claim }, |p, ht| {
                         scatter::scatter(p, inds, &vt, dest, claim, ht)
                     })?;
                 }
@@ -547,12 +557,12 @@ impl<'a> Aot<'a> {
     /// over `[n][m]` arrays; other operators need a run (see the module).
     fn columns(
         &mut self,
-        stm: &'a Stm,
+        p: &'a PrimStep,
         arrs: &'a [VName],
         op: &'a ir::Operator,
         scan: bool,
     ) -> Result<()> {
-        let loc = &stm.loc;
+        let loc = &p.loc;
         let vop = crate::codegen::columns::vectorised_op(op);
         match vop {
             Some(vop) if arrs.iter().all(|a| self.rank(a) == 2) => {
@@ -560,7 +570,7 @@ impl<'a> Aot<'a> {
                     .iter()
                     .map(|a| self.elem(a, loc))
                     .collect::<Result<Vec<_>>>()?;
-                self.lambda(stm, StmKernel::Columns, |p, ht| {
+                self.prim_kernel(p, PrimKernel::Columns, |p, ht| {
                     crate::codegen::columns::column_kernel(p, op, &vop, arrs, &elems, scan, loc, ht)
                 })
             }

@@ -410,6 +410,7 @@ impl<'a> Runtime<'a> {
                 self.bind(pat, r, loc)
             }
             Step::Map(m) => self.map(m),
+            Step::Prim(p) => self.ex.run_prim(p),
         }
     }
 
@@ -609,6 +610,7 @@ fn step_binds(s: &Step) -> Vec<&ir::VName> {
         | Step::Threshold { pat, .. }
         | Step::VersionedLoop { pat, .. } => pat.elems.iter().map(|p| &p.name).collect(),
         Step::Map(m) => m.outs.iter().collect(),
+        Step::Prim(p) => p.pat.elems.iter().map(|p| &p.name).collect(),
     }
 }
 

@@ -7,20 +7,22 @@
 //! - `segmap` of results ([`KernelResult::Returns`]): one [`Step::Map`] kernel;
 //! - `segred` / `segscan` / `seghist`: a [`Step::Map`] that computes the operators' operands
 //!   (and the map outputs) into arrays of the space's shape, then the primitive over those
-//!   arrays as a SOAC statement ([`Step::Ir`]) that the executor runs with its chunked kernels:
-//!   `reduce`/`scan`/`reduce_by_index` for a one-dimensional space. For more dimensions, scans
+//!   arrays ([`Step::Prim`], a [`Prim`] with a kernel identity of its own) that the executor
+//!   runs with its chunked kernels: a reduction, scan or histogram for a one-dimensional
+//!   space. For more dimensions, scans
 //!   of scalars computed by the kernel are one flat scan of the flattened operands with the
 //!   operator lifted to restart at each segment's first element (the kernel computes those
 //!   flags); reductions,
 //!   histograms and scans of arrays reshape the operands to `[segments][inner]` and run the
-//!   primitive per segment (`map` of the primitive: one workgroup or one thread per segment).
+//!   primitive per segment ([`Prim::PerSegment`]: a team of threads or one thread per
+//!   segment).
 //!   The results are reshaped back. Where every operand is the element of a host array at
 //!   the thread's point (`xs[gtid_1, …, gtid_n]`), the arrays are used directly (no kernel,
 //!   and scans of them run per segment too);
 //! - [`KernelResult::Write`]: the map kernel also computes the written indices and values, and
-//!   a `scatter` (later writes win, as in the kernel IR) applies them.
+//!   a scatter ([`Prim::Scatter`]; later writes win, as in the kernel IR) applies them.
 //!
-//! Kernels get a [`KernelId`], their identity in the executor's caches.
+//! Kernels and primitives get a [`KernelId`], their identity in the executor's caches.
 
 use crate::error::Error;
 use std::collections::HashMap;
@@ -36,7 +38,7 @@ use vkad_core::seg::{
     self, HostBody, HostExp, KernelResult, SegKind, SegOp, SegSpace, SeqChunk, ThresholdKind,
 };
 
-pub use crate::exec::KernelId;
+pub use crate::exec::{KernelId, Prim, PrimStep};
 
 /// A planned program.
 #[derive(Debug)]
@@ -68,7 +70,9 @@ pub struct PlanBody {
 
 #[derive(Debug)]
 pub enum Step {
-    /// A statement the executor runs itself (never a `map`, `if`, `loop`, `with_acc` or call).
+    /// A host statement the executor runs itself: scalar arithmetic, indexing, in-place
+    /// updates, the array primitives (`iota`, `replicate`, copies, reshapes, sorts) — never a
+    /// SOAC, `if`, `loop`, `with_acc` or call.
     Ir(Stm),
     Call {
         pat: Pat,
@@ -123,6 +127,9 @@ pub enum Step {
         loc: Option<SrcLoc>,
     },
     Map(MapStep),
+    /// A primitive over materialised operand arrays (what a `segred`, `segscan` or `seghist`
+    /// computes after its map kernel, and the scatter of a kernel's writes).
+    Prim(PrimStep),
 }
 
 /// A `segmap` kernel: its outputs are bound to `outs` (an accumulator result to the
@@ -230,6 +237,10 @@ impl Planner {
                 args: args.clone(),
                 loc,
             }),
+            // (Flattening leaves no SOAC in host code: every one is a segmented operation.)
+            HostExp::Plain(Exp::Soac(_)) => {
+                return Err(Error::bug("a SOAC in the host code of the kernel IR"))
+            }
             HostExp::Plain(e) => out.push(Step::Ir(Stm {
                 pat,
                 exp: e.clone(),
@@ -350,6 +361,22 @@ impl Planner {
 
     fn fresh(&mut self, base: &str) -> VName {
         self.names.fresh(base)
+    }
+
+    /// `prim` bound to `pat`, as a step with a kernel identity of its own.
+    fn prim(&mut self, pat: Pat, prim: Prim, loc: &Option<SrcLoc>, out: &mut Vec<Step>) {
+        let as_stm = stm(pat, Exp::Soac(prim.as_soac()), loc);
+        let mut free: Vec<VName> = free_vars(std::slice::from_ref(&as_stm), &[])
+            .into_iter()
+            .collect();
+        free.sort_by_key(|v| v.id);
+        out.push(Step::Prim(PrimStep {
+            id: self.kernel_id(),
+            pat: as_stm.pat,
+            prim,
+            free,
+            loc: loc.clone(),
+        }));
     }
 
     fn kernel_id(&mut self) -> KernelId {
@@ -670,16 +697,13 @@ impl Planner {
                     .map(|i| flat(self, i, &Type::Prim(PrimType::I64), out))
                     .collect();
                 let vals = vec![flat(self, &v, &t, out)];
-                out.push(Step::Ir(stm(
-                    Pat { elems: vec![p] },
-                    Exp::Soac(Soac::Scatter {
-                        w: n.clone(),
-                        dest: vec![dest],
-                        inds,
-                        vals,
-                    }),
-                    loc,
-                )));
+                let prim = Prim::Scatter {
+                    w: n.clone(),
+                    dest: vec![dest],
+                    inds,
+                    vals,
+                };
+                self.prim(Pat { elems: vec![p] }, prim, loc, out);
             }
         }
         let pat_ops = &pat.elems[..npat_ops];
@@ -700,7 +724,7 @@ impl Planner {
                         &dims,
                         &operand_arrays[k..k + m],
                         &pat_ops[k..k + m],
-                        Prim::RedScan(o, scan),
+                        Operands::RedScan(o, scan),
                         loc,
                         out,
                     );
@@ -715,7 +739,7 @@ impl Planner {
                         &dims,
                         &operand_arrays[k..k + 1 + m],
                         &pat_ops[d..d + m],
-                        Prim::Hist(h),
+                        Operands::Hist(h),
                         loc,
                         out,
                     );
@@ -818,15 +842,12 @@ impl Planner {
                 ty: Type::array(elem, shape),
             });
         }
-        out.push(Step::Ir(stm(
-            Pat { elems: res.clone() },
-            Exp::Soac(Soac::Scan {
-                w: n.clone(),
-                arrs: inputs,
-                op: lifted,
-            }),
-            loc,
-        )));
+        let scan = Prim::Scan {
+            w: n.clone(),
+            arrs: inputs,
+            op: lifted,
+        };
+        self.prim(Pat { elems: res.clone() }, scan, loc, out);
         for (r, p) in res[1..].iter().zip(pat) {
             out.push(Step::Ir(stm(
                 Pat {
@@ -846,7 +867,7 @@ impl Planner {
         dims: &[SubExp],
         arrs: &[(VName, Type)],
         pat: &[Param],
-        prim: Prim<'_>,
+        prim: Operands<'_>,
         loc: &Option<SrcLoc>,
         out: &mut Vec<Step>,
     ) {
@@ -854,13 +875,15 @@ impl Planner {
         let w = inner[0].clone();
         if outer.is_empty() {
             let names: Vec<VName> = arrs.iter().map(|(v, _)| v.clone()).collect();
-            out.push(Step::Ir(stm(
+            let p = prim.over(w, names);
+            self.prim(
                 Pat {
                     elems: pat.to_vec(),
                 },
-                prim.soac(w, names),
+                p,
                 loc,
-            )));
+                out,
+            );
             return;
         }
         // Reshape to [segments][w]..., one primitive per segment, reshape the results back.
@@ -883,7 +906,7 @@ impl Planner {
         let mut lam_params = Vec::new();
         let mut map_inputs = Vec::new();
         let mut dest_rows = Vec::new();
-        if let Prim::Hist(h) = &prim {
+        if let Operands::Hist(h) = &prim {
             for (d, p) in h.dest.iter().zip(pat) {
                 let elem = p.ty.elem().unwrap_or(PrimType::I64);
                 let row: Vec<SubExp> = p.ty.shape()[outer.len()..].to_vec();
@@ -919,14 +942,14 @@ impl Planner {
             })
             .collect();
         let exp = match &prim {
-            Prim::Hist(h) => Exp::Soac(Soac::Hist {
+            Operands::Hist(h) => Exp::Soac(Soac::Hist {
                 w: w.clone(),
                 dest: dest_rows,
                 op: h.op.clone(),
                 inds: names[0].clone(),
                 vals: names[1..].to_vec(),
             }),
-            p => p.soac(w.clone(), names),
+            p => Exp::Soac(p.over(w.clone(), names).as_soac()),
         };
         let lam = Lambda {
             params: lam_params,
@@ -943,17 +966,19 @@ impl Planner {
                 ty: t.array_of(s.clone()),
             })
             .collect();
-        out.push(Step::Ir(stm(
+        let per_segment = Prim::PerSegment {
+            w: s.clone(),
+            arrs: map_inputs,
+            lam,
+        };
+        self.prim(
             Pat {
                 elems: mapped.clone(),
             },
-            Exp::Soac(Soac::Map {
-                w: s.clone(),
-                arrs: map_inputs,
-                lam,
-            }),
+            per_segment,
             loc,
-        )));
+            out,
+        );
         for (m, p) in mapped.iter().zip(pat) {
             out.push(Step::Ir(stm(
                 Pat {
@@ -976,34 +1001,35 @@ struct Write {
 }
 
 /// A primitive applied to materialised operands.
-enum Prim<'o> {
+enum Operands<'o> {
     /// A reduction (`false`) or inclusive scan (`true`).
     RedScan(&'o Operator, bool),
     Hist(&'o seg::HistOp),
 }
 
-impl Prim<'_> {
-    /// The SOAC over `w` elements of `arrs` (for a histogram: bins, then values).
-    fn soac(&self, w: SubExp, arrs: Vec<VName>) -> Exp {
-        Exp::Soac(match self {
-            Prim::RedScan(op, false) => Soac::Reduce {
+impl Operands<'_> {
+    /// The primitive over `w` elements of `arrs` (for a histogram: bins, then values).
+    fn over(&self, w: SubExp, arrs: Vec<VName>) -> Prim {
+        match self {
+            Operands::RedScan(op, false) => Prim::Reduce {
                 w,
                 arrs,
                 op: (*op).clone(),
             },
-            Prim::RedScan(op, true) => Soac::Scan {
+            Operands::RedScan(op, true) => Prim::Scan {
                 w,
                 arrs,
                 op: (*op).clone(),
             },
-            Prim::Hist(h) => Soac::Hist {
+            Operands::Hist(h) => Prim::Hist {
                 w,
                 dest: h.dest.clone(),
                 op: h.op.clone(),
                 inds: arrs[0].clone(),
                 vals: arrs[1..].to_vec(),
+                disjoint: h.disjoint,
             },
-        })
+        }
     }
 }
 
@@ -1123,7 +1149,50 @@ mod tests {
         let p = planned(
             "entry main [n] (dest: *[n]f32) (is: [n]i64) (xs: [n]f32) : [n]f32 = scatter dest is xs",
         );
-        assert_eq!(p.kernels, 0, "the scatter reads `is` and `xs` directly");
+        let main = p.fun("main").expect("main");
+        // (Size parameters first: `n`, `dest`, `is`, `xs`.)
+        let (is, xs) = (&main.params[2], &main.params[3]);
+        let steps = &main.body.steps;
+        assert!(
+            !steps.iter().any(|s| matches!(s, Step::Map(_))),
+            "no map kernel"
+        );
+        let scatter = steps.iter().find_map(|s| match s {
+            Step::Prim(super::PrimStep {
+                prim: super::Prim::Scatter { inds, vals, .. },
+                ..
+            }) => Some((inds, vals)),
+            _ => None,
+        });
+        let (inds, vals) = scatter.expect("a scatter");
+        assert_eq!(&inds[0], is, "the scatter reads `is` directly");
+        assert_eq!(&vals[0], xs, "the scatter reads `xs` directly");
+    }
+
+    #[test]
+    fn histograms_with_provably_distinct_indices_are_planned_disjoint() {
+        let src = "entry main [n] (d: [n]f64) (vs: [3]f64) (is: [3]i64) =
+                     (reduce_by_index (copy d) (+) 0 (map (+1) (iota 3)) vs,
+                      reduce_by_index (copy d) (+) 0 is vs)";
+        let c = vkad_core::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
+        let ir = vkad_core::passes::hist_disjoint::hist_disjoint(c.ir);
+        let p = plan(&vkad_core::flatten::extract_kernels(&ir)).expect("planned");
+        let disjoint: Vec<bool> = p
+            .fun("main")
+            .expect("main")
+            .body
+            .steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Prim(super::PrimStep {
+                    prim: super::Prim::Hist { disjoint, .. },
+                    ..
+                }) => Some(*disjoint),
+                _ => None,
+            })
+            .collect();
+        // `map (+1) (iota 3)` is injective (paper 003); a parameter's indices are not known.
+        assert_eq!(disjoint, [true, false]);
     }
 
     #[test]

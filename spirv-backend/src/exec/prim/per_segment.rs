@@ -1,25 +1,81 @@
-//! Running a host-level `map (\row -> reduce op ne row) xss` (or `scan`) as a segmented
-//! reduction (scan) with the kernel of [`crate::codegen::segmented`]: a team of threads per
-//! row, or several workgroups per row and a second launch combining their partials, as
-//! [`strategy`] chooses from the sizes.
+//! A primitive per segment ([`Prim::PerSegment`](super::Prim::PerSegment)): `map (\row ->
+//! reduce op ne row) xss` (or `scan`, or a histogram per row). Reductions and scans of few,
+//! long rows run as a segmented reduction (scan) with the kernel of
+//! [`crate::codegen::segmented`]: a team of threads per row, or several workgroups per row
+//! and a second launch combining their partials, as [`strategy`] chooses from the sizes.
+//! Otherwise the `map` kernel: a thread per segment running the primitive sequentially.
 
-use super::{DArr, Exec, HVal, Kernel, StmKernel, E};
+use super::PrimKernel;
+use super::PrimStep;
 use crate::codegen::gen::WG;
 use crate::codegen::segmented::{
     seg_kernel, segmented_of, strategy, team_for, SegInputs, Strategy,
 };
+use crate::codegen::{self};
+use crate::error::Error;
+use crate::exec::{acc, map_scratch, DArr, Exec, HVal, Kernel, E};
 use std::sync::Arc;
 use vkad_core::diag::SrcLoc;
-use vkad_core::ir::{Lambda, Stm, VName};
+use vkad_core::ir::{Lambda, SubExp, VName};
 use vkad_vk::Buffer;
 
 impl<'a> Exec<'a> {
+    /// `lam` (a primitive over rows of `arrs`) over the `w` segments (primitive `p`).
+    pub(super) fn per_segment(
+        &mut self,
+        p: &'a PrimStep,
+        w: &'a SubExp,
+        arrs: &'a [VName],
+        lam: &'a Lambda,
+        loc: &Option<SrcLoc>,
+    ) -> E<Vec<HVal>> {
+        if acc::map_uses_acc(self, arrs, lam) {
+            return Err(Error::internal(
+                loc,
+                "a primitive per segment updating accumulators",
+            ));
+        }
+        if let Some(r) = self.try_segmented(p, arrs, lam, loc)? {
+            return Ok(r);
+        }
+        let n = self.size(w, loc)?;
+        // Output shapes (scalar results only).
+        let mut outs = Vec::new();
+        for t in &lam.ret {
+            let e = t
+                .elem()
+                .ok_or_else(|| Error::unsupported("a `map` returning accumulators", loc))?;
+            let mut shape = vec![n];
+            for d in t.shape() {
+                shape.push(self.size(d, loc)?);
+            }
+            outs.push(self.alloc(e, shape)?);
+        }
+        if n == 0 {
+            return Ok(outs.into_iter().map(HVal::A).collect());
+        }
+        let prog = self.prog;
+        let lavapipe = self.is_lavapipe();
+        let code = self.prim_kernel(p, PrimKernel::Map, &[], |_, ht| {
+            codegen::map::map_kernel_on(prog, w, arrs, lam, loc, ht, lavapipe)
+        })?;
+        let bufs: Vec<Arc<Buffer>> = outs.iter().map(|o| o.buf.clone()).collect();
+        if map_scratch::uses_scratch(&code) {
+            let key = map_scratch::ScratchKey::Prim(p.id, PrimKernel::Map);
+            self.launch_map_scratch(&code, key, &lam.body.stms, n, &bufs, &[], loc)?;
+        } else {
+            let r = self.launch(&code, &[], &bufs, &[], Self::groups_for(n), loc);
+            r?;
+        }
+        Ok(outs.into_iter().map(HVal::A).collect())
+    }
+
     /// Runs `map (\row -> reduce op ne row) xss` (or `scan`) as a segmented reduction (scan)
     /// when its rows are few and long (see the module); `None` when the map is not of that
     /// form or the plain map kernel suits it better.
-    pub(crate) fn try_segmented(
+    fn try_segmented(
         &mut self,
-        stm: &'a Stm,
+        p: &'a PrimStep,
         arrs: &'a [VName],
         lam: &'a Lambda,
         loc: &Option<SrcLoc>,
@@ -52,7 +108,7 @@ impl<'a> Exec<'a> {
         let input_names: Vec<VName> = inputs.iter().map(|v| (*v).clone()).collect();
         let sig: Vec<&VName> = inputs.clone();
         let e2 = elems.clone();
-        let code = self.lambda_kernel(stm, StmKernel::Segmented, &sig, |_, ht| {
+        let code = self.prim_kernel(p, PrimKernel::Segmented, &sig, |_, ht| {
             seg_kernel(prog, op, &e2, SegInputs::Host(&input_names), scan, loc, ht)
         })?;
         let shape = if scan { vec![rows, len] } else { vec![rows] };
@@ -72,7 +128,7 @@ impl<'a> Exec<'a> {
                 .collect::<E<_>>()?;
             self.launch_seg(&code, [rows, len], team, parts, &partials, &[], loc)?;
             let e3 = elems.clone();
-            let combine = self.lambda_kernel(stm, StmKernel::SegmentedCombine, &sig, |_, ht| {
+            let combine = self.prim_kernel(p, PrimKernel::SegmentedCombine, &sig, |_, ht| {
                 seg_kernel(prog, op, &e3, SegInputs::Partials, false, loc, ht)
             })?;
             self.launch_seg(

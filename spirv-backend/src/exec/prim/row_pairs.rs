@@ -11,13 +11,15 @@
 //! The pass kernels read their rows and their size through fresh host names bound for the
 //! launch (ids at the top of the `u32` range, never used by lowered programs).
 
-use super::map_scratch::uses_scratch;
-use super::{DArr, Exec, HVal, StmKernel, E};
+use super::PrimKernel;
+use super::PrimStep;
 use crate::codegen;
 use crate::error::Error;
+use crate::exec::map_scratch::uses_scratch;
+use crate::exec::{DArr, Exec, HVal, E};
 use std::sync::Arc;
 use vkad_core::diag::SrcLoc;
-use vkad_core::ir::{self, Stm, SubExp};
+use vkad_core::ir::{self, SubExp};
 use vkad_core::prim::PrimValue;
 use vkad_vk::Buffer;
 
@@ -31,9 +33,9 @@ fn fresh(id: u32, base: &str) -> ir::VName {
 
 impl<'a> Exec<'a> {
     /// Reduce (`scan` false) or scan of the arrays `arrs` (each `[n]` of rows) with `op`.
-    pub(super) fn array_op(
+    pub(super) fn row_pairs(
         &mut self,
-        stm: &'a Stm,
+        p: &'a PrimStep,
         w: &SubExp,
         arrs: &'a [ir::VName],
         op: &'a ir::Operator,
@@ -72,9 +74,9 @@ impl<'a> Exec<'a> {
         let ys: Vec<ir::VName> = (0..k).map(|i| fresh(1 + (k + i) as u32, "y")).collect();
         let names: Vec<ir::VName> = xs.iter().chain(ys.iter()).cloned().collect();
         let r = if scan {
-            self.hillis_steele(stm, &wname, &names, op, cur, loc)
+            self.hillis_steele(p, &wname, &names, op, cur, loc)
         } else {
-            self.tree(stm, &wname, &names, op, cur, loc)
+            self.tree(p, &wname, &names, op, cur, loc)
         };
         self.env.remove(&wname.id);
         for v in &names {
@@ -94,13 +96,13 @@ impl<'a> Exec<'a> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)] // the pass's statement, names and sizes
+    #[allow(clippy::too_many_arguments)] // the pass's primitive, names and sizes
     /// One pass: `op` applied to row i of the `x` and `y` views bound in `names`, for `rows`
     /// rows; returns fresh `[rows]` arrays.
     fn pair_pass(
         &mut self,
-        stm: &'a Stm,
-        kind: StmKernel,
+        p: &'a PrimStep,
+        kind: PrimKernel,
         wname: &ir::VName,
         names: &[ir::VName],
         op: &'a ir::Operator,
@@ -125,12 +127,12 @@ impl<'a> Exec<'a> {
         let wsub = SubExp::Var(wname.clone());
         let sig: Vec<&ir::VName> = names.iter().collect();
         let lam = &op.lam;
-        let code = self.lambda_kernel(stm, kind, &sig, |_, ht| {
+        let code = self.prim_kernel(p, kind, &sig, |_, ht| {
             codegen::map::map_kernel_on(prog, &wsub, names, lam, loc, ht, lavapipe)
         })?;
         let bufs: Vec<Arc<Buffer>> = outs.iter().map(|o| o.buf.clone()).collect();
         if uses_scratch(&code) {
-            let key = super::map_scratch::ScratchKey::Stm(stm as *const Stm as usize, kind);
+            let key = crate::exec::map_scratch::ScratchKey::Prim(p.id, kind);
             self.launch_map_scratch(&code, key, &lam.body.stms, rows, &bufs, &[], loc)?;
         } else {
             let r = self.launch(&code, &[], &bufs, &[], Self::groups_for(rows), loc);
@@ -188,7 +190,7 @@ impl<'a> Exec<'a> {
 
     fn tree(
         &mut self,
-        stm: &'a Stm,
+        p: &'a PrimStep,
         wname: &ir::VName,
         names: &[ir::VName],
         op: &'a ir::Operator,
@@ -206,8 +208,8 @@ impl<'a> Exec<'a> {
                 self.env.insert(names[k + i].id, HVal::A(y));
             }
             let outs = self.pair_pass(
-                stm,
-                StmKernel::RowPairs { scan: false },
+                p,
+                PrimKernel::RowPairs { scan: false },
                 wname,
                 names,
                 op,
@@ -237,7 +239,7 @@ impl<'a> Exec<'a> {
 
     fn hillis_steele(
         &mut self,
-        stm: &'a Stm,
+        p: &'a PrimStep,
         wname: &ir::VName,
         names: &[ir::VName],
         op: &'a ir::Operator,
@@ -270,8 +272,8 @@ impl<'a> Exec<'a> {
                 self.env.insert(names[k + i].id, HVal::A(y));
             }
             let outs = self.pair_pass(
-                stm,
-                StmKernel::RowPairs { scan: true },
+                p,
+                PrimKernel::RowPairs { scan: true },
                 wname,
                 names,
                 op,
