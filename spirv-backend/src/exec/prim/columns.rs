@@ -2,8 +2,7 @@
 //! f` of a scalar `f`) over two-dimensional arrays, one thread per column; otherwise the
 //! operator applied to pairs of rows (`super::row_pairs`).
 
-use super::PrimKernel;
-use super::PrimStep;
+use super::{PrimKernel, PrimStep};
 use crate::codegen;
 use crate::error::Error;
 use crate::exec::{DArr, Exec, HVal, E};

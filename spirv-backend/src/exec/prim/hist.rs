@@ -1,10 +1,10 @@
 //! `reduce_by_index`: one kernel per component of the destination tuple (operators that
 //! combine each component on their own, as `jvp` makes them), each a thread per value that
 //! combines it into its bin with an atomic operation where the device has one for the
-//! operator and type, else a compare-and-swap loop (`crate::codegen::hist`).
+//! operator and type, else a compare-and-swap loop (`crate::codegen::hist`); with a plain
+//! read-modify-write where the indices are provably distinct (`disjoint`, paper 003).
 
-use super::PrimStep;
-use super::{hist_operators, PrimKernel};
+use super::{hist_operators, PrimKernel, PrimStep};
 use crate::codegen::hist;
 use crate::error::Error;
 use crate::exec::{Exec, HVal, E};

@@ -5,13 +5,12 @@
 //! and a second launch combining their partials, as [`strategy`] chooses from the sizes.
 //! Otherwise the `map` kernel: a thread per segment running the primitive sequentially.
 
-use super::PrimKernel;
-use super::PrimStep;
+use super::{PrimKernel, PrimStep};
+use crate::codegen;
 use crate::codegen::gen::WG;
 use crate::codegen::segmented::{
     seg_kernel, segmented_of, strategy, team_for, SegInputs, Strategy,
 };
-use crate::codegen::{self};
 use crate::error::Error;
 use crate::exec::{acc, map_scratch, DArr, Exec, HVal, Kernel, E};
 use std::sync::Arc;

@@ -3,8 +3,7 @@
 //! workgroup combination; the strided layout of a GPU for commutative operators), pass 2
 //! reduces the partials in one workgroup ([`super::reduce_passes`]).
 
-use super::PrimStep;
-use super::{chunking, reduce_passes, strided_chunking, tuple_too_big};
+use super::{chunking, reduce_passes, strided_chunking, tuple_too_big, PrimStep};
 use crate::codegen::chunked::{self, Io};
 use crate::codegen::gen::WG;
 use crate::codegen::operator;

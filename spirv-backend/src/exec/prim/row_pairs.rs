@@ -11,8 +11,7 @@
 //! The pass kernels read their rows and their size through fresh host names bound for the
 //! launch (ids at the top of the `u32` range, never used by lowered programs).
 
-use super::PrimKernel;
-use super::PrimStep;
+use super::{PrimKernel, PrimStep};
 use crate::codegen;
 use crate::error::Error;
 use crate::exec::map_scratch::uses_scratch;

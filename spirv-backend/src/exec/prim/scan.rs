@@ -3,8 +3,7 @@
 //! one workgroup, pass 3 scans each workgroup's (or thread's) chunk from its prefix, reading
 //! each element once ([`super::scan_passes`]; a GPU's last pass is tiled where it fits).
 
-use super::PrimStep;
-use super::{chunking, scan_passes, tiled_scan_fits, tuple_too_big};
+use super::{chunking, scan_passes, tiled_scan_fits, tuple_too_big, PrimStep};
 use crate::codegen::chunked::{self, Io};
 use crate::codegen::gen::WG;
 use crate::codegen::operator;

@@ -3,8 +3,7 @@
 //! last writer (an atomic maximum of the writer's index into a word per row, cleared first);
 //! pass 2 writes the rows whose claim a thread holds.
 
-use super::PrimKernel;
-use super::PrimStep;
+use super::{PrimKernel, PrimStep};
 use crate::codegen::scatter;
 use crate::error::Error;
 use crate::exec::{natural, Exec, HVal, E};

@@ -13,8 +13,8 @@ pub struct PrimStep {
     pub id: KernelId,
     pub pat: Pat,
     pub prim: Prim,
-    /// The host variables its operators read (sorted by id), whose types its kernels depend
-    /// on.
+    /// The host variables it reads (its arrays and sizes, and those its operators read;
+    /// sorted by id), whose types its kernels depend on.
     pub free: Vec<VName>,
     pub loc: Option<SrcLoc>,
 }
