@@ -419,26 +419,33 @@ mod tests {
         };
         let src = "entry main (xs: []f32) : f32 = reduce (+) 0 (map (\\x -> x * 2) xs)\n";
         let c = vkad_core::compile("p.fut", src).expect("compiles");
-        let xs = vkad_core::value::Value::Array(vkad_core::value::ArrayValue::new(
-            vec![3],
-            vkad_core::value::Buffer::F32(vec![1.0, 2.0, 3.0]),
-        ));
-        let (r, ts) = crate::run_entry_profiled(&ctx, &c, "main", vec![xs.clone()]).expect("runs");
-        assert_eq!(
-            r,
-            crate::run_entry(&ctx, &c, "main", vec![xs]).expect("runs")
-        );
-        let names: Vec<&str> = ts.iter().map(|t| t.name.as_str()).collect();
-        assert_eq!(
-            names,
-            [
-                "segmap.1 @ p.fut:1:32",
-                "reduce.1 @ p.fut:1:32",
-                "reduce.2 @ p.fut:1:32"
-            ],
-            "{names:?}"
-        );
-        assert!(ts.iter().all(|t| t.end_ns >= t.start_ns));
+        // Three elements: one workgroup, whose partial is the sum (one pass); a thousand: a
+        // partial per workgroup, then a second pass.
+        for (n, want) in [
+            (3, &["segmap.1 @ p.fut:1:32", "reduce.1 @ p.fut:1:32"][..]),
+            (
+                1000,
+                &[
+                    "segmap.1 @ p.fut:1:32",
+                    "reduce.1 @ p.fut:1:32",
+                    "reduce.2 @ p.fut:1:32",
+                ][..],
+            ),
+        ] {
+            let xs = vkad_core::value::Value::Array(vkad_core::value::ArrayValue::new(
+                vec![n],
+                vkad_core::value::Buffer::F32((0..n).map(|i| i as f32).collect()),
+            ));
+            let (r, ts) =
+                crate::run_entry_profiled(&ctx, &c, "main", vec![xs.clone()]).expect("runs");
+            assert_eq!(
+                r,
+                crate::run_entry(&ctx, &c, "main", vec![xs]).expect("runs")
+            );
+            let names: Vec<&str> = ts.iter().map(|t| t.name.as_str()).collect();
+            assert_eq!(names, want, "{n} elements");
+            assert!(ts.iter().all(|t| t.end_ns >= t.start_ns));
+        }
     }
 
     const GRADIENT: &str = "def sq (x: f64) : f64 = x * x\n\

@@ -134,6 +134,9 @@ struct Batch {
     free_args: Vec<Arc<Buffer>>,
     /// Small uploads into fresh buffers, written at the start of the next submission.
     writes: Vec<(Arc<Buffer>, Vec<u8>)>,
+    /// Kernels (with their descriptor bindings) whose pipelines the next submission makes
+    /// without launching them ([`Exec::prepare`]).
+    prepare: Vec<(Arc<Kernel>, u32)>,
 }
 
 /// A device array: a contiguous row-major view into a buffer.
@@ -523,6 +526,20 @@ impl<'a> Exec<'a> {
         Ok(())
     }
 
+    /// Has `code`'s pipeline made with the next submission's new pipelines, without launching
+    /// it: a kernel that this run skips but runs at other sizes launch (the second pass of a
+    /// reduction over one workgroup's elements), so that a compiled program's later calls
+    /// make no pipeline.
+    pub(crate) fn prepare(&self, code: &Arc<Kernel>) {
+        let bound = if self.addressing == Addressing::Descriptors {
+            code.binds.len()
+        } else {
+            0
+        };
+        let mut b = self.batch.borrow_mut();
+        b.prepare.push((code.clone(), 2 + bound as u32));
+    }
+
     /// Launches a kernel over `groups` workgroups. `outs` and `tmps` are the buffers for
     /// `BindSrc::Out` / `BindSrc::Tmp`.
     pub(crate) fn launch(
@@ -640,21 +657,24 @@ impl<'a> Exec<'a> {
         Ok(())
     }
 
-    /// The pipelines of `launches`, in order. Those not made yet are made first, on as many
-    /// threads as the host has (up to [`PIPELINE_THREADS`]) when there are several: a driver
-    /// compiles each module on the thread that asks for it, so a batch's new kernels then
-    /// compile side by side. Errors are reported in launch order.
+    /// The pipelines of `launches`, in order. Those not made yet, and those of the `prepare`d
+    /// kernels, are made first, on as many threads as the host has (up to
+    /// [`PIPELINE_THREADS`]) when there are several: a driver compiles each module on the
+    /// thread that asks for it, so a batch's new kernels then compile side by side. Errors are
+    /// reported in launch order.
     fn pipelines(
         &self,
         launches: &[(Launch, Option<usize>, Arc<Buffer>)],
+        prepare: &[(Arc<Kernel>, u32)],
     ) -> E<Vec<vkad_vk::Kernel>> {
         let mut missing: Vec<(&Arc<Kernel>, u32)> = Vec::new();
-        for (l, _, _) in launches {
+        let wanted = launches.iter().map(|(l, _, _)| (&l.code, l.bindings));
+        for (code, bindings) in wanted.chain(prepare.iter().map(|(k, b)| (k, *b))) {
             let seen = missing
                 .iter()
-                .any(|(k, b)| Arc::ptr_eq(k, &l.code) && *b == l.bindings);
-            if !seen && !l.code.has_pipeline(self.ctx, l.bindings) {
-                missing.push((&l.code, l.bindings));
+                .any(|(k, b)| Arc::ptr_eq(k, code) && *b == bindings);
+            if !seen && !code.has_pipeline(self.ctx, bindings) {
+                missing.push((code, bindings));
             }
         }
         // (The host's parallelism is asked only when there is a choice: on Linux it reads the
@@ -669,7 +689,8 @@ impl<'a> Exec<'a> {
         };
         if threads > 1 {
             // Each thread takes the next pipeline to make; a failure is kept in the kernel's
-            // place and reported below, when its launch asks for its pipeline again.
+            // place and reported below, when its launch asks for its pipeline again (a
+            // prepared kernel's, when a later launch does).
             let next = std::sync::atomic::AtomicUsize::new(0);
             std::thread::scope(|s| {
                 for _ in 0..threads {
@@ -680,6 +701,10 @@ impl<'a> Exec<'a> {
                     });
                 }
             });
+        } else {
+            for (k, b) in &missing {
+                k.make_pipeline(self.ctx, *b);
+            }
         }
         launches
             .iter()
@@ -701,7 +726,8 @@ impl<'a> Exec<'a> {
         let launches = std::mem::take(&mut b.launches);
         let uploads = std::mem::take(&mut b.writes);
         let slots = std::mem::replace(&mut b.slots, 0);
-        let kernels = match self.pipelines(&launches) {
+        let prepare = std::mem::take(&mut b.prepare);
+        let kernels = match self.pipelines(&launches, &prepare) {
             Ok(k) => k,
             Err(e) => {
                 for (_, _, a) in &launches {

@@ -1,7 +1,8 @@
 //! A reduction of one-dimensional arrays of scalars (or tuples of them): pass 1 computes one
 //! partial per workgroup (up to 2^17 elements) or per thread (more, where that saves the
 //! workgroup combination; the strided layout of a GPU for commutative operators), pass 2
-//! reduces the partials in one workgroup ([`super::reduce_passes`]).
+//! reduces the partials in one workgroup ([`super::reduce_passes`]); where pass 1 leaves a
+//! single partial (one workgroup), that is the result and pass 2 is not launched.
 
 use super::{chunking, reduce_passes, strided_chunking, tuple_too_big, PrimStep};
 use crate::codegen::chunked::{self, Io};
@@ -94,6 +95,15 @@ impl<'a> Exec<'a> {
         let code2 = self.prim_kernel(p, kind2, &[], |_, ht| {
             chunked::chunked(prog, op, &e3, &ins2, &outs_io, &[], phase2, loc, ht)
         })?;
+        // One partial (a single workgroup's): it is the result, and pass 2 is not launched
+        // (only made ready for larger inputs).
+        if threads == 1 {
+            self.prepare(&code2);
+            return tmp
+                .iter()
+                .map(|t| Ok(HVal::P(self.read_elem(t, 0)?)))
+                .collect();
+        }
         let rbufs: Vec<Arc<Buffer>> = res.iter().map(|o| o.buf.clone()).collect();
         self.launch(
             &code2,

@@ -2,6 +2,8 @@
 //! one partial per workgroup (few elements) or per thread (many), pass 2 scans the partials in
 //! one workgroup, pass 3 scans each workgroup's (or thread's) chunk from its prefix, reading
 //! each element once ([`super::scan_passes`]; a GPU's last pass is tiled where it fits).
+//! Where one workgroup holds every element, pass 3 alone scans them (passes 1 and 2 are not
+//! launched).
 
 use super::{chunking, scan_passes, tiled_scan_fits, tuple_too_big, PrimStep};
 use crate::codegen::chunked::{self, Io};
@@ -80,24 +82,31 @@ impl<'a> Exec<'a> {
             })
             .collect();
         let arr_refs: Vec<&ir::VName> = arrs.iter().collect();
+        let pb: Vec<Arc<Buffer>> = part.iter().map(|o| o.buf.clone()).collect();
+        let sb: Vec<Arc<Buffer>> = pscan.iter().map(|o| o.buf.clone()).collect();
         let e = elems.clone();
         let c1 = self.prim_kernel(p, kind1, &arr_refs, |_, ht| {
             chunked::chunked(prog, op, &e, &ios, &outs_io, &[], phase1, loc, ht)
         })?;
-        let pb: Vec<Arc<Buffer>> = part.iter().map(|o| o.buf.clone()).collect();
-        self.launch(&c1, &[n as u64, chunk as u64], &pb, &[], groups as u32, loc)?;
         let e = elems.clone();
-        // Pass 2 without shared memory (`big`): thread 0 scans all partials.
-        let chunk2 = if big {
-            threads as u64
-        } else {
-            threads.div_ceil(WG as usize) as u64
-        };
         let c2 = self.prim_kernel(p, kind2, &[], |_, ht| {
             chunked::chunked(prog, op, &e, &tmp_io, &outs_io, &[], phase2, loc, ht)
         })?;
-        let sb: Vec<Arc<Buffer>> = pscan.iter().map(|o| o.buf.clone()).collect();
-        self.launch(&c2, &[threads as u64, chunk2], &sb, &pb, 1, loc)?;
+        if threads > 1 {
+            self.launch(&c1, &[n as u64, chunk as u64], &pb, &[], groups as u32, loc)?;
+            // Pass 2 without shared memory (`big`): thread 0 scans all partials.
+            let chunk2 = if big {
+                threads as u64
+            } else {
+                threads.div_ceil(WG as usize) as u64
+            };
+            self.launch(&c2, &[threads as u64, chunk2], &sb, &pb, 1, loc)?;
+        } else {
+            // One workgroup: pass 3 alone scans everything (the first workgroup reads no
+            // prefix); passes 1 and 2 are only made ready for larger inputs.
+            self.prepare(&c1);
+            self.prepare(&c2);
+        }
         let e = elems.clone();
         let c3 = self.prim_kernel(p, kind3, &arr_refs, |_, ht| {
             chunked::chunked(prog, op, &e, &ios, &outs_io, &pre_io, phase3, loc, ht)
