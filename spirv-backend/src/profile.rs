@@ -448,6 +448,27 @@ mod tests {
         }
     }
 
+    #[test]
+    fn updates_in_a_host_loop_write_in_place_behind_recorded_launches() {
+        let backend = crate::VulkanBackend::new(crate::ContextOptions::default());
+        let Ok(ctx) = backend.context() else {
+            eprintln!("no Vulkan device: skipped");
+            return;
+        };
+        // Each iteration's update is recorded behind the previous one (nothing reads the
+        // array in between): those pending launches do not make the array shared, so no
+        // iteration copies it (only the first, whose array `replicate` still names).
+        let src = "entry main (n: i64) (k: i64) : []i64 =\n\
+                   loop xs = replicate n 0 for i < k do xs with [i % n] = i\n";
+        let c = vkad_core::compile("u.fut", src).expect("compiles");
+        let i64v = |x| vkad_core::value::Value::Scalar(vkad_core::prim::PrimValue::I64(x));
+        let args = vec![i64v(100), i64v(50)];
+        let (r, ts) = crate::run_entry_profiled(&ctx, &c, "main", args.clone()).expect("runs");
+        assert_eq!(r, c.run_interp("main", args).expect("interpreter"));
+        let updates = ts.iter().filter(|t| t.name.starts_with("update")).count();
+        assert!(updates <= 51, "{updates} launches for 50 updates");
+    }
+
     const GRADIENT: &str = "def sq (x: f64) : f64 = x * x\n\
 def loss [n] (xs: [n]f64) : f64 =\n\
   reduce (+) 0 (map sq xs)\n\

@@ -902,8 +902,25 @@ impl<'a> Exec<'a> {
     }
 
     /// An array that may be updated in place (copied when shared).
+    /// `a`, or a copy of it where another value shares its buffer. The launches and uploads
+    /// recorded for the next submission share no value: they run before anything recorded
+    /// after them (a barrier separates consecutive launches), so an update recorded now may
+    /// write in place the buffer they read or write.
     fn unique(&mut self, a: DArr, loc: &Option<SrcLoc>) -> E<DArr> {
-        if Arc::strong_count(&a.buf) == 1 {
+        let pending = {
+            let b = self.batch.borrow();
+            let launches: usize = b
+                .launches
+                .iter()
+                .map(|(l, _, _)| l.arrays.iter().filter(|x| Arc::ptr_eq(x, &a.buf)).count())
+                .sum();
+            launches
+                + b.writes
+                    .iter()
+                    .filter(|(x, _)| Arc::ptr_eq(x, &a.buf))
+                    .count()
+        };
+        if Arc::strong_count(&a.buf) == 1 + pending {
             Ok(a)
         } else {
             self.copy(&a, loc)
