@@ -419,12 +419,12 @@ mod tests {
         };
         let src = "entry main (xs: []f32) : f32 = reduce (+) 0 (map (\\x -> x * 2) xs)\n";
         let c = vkad_core::compile("p.fut", src).expect("compiles");
-        // Three elements: one workgroup, whose partial is the sum (one pass); a thousand: a
-        // partial per workgroup, then a second pass.
+        // Three elements: one workgroup, whose partial is the sum (one pass); ten thousand: a
+        // partial per workgroup (more than one on every device), then a second pass.
         for (n, want) in [
             (3, &["segmap.1 @ p.fut:1:32", "reduce.1 @ p.fut:1:32"][..]),
             (
-                1000,
+                10_000,
                 &[
                     "segmap.1 @ p.fut:1:32",
                     "reduce.1 @ p.fut:1:32",

@@ -64,3 +64,23 @@ entry tuple_elems (xs: []i32) (ys: []f64) : ([]i32, []f64) =
   let ps = zip xs ys
   let ps = copy ps with [1] = (5, 5.5)
   in unzip ps
+
+-- An update after a kernel that reads the array, with nothing read back in between: the
+-- kernel sees the old elements (on Vulkan both are recorded in one submission, in order, and
+-- the update writes in place).
+-- ==
+-- entry: after_a_reader
+-- input { [1, 2, 3] } output { [2, 4, 6] [5, 2, 3] }
+-- input { [7] } output { [14] [5] }
+entry after_a_reader (xs: *[]i32) : ([]i32, []i32) =
+  let s = map (* 2) xs
+  in (s, xs with [0] = 5)
+
+-- The same in a loop: each iteration's kernel reads the array its update then overwrites.
+-- ==
+-- entry: readers_in_a_loop
+-- input { [1, 2, 3, 4] 3i64 } output { [100, 101, 102, 4] 163 }
+entry readers_in_a_loop [n] (xs: *[n]i32) (k: i64) : ([n]i32, i32) =
+  loop (xs, acc) = (xs, 0) for i < k do
+    let s = i32.sum (map (* 2) xs)
+    in (xs with [i] = 100 + i32.i64 i, acc + s / 4)

@@ -5,7 +5,7 @@
 //! loop limiter [`crate::codegen::gen::LAVAPIPE_LOOP_LIMIT`] times: once at every back edge and once when a loop
 //! exits, counting the masked passes it makes through the loops of a branch not taken and,
 //! on a loop's exit pass, through the loops of its body. The host splits its own long
-//! per-thread loops (`exec::segmented`), but a user loop or an inner reduction of more than
+//! per-thread loops (`exec::prim::per_segment`), but a user loop or an inner reduction of more than
 //! 65535 iterations in one thread would give wrong results there. A kernel that calls
 //! [`Gen::count_loops`] in its entry block gets a [`LoopLimit`]: from then on every loop and
 //! `if` the builder makes also updates a counter of the limiter's decrements, and a flag that a

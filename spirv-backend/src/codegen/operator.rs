@@ -200,7 +200,7 @@ fn se_vars(s: &SubExp, out: &mut Vec<ir::VName>) {
     }
 }
 
-/// All variables a statement mentions (over-approximates the free ones; used for cache keys).
+/// All variables a statement mentions (over-approximates the free ones).
 pub(crate) fn free_vars_stm(stm: &Stm, out: &mut Vec<ir::VName>) {
     fn se(s: &SubExp, out: &mut Vec<ir::VName>) {
         if let SubExp::Var(v) = s {

@@ -1,5 +1,5 @@
-//! Segmented reductions and scans: a host-level `map (\row -> reduce op ne row) xss` (or
-//! `scan`) over rows that one thread each would not use the device well for.
+//! Segmented reductions and scans: a plan's primitive per segment (`map (\row -> reduce op ne
+//! row) xss`, or `scan`) over rows that one thread each would not use the device well for.
 //!
 //! A `map` kernel gives each row to one thread, which reduces it sequentially: with fewer rows
 //! than the device has threads (a handful of rows of a million elements) most of the device

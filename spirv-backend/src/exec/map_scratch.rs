@@ -1,5 +1,5 @@
 //! Launching `map` kernels that use per-thread scratch memory (see `codegen::scratch`): the host
-//! picks a per-thread capacity (the last one that sufficed for this statement, else an estimate
+//! picks a per-thread capacity (the last one that sufficed for this kernel, else an estimate
 //! from the sizes it knows), limits the number of threads so the buffers stay within
 //! [`SCRATCH_BUDGET`], and launches again with more when a thread reports that it overflowed.
 

@@ -527,17 +527,28 @@ impl<'a> Exec<'a> {
     }
 
     /// Has `code`'s pipeline made with the next submission's new pipelines, without launching
-    /// it: a kernel that this run skips but runs at other sizes launch (the second pass of a
-    /// reduction over one workgroup's elements), so that a compiled program's later calls
-    /// make no pipeline.
+    /// it. For a kernel that this run skips but runs with more elements launch (the second
+    /// pass of a reduction whose first pass ran in one workgroup), so that later calls of a
+    /// compiled program with inputs of that size class make no pipeline. A kernel the device
+    /// cannot run is left alone (its launch reports that).
     pub(crate) fn prepare(&self, code: &Arc<Kernel>) {
+        if self.check_device(code).is_err() {
+            return;
+        }
         let bound = if self.addressing == Addressing::Descriptors {
             code.binds.len()
         } else {
             0
         };
+        let bindings = 2 + bound as u32;
         let mut b = self.batch.borrow_mut();
-        b.prepare.push((code.clone(), 2 + bound as u32));
+        let listed = b
+            .prepare
+            .iter()
+            .any(|(k, n)| Arc::ptr_eq(k, code) && *n == bindings);
+        if !listed && !code.has_pipeline(self.ctx, bindings) {
+            b.prepare.push((code.clone(), bindings));
+        }
     }
 
     /// Launches a kernel over `groups` workgroups. `outs` and `tmps` are the buffers for
@@ -901,8 +912,7 @@ impl<'a> Exec<'a> {
         Ok(d)
     }
 
-    /// An array that may be updated in place (copied when shared).
-    /// `a`, or a copy of it where another value shares its buffer. The launches and uploads
+    /// An array that may be updated in place: `a`, or a copy of it where another value shares its buffer. The launches and uploads
     /// recorded for the next submission share no value: they run before anything recorded
     /// after them (a barrier separates consecutive launches), so an update recorded now may
     /// write in place the buffer they read or write.

@@ -234,6 +234,14 @@ pub(crate) fn tiled_scan_fits(ctx: &Context, elems: &[PrimType]) -> bool {
     crate::codegen::scan::tiled_scan_bytes(&words) <= ctx.info().max_shared_memory as usize
 }
 
+/// [`chunking`] for `Phase::StridedReduce` (GPUs, commutative operators): 32 elements per
+/// thread (more where the workgroups would exceed 65535).
+fn strided_chunking(n: usize) -> (usize, usize, bool) {
+    let wg = WG as usize;
+    let chunk = 32.max(n.div_ceil(wg * 65535));
+    (n.div_ceil(chunk * wg).max(1), chunk, false)
+}
+
 /// Number of workgroups and elements per thread for a chunked pass over `n` elements.
 /// Up to `WG * 512` elements: one element per thread, one partial per workgroup (false), which
 /// sums floats almost sequentially (what the interpreter does, and what the tests of small
@@ -244,14 +252,6 @@ pub(crate) fn tiled_scan_fits(ctx: &Context, elems: &[PrimType]) -> bool {
 ///
 /// With `big` (see [`tuple_too_big`]) always one partial per thread, from at most 16
 /// workgroups, so that one thread can fold all partials (at most 4096) in the second pass.
-/// [`chunking`] for `Phase::StridedReduce` (GPUs, commutative operators): 32 elements per
-/// thread (more where the workgroups would exceed 65535).
-fn strided_chunking(n: usize) -> (usize, usize, bool) {
-    let wg = WG as usize;
-    let chunk = 32.max(n.div_ceil(wg * 65535));
-    (n.div_ceil(chunk * wg).max(1), chunk, false)
-}
-
 fn chunking(n: usize, big: bool, gpu: bool) -> (usize, usize, bool) {
     const MIN_CHUNK: usize = 64;
     let wg = WG as usize;

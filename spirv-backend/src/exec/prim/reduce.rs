@@ -1,8 +1,9 @@
 //! A reduction of one-dimensional arrays of scalars (or tuples of them): pass 1 computes one
 //! partial per workgroup (up to 2^17 elements) or per thread (more, where that saves the
 //! workgroup combination; the strided layout of a GPU for commutative operators), pass 2
-//! reduces the partials in one workgroup ([`super::reduce_passes`]); where pass 1 leaves a
-//! single partial (one workgroup), that is the result and pass 2 is not launched.
+//! reduces the partials in one workgroup ([`super::reduce_passes`]); where pass 1 runs in one
+//! workgroup (up to 256 elements, or 8192 for a commutative operator on a GPU), its single
+//! partial is the result and pass 2 is not launched.
 
 use super::{chunking, reduce_passes, strided_chunking, tuple_too_big, PrimStep};
 use crate::codegen::chunked::{self, Io};
@@ -49,11 +50,6 @@ impl<'a> Exec<'a> {
         let tmp: Vec<DArr> = elems
             .iter()
             .map(|&t| self.alloc(t, vec![threads]))
-            .collect::<E<_>>()?;
-        // (With `big`, pass 2 writes one value per thread of its workgroup.)
-        let res: Vec<DArr> = elems
-            .iter()
-            .map(|&t| self.alloc(t, vec![if big { WG as usize } else { 1 }]))
             .collect::<E<_>>()?;
         let k = elems.len();
         let outs_io: Vec<Io> = (0..k)
@@ -104,6 +100,11 @@ impl<'a> Exec<'a> {
                 .map(|t| Ok(HVal::P(self.read_elem(t, 0)?)))
                 .collect();
         }
+        // (With `big`, pass 2 writes one value per thread of its workgroup.)
+        let res: Vec<DArr> = elems
+            .iter()
+            .map(|&t| self.alloc(t, vec![if big { WG as usize } else { 1 }]))
+            .collect::<E<_>>()?;
         let rbufs: Vec<Arc<Buffer>> = res.iter().map(|o| o.buf.clone()).collect();
         self.launch(
             &code2,

@@ -2,8 +2,8 @@
 //! one partial per workgroup (few elements) or per thread (many), pass 2 scans the partials in
 //! one workgroup, pass 3 scans each workgroup's (or thread's) chunk from its prefix, reading
 //! each element once ([`super::scan_passes`]; a GPU's last pass is tiled where it fits).
-//! Where one workgroup holds every element, pass 3 alone scans them (passes 1 and 2 are not
-//! launched).
+//! Where one workgroup holds every element (up to 256 elements), pass 3 alone scans them
+//! (passes 1 and 2 are not launched).
 
 use super::{chunking, scan_passes, tiled_scan_fits, tuple_too_big, PrimStep};
 use crate::codegen::chunked::{self, Io};

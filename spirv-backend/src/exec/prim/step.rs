@@ -110,12 +110,19 @@ impl Prim {
 }
 
 impl std::fmt::Display for PrimStep {
-    /// `let {pat} = <the primitive as a SOAC>` (one line: the IR's printer).
+    /// `let {pat} = <the primitive as a SOAC>` (the IR's printer; a disjoint histogram with its
+    /// `#[disjoint_indices]`).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut attrs = Attrs::default();
+        if let Prim::Hist { disjoint: true, .. } = self.prim {
+            attrs
+                .0
+                .push(vkad_core::passes::hist_disjoint::DISJOINT_INDICES.into());
+        }
         let s = Stm {
             pat: self.pat.clone(),
             exp: Exp::Soac(self.prim.as_soac()),
-            attrs: Attrs::default(),
+            attrs,
             loc: self.loc.clone(),
         };
         write!(f, "{s}")
