@@ -535,12 +535,7 @@ impl<'a> Exec<'a> {
         if self.check_device(code).is_err() {
             return;
         }
-        let bound = if self.addressing == Addressing::Descriptors {
-            code.binds.len()
-        } else {
-            0
-        };
-        let bindings = 2 + bound as u32;
+        let bindings = 2 + self.bound(code.binds.len()) as u32;
         let mut b = self.batch.borrow_mut();
         let listed = b
             .prepare
@@ -548,6 +543,16 @@ impl<'a> Exec<'a> {
             .any(|(k, n)| Arc::ptr_eq(k, code) && *n == bindings);
         if !listed && !code.has_pipeline(self.ctx, bindings) {
             b.prepare.push((code.clone(), bindings));
+        }
+    }
+
+    /// How many of a kernel's `arrays` arrays are descriptor bindings (after the status and
+    /// argument buffers): all where kernels reach arrays through descriptors, none with
+    /// device addresses.
+    fn bound(&self, arrays: usize) -> usize {
+        match self.addressing {
+            Addressing::Descriptors => arrays,
+            Addressing::Addresses => 0,
         }
     }
 
@@ -611,11 +616,7 @@ impl<'a> Exec<'a> {
             words.push(0);
         }
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        let bound = if self.addressing == Addressing::Descriptors {
-            arrays.len()
-        } else {
-            0
-        };
+        let bound = self.bound(arrays.len());
         let name = {
             self.pass += 1;
             match loc {
@@ -912,10 +913,11 @@ impl<'a> Exec<'a> {
         Ok(d)
     }
 
-    /// An array that may be updated in place: `a`, or a copy of it where another value shares its buffer. The launches and uploads
-    /// recorded for the next submission share no value: they run before anything recorded
-    /// after them (a barrier separates consecutive launches), so an update recorded now may
-    /// write in place the buffer they read or write.
+    /// An array that may be updated in place: `a`, or a copy of it where another value shares
+    /// its buffer. The launches and uploads recorded for the next submission share no value:
+    /// they run before anything recorded after them (a barrier separates consecutive
+    /// launches), so an update recorded now may write in place the buffer they read or
+    /// write.
     fn unique(&mut self, a: DArr, loc: &Option<SrcLoc>) -> E<DArr> {
         let pending = {
             let b = self.batch.borrow();

@@ -416,20 +416,20 @@ impl<'a> Aot<'a> {
                             .map(|v| self.elem(v, loc))
                             .collect::<Result<Vec<_>>>()?;
                         let names: Vec<VName> = inputs.iter().map(|v| (*v).clone()).collect();
-                        self.prim_kernel(p, PrimKernel::Segmented, |p, ht| {
-                            seg_kernel(p, op, &elems, SegInputs::Host(&names), scan, loc, ht)
+                        self.prim_kernel(p, PrimKernel::Segmented, |prog, ht| {
+                            seg_kernel(prog, op, &elems, SegInputs::Host(&names), scan, loc, ht)
                         })?;
                         // Rows in several pieces: the kernel combining the pieces' partials.
                         if !scan {
-                            self.prim_kernel(p, PrimKernel::SegmentedCombine, |p, ht| {
-                                seg_kernel(p, op, &elems, SegInputs::Partials, false, loc, ht)
+                            self.prim_kernel(p, PrimKernel::SegmentedCombine, |prog, ht| {
+                                seg_kernel(prog, op, &elems, SegInputs::Partials, false, loc, ht)
                             })?;
                         }
                     }
                 }
                 let lavapipe = self.lavapipe();
-                self.prim_kernel(p, PrimKernel::Map, |p, ht| {
-                    crate::codegen::map::map_kernel_on(p, w, arrs, lam, loc, ht, lavapipe)
+                self.prim_kernel(p, PrimKernel::Map, |prog, ht| {
+                    crate::codegen::map::map_kernel_on(prog, w, arrs, lam, loc, ht, lavapipe)
                 })
             }
             Prim::Reduce { arrs, op, .. } | Prim::Scan { arrs, op, .. } => {
@@ -484,8 +484,8 @@ impl<'a> Aot<'a> {
                     }
                 }
                 for (phase, kind, ins, pre) in passes {
-                    self.prim_kernel(p, kind, |p, ht| {
-                        chunked::chunked(p, op, &elems, ins, &outs, pre, phase, loc, ht)
+                    self.prim_kernel(p, kind, |prog, ht| {
+                        chunked::chunked(prog, op, &elems, ins, &outs, pre, phase, loc, ht)
                     })?;
                 }
                 Ok(())
@@ -517,9 +517,9 @@ impl<'a> Aot<'a> {
                             device: Some(info.name.clone()),
                         });
                     }
-                    self.prim_kernel(p, PrimKernel::Hist(k), |p, ht| {
+                    self.prim_kernel(p, PrimKernel::Hist(k), |prog, ht| {
                         hist::hist(
-                            p,
+                            prog,
                             op1,
                             t,
                             inds,
@@ -544,8 +544,8 @@ impl<'a> Aot<'a> {
                     .map(|(v, d)| Ok((v.clone(), self.elem(d, loc)?)))
                     .collect::<Result<Vec<_>>>()?;
                 for claim in [true, false] {
-                    self.prim_kernel(p, PrimKernel::Scatter { claim }, |p, ht| {
-                        scatter::scatter(p, inds, &vt, dest, claim, ht)
+                    self.prim_kernel(p, PrimKernel::Scatter { claim }, |prog, ht| {
+                        scatter::scatter(prog, inds, &vt, dest, claim, ht)
                     })?;
                 }
                 Ok(())
@@ -570,8 +570,10 @@ impl<'a> Aot<'a> {
                     .iter()
                     .map(|a| self.elem(a, loc))
                     .collect::<Result<Vec<_>>>()?;
-                self.prim_kernel(p, PrimKernel::Columns, |p, ht| {
-                    crate::codegen::columns::column_kernel(p, op, &vop, arrs, &elems, scan, loc, ht)
+                self.prim_kernel(p, PrimKernel::Columns, |prog, ht| {
+                    crate::codegen::columns::column_kernel(
+                        prog, op, &vop, arrs, &elems, scan, loc, ht,
+                    )
                 })
             }
             _ => {
