@@ -49,16 +49,30 @@ fn consumable(
     {
         return false;
     }
-    // Earlier uses must not create aliases of `v` (views, or branch/loop results that may be `v`).
-    stms[..k].iter().all(|s| {
-        !mentions(&s.exp, v)
-            || s.pat.elems.iter().all(|p| matches!(p.ty, Type::Prim(_)))
-            || matches!(
+    // Earlier statements may make aliases of `v` (views, or branch/loop results that may be
+    // `v`), and aliases of those, as long as none of them is used from the copy on: the
+    // slices of a loop's state read before the state is updated (`let h = st[i]` ... `st with
+    // [i] = h'`) do not keep the update from happening in place.
+    let mut aliases: HashSet<&VName> = HashSet::from([v]);
+    for s in &stms[..k] {
+        let makes_alias = aliases.iter().any(|a| mentions(&s.exp, a))
+            && !matches!(
                 s.exp,
                 Exp::Soac(Soac::Map { .. } | Soac::Reduce { .. } | Soac::Scan { .. })
                     | Exp::Concat { .. }
                     | Exp::Copy(_)
-            )
+            );
+        if makes_alias {
+            for p in &s.pat.elems {
+                if !matches!(p.ty, Type::Prim(_)) {
+                    aliases.insert(&p.name);
+                }
+            }
+        }
+    }
+    aliases.iter().filter(|a| **a != v).all(|a| {
+        !result.iter().any(|r| r.as_var() == Some(*a))
+            && !stms[k..].iter().any(|s| mentions(&s.exp, a))
     })
 }
 

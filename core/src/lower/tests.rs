@@ -649,6 +649,29 @@ fn copies_before_in_place_updates() {
     let p = lower_ok(src);
     assert!(count_copies(&p.entry("main").unwrap().body) >= 1);
     check_run(src, "2i64", "[0i64, 1i64]\n[0i64, 0i64]");
+    // Slices of a loop's state read before the update, and dead by then, do not keep the
+    // update from being in place (the LSTM's `st with [i] = [h, c]` after reading `st[i]`).
+    let src = "entry main (st0: [][]i64) : [][]i64 = \
+               loop st = copy st0 for i < length st0 do \
+               let h = map (* 2) st[i] in st with [i] = h";
+    let p = lower_ok(src);
+    assert_eq!(count_copies(&p.entry("main").unwrap().body), 1);
+    check_run(
+        src,
+        "[[1i64, 2i64], [3i64, 4i64]]",
+        "[[2i64, 4i64], [6i64, 8i64]]",
+    );
+    // A slice still used after the update keeps the copy: it must see the old row.
+    let src = "entry main (st0: [][]i64) : ([][]i64, []i64) = \
+               loop (st, old) = (copy st0, st0[0]) for i < length st0 do \
+               let r = st[i] in (st with [i] = map (* 2) r, r)";
+    let p = lower_ok(src);
+    assert_eq!(count_copies(&p.entry("main").unwrap().body), 2);
+    check_run(
+        src,
+        "[[1i64, 2i64], [3i64, 4i64]]",
+        "[[2i64, 4i64], [6i64, 8i64]]\n[3i64, 4i64]",
+    );
 }
 
 #[test]
