@@ -215,6 +215,9 @@ pub struct Gen {
     /// The emulation of lavapipe's loop limiter, where [`Gen::count_loops`] asked for it: an
     /// optional observer of the control flow the builder makes ([`LoopLimit`]).
     pub(crate) loop_limit: Option<LoopLimit>,
+    /// The workgroup size the module declares (`LocalSize`): [`WG`] unless a kernel asks for
+    /// another (the group kernels of module [`crate::codegen::group`]).
+    pub local_size: u32,
     /// The thread's first error, kept by [`Gen::fail_if_args`] and reported by [`Gen::finish`];
     /// made by the first check.
     first_error: Option<FirstError>,
@@ -281,6 +284,7 @@ impl Gen {
             interface: Vec::new(),
             fun: 0,
             loop_limit: None,
+            local_size: WG,
             first_error: None,
         };
         let u32t = g.t_u32();
@@ -1012,6 +1016,19 @@ impl Gen {
         self.b.control_barrier(wg, wg, sem).ie()
     }
 
+    /// A workgroup barrier that also orders the workgroup's accesses to storage buffers
+    /// (what one invocation wrote before it is visible to the others after it).
+    pub fn buffer_barrier(&mut self) -> R<()> {
+        let wg = self.c_u32(spirv::Scope::Workgroup as u32);
+        let sem = self.c_u32(
+            (spirv::MemorySemantics::ACQUIRE_RELEASE
+                | spirv::MemorySemantics::UNIFORM_MEMORY
+                | spirv::MemorySemantics::WORKGROUP_MEMORY)
+                .bits(),
+        );
+        self.b.control_barrier(wg, wg, sem).ie()
+    }
+
     /// A workgroup-shared array of `n` values of type `ty`; returns the variable.
     pub fn shared_array(&mut self, ty: Word, n: u32) -> Word {
         let len = self.c_u32(n);
@@ -1067,7 +1084,7 @@ impl Gen {
             self.interface.clone(),
         );
         self.b
-            .execution_mode(fun, ExecutionMode::LocalSize, [WG, 1, 1]);
+            .execution_mode(fun, ExecutionMode::LocalSize, [self.local_size, 1, 1]);
         self.float_controls(fun);
         // The number of array bindings (where the scalar arguments start, in `Addresses`
         // mode): defined now that every binding is known.

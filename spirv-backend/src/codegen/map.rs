@@ -16,6 +16,7 @@
 
 use crate::codegen::acc::AccKernel;
 use crate::codegen::gen::{word_kind, Gen, Ie, R, WG};
+use crate::codegen::group::{self, Group};
 use crate::codegen::layout::{ArgSrc, BindSrc, HostTy, KernelCode};
 use crate::codegen::scratch::Scratch;
 use crate::codegen::thread::{finish, natural, KCtx, KVal, View};
@@ -37,7 +38,9 @@ pub struct SegMapCode<'p> {
 }
 
 /// Compiles a `segmap`. With `lavapipe`, loop iterations are counted against lavapipe's limit;
-/// `accs` describes the host accumulators the body may update.
+/// `accs` describes the host accumulators the body may update. A `segmap` of one point whose
+/// body has parallel work is compiled as a group kernel (module [`crate::codegen::group`])
+/// where it can be, else as an ordinary one.
 pub fn seg_map_kernel<'p>(
     prog: &'p Program,
     code: &SegMapCode<'p>,
@@ -45,6 +48,28 @@ pub fn seg_map_kernel<'p>(
     host_types: &'p dyn Fn(&vkad_core::ir::VName) -> Option<HostTy>,
     lavapipe: bool,
     accs: Option<AccKernel<'p>>,
+) -> R<KernelCode> {
+    if group::wants_group(code.space, code.stms, accs.is_some()) {
+        let size = group::group_size(lavapipe);
+        // Any failure of the group version (an allocation inside a distributed loop, a
+        // construct it does not handle) leaves the ordinary version, which reports the real
+        // errors.
+        if let Ok(k) = seg_map_kernel_in(prog, code, loc, host_types, lavapipe, None, Some(size)) {
+            return Ok(k);
+        }
+    }
+    seg_map_kernel_in(prog, code, loc, host_types, lavapipe, accs, None)
+}
+
+/// [`seg_map_kernel`], as a group kernel of `group` invocations where that is `Some`.
+fn seg_map_kernel_in<'p>(
+    prog: &'p Program,
+    code: &SegMapCode<'p>,
+    loc: &Option<SrcLoc>,
+    host_types: &'p dyn Fn(&vkad_core::ir::VName) -> Option<HostTy>,
+    lavapipe: bool,
+    accs: Option<AccKernel<'p>>,
+    group: Option<u32>,
 ) -> R<KernelCode> {
     if code.results.len() != code.ret.len() {
         return Err(Error::bug("segmap results and types differ in number"));
@@ -78,8 +103,12 @@ pub fn seg_map_kernel<'p>(
             k.env.insert(v.id, x);
         }
     }
-    let stop_check = lavapipe && may_loop(stms);
-    grid(k, g, n, code.ret, loc, (lavapipe, stop_check), |k, g, i| {
+    let opts = GridOpts {
+        lavapipe,
+        stop_check: lavapipe && may_loop(stms),
+        group,
+    };
+    grid(k, g, n, code.ret, loc, opts, |k, g, i| {
         // Thread indices, innermost first: gtid_n = i % d_n, i / d_n for the rest; the
         // outermost is what is left (i < N), so a 1-D space divides nothing (a 64-bit
         // division per point costs a copy kernel half its speed on lavapipe).
@@ -103,19 +132,31 @@ pub fn seg_map_kernel<'p>(
     })
 }
 
+/// How [`grid`] runs its points.
+#[derive(Clone, Copy)]
+pub(crate) struct GridOpts {
+    /// Emulate lavapipe's loop limiter.
+    lavapipe: bool,
+    /// A thread takes no new point once the launch has failed ([`Gen::launch_failed`]; for
+    /// points that loop, on lavapipe).
+    stop_check: bool,
+    /// A group kernel of this many invocations: each workgroup computes a point (module
+    /// [`crate::codegen::group`]).
+    group: Option<u32>,
+}
+
 /// The grid-stride loop of `map` and `segmap` kernels: `n` points (a `u64` word), each of
 /// which `point` computes (given the point's index); its values of types `ret` are written
 /// at row `i` of fresh outputs (accumulator values are not written). `k` and `g` are the
-/// kernel's context and module with whatever `point` needs already bound. On lavapipe,
-/// the loop limiter is emulated, and with `stop_check` a thread takes no new point once the
-/// launch has failed ([`Gen::launch_failed`]; for points that loop).
+/// kernel's context and module with whatever `point` needs already bound. `opts` says how
+/// the points are run.
 pub(crate) fn grid<'p>(
     mut k: KCtx<'p>,
     mut g: Gen,
     n: Word,
     ret: &[Type],
     loc: &Option<SrcLoc>,
-    (lavapipe, stop_check): (bool, bool),
+    opts: GridOpts,
     mut point: impl FnMut(&mut KCtx<'p>, &mut Gen, Word) -> R<Vec<KVal>>,
 ) -> R<KernelCode> {
     let is_acc: Vec<bool> = ret.iter().map(|t| matches!(t, Type::Acc { .. })).collect();
@@ -135,8 +176,27 @@ pub(crate) fn grid<'p>(
             None => return Err(Error::unsupported("a `map` returning accumulators", loc)),
         }
     }
-    k.scratch = Some(Scratch::new(&mut g, &mut k)?);
-    if lavapipe {
+    let u64t = g.t_u64();
+    let bt = g.t_bool();
+    // The thread's first point and the stride between its points: one point per invocation,
+    // or one per workgroup in a group kernel.
+    let (gid, total) = match opts.group {
+        None => {
+            let gid = g.global_id()?;
+            let ng = g.num_groups()?;
+            let ng = g.b.u_convert(u64t, None, ng).ie()?;
+            let wg = g.c_u64(WG as u64);
+            (gid, g.b.i_mul(u64t, None, ng, wg).ie()?)
+        }
+        Some(size) => {
+            k.group = Some(Group::new(&mut g, size)?);
+            let ng = g.num_groups()?;
+            (g.group_id()?, g.b.u_convert(u64t, None, ng).ie()?)
+        }
+    };
+    let gid = g.b.u_convert(u64t, None, gid).ie()?;
+    k.scratch = Some(Scratch::new(&mut g, &mut k, gid)?);
+    if opts.lavapipe {
         k.loop_check = true;
         g.count_loops()?;
     }
@@ -154,15 +214,7 @@ pub(crate) fn grid<'p>(
         out_bi.push(g.binding(word_kind(t)));
         k.binds.push(BindSrc::Out(j));
     }
-    let u64t = g.t_u64();
-    let bt = g.t_bool();
     // Grid-stride loop written out (the body needs `k` mutably).
-    let gid = g.global_id()?;
-    let gid = g.b.u_convert(u64t, None, gid).ie()?;
-    let ng = g.num_groups()?;
-    let ng = g.b.u_convert(u64t, None, ng).ie()?;
-    let wg = g.c_u64(WG as u64);
-    let total = g.b.i_mul(u64t, None, ng, wg).ie()?;
     // Points [literal 2, literal 3) when literal 3 is not 0, else all points.
     let r0 = k.arg(&mut g, ArgSrc::Lit(2), PrimType::I64)?;
     let r1 = k.arg(&mut g, ArgSrc::Lit(3), PrimType::I64)?;
@@ -176,7 +228,9 @@ pub(crate) fn grid<'p>(
     let i = g.load(u64t, iv)?;
     let c = g.b.u_less_than(bt, None, i, n).ie()?;
     let c = k.live(&mut g, c)?;
-    let c = if stop_check {
+    // (Not in a group kernel: its invocations could read the status at different times and
+    // part at the loop's barriers; a group kernel computes one point anyway.)
+    let c = if opts.stop_check && opts.group.is_none() {
         let failed = g.launch_failed()?;
         let go_on = g.b.logical_not(bt, None, failed).ie()?;
         g.b.logical_and(bt, None, c, go_on).ie()?
@@ -272,8 +326,12 @@ pub fn map_kernel_accs<'p>(
             x => views.push(x),
         }
     }
-    let stop_check = lavapipe && may_loop(&lam.body.stms);
-    grid(k, g, n, &lam.ret, loc, (lavapipe, stop_check), |k, g, i| {
+    let opts = GridOpts {
+        lavapipe,
+        stop_check: lavapipe && may_loop(&lam.body.stms),
+        group: None,
+    };
+    grid(k, g, n, &lam.ret, loc, opts, |k, g, i| {
         let args = k.rows_of(g, &views, i, loc)?;
         k.lambda(g, lam, args, loc)
     })

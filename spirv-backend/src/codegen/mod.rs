@@ -38,6 +38,7 @@ pub(crate) mod f32math;
 pub(crate) mod f64math;
 pub(crate) mod fold;
 pub(crate) mod gen;
+pub(crate) mod group;
 pub(crate) mod hist;
 pub(crate) mod ieee;
 pub(crate) mod layout;

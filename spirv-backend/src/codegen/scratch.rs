@@ -63,15 +63,14 @@ fn kind_ix(t: PrimType) -> usize {
 }
 
 impl Scratch {
-    /// Reads the capacities and computes this thread's base; must be called in the entry block.
-    pub fn new(g: &mut Gen, k: &mut KCtx) -> R<Scratch> {
+    /// Reads the capacities and computes the base of thread `gid` (a `u64`: the invocation's
+    /// global index, or a group kernel's workgroup index); must be called in the entry block.
+    pub fn new(g: &mut Gen, k: &mut KCtx, gid: Word) -> R<Scratch> {
         let u64t = g.t_u64();
         let cap = [
             k.arg(g, ArgSrc::Lit(0), PrimType::I64)?,
             k.arg(g, ArgSrc::Lit(1), PrimType::I64)?,
         ];
-        let gid = g.global_id()?;
-        let gid = g.b.u_convert(u64t, None, gid).ie()?;
         // The threads that have scratch (literal 4).
         let threads = k.arg(g, ArgSrc::Lit(4), PrimType::I64)?;
         let mut base = [0; 2];
@@ -357,6 +356,7 @@ impl<'p> KCtx<'p> {
         if self.scratch.is_none() {
             return Err(Error::unsupported(what, loc));
         }
+        self.check_group_alloc(loc)?;
         let k = kind_ix(elem);
         let bi = self.scratch_bi(g, k)?;
         let (cap, base, top, ovf, first_need) = match &self.scratch {
@@ -444,6 +444,9 @@ impl<'p> KCtx<'p> {
     /// Stores element `idx` of binding `bi`.
     pub(super) fn st(&mut self, g: &mut Gen, bi: u32, t: PrimType, idx: Word, x: Word) -> R<()> {
         let idx = self.guard(g, bi, idx)?;
+        if self.at_group_level() {
+            return self.group_store(g, bi, t, idx, x);
+        }
         g.store_elem(bi, t, idx, x)
     }
 
@@ -757,7 +760,7 @@ impl<'p> KCtx<'p> {
         }
         let inputs = inputs.to_vec();
         let outs2 = outs.clone();
-        self.kloop(g, n, loc, &mut |k, g, i| {
+        self.par_loop(g, n, loc, &mut |k, g, i| {
             let args = k.rows_of(g, &inputs, i, loc)?;
             let r = k.lambda(g, lam, args, loc)?;
             for (x, o) in r.iter().zip(&outs2) {
@@ -861,7 +864,7 @@ impl<'p> KCtx<'p> {
             let n = dsts[ks[0]].dims[0].0;
             let gx: Vec<KVal> = ks.iter().map(|&k| xs[k].clone()).collect();
             let gd: Vec<View> = ks.iter().map(|&k| dsts[k].clone()).collect();
-            self.kloop(g, n, loc, &mut |kc, g, i| {
+            self.par_loop(g, n, loc, &mut |kc, g, i| {
                 let rows = kc.rows_of(g, &gx, i, loc)?;
                 for (d, r) in gd.iter().zip(&rows) {
                     let dr = kc.row_view(g, d, i)?;

@@ -171,3 +171,98 @@ fn scalar_code_validates_for_every_type() {
         ));
     }
 }
+
+/// A `segmap` of one point whose body loops over inner `map`s is a group kernel (module
+/// `codegen::group`): a workgroup of `group_size` invocations, with barriers around its
+/// distributed loops. A point whose inner `map` makes arrays of its own (which a distributed
+/// loop cannot), and a `segmap` of more points, are ordinary kernels of one thread per point.
+#[test]
+fn one_point_segmaps_with_inner_maps_are_group_kernels() {
+    use crate::codegen::map::{seg_map_kernel, SegMapCode};
+    use vkad_core::ir::{Exp, SubExp};
+    use vkad_core::prim::PrimValue;
+    use vkad_core::seg::SegSpace;
+    // (workgroup size, barriers) of the kernel of `main`'s `map`'s function as a `segmap`
+    // over one point, or over `k` points.
+    let kernel = |src: &str, one_point: bool, lavapipe: bool| -> (u32, usize) {
+        let c = vkad_core::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
+        let f = c.ir.entry("main").unwrap();
+        let ht = |v: &VName| {
+            f.params
+                .iter()
+                .find(|p| p.name.id == v.id)
+                .filter(|p| p.ty.rank() > 0)
+                .map(|p| HostTy::Arr(p.ty.elem().unwrap(), p.ty.rank()))
+                .or(Some(HostTy::Prim(PrimType::I64)))
+        };
+        let stm = f
+            .body
+            .stms
+            .iter()
+            .find(|s| matches!(s.exp, Exp::Soac(Soac::Map { .. })))
+            .expect("a map");
+        let Exp::Soac(Soac::Map { lam, .. }) = &stm.exp else {
+            unreachable!()
+        };
+        let size = if one_point {
+            SubExp::Const(PrimValue::I64(1))
+        } else {
+            SubExp::Var(f.params[1].name.clone())
+        };
+        // (The function has no parameter: `iota 1`'s element is unused.)
+        let gtid = VName {
+            id: u32::MAX,
+            base: "gtid".into(),
+        };
+        let space = SegSpace {
+            dims: vec![(gtid, size)],
+        };
+        let code = SegMapCode {
+            space: &space,
+            stms: &lam.body.stms,
+            results: &lam.body.result,
+            ret: &lam.ret,
+        };
+        let code = seg_map_kernel(&c.ir, &code, &stm.loc, &ht, lavapipe, None).unwrap();
+        valid(&code);
+        let module = rspirv::dr::load_words(&code.words).unwrap();
+        let local = module
+            .execution_modes
+            .iter()
+            .find_map(|i| match i.operands.get(2) {
+                Some(rspirv::dr::Operand::LiteralBit32(x))
+                    if i.operands.get(1)
+                        == Some(&rspirv::dr::Operand::ExecutionMode(
+                            rspirv::spirv::ExecutionMode::LocalSize,
+                        )) =>
+                {
+                    Some(*x)
+                }
+                _ => None,
+            })
+            .expect("a LocalSize");
+        let barriers = module
+            .functions
+            .iter()
+            .flat_map(|f| &f.blocks)
+            .flat_map(|b| &b.instructions)
+            .filter(|i| i.class.opcode == rspirv::spirv::Op::ControlBarrier)
+            .count();
+        (local, barriers)
+    };
+    let loops = "entry main [n] (xs: [n]f64) (k: i64) = \
+                 map (\\_ -> loop ys = xs for t < k do \
+                             let zs = map (\\y -> y * 0.5 + f64.i64 t) ys \
+                             in copy zs with [t % n] = 1) (iota 1)";
+    let (local, barriers) = kernel(loops, true, true);
+    assert_eq!(local, crate::codegen::group::group_size(true));
+    assert!(barriers >= 4, "{barriers} barriers");
+    let (local, barriers) = kernel(loops, true, false);
+    assert_eq!(local, crate::codegen::group::group_size(false));
+    assert!(barriers >= 4, "{barriers} barriers");
+    assert_eq!(kernel(loops, false, true), (crate::codegen::gen::WG, 0));
+    let allocating = "entry main [n][m] (a: [n][m]i32) (k: i64) = \
+                      map (\\_ -> loop a for _t < k do \
+                                  map (\\row -> scan (+) 0 row) a) (iota 1)";
+    assert_eq!(kernel(allocating, true, true), (crate::codegen::gen::WG, 0));
+}

@@ -10,6 +10,7 @@
 
 use crate::codegen::acc::{self, AccKernel};
 use crate::codegen::gen::{Gen, Ie, ERR_ASSERT, ERR_BOUNDS, R};
+use crate::codegen::group::Group;
 use crate::codegen::layout::{ArgSrc, BindSrc, HostTy, KernelCode};
 use crate::codegen::scratch::Scratch;
 use crate::error::Error;
@@ -87,6 +88,8 @@ pub struct KCtx<'p> {
     /// The host accumulators this kernel may update (`None`: none).
     pub acc_info: Option<AccKernel<'p>>,
     pub(super) accs: Vec<acc::KAcc<'p>>,
+    /// In a group kernel, its workgroup (module [`crate::codegen::group`]).
+    pub(crate) group: Option<Group>,
 }
 
 impl<'p> KCtx<'p> {
@@ -104,6 +107,7 @@ impl<'p> KCtx<'p> {
             loop_check: false,
             acc_info: None,
             accs: Vec::new(),
+            group: None,
         }
     }
 
@@ -309,8 +313,11 @@ impl<'p> KCtx<'p> {
                 _ => Err(Error::bug("array written into an element")),
             };
         }
+        if self.at_group_level() && dst.dims.len() > 1 && matches!(x, KVal::V(_)) {
+            return self.write_elements(g, dst, x, loc);
+        }
         let n = dst.dims[0].0;
-        self.kloop(g, n, loc, &mut |k, g, i| {
+        self.par_loop(g, n, loc, &mut |k, g, i| {
             let u64t = g.t_u64();
             let src = k.row_of(g, x, i, loc)?;
             let m = g.b.i_mul(u64t, None, i, dst.dims[0].1).ie()?;
@@ -322,6 +329,44 @@ impl<'p> KCtx<'p> {
                 dims: dst.dims[1..].to_vec(),
             };
             k.write_into(g, &drow, &src, loc)
+        })
+    }
+
+    /// [`KCtx::write_into`] of an array of rank 2 or more in memory at group level: one
+    /// distributed loop over all elements (a loop over the rows would leave all but a few invocations idle where
+    /// the outer dimensions are short), each element's indices recovered by division.
+    fn write_elements(&mut self, g: &mut Gen, dst: &View, x: &KVal, loc: &Option<SrcLoc>) -> R<()> {
+        let u64t = g.t_u64();
+        let mut total = g.c_u64(1);
+        for &(d, _) in &dst.dims {
+            total = g.b.i_mul(u64t, None, total, d).ie()?;
+        }
+        let dims = dst.dims.clone();
+        self.par_loop(g, total, loc, &mut |k, g, e| {
+            // Indices innermost first, then rows of `x` outermost first.
+            let mut idx = vec![0; dims.len()];
+            let mut rest = e;
+            for (j, &(d, _)) in dims.iter().enumerate().rev() {
+                if j == 0 {
+                    idx[j] = rest;
+                    break;
+                }
+                let q = g.b.u_div(u64t, None, rest, d).ie()?;
+                let qd = g.b.i_mul(u64t, None, q, d).ie()?;
+                idx[j] = g.b.i_sub(u64t, None, rest, qd).ie()?;
+                rest = q;
+            }
+            let mut src = x.clone();
+            let mut off = dst.off;
+            for (&i, &(_, s)) in idx.iter().zip(&dims) {
+                src = k.row_of(g, &src, i, loc)?;
+                let m = g.b.i_mul(u64t, None, i, s).ie()?;
+                off = g.b.i_add(u64t, None, off, m).ie()?;
+            }
+            match src {
+                KVal::S(w, _) => k.st(g, dst.bi, dst.elem, off, w),
+                _ => Err(Error::bug("element of an array is not a scalar")),
+            }
         })
     }
 

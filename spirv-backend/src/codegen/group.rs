@@ -1,0 +1,185 @@
+//! Group kernels: a `segmap` of one point run by a whole workgroup (intra-group parallelism).
+//!
+//! The sequential version of a loop whose iterations are small parallel operations (the
+//! `seq chunks` version of a `versioned_loop`: `segmap (gtid < 1)` around the loop) is a
+//! kernel of one point. As an ordinary `segmap` kernel ([`crate::codegen::map`]) one thread
+//! runs it, and every inner `map`, copy and array result is a loop of that thread: on a GPU
+//! all other lanes of the workgroup stay idle, and on lavapipe, whose invocations are the
+//! lanes of SIMD registers, one lane costs as much as eight. A group kernel runs the point
+//! with the `G` invocations of one workgroup instead ([`group_size`]):
+//!
+//! - Every invocation runs the point's code. Scalar statements, sequential loops, `if`s and
+//!   reductions are computed redundantly: all invocations compute the same values, so their
+//!   control flow is the same and barriers may stand anywhere outside distributed loops.
+//! - Per-thread arrays belong to the point: scratch memory is allocated per point (the
+//!   workgroup), and every invocation keeps the same allocation tops.
+//! - Loops whose iterations are independent ([`KCtx::par_loop`]: an inner `map` computed into
+//!   memory, a copy of an array value, the rows of several results) are distributed:
+//!   invocation `l` runs iterations `l, l + G, …`, between two barriers. The barrier before
+//!   lets no invocation overwrite memory another has still to read; the one after makes the
+//!   writes visible to all.
+//! - Any other store at group level (an element of an update, a step of a `scan`, a
+//!   `scatter`) is made by invocation 0 alone, between two barriers ([`KCtx::group_store`]).
+//!
+//! Inside a distributed loop, code is that of ordinary kernels: nested loops are sequential and
+//! have no barriers. It must not allocate, since every invocation would take the same
+//! memory: [`KCtx::alloc`] refuses, and [`crate::codegen::map::seg_map_kernel`] then compiles
+//! the point as an ordinary one-thread kernel (it does so on any error of the group version).
+//! Kernels that update host accumulators are not made group kernels (every invocation would
+//! add its update).
+//!
+//! This is Futhark's intra-group parallelism (`SegGroup` level kernels, `ImpGen/GPU/Group.hs`)
+//! restricted to what needs no change to flattening: the kernel IR stays a `segmap` of one
+//! point, and only its code generation distributes the work.
+
+use crate::codegen::gen::{Gen, Ie, R, WG};
+use crate::codegen::thread::KCtx;
+use crate::error::Error;
+use rspirv::spirv::Word;
+use vkad_core::diag::SrcLoc;
+use vkad_core::ir::{Exp, Stm, SubExp};
+use vkad_core::prim::PrimValue;
+use vkad_core::seg::SegSpace;
+
+/// The invocations of a group kernel's workgroup: lavapipe runs a workgroup on one core, in
+/// SIMD registers of 8 lanes, and every barrier switches between its batches of 8, so its
+/// groups are small (the parallel operations these loops run are often narrow: the LSTM's
+/// hidden width is 14); a GPU runs more lanes at no cost.
+pub(crate) fn group_size(lavapipe: bool) -> u32 {
+    if lavapipe {
+        16
+    } else {
+        WG
+    }
+}
+
+/// Whether a `segmap` over `space` running `stms` is compiled as a group kernel: a space of
+/// one point (statically), a body that runs parallel work or loops, and no host
+/// accumulators (`has_accs`).
+pub(crate) fn wants_group(space: &SegSpace, stms: &[Stm], has_accs: bool) -> bool {
+    let one_point = space
+        .dims
+        .iter()
+        .all(|(_, d)| matches!(d, SubExp::Const(PrimValue::I64(1))));
+    one_point && !has_accs && stms.iter().any(|s| inner_work(&s.exp))
+}
+
+/// An expression with parallel work or loops that a group could share.
+fn inner_work(e: &Exp) -> bool {
+    match e {
+        Exp::Loop { .. } | Exp::Soac(_) | Exp::Copy(_) | Exp::Replicate { .. } => true,
+        Exp::If { then_b, else_b, .. } => {
+            then_b.stms.iter().any(|s| inner_work(&s.exp))
+                || else_b.stms.iter().any(|s| inner_work(&s.exp))
+        }
+        _ => false,
+    }
+}
+
+/// The state of a group kernel's code generation (in [`KCtx::group`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Group {
+    /// This invocation's index in the workgroup (`u64`).
+    lid: Word,
+    /// The workgroup size (`u64` constant).
+    size: Word,
+    /// How many distributed loops the code being generated is inside (0: group level).
+    depth: u32,
+}
+
+impl Group {
+    /// The group of the kernel being generated in `g` (whose workgroup size it sets).
+    pub(crate) fn new(g: &mut Gen, size: u32) -> R<Group> {
+        g.local_size = size;
+        let u64t = g.t_u64();
+        let lid = g.local_id()?;
+        let lid = g.b.u_convert(u64t, None, lid).ie()?;
+        Ok(Group {
+            lid,
+            size: g.c_u64(size as u64),
+            depth: 0,
+        })
+    }
+}
+
+impl<'p> KCtx<'p> {
+    /// Whether code is generated at group level: in a group kernel, outside distributed loops.
+    pub(crate) fn at_group_level(&self) -> bool {
+        self.group.is_some_and(|gr| gr.depth == 0)
+    }
+
+    /// Fails where an array is allocated inside a distributed loop (see the module doc).
+    pub(crate) fn check_group_alloc(&self, loc: &Option<SrcLoc>) -> R<()> {
+        match self.group {
+            Some(gr) if gr.depth > 0 => Err(Error::unsupported(
+                "an array allocated inside a distributed loop of a group kernel",
+                loc,
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// `for i in 0..n` (u64) whose iterations are independent (each writes only memory of its
+    /// own `i`, and reads no memory another iteration writes): distributed over the workgroup
+    /// at group level, else [`KCtx::kloop`].
+    pub(crate) fn par_loop(
+        &mut self,
+        g: &mut Gen,
+        n: Word,
+        loc: &Option<SrcLoc>,
+        body: &mut dyn FnMut(&mut KCtx<'p>, &mut Gen, Word) -> R<()>,
+    ) -> R<()> {
+        let Some(gr) = self.group.filter(|gr| gr.depth == 0) else {
+            return self.kloop(g, n, loc, body);
+        };
+        let u64t = g.t_u64();
+        let bt = g.t_bool();
+        g.buffer_barrier()?;
+        let iv = g.var(u64t);
+        g.store(iv, gr.lid)?;
+        let st = g.begin_loop()?;
+        let i = g.load(u64t, iv)?;
+        let c = g.b.u_less_than(bt, None, i, n).ie()?;
+        let c = self.live(g, c)?;
+        g.loop_cond(st, c)?;
+        let i = g.load(u64t, iv)?;
+        let mark = self.mark(g)?;
+        self.set_depth(gr.depth + 1);
+        let r = body(self, g, i);
+        self.set_depth(gr.depth);
+        r?;
+        self.reset(g, mark)?;
+        let i1 = g.b.i_add(u64t, None, i, gr.size).ie()?;
+        g.store(iv, i1)?;
+        self.backedge_lt(g, i1, n, loc)?;
+        g.end_loop(st)?;
+        g.buffer_barrier()
+    }
+
+    fn set_depth(&mut self, depth: u32) {
+        if let Some(gr) = self.group.as_mut() {
+            gr.depth = depth;
+        }
+    }
+
+    /// Stores `x` at element `idx` of binding `bi` at group level: invocation 0 stores, between
+    /// two barriers (see the module doc).
+    pub(crate) fn group_store(
+        &mut self,
+        g: &mut Gen,
+        bi: u32,
+        t: vkad_core::prim::PrimType,
+        idx: Word,
+        x: Word,
+    ) -> R<()> {
+        let Some(gr) = self.group else {
+            return Err(Error::bug("group store outside a group kernel"));
+        };
+        let bt = g.t_bool();
+        g.buffer_barrier()?;
+        let z = g.c_u64(0);
+        let first = g.b.i_equal(bt, None, gr.lid, z).ie()?;
+        g.if_then(first, |g| g.store_elem(bi, t, idx, x))?;
+        g.buffer_barrier()
+    }
+}

@@ -1,0 +1,69 @@
+-- Sequential loops over small parallel operations: on a device their one-thread version is a
+-- `segmap` of one point, which the Vulkan backend runs as a group kernel (all invocations of
+-- a workgroup share the inner maps, copies and stores; `codegen/group.rs`). Each entry runs
+-- such a loop over a different construct in its body.
+
+-- An LSTM-like state update: slices of the state read, then the state updated in place.
+-- ==
+-- entry: state
+-- input { 5i64 [[1f64, 2f64, 3f64], [4f64, 5f64, 6f64]] } output { [[5.177410221761209f64, 5.290554552316791f64, 5.41293768394906f64], [-0.9811896089813308f64, -0.972134884531827f64, -0.9698480165497942f64]] }
+entry state [b] (k: i64) (st0: [2][b]f64) : [2][b]f64 =
+  loop st = copy st0 for t < k do
+    let h = map2 (\x y -> x * 0.5 + y * 0.25 + f64.i64 t) st[0] st[1]
+    let c = map (\x -> f64.sin x) h
+    in st with [t % 2] = (if t % 2 == 0 then h else c)
+
+-- A two-dimensional state copied and updated element by element; an array literal of rows.
+-- ==
+-- entry: grid
+-- input { 4i64 [[1i32, 2i32, 3i32], [4i32, 5i32, 6i32]] } output { [[0i32, 2i32, 20i32], [30i32, 10i32, 6i32]] [[31i32, 11i32, 7i32], [62i32, 22i32, 14i32]] }
+entry grid [n][m] (k: i64) (g0: [n][m]i32) : ([n][m]i32, [2][m]i32) =
+  let (g, lit) =
+    loop (g, lit) = (copy g0, replicate 2 (replicate m 0)) for t < k do
+      let g' = copy g with [t % n, t % m] = i32.i64 t * 10
+      let row = map (+ 1) g'[t % n]
+      in (g', [row, map (* 2) row])
+  in (g, lit)
+
+-- Scans, reductions and a histogram inside the loop body.
+-- ==
+-- entry: scans
+-- input { 3i64 [1i64, 2i64, 3i64, 4i64, 5i64, 6i64, 7i64] } output { [1i64, 5i64, 15i64, 35i64, 70i64, 29i64, 16i64] 322i64 [9i64, 10i64, 13i64, 10i64] }
+entry scans [n] (k: i64) (xs0: [n]i64) : ([n]i64, i64, [4]i64) =
+  let (xs, s, h) =
+    loop (xs, s, h) = (xs0, 0i64, replicate 4 0i64) for t < k do
+      let ys = scan (+) 0 xs
+      let m = reduce i64.max i64.lowest ys
+      let h' = reduce_by_index (copy h) (+) 0 (map (\y -> y % 4) ys) (map (\_ -> t + 1) ys)
+      in (map (\y -> y % 97) ys, s + m, h')
+  in (xs, s, h)
+
+-- A scatter and an `if` choosing between arrays.
+-- ==
+-- entry: scatters
+-- input { 6i64 [0f32, 1f32, 2f32, 3f32, 4f32] } output { [4.8125f32, 4.75f32, 4.6875f32, 4.625f32, 4.5625f32] }
+entry scatters [n] (k: i64) (xs0: [n]f32) : [n]f32 =
+  loop xs = copy xs0 for t < k do
+    let is = map (\i -> (i * 3 + t) % n) (iota n)
+    let ys = scatter (copy xs) is (map (\x -> x + f32.i64 t) xs)
+    in if t % 3 == 0 then ys else map (\y -> y * 0.5) ys
+
+-- An inner `map` whose function makes arrays of its own: the group kernel cannot run it
+-- distributed (every invocation would take the same scratch memory), so the loop runs as an
+-- ordinary one-thread kernel.
+-- ==
+-- entry: nested
+-- input { 3i64 [[1i32, 2i32], [3i32, 4i32], [5i32, 6i32]] } output { [[12i32, 33i32], [28i32, 73i32], [44i32, 113i32]] }
+entry nested [n][m] (k: i64) (a0: [n][m]i32) : [n][m]i32 =
+  loop a = a0 for t < k do
+    map (\row -> let s = scan (+) 0 row in map2 (\x y -> x + y + i32.i64 t) s row) a
+
+-- The gradient of a loop over small maps (the reverse sweep is such a loop too).
+-- ==
+-- entry: grad
+-- input { 4i64 [0.5f64, -0.25f64, 1f64] } output { [0.5816585304534669f64, 7.79236921802489e-3f64, 0.7954165853040226f64] }
+entry grad [b] (k: i64) (w: [b]f64) : [b]f64 =
+  let f (w: [b]f64) =
+    let h = loop h = replicate b 1f64 for _t < k do map2 (\x y -> f64.tanh (x * y + 0.1)) h w
+    in f64.sum h
+  in vjp f w 1f64
