@@ -30,6 +30,65 @@ fn fresh_exp(e: &Exp) -> bool {
     )
 }
 
+/// Whether `v` is owned or names an array made fresh by one of the first `k` statements of
+/// `stms`: a fresh expression, or a result of a loop that consumes its initial value (fresh
+/// itself) and returns, for that result, its parameter or an array fresh in its body (the
+/// state of a loop over layers inside a loop over time steps).
+fn fresh_in(stms: &[Stm], result: &[SubExp], k: usize, v: &VName, owned: &HashSet<VName>) -> bool {
+    if owned.contains(v) {
+        return true;
+    }
+    let Some((i, j)) = stms[..k].iter().enumerate().find_map(|(i, s)| {
+        s.pat
+            .elems
+            .iter()
+            .position(|p| &p.name == v)
+            .map(|j| (i, j))
+    }) else {
+        return false;
+    };
+    match &stms[i].exp {
+        Exp::Loop { params, body, .. } => params
+            .get(j)
+            .is_some_and(|(p, init)| loop_consumes(stms, result, i, p, init, body, j, owned)),
+        e => fresh_exp(e),
+    }
+}
+
+/// Whether the loop at statement `i` of `stms` owns its parameter `p` (number `j`, initial
+/// value `init`): the initial value is fresh and may be consumed there, and the loop's result
+/// for `p` is `p` itself or an array fresh in its body.
+#[allow(clippy::too_many_arguments)]
+fn loop_consumes(
+    stms: &[Stm],
+    result: &[SubExp],
+    i: usize,
+    p: &crate::ir::Param,
+    init: &SubExp,
+    body: &Body,
+    j: usize,
+    owned: &HashSet<VName>,
+) -> bool {
+    matches!(p.ty, Type::Array { .. })
+        && init
+            .as_var()
+            .is_some_and(|v| consumable(stms, result, i, v, owned))
+        && body
+            .result
+            .get(j)
+            .and_then(|r| r.as_var())
+            .is_some_and(|rv| {
+                rv == &p.name
+                    || fresh_in(
+                        &body.stms,
+                        &body.result,
+                        body.stms.len(),
+                        rv,
+                        &HashSet::from([p.name.clone()]),
+                    )
+            })
+}
+
 /// Whether `v` may be consumed by statement `k` of `stms` (given the owned outer variables).
 fn consumable(
     stms: &[Stm],
@@ -38,10 +97,7 @@ fn consumable(
     v: &VName,
     owned: &HashSet<VName>,
 ) -> bool {
-    let bound_fresh = stms[..k]
-        .iter()
-        .any(|s| fresh_exp(&s.exp) && s.pat.elems.iter().any(|p| &p.name == v));
-    if !bound_fresh && !owned.contains(v) {
+    if !fresh_in(stms, result, k, v, owned) {
         return false;
     }
     if result.iter().any(|r| r.as_var() == Some(v))
@@ -87,19 +143,7 @@ fn process(body: &mut Body, owned: &HashSet<VName>) {
                 .iter()
                 .enumerate()
                 .filter(|(j, (p, init))| {
-                    matches!(p.ty, Type::Array { .. })
-                        && init
-                            .as_var()
-                            .is_some_and(|v| consumable(&body.stms, &body.result, k, v, owned))
-                        && lb.result.get(*j).is_some_and(|r| {
-                            r.as_var().is_some_and(|rv| {
-                                rv == &p.name
-                                    || lb.stms.iter().any(|s| {
-                                        fresh_exp(&s.exp)
-                                            && s.pat.elems.iter().any(|q| &q.name == rv)
-                                    })
-                            })
-                        })
+                    loop_consumes(&body.stms, &body.result, k, p, init, lb, *j, owned)
                 })
                 .map(|(_, (p, _))| p.name.clone())
                 .collect(),

@@ -661,6 +661,31 @@ fn copies_before_in_place_updates() {
         "[[1i64, 2i64], [3i64, 4i64]]",
         "[[2i64, 4i64], [6i64, 8i64]]",
     );
+    // A loop over layers inside a loop over time steps consumes the outer state: the inner
+    // loop's result is fresh (its initial value or its own updates), so the outer loop owns
+    // its state too and copies nothing per step.
+    let src = "entry main (st0: [][]i64) (k: i64) : [][]i64 = \
+               loop st = copy st0 for t < k do \
+               loop s = st for i < length st0 do s with [i] = map (+ t) s[i]";
+    let p = lower_ok(src);
+    assert_eq!(count_copies(&p.entry("main").unwrap().body), 1);
+    check_run(
+        src,
+        "[[1i64, 2i64], [3i64, 4i64]] 3i64",
+        "[[4i64, 5i64], [6i64, 7i64]]",
+    );
+    // ... but not where the outer state is used after the inner loop.
+    let src = "entry main (st0: [][]i64) (k: i64) : ([][]i64, [][]i64) = \
+               loop (st, prev) = (copy st0, copy st0) for t < k do \
+               let s' = loop s = st for i < length st0 do s with [i] = map (+ t) s[i] \
+               in (s', st)";
+    let p = lower_ok(src);
+    assert!(count_copies(&p.entry("main").unwrap().body) >= 3);
+    check_run(
+        src,
+        "[[1i64, 2i64], [3i64, 4i64]] 3i64",
+        "[[4i64, 5i64], [6i64, 7i64]]\n[[2i64, 3i64], [4i64, 5i64]]",
+    );
     // A slice still used after the update keeps the copy: it must see the old row.
     let src = "entry main (st0: [][]i64) : ([][]i64, []i64) = \
                loop (st, old) = (copy st0, st0[0]) for i < length st0 do \
