@@ -67,3 +67,19 @@ entry grad [b] (k: i64) (w: [b]f64) : [b]f64 =
     let h = loop h = replicate b 1f64 for _t < k do map2 (\x y -> f64.tanh (x * y + 0.1)) h w
     in f64.sum h
   in vjp f w 1f64
+
+-- Reductions inside the loop: shared by the workgroup (each invocation folds a contiguous
+-- chunk; partial results are combined in order), with a commutative operator and with an
+-- associative one that is not (composition of affine maps x -> a x + b), over more elements
+-- than a workgroup has invocations.
+-- ==
+-- entry: reductions
+-- input { 3i64 [1i64, 2i64, 3i64, -1i64, 2i64, 1i64, 0i64, 3i64, 1i64, 2i64, -2i64, 1i64, 1i64, 2i64, 3i64, 1i64, 2i64, -1i64, 1i64, 2i64] } output { 144i64 923687i64 958403i64 }
+entry reductions [n] (k: i64) (xs: [n]i64) : (i64, i64, i64) =
+  loop (s, a, b) = (0i64, 1i64, 0i64) for t < k do
+    let ys = map (\x -> x + t) xs
+    let m = reduce i64.max i64.lowest ys
+    let (a', b') =
+      reduce (\(a1, b1) (a2, b2) -> (a1 * a2 % 1000003, (b1 * a2 + b2) % 1000003)) (1i64, 0i64)
+             (map (\y -> (y % 5 + 1, y)) ys)
+    in (s + m + reduce (+) 0 ys, (a * a') % 1000003, (b * a' + b') % 1000003)

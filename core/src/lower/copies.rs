@@ -89,8 +89,11 @@ fn loop_consumes(
             })
 }
 
-/// Whether `v` may be consumed by statement `k` of `stms` (given the owned outer variables).
-fn consumable(
+/// Whether `v` may be consumed by statement `k` of `stms` (of a body whose result is
+/// `result`), given the owned outer variables: `v` is owned or fresh, nothing uses it after
+/// `k`, and no alias of it made before `k` is used from `k` on. The Vulkan backend asks this
+/// too, of a loop's initial value, to run the loop in the value's memory.
+pub fn consumable(
     stms: &[Stm],
     result: &[SubExp],
     k: usize,

@@ -46,6 +46,8 @@ mod ad;
 mod builtins;
 mod copies;
 mod env;
+
+pub use copies::consumable;
 mod expr;
 mod shared_sizes;
 mod soacs;

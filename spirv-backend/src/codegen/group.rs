@@ -20,6 +20,11 @@
 //!   writes visible to all.
 //! - Any other store at group level (an element of an update, a step of a `scan`, a
 //!   `scatter`) is made by invocation 0 alone, between two barriers ([`KCtx::group_store`]).
+//! - A `reduce` to scalars is shared too ([`KCtx::group_reduce`]): each invocation folds a
+//!   contiguous chunk of the elements, and the partial results are combined pairwise in
+//!   workgroup memory, in invocation order (so the operator need not be commutative). On
+//!   lavapipe this also keeps the loop of the reduction from counting against the loop
+//!   limiter once per element.
 //!
 //! Inside a distributed loop, code is that of ordinary kernels: nested loops are sequential and
 //! have no barriers. It must not allocate, since every invocation would take the same
@@ -34,11 +39,12 @@
 
 use crate::codegen::gen::{Gen, Ie, R, WG};
 use crate::codegen::thread::KCtx;
+use crate::codegen::thread::KVal;
 use crate::error::Error;
 use rspirv::spirv::Word;
 use vkad_core::diag::SrcLoc;
-use vkad_core::ir::{Exp, Stm, SubExp};
-use vkad_core::prim::PrimValue;
+use vkad_core::ir::{Exp, Operator, Stm, SubExp};
+use vkad_core::prim::{PrimType, PrimValue};
 use vkad_core::seg::SegSpace;
 
 /// The invocations of a group kernel's workgroup: lavapipe runs a workgroup on one core, in
@@ -181,5 +187,159 @@ impl<'p> KCtx<'p> {
         let first = g.b.i_equal(bt, None, gr.lid, z).ie()?;
         g.if_then(first, |g| g.store_elem(bi, t, idx, x))?;
         g.buffer_barrier()
+    }
+
+    /// `reduce` of `n` elements of `inputs` (one-dimensional arrays) to scalars of types
+    /// `tys` at group level, bound to `stm`'s pattern (see the module doc).
+    pub(crate) fn group_reduce(
+        &mut self,
+        g: &mut Gen,
+        stm: &'p Stm,
+        n: Word,
+        inputs: &[KVal],
+        op: &'p Operator,
+        tys: &[PrimType],
+    ) -> R<()> {
+        let Some(gr) = self.group.filter(|gr| gr.depth == 0) else {
+            return Err(Error::bug("group reduction outside group level"));
+        };
+        let loc = &stm.loc;
+        let (u64t, bt) = (g.t_u64(), g.t_bool());
+        let mut vars = Vec::with_capacity(tys.len());
+        for (&t, ne) in tys.iter().zip(&op.neutral) {
+            let rt = g.reg_ty(t);
+            let var = g.var(rt);
+            let x = self.scalar(g, ne, loc)?;
+            g.store(var, x)?;
+            vars.push((var, rt, t));
+        }
+        // This invocation's chunk [lo, hi): contiguous, so that partial results combined in
+        // invocation order keep the elements' order.
+        let one = g.c_u64(1);
+        let sm1 = g.b.i_sub(u64t, None, gr.size, one).ie()?;
+        let up = g.b.i_add(u64t, None, n, sm1).ie()?;
+        let chunk = g.b.u_div(u64t, None, up, gr.size).ie()?;
+        let lo = g.b.i_mul(u64t, None, gr.lid, chunk).ie()?;
+        let lo_le = g.b.u_less_than_equal(bt, None, lo, n).ie()?;
+        let lo = g.b.select(u64t, None, lo_le, lo, n).ie()?;
+        let hi = g.b.i_add(u64t, None, lo, chunk).ie()?;
+        let hi_le = g.b.u_less_than_equal(bt, None, hi, n).ie()?;
+        let hi = g.b.select(u64t, None, hi_le, hi, n).ie()?;
+        self.set_depth(gr.depth + 1);
+        let r = self.chunk_fold(g, lo, hi, inputs, op, &vars, stm);
+        self.set_depth(gr.depth);
+        r?;
+        // Pairwise combination in workgroup memory: at step s, invocation l (a multiple of 2s)
+        // combines its value with that of l + s.
+        let mut shared = Vec::with_capacity(vars.len());
+        for (j, &(var, rt, _)) in vars.iter().enumerate() {
+            let arr = self.shared_slot(g, rt, j);
+            let p = g.shared_ptr(arr, rt, gr.lid)?;
+            let x = g.load(rt, var)?;
+            g.store(p, x)?;
+            shared.push(arr);
+        }
+        let size = g.local_size;
+        let mut s = 1u32;
+        while s < size {
+            g.buffer_barrier()?;
+            let two_s = g.c_u64(2 * s as u64);
+            let rem = g.b.u_mod(u64t, None, gr.lid, two_s).ie()?;
+            let z = g.c_u64(0);
+            let active = g.b.i_equal(bt, None, rem, z).ie()?;
+            let st = g.begin_if(active)?;
+            let sc = g.c_u64(s as u64);
+            let partner = g.b.i_add(u64t, None, gr.lid, sc).ie()?;
+            let mut args = Vec::with_capacity(2 * vars.len());
+            for (&arr, &(_, rt, t)) in shared.iter().zip(&vars) {
+                let p = g.shared_ptr(arr, rt, gr.lid)?;
+                args.push(KVal::S(g.load(rt, p)?, t));
+            }
+            for (&arr, &(_, rt, t)) in shared.iter().zip(&vars) {
+                let p = g.shared_ptr(arr, rt, partner)?;
+                args.push(KVal::S(g.load(rt, p)?, t));
+            }
+            self.set_depth(gr.depth + 1);
+            let r = self.lambda(g, &op.lam, args, loc);
+            self.set_depth(gr.depth);
+            for (&arr, (x, &(_, rt, _))) in shared.iter().zip(r?.into_iter().zip(&vars)) {
+                let KVal::S(w, _) = x else {
+                    return Err(Error::bug("reduction operator result"));
+                };
+                let p = g.shared_ptr(arr, rt, gr.lid)?;
+                g.store(p, w)?;
+            }
+            g.else_(st)?;
+            g.end_if(st)?;
+            s *= 2;
+        }
+        g.buffer_barrier()?;
+        let mut out = Vec::with_capacity(vars.len());
+        let z = g.c_u64(0);
+        for (&arr, &(_, rt, t)) in shared.iter().zip(&vars) {
+            let p = g.shared_ptr(arr, rt, z)?;
+            out.push(KVal::S(g.load(rt, p)?, t));
+        }
+        // No invocation may overwrite the workgroup memory before all have read the result.
+        g.buffer_barrier()?;
+        self.bind(stm, out)
+    }
+
+    /// Folds elements `[lo, hi)` of `inputs` into the accumulator variables `vars` with the
+    /// operator of `op` (a sequential loop of this invocation).
+    #[allow(clippy::too_many_arguments)]
+    fn chunk_fold(
+        &mut self,
+        g: &mut Gen,
+        lo: Word,
+        hi: Word,
+        inputs: &[KVal],
+        op: &'p Operator,
+        vars: &[(Word, Word, PrimType)],
+        stm: &'p Stm,
+    ) -> R<()> {
+        let loc = &stm.loc;
+        let (u64t, bt) = (g.t_u64(), g.t_bool());
+        let iv = g.var(u64t);
+        g.store(iv, lo)?;
+        let st = g.begin_loop()?;
+        let i = g.load(u64t, iv)?;
+        let c = g.b.u_less_than(bt, None, i, hi).ie()?;
+        let c = self.live(g, c)?;
+        g.loop_cond(st, c)?;
+        let i = g.load(u64t, iv)?;
+        let mark = self.mark(g)?;
+        let mut args = Vec::with_capacity(2 * vars.len());
+        for &(var, rt, t) in vars {
+            args.push(KVal::S(g.load(rt, var)?, t));
+        }
+        args.extend(self.rows_of(g, inputs, i, loc)?);
+        let r = self.lambda(g, &op.lam, args, loc)?;
+        if r.len() != vars.len() {
+            return Err(Error::bug("reduction operator result count"));
+        }
+        for (&(var, _, _), x) in vars.iter().zip(r) {
+            match x {
+                KVal::S(w, _) => g.store(var, w)?,
+                _ => return Err(Error::bug("reduction operator result")),
+            }
+        }
+        self.reset(g, mark)?;
+        let one = g.c_u64(1);
+        let i1 = g.b.i_add(u64t, None, i, one).ie()?;
+        g.store(iv, i1)?;
+        self.backedge_lt(g, i1, hi, loc)?;
+        g.end_loop(st)
+    }
+
+    /// Workgroup memory for accumulator `j` of a group reduction, values of type `ty`: one
+    /// array per (type, position), shared by all reductions of the kernel.
+    fn shared_slot(&mut self, g: &mut Gen, ty: Word, j: usize) -> Word {
+        if let Some(&arr) = self.group_shared.get(&(ty, j)) {
+            return arr;
+        }
+        let arr = g.shared_array(ty, g.local_size);
+        self.group_shared.insert((ty, j), arr);
+        arr
     }
 }

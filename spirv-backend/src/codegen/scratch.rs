@@ -1237,10 +1237,27 @@ impl<'p> KCtx<'p> {
                     let a = self.alloc(g, *elem, &sizes, what, loc)?;
                     let b = self.alloc(g, *elem, &sizes, what, loc)?;
                     let x = self.sub(g, init, loc)?;
-                    self.write_into(g, &a, &x, loc)?;
+                    // The first slot is the initial value's own memory where the loop may
+                    // consume it (a per-thread array of the same layout that nothing reads
+                    // after the loop), else a copy of it.
+                    let first = match &x {
+                        KVal::V(v) if v.bi == a.bi && self.consumes_init(init) => {
+                            let same = Self::same_layout(g, v, &a)?;
+                            let differ = g.b.logical_not(bt, None, same).ie()?;
+                            let st = g.begin_if(differ)?;
+                            self.write_into(g, &a, &x, loc)?;
+                            g.else_(st)?;
+                            g.end_if(st)?;
+                            g.b.select(u64t, None, same, v.off, a.off).ie()?
+                        }
+                        _ => {
+                            self.write_into(g, &a, &x, loc)?;
+                            a.off
+                        }
+                    };
                     let cur = g.var(u64t);
-                    g.store(cur, a.off)?;
-                    let sum = g.b.i_add(u64t, None, a.off, b.off).ie()?;
+                    g.store(cur, first)?;
+                    let sum = g.b.i_add(u64t, None, first, b.off).ie()?;
                     vars.push(LoopVar::Array {
                         bi: a.bi,
                         elem: *elem,
@@ -1320,6 +1337,7 @@ impl<'p> KCtx<'p> {
             let x = g.load(rt, cv)?;
             self.env.insert(i.id, KVal::S(x, PrimType::Int(it)));
         }
+        self.next_owned = Some(params.iter().map(|(p, _)| p.name.clone()).collect());
         let r = self.body(g, body, loc)?;
         if r.len() != vars.len() {
             return Err(Error::bug("loop result count"));
@@ -1366,8 +1384,30 @@ impl<'p> KCtx<'p> {
                         off: other,
                         dims: dims.clone(),
                     };
-                    self.write_into(g, &dst, x, loc)?;
-                    toggles.push((*cur, other));
+                    match x {
+                        // A per-thread array that may be the current slot itself (the result
+                        // of an inner loop that ran in it): copied only where it is not.
+                        KVal::V(rv) if rv.bi == *bi && rv.dims.len() == dims.len() => {
+                            let cur_view = View {
+                                off: c,
+                                ..dst.clone()
+                            };
+                            let same_layout = Self::same_layout(g, rv, &cur_view)?;
+                            let same_off = g.b.i_equal(bt, None, rv.off, c).ie()?;
+                            let same = g.b.logical_and(bt, None, same_off, same_layout).ie()?;
+                            let differ = g.b.logical_not(bt, None, same).ie()?;
+                            let st = g.begin_if(differ)?;
+                            self.write_into(g, &dst, x, loc)?;
+                            g.else_(st)?;
+                            g.end_if(st)?;
+                            let next = g.b.select(u64t, None, same, c, other).ie()?;
+                            toggles.push((*cur, next));
+                        }
+                        _ => {
+                            self.write_into(g, &dst, x, loc)?;
+                            toggles.push((*cur, other));
+                        }
+                    }
                 }
                 _ => return Err(Error::bug("loop result")),
             }
@@ -1408,6 +1448,29 @@ impl<'p> KCtx<'p> {
             });
         }
         self.bind(stm, out)
+    }
+
+    /// Whether the loop being compiled (the current statement) may consume its initial value
+    /// `init` ([`vkad_core::lower::consumable`] on the body around it).
+    fn consumes_init(&self, init: &SubExp) -> bool {
+        match (self.place, init.as_var()) {
+            (Some((b, k)), Some(v)) => {
+                vkad_core::lower::consumable(&b.stms, &b.result, k, v, &self.owned)
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether two views of the same shape lay their elements out alike (equal strides: the
+    /// sizes are equal by type), a `bool` word.
+    fn same_layout(g: &mut Gen, x: &View, y: &View) -> R<Word> {
+        let bt = g.t_bool();
+        let mut same = g.c_bool(true);
+        for (&(_, sx), &(_, sy)) in x.dims.iter().zip(&y.dims) {
+            let eq = g.b.i_equal(bt, None, sx, sy).ie()?;
+            same = g.b.logical_and(bt, None, same, eq).ie()?;
+        }
+        Ok(same)
     }
 
     /// `reduce` with array operands or results, and every `scan`: a sequential loop. Array

@@ -261,6 +261,14 @@ fn one_point_segmaps_with_inner_maps_are_group_kernels() {
     assert_eq!(local, crate::codegen::group::group_size(false));
     assert!(barriers >= 4, "{barriers} barriers");
     assert_eq!(kernel(loops, false, true), (crate::codegen::gen::WG, 0));
+    // A reduction in the loop is shared too (combined in workgroup memory).
+    let reducing = "entry main [n] (xs: [n]f64) (k: i64) = \
+                    map (\\_ -> loop s = 0f64 for t < k do \
+                                s + f64.maximum (map (\\x -> x * f64.i64 t) xs)) (iota 1)";
+    let (local, barriers) = kernel(reducing, true, true);
+    assert_eq!(local, crate::codegen::group::group_size(true));
+    // log2(16) combination steps, one barrier each, and the two around the result.
+    assert!(barriers >= 6, "{barriers} barriers");
     let allocating = "entry main [n][m] (a: [n][m]i32) (k: i64) = \
                       map (\\_ -> loop a for _t < k do \
                                   map (\\row -> scan (+) 0 row) a) (iota 1)";

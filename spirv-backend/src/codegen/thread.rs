@@ -90,6 +90,16 @@ pub struct KCtx<'p> {
     pub(super) accs: Vec<acc::KAcc<'p>>,
     /// In a group kernel, its workgroup (module [`crate::codegen::group`]).
     pub(crate) group: Option<Group>,
+    /// The body whose statement is being compiled, and the statement's index (for the
+    /// liveness questions of [`KCtx::loop_arrays`]).
+    pub(super) place: Option<(&'p Body, usize)>,
+    /// The variables the body being compiled owns: the parameters of the loop it is the body
+    /// of (their memory is the loop's slots), else none.
+    pub(super) owned: HashSet<VName>,
+    /// What [`KCtx::body`] takes as `owned` for the next body it compiles.
+    pub(super) next_owned: Option<HashSet<VName>>,
+    /// The workgroup arrays of a group kernel's reductions, by (value type, position).
+    pub(crate) group_shared: HashMap<(Word, usize), Word>,
 }
 
 impl<'p> KCtx<'p> {
@@ -108,6 +118,10 @@ impl<'p> KCtx<'p> {
             acc_info: None,
             accs: Vec::new(),
             group: None,
+            place: None,
+            owned: HashSet::new(),
+            next_owned: None,
+            group_shared: HashMap::new(),
         }
     }
 
@@ -211,9 +225,15 @@ impl<'p> KCtx<'p> {
 
     /// Runs a body's statements and returns its results.
     pub fn body(&mut self, g: &mut Gen, body: &'p Body, loc: &Option<SrcLoc>) -> R<Vec<KVal>> {
-        for stm in &body.stms {
+        let owned = self.next_owned.take().unwrap_or_default();
+        let outer_owned = std::mem::replace(&mut self.owned, owned);
+        let outer_place = self.place;
+        for (k, stm) in body.stms.iter().enumerate() {
+            self.place = Some((body, k));
             self.stm(g, stm)?;
         }
+        self.place = outer_place;
+        self.owned = outer_owned;
         body.result.iter().map(|r| self.sub(g, r, loc)).collect()
     }
 
@@ -931,6 +951,9 @@ impl<'p> KCtx<'p> {
                     stm,
                     "a reduction with array results inside a parallel operator",
                 )?;
+                if self.at_group_level() && !tys.contains(&PrimType::Bool) {
+                    return self.group_reduce(g, stm, n, &views, op, &tys);
+                }
                 let mut vars = Vec::with_capacity(tys.len());
                 for (&t, ne) in tys.iter().zip(&op.neutral) {
                     let rt = g.reg_ty(t);
