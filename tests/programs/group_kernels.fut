@@ -83,3 +83,13 @@ entry reductions [n] (k: i64) (xs: [n]i64) : (i64, i64, i64) =
       reduce (\(a1, b1) (a2, b2) -> (a1 * a2 % 1000003, (b1 * a2 + b2) % 1000003)) (1i64, 0i64)
              (map (\y -> (y % 5 + 1, y)) ys)
     in (s + m + reduce (+) 0 ys, (a * a') % 1000003, (b * a' + b') % 1000003)
+
+-- An inner loop over the outer state runs in the state's memory only where nothing reads the
+-- state after it: here the old state is a result too.
+-- ==
+-- entry: keep_init
+-- input { 3i64 [1i64, 2i64, 3i64] } output { [12i64, 20i64, 28i64] [5i64, 9i64, 13i64] }
+entry keep_init [n] (k: i64) (xs0: [n]i64) : ([n]i64, [n]i64) =
+  loop (xs, _prev) = (copy xs0, copy xs0) for t < k do
+    let zs = loop zs = xs for i < n do zs with [i] = zs[i] * 2 + t
+    in (zs, xs)
