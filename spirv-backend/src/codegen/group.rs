@@ -138,27 +138,13 @@ impl<'p> KCtx<'p> {
         let Some(gr) = self.group.filter(|gr| gr.depth == 0) else {
             return self.kloop(g, n, loc, body);
         };
-        let u64t = g.t_u64();
-        let bt = g.t_bool();
         g.buffer_barrier()?;
-        let iv = g.var(u64t);
-        g.store(iv, gr.lid)?;
-        let st = g.begin_loop()?;
-        let i = g.load(u64t, iv)?;
-        let c = g.b.u_less_than(bt, None, i, n).ie()?;
-        let c = self.live(g, c)?;
-        g.loop_cond(st, c)?;
-        let i = g.load(u64t, iv)?;
-        let mark = self.mark(g)?;
-        self.set_depth(gr.depth + 1);
-        let r = body(self, g, i);
-        self.set_depth(gr.depth);
-        r?;
-        self.reset(g, mark)?;
-        let i1 = g.b.i_add(u64t, None, i, gr.size).ie()?;
-        g.store(iv, i1)?;
-        self.backedge_lt(g, i1, n, loc)?;
-        g.end_loop(st)?;
+        self.range_loop(g, [gr.lid, n, gr.size], loc, &mut |k, g, i| {
+            k.set_depth(gr.depth + 1);
+            let r = body(k, g, i);
+            k.set_depth(gr.depth);
+            r
+        })?;
         g.buffer_barrier()
     }
 
@@ -205,14 +191,7 @@ impl<'p> KCtx<'p> {
         };
         let loc = &stm.loc;
         let (u64t, bt) = (g.t_u64(), g.t_bool());
-        let mut vars = Vec::with_capacity(tys.len());
-        for (&t, ne) in tys.iter().zip(&op.neutral) {
-            let rt = g.reg_ty(t);
-            let var = g.var(rt);
-            let x = self.scalar(g, ne, loc)?;
-            g.store(var, x)?;
-            vars.push((var, rt, t));
-        }
+        let vars = self.fold_vars(g, tys, op, loc)?;
         // This invocation's chunk [lo, hi): contiguous, so that partial results combined in
         // invocation order keep the elements' order.
         let one = g.c_u64(1);
@@ -226,7 +205,7 @@ impl<'p> KCtx<'p> {
         let hi_le = g.b.u_less_than_equal(bt, None, hi, n).ie()?;
         let hi = g.b.select(u64t, None, hi_le, hi, n).ie()?;
         self.set_depth(gr.depth + 1);
-        let r = self.chunk_fold(g, lo, hi, inputs, op, &vars, stm);
+        let r = self.fold_range(g, lo, hi, inputs, op, &vars, stm);
         self.set_depth(gr.depth);
         r?;
         // Pairwise combination in workgroup memory: at step s, invocation l (a multiple of 2s)
@@ -283,53 +262,6 @@ impl<'p> KCtx<'p> {
         // No invocation may overwrite the workgroup memory before all have read the result.
         g.buffer_barrier()?;
         self.bind(stm, out)
-    }
-
-    /// Folds elements `[lo, hi)` of `inputs` into the accumulator variables `vars` with the
-    /// operator of `op` (a sequential loop of this invocation).
-    #[allow(clippy::too_many_arguments)]
-    fn chunk_fold(
-        &mut self,
-        g: &mut Gen,
-        lo: Word,
-        hi: Word,
-        inputs: &[KVal],
-        op: &'p Operator,
-        vars: &[(Word, Word, PrimType)],
-        stm: &'p Stm,
-    ) -> R<()> {
-        let loc = &stm.loc;
-        let (u64t, bt) = (g.t_u64(), g.t_bool());
-        let iv = g.var(u64t);
-        g.store(iv, lo)?;
-        let st = g.begin_loop()?;
-        let i = g.load(u64t, iv)?;
-        let c = g.b.u_less_than(bt, None, i, hi).ie()?;
-        let c = self.live(g, c)?;
-        g.loop_cond(st, c)?;
-        let i = g.load(u64t, iv)?;
-        let mark = self.mark(g)?;
-        let mut args = Vec::with_capacity(2 * vars.len());
-        for &(var, rt, t) in vars {
-            args.push(KVal::S(g.load(rt, var)?, t));
-        }
-        args.extend(self.rows_of(g, inputs, i, loc)?);
-        let r = self.lambda(g, &op.lam, args, loc)?;
-        if r.len() != vars.len() {
-            return Err(Error::bug("reduction operator result count"));
-        }
-        for (&(var, _, _), x) in vars.iter().zip(r) {
-            match x {
-                KVal::S(w, _) => g.store(var, w)?,
-                _ => return Err(Error::bug("reduction operator result")),
-            }
-        }
-        self.reset(g, mark)?;
-        let one = g.c_u64(1);
-        let i1 = g.b.i_add(u64t, None, i, one).ie()?;
-        g.store(iv, i1)?;
-        self.backedge_lt(g, i1, hi, loc)?;
-        g.end_loop(st)
     }
 
     /// Workgroup memory for accumulator `j` of a group reduction, values of type `ty`: one

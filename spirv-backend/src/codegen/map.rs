@@ -51,11 +51,12 @@ pub fn seg_map_kernel<'p>(
 ) -> R<KernelCode> {
     if group::wants_group(code.space, code.stms, accs.is_some()) {
         let size = group::group_size(lavapipe);
-        // Any failure of the group version (an allocation inside a distributed loop, a
-        // construct it does not handle) leaves the ordinary version, which reports the real
-        // errors.
-        if let Ok(k) = seg_map_kernel_in(prog, code, loc, host_types, lavapipe, None, Some(size)) {
-            return Ok(k);
+        // What the group version cannot run (an allocation inside a distributed loop, a
+        // construct of thread code it does not handle) leaves the ordinary version, which
+        // reports the real errors of the program.
+        match seg_map_kernel_in(prog, code, loc, host_types, lavapipe, None, Some(size)) {
+            Err(Error::NotSupported { .. } | Error::LoopLimit { .. }) => {}
+            r => return r,
         }
     }
     seg_map_kernel_in(prog, code, loc, host_types, lavapipe, accs, None)

@@ -707,24 +707,36 @@ impl<'p> KCtx<'p> {
         loc: &Option<SrcLoc>,
         body: &mut dyn FnMut(&mut KCtx<'p>, &mut Gen, Word) -> R<()>,
     ) -> R<()> {
+        let (z, one) = (g.c_u64(0), g.c_u64(1));
+        self.range_loop(g, [z, n, one], loc, body)
+    }
+
+    /// `for (i = start; i < end; i += step)` (u64 words `[start, end, step]`), as
+    /// [`KCtx::kloop`]: the scratch freed after every iteration, the loop stopped for an
+    /// overflowing thread, lavapipe's limiter counted.
+    pub(crate) fn range_loop(
+        &mut self,
+        g: &mut Gen,
+        [start, end, step]: [Word; 3],
+        loc: &Option<SrcLoc>,
+        body: &mut dyn FnMut(&mut KCtx<'p>, &mut Gen, Word) -> R<()>,
+    ) -> R<()> {
         let u64t = g.t_u64();
         let bt = g.t_bool();
         let iv = g.var(u64t);
-        let z = g.c_u64(0);
-        g.store(iv, z)?;
+        g.store(iv, start)?;
         let st = g.begin_loop()?;
         let i = g.load(u64t, iv)?;
-        let c = g.b.u_less_than(bt, None, i, n).ie()?;
+        let c = g.b.u_less_than(bt, None, i, end).ie()?;
         let c = self.live(g, c)?;
         g.loop_cond(st, c)?;
         let i = g.load(u64t, iv)?;
         let mark = self.mark(g)?;
         body(self, g, i)?;
         self.reset(g, mark)?;
-        let one = g.c_u64(1);
-        let i1 = g.b.i_add(u64t, None, i, one).ie()?;
+        let i1 = g.b.i_add(u64t, None, i, step).ie()?;
         g.store(iv, i1)?;
-        self.backedge_lt(g, i1, n, loc)?;
+        self.backedge_lt(g, i1, end, loc)?;
         g.end_loop(st)
     }
 

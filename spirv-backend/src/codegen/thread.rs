@@ -18,7 +18,7 @@ use rspirv::spirv::Word;
 use std::collections::{HashMap, HashSet};
 use vkad_core::diag::SrcLoc;
 use vkad_core::ir::{
-    Body, DimIndex, Exp, Lambda, LoopForm, Program, Soac, Stm, SubExp, Type, VName,
+    Body, DimIndex, Exp, Lambda, LoopForm, Operator, Program, Soac, Stm, SubExp, Type, VName,
 };
 use vkad_core::prim::{FloatType, PrimType, PrimValue};
 
@@ -353,8 +353,9 @@ impl<'p> KCtx<'p> {
     }
 
     /// [`KCtx::write_into`] of an array of rank 2 or more in memory at group level: one
-    /// distributed loop over all elements (a loop over the rows would leave all but a few invocations idle where
-    /// the outer dimensions are short), each element's indices recovered by division.
+    /// distributed loop over all elements (a loop over the rows would leave all but a few
+    /// invocations idle where the outer dimensions are short), each element's indices
+    /// recovered by division.
     fn write_elements(&mut self, g: &mut Gen, dst: &View, x: &KVal, loc: &Option<SrcLoc>) -> R<()> {
         let u64t = g.t_u64();
         let mut total = g.c_u64(1);
@@ -954,39 +955,9 @@ impl<'p> KCtx<'p> {
                 if self.at_group_level() && !tys.contains(&PrimType::Bool) {
                     return self.group_reduce(g, stm, n, &views, op, &tys);
                 }
-                let mut vars = Vec::with_capacity(tys.len());
-                for (&t, ne) in tys.iter().zip(&op.neutral) {
-                    let rt = g.reg_ty(t);
-                    let var = g.var(rt);
-                    let x = self.scalar(g, ne, loc)?;
-                    g.store(var, x)?;
-                    vars.push((var, rt, t));
-                }
-                let u64t = g.t_u64();
-                let iv = g.var(u64t);
+                let vars = self.fold_vars(g, &tys, op, loc)?;
                 let z = g.c_u64(0);
-                g.store(iv, z)?;
-                let bt = g.t_bool();
-                let st = g.begin_loop()?;
-                let i = g.load(u64t, iv)?;
-                let c = g.b.u_less_than(bt, None, i, n).ie()?;
-                let c = self.live(g, c)?;
-                g.loop_cond(st, c)?;
-                let i = g.load(u64t, iv)?;
-                let mark = self.mark(g)?;
-                let mut args = Vec::new();
-                for &(var, rt, t) in &vars {
-                    args.push(KVal::S(g.load(rt, var)?, t));
-                }
-                args.extend(self.rows_of(g, &views, i, loc)?);
-                let r = self.lambda(g, &op.lam, args, loc)?;
-                self.store_results(g, &vars, r, stm)?;
-                self.reset(g, mark)?;
-                let one = g.c_u64(1);
-                let i1 = g.b.i_add(u64t, None, i, one).ie()?;
-                g.store(iv, i1)?;
-                self.backedge_lt(g, i1, n, loc)?;
-                g.end_loop(st)?;
+                self.fold_range(g, z, n, &views, op, &vars, stm)?;
                 let mut out = Vec::with_capacity(vars.len());
                 for &(var, rt, t) in &vars {
                     out.push(KVal::S(g.load(rt, var)?, t));
@@ -1000,6 +971,53 @@ impl<'p> KCtx<'p> {
             Exp::WithAcc { inputs, lam } => self.with_acc(g, stm, inputs, lam),
             other => Err(Error::unsupported(construct_name(other), loc)),
         }
+    }
+
+    /// Function variables `(variable, register type, type)` holding the accumulators of a
+    /// reduction to scalars of types `tys`, set to `op`'s neutral elements.
+    pub(super) fn fold_vars(
+        &mut self,
+        g: &mut Gen,
+        tys: &[PrimType],
+        op: &'p Operator,
+        loc: &Option<SrcLoc>,
+    ) -> R<Vec<(Word, Word, PrimType)>> {
+        let mut vars = Vec::with_capacity(tys.len());
+        for (&t, ne) in tys.iter().zip(&op.neutral) {
+            let rt = g.reg_ty(t);
+            let var = g.var(rt);
+            let x = self.scalar(g, ne, loc)?;
+            g.store(var, x)?;
+            vars.push((var, rt, t));
+        }
+        Ok(vars)
+    }
+
+    /// Folds elements `[lo, hi)` (u64) of `inputs` into the accumulator variables `vars`
+    /// ([`KCtx::fold_vars`]) with `op`'s function: a sequential loop of the thread. `stm` is
+    /// the reduction (for its location and errors).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn fold_range(
+        &mut self,
+        g: &mut Gen,
+        lo: Word,
+        hi: Word,
+        inputs: &[KVal],
+        op: &'p Operator,
+        vars: &[(Word, Word, PrimType)],
+        stm: &Stm,
+    ) -> R<()> {
+        let loc = &stm.loc;
+        let one = g.c_u64(1);
+        self.range_loop(g, [lo, hi, one], loc, &mut |k, g, i| {
+            let mut args = Vec::with_capacity(2 * vars.len());
+            for &(var, rt, t) in vars {
+                args.push(KVal::S(g.load(rt, var)?, t));
+            }
+            args.extend(k.rows_of(g, inputs, i, loc)?);
+            let r = k.lambda(g, &op.lam, args, loc)?;
+            k.store_results(g, vars, r, stm)
+        })
     }
 
     fn store_results(
