@@ -48,27 +48,27 @@ fn fresh_in(stms: &[Stm], result: &[SubExp], k: usize, v: &VName, owned: &HashSe
         return false;
     };
     match &stms[i].exp {
-        Exp::Loop { params, body, .. } => params
-            .get(j)
-            .is_some_and(|(p, init)| loop_consumes(stms, result, i, p, init, body, j, owned)),
+        Exp::Loop { .. } => loop_consumes(stms, result, i, j, owned),
         e => fresh_exp(e),
     }
 }
 
-/// Whether the loop at statement `i` of `stms` owns its parameter `p` (number `j`, initial
-/// value `init`): the initial value is fresh and may be consumed there, and the loop's result
-/// for `p` is `p` itself or an array fresh in its body.
-#[allow(clippy::too_many_arguments)]
+/// Whether the loop at statement `i` of `stms` owns its parameter number `j`: an array whose
+/// initial value is fresh and may be consumed there, and for which the loop returns the
+/// parameter itself or an array fresh in its body.
 fn loop_consumes(
     stms: &[Stm],
     result: &[SubExp],
     i: usize,
-    p: &crate::ir::Param,
-    init: &SubExp,
-    body: &Body,
     j: usize,
     owned: &HashSet<VName>,
 ) -> bool {
+    let Exp::Loop { params, body, .. } = &stms[i].exp else {
+        return false;
+    };
+    let Some((p, init)) = params.get(j) else {
+        return false;
+    };
     matches!(p.ty, Type::Array { .. })
         && init
             .as_var()
@@ -140,14 +140,10 @@ fn process(body: &mut Body, owned: &HashSet<VName>) {
     while k < body.stms.len() {
         // Nested bodies first.
         let loop_owned: HashSet<VName> = match &body.stms[k].exp {
-            Exp::Loop {
-                params, body: lb, ..
-            } => params
+            Exp::Loop { params, .. } => params
                 .iter()
                 .enumerate()
-                .filter(|(j, (p, init))| {
-                    loop_consumes(&body.stms, &body.result, k, p, init, lb, *j, owned)
-                })
+                .filter(|(j, _)| loop_consumes(&body.stms, &body.result, k, *j, owned))
                 .map(|(_, (p, _))| p.name.clone())
                 .collect(),
             _ => HashSet::new(),

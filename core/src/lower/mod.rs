@@ -46,8 +46,6 @@ mod ad;
 mod builtins;
 mod copies;
 mod env;
-
-pub use copies::consumable;
 mod expr;
 mod shared_sizes;
 mod soacs;
@@ -56,6 +54,8 @@ mod types;
 
 #[cfg(test)]
 mod tests;
+
+pub use copies::consumable;
 
 use crate::diag::{Diagnostic, SourceMap, Span, SrcLoc};
 use crate::ir::{
