@@ -29,7 +29,8 @@
 //! Inside a distributed loop, code is that of ordinary kernels: nested loops are sequential and
 //! have no barriers. It must not allocate, since every invocation would take the same
 //! memory: [`KCtx::alloc`] refuses, and [`crate::codegen::map::seg_map_kernel`] then compiles
-//! the point as an ordinary one-thread kernel (it does so on any error of the group version).
+//! the point as an ordinary one-thread kernel (as for every `NotSupported` of the group
+//! version; other errors are reported).
 //! Kernels that update host accumulators are not made group kernels (every invocation would
 //! add its update).
 //!
@@ -38,8 +39,7 @@
 //! point, and only its code generation distributes the work.
 
 use crate::codegen::gen::{Gen, Ie, R, WG};
-use crate::codegen::thread::KCtx;
-use crate::codegen::thread::KVal;
+use crate::codegen::thread::{KCtx, KVal};
 use crate::error::Error;
 use rspirv::spirv::Word;
 use vkad_core::diag::SrcLoc;
@@ -140,18 +140,20 @@ impl<'p> KCtx<'p> {
         };
         g.buffer_barrier()?;
         self.range_loop(g, [gr.lid, n, gr.size], loc, &mut |k, g, i| {
-            k.set_depth(gr.depth + 1);
-            let r = body(k, g, i);
-            k.set_depth(gr.depth);
-            r
+            k.distributed(|k| body(k, g, i))
         })?;
         g.buffer_barrier()
     }
 
-    fn set_depth(&mut self, depth: u32) {
+    /// Runs `f` one distributed loop deeper (code each invocation runs on its own).
+    fn distributed<T>(&mut self, f: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
+        let outer = self.group;
         if let Some(gr) = self.group.as_mut() {
-            gr.depth = depth;
+            gr.depth += 1;
         }
+        let r = f(self);
+        self.group = outer;
+        r
     }
 
     /// Stores `x` at element `idx` of binding `bi` at group level: invocation 0 stores, between
@@ -160,7 +162,7 @@ impl<'p> KCtx<'p> {
         &mut self,
         g: &mut Gen,
         bi: u32,
-        t: vkad_core::prim::PrimType,
+        t: PrimType,
         idx: Word,
         x: Word,
     ) -> R<()> {
@@ -204,10 +206,7 @@ impl<'p> KCtx<'p> {
         let hi = g.b.i_add(u64t, None, lo, chunk).ie()?;
         let hi_le = g.b.u_less_than_equal(bt, None, hi, n).ie()?;
         let hi = g.b.select(u64t, None, hi_le, hi, n).ie()?;
-        self.set_depth(gr.depth + 1);
-        let r = self.fold_range(g, lo, hi, inputs, op, &vars, stm);
-        self.set_depth(gr.depth);
-        r?;
+        self.distributed(|k| k.fold_range(g, lo, hi, inputs, op, &vars, stm))?;
         // Pairwise combination in workgroup memory: at step s, invocation l (a multiple of 2s)
         // combines its value with that of l + s.
         let mut shared = Vec::with_capacity(vars.len());
@@ -238,10 +237,8 @@ impl<'p> KCtx<'p> {
                 let p = g.shared_ptr(arr, rt, partner)?;
                 args.push(KVal::S(g.load(rt, p)?, t));
             }
-            self.set_depth(gr.depth + 1);
-            let r = self.lambda(g, &op.lam, args, loc);
-            self.set_depth(gr.depth);
-            for (&arr, (x, &(_, rt, _))) in shared.iter().zip(r?.into_iter().zip(&vars)) {
+            let r = self.distributed(|k| k.lambda(g, &op.lam, args, loc))?;
+            for (&arr, (x, &(_, rt, _))) in shared.iter().zip(r.into_iter().zip(&vars)) {
                 let KVal::S(w, _) = x else {
                     return Err(Error::bug("reduction operator result"));
                 };

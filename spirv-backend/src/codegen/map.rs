@@ -19,7 +19,7 @@ use crate::codegen::gen::{word_kind, Gen, Ie, R, WG};
 use crate::codegen::group::{self, Group};
 use crate::codegen::layout::{ArgSrc, BindSrc, HostTy, KernelCode};
 use crate::codegen::scratch::Scratch;
-use crate::codegen::thread::{finish, natural, KCtx, KVal, View};
+use crate::codegen::thread::{finish, natural, unflatten, KCtx, KVal, View};
 use crate::error::Error;
 use rspirv::spirv::Word;
 use vkad_core::diag::SrcLoc;
@@ -110,21 +110,9 @@ fn seg_map_kernel_in<'p>(
         group,
     };
     grid(k, g, n, code.ret, loc, opts, |k, g, i| {
-        // Thread indices, innermost first: gtid_n = i % d_n, i / d_n for the rest; the
-        // outermost is what is left (i < N), so a 1-D space divides nothing (a 64-bit
-        // division per point costs a copy kernel half its speed on lavapipe).
-        let u64t = g.t_u64();
-        let mut rest = i;
-        for (k_dim, ((v, _), &d)) in space.dims.iter().zip(&dims).enumerate().rev() {
-            if k_dim == 0 {
-                k.env.insert(v.id, KVal::S(rest, PrimType::I64));
-                break;
-            }
-            let q = g.b.u_div(u64t, None, rest, d).ie()?;
-            let qd = g.b.i_mul(u64t, None, q, d).ie()?;
-            let r = g.b.i_sub(u64t, None, rest, qd).ie()?;
-            k.env.insert(v.id, KVal::S(r, PrimType::I64));
-            rest = q;
+        // The thread indices of point i (row-major in the space).
+        for ((v, _), x) in space.dims.iter().zip(unflatten(g, i, &dims)?) {
+            k.env.insert(v.id, KVal::S(x, PrimType::I64));
         }
         for stm in stms {
             k.stm(g, stm)?;

@@ -1255,11 +1255,7 @@ impl<'p> KCtx<'p> {
                     let first = match &x {
                         KVal::V(v) if v.bi == a.bi && self.consumes_init(init) => {
                             let same = Self::same_layout(g, v, &a)?;
-                            let differ = g.b.logical_not(bt, None, same).ie()?;
-                            let st = g.begin_if(differ)?;
-                            self.write_into(g, &a, &x, loc)?;
-                            g.else_(st)?;
-                            g.end_if(st)?;
+                            self.write_unless(g, same, &a, &x, loc)?;
                             g.b.select(u64t, None, same, v.off, a.off).ie()?
                         }
                         _ => {
@@ -1349,8 +1345,8 @@ impl<'p> KCtx<'p> {
             let x = g.load(rt, cv)?;
             self.env.insert(i.id, KVal::S(x, PrimType::Int(it)));
         }
-        self.next_owned = Some(params.iter().map(|(p, _)| p.name.clone()).collect());
-        let r = self.body(g, body, loc)?;
+        let owned = params.iter().map(|(p, _)| p.name.clone()).collect();
+        let r = self.body_owning(g, body, owned, loc)?;
         if r.len() != vars.len() {
             return Err(Error::bug("loop result count"));
         }
@@ -1407,11 +1403,7 @@ impl<'p> KCtx<'p> {
                             let same_layout = Self::same_layout(g, rv, &cur_view)?;
                             let same_off = g.b.i_equal(bt, None, rv.off, c).ie()?;
                             let same = g.b.logical_and(bt, None, same_off, same_layout).ie()?;
-                            let differ = g.b.logical_not(bt, None, same).ie()?;
-                            let st = g.begin_if(differ)?;
-                            self.write_into(g, &dst, x, loc)?;
-                            g.else_(st)?;
-                            g.end_if(st)?;
+                            self.write_unless(g, same, &dst, x, loc)?;
                             let next = g.b.select(u64t, None, same, c, other).ie()?;
                             toggles.push((*cur, next));
                         }
@@ -1471,6 +1463,24 @@ impl<'p> KCtx<'p> {
             }
             _ => false,
         }
+    }
+
+    /// [`KCtx::write_into`] where the `bool` word `skip` is false (`x` is already there where
+    /// it is true).
+    fn write_unless(
+        &mut self,
+        g: &mut Gen,
+        skip: Word,
+        dst: &View,
+        x: &KVal,
+        loc: &Option<SrcLoc>,
+    ) -> R<()> {
+        let bt = g.t_bool();
+        let write = g.b.logical_not(bt, None, skip).ie()?;
+        let st = g.begin_if(write)?;
+        self.write_into(g, dst, x, loc)?;
+        g.else_(st)?;
+        g.end_if(st)
     }
 
     /// Whether two views of the same shape lay their elements out alike (equal strides: the

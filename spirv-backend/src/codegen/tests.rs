@@ -4,7 +4,7 @@ use crate::codegen::copy::{iota, strided};
 use crate::codegen::gen::WordKind;
 use crate::codegen::map::{map_kernel, map_kernel_on};
 use crate::codegen::{HostTy, KernelCode};
-use vkad_core::ir::{Program, Soac, VName};
+use vkad_core::ir::{Exp, FunDef, Program, Soac, Stm, VName};
 use vkad_core::prim::{IntType, PrimType};
 
 fn valid(code: &KernelCode) {
@@ -56,7 +56,7 @@ fn map_kernels_validate(src: &str) {
     let ht = |v: &VName| types.get(&v.id).cloned();
     let mut n = 0;
     for stm in &f.body.stms {
-        if let vkad_core::ir::Exp::Soac(Soac::Map { w, arrs, lam }) = &stm.exp {
+        if let Exp::Soac(Soac::Map { w, arrs, lam }) = &stm.exp {
             valid(&map_kernel(&c.ir, w, arrs, lam, &stm.loc, &ht).unwrap());
             n += 1;
         }
@@ -64,25 +64,34 @@ fn map_kernels_validate(src: &str) {
     assert!(n > 0, "no map in {src}");
 }
 
-/// The (validated) kernel of the first `map` of entry `main` of `src`, whose array
-/// parameters are one-dimensional host arrays (for lavapipe with `lavapipe`).
+/// The host type of variable `v` in entry `f`: its parameters' types, `i64` for anything else
+/// (the sizes).
+fn param_type(f: &FunDef, v: &VName) -> Option<HostTy> {
+    f.params
+        .iter()
+        .find(|p| p.name.id == v.id)
+        .filter(|p| p.ty.rank() > 0)
+        .map(|p| HostTy::Arr(p.ty.elem().unwrap(), p.ty.rank()))
+        .or(Some(HostTy::Prim(PrimType::I64)))
+}
+
+/// The first top-level `map` of `f`'s body.
+fn first_map(f: &FunDef) -> &Stm {
+    f.body
+        .stms
+        .iter()
+        .find(|s| matches!(s.exp, Exp::Soac(Soac::Map { .. })))
+        .expect("a map")
+}
+
+/// The (validated) kernel of the first `map` of entry `main` of `src` (for lavapipe with
+/// `lavapipe`).
 fn first_map_kernel(src: &str, lavapipe: bool) -> KernelCode {
     let c = vkad_core::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
     let f = c.ir.entry("main").unwrap();
-    let ht = |v: &VName| {
-        f.params
-            .iter()
-            .find(|p| p.name.id == v.id)
-            .map(|p| HostTy::Arr(p.ty.elem().unwrap(), 1))
-            .or(Some(HostTy::Prim(PrimType::I64)))
-    };
-    let stm = f
-        .body
-        .stms
-        .iter()
-        .find(|s| matches!(s.exp, vkad_core::ir::Exp::Soac(Soac::Map { .. })))
-        .expect("a map");
-    let vkad_core::ir::Exp::Soac(Soac::Map { w, arrs, lam }) = &stm.exp else {
+    let ht = |v: &VName| param_type(f, v);
+    let stm = first_map(f);
+    let Exp::Soac(Soac::Map { w, arrs, lam }) = &stm.exp else {
         unreachable!()
     };
     let code = map_kernel_on(&c.ir, w, arrs, lam, &stm.loc, &ht, lavapipe).unwrap();
@@ -179,7 +188,7 @@ fn scalar_code_validates_for_every_type() {
 #[test]
 fn one_point_segmaps_with_inner_maps_are_group_kernels() {
     use crate::codegen::map::{seg_map_kernel, SegMapCode};
-    use vkad_core::ir::{Exp, SubExp};
+    use vkad_core::ir::SubExp;
     use vkad_core::prim::PrimValue;
     use vkad_core::seg::SegSpace;
     // (workgroup size, barriers) of the kernel of `main`'s `map`'s function as a `segmap`
@@ -187,20 +196,8 @@ fn one_point_segmaps_with_inner_maps_are_group_kernels() {
     let kernel = |src: &str, one_point: bool, lavapipe: bool| -> (u32, usize) {
         let c = vkad_core::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
         let f = c.ir.entry("main").unwrap();
-        let ht = |v: &VName| {
-            f.params
-                .iter()
-                .find(|p| p.name.id == v.id)
-                .filter(|p| p.ty.rank() > 0)
-                .map(|p| HostTy::Arr(p.ty.elem().unwrap(), p.ty.rank()))
-                .or(Some(HostTy::Prim(PrimType::I64)))
-        };
-        let stm = f
-            .body
-            .stms
-            .iter()
-            .find(|s| matches!(s.exp, Exp::Soac(Soac::Map { .. })))
-            .expect("a map");
+        let ht = |v: &VName| param_type(f, v);
+        let stm = first_map(f);
         let Exp::Soac(Soac::Map { lam, .. }) = &stm.exp else {
             unreachable!()
         };

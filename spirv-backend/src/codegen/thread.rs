@@ -94,10 +94,8 @@ pub struct KCtx<'p> {
     /// liveness questions of [`KCtx::loop_arrays`]).
     pub(super) place: Option<(&'p Body, usize)>,
     /// The variables the body being compiled owns: the parameters of the loop it is the body
-    /// of (their memory is the loop's slots), else none.
+    /// of (their memory is the loop's slots, [`KCtx::body_owning`]), else none.
     pub(super) owned: HashSet<VName>,
-    /// What [`KCtx::body`] takes as `owned` for the next body it compiles.
-    pub(super) next_owned: Option<HashSet<VName>>,
     /// The workgroup arrays of a group kernel's reductions, by (value type, position).
     pub(crate) group_shared: HashMap<(Word, usize), Word>,
 }
@@ -120,7 +118,6 @@ impl<'p> KCtx<'p> {
             group: None,
             place: None,
             owned: HashSet::new(),
-            next_owned: None,
             group_shared: HashMap::new(),
         }
     }
@@ -225,7 +222,17 @@ impl<'p> KCtx<'p> {
 
     /// Runs a body's statements and returns its results.
     pub fn body(&mut self, g: &mut Gen, body: &'p Body, loc: &Option<SrcLoc>) -> R<Vec<KVal>> {
-        let owned = self.next_owned.take().unwrap_or_default();
+        self.body_owning(g, body, HashSet::new(), loc)
+    }
+
+    /// [`KCtx::body`] of a body that owns the variables `owned` (a loop's parameters).
+    pub(super) fn body_owning(
+        &mut self,
+        g: &mut Gen,
+        body: &'p Body,
+        owned: HashSet<VName>,
+        loc: &Option<SrcLoc>,
+    ) -> R<Vec<KVal>> {
         let outer_owned = std::mem::replace(&mut self.owned, owned);
         let outer_place = self.place;
         for (k, stm) in body.stms.iter().enumerate() {
@@ -364,19 +371,8 @@ impl<'p> KCtx<'p> {
         }
         let dims = dst.dims.clone();
         self.par_loop(g, total, loc, &mut |k, g, e| {
-            // Indices innermost first, then rows of `x` outermost first.
-            let mut idx = vec![0; dims.len()];
-            let mut rest = e;
-            for (j, &(d, _)) in dims.iter().enumerate().rev() {
-                if j == 0 {
-                    idx[j] = rest;
-                    break;
-                }
-                let q = g.b.u_div(u64t, None, rest, d).ie()?;
-                let qd = g.b.i_mul(u64t, None, q, d).ie()?;
-                idx[j] = g.b.i_sub(u64t, None, rest, qd).ie()?;
-                rest = q;
-            }
+            let sizes: Vec<Word> = dims.iter().map(|&(d, _)| d).collect();
+            let idx = unflatten(g, e, &sizes)?;
             let mut src = x.clone();
             let mut off = dst.off;
             for (&i, &(_, s)) in idx.iter().zip(&dims) {
@@ -1043,6 +1039,27 @@ impl<'p> KCtx<'p> {
         }
         Ok(())
     }
+}
+
+/// The row-major indices (outermost first, u64 ids) of element `i` of an array of `sizes`:
+/// the innermost is `i % d_n`, and so on outwards; the outermost is what is left, so a
+/// one-dimensional array divides nothing (a 64-bit division per element costs a copy kernel
+/// half its speed on lavapipe).
+pub(crate) fn unflatten(g: &mut Gen, i: Word, sizes: &[Word]) -> R<Vec<Word>> {
+    let u64t = g.t_u64();
+    let mut idx = vec![0; sizes.len()];
+    let mut rest = i;
+    for (j, &d) in sizes.iter().enumerate().rev() {
+        if j == 0 {
+            idx[j] = rest;
+            break;
+        }
+        let q = g.b.u_div(u64t, None, rest, d).ie()?;
+        let qd = g.b.i_mul(u64t, None, q, d).ie()?;
+        idx[j] = g.b.i_sub(u64t, None, rest, qd).ie()?;
+        rest = q;
+    }
+    Ok(idx)
 }
 
 /// The natural row-major strides for sizes (u64 ids).
