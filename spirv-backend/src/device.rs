@@ -46,10 +46,7 @@ impl DeviceArray {
     /// Uploads a host array into a new buffer of `ctx`.
     pub fn from_host(ctx: &Context, a: &ArrayValue) -> crate::error::Result<DeviceArray> {
         let bytes = crate::exec::array_to_bytes(a);
-        let buf = ctx.alloc((bytes.len() as u64).max(8))?;
-        if !bytes.is_empty() {
-            ctx.upload(&buf, 0, &bytes)?;
-        }
+        let buf = ctx.alloc_init((bytes.len() as u64).max(8), &bytes)?;
         Ok(DeviceArray {
             buffer: Arc::new(buf),
             elem: a.elem_type(),

@@ -1353,6 +1353,35 @@ impl Context {
         self.make_buffer(bytes, usage, MemoryLocation::GpuOnly, "vkad storage")
     }
 
+    /// A new storage buffer of `bytes` bytes (as [`Context::alloc`]) whose first `data.len()`
+    /// bytes are `data`; the rest is unspecified. Where the device memory the buffer got is
+    /// host-visible and coherent (lavapipe's is, and so is an integrated GPU's), `data` is
+    /// copied straight into it; otherwise it goes through the staging buffer as
+    /// [`Context::upload`]. A large input then costs one copy on such devices instead of three
+    /// (into staging, then the device's copy), and no staging memory.
+    pub fn alloc_init(&self, bytes: u64, data: &[u8]) -> Result<Buffer> {
+        let mut buf = self.alloc(bytes)?;
+        Self::check_range(&buf, 0, data.len() as u64)?;
+        if data.is_empty() {
+            return Ok(buf);
+        }
+        let direct = buf
+            .allocation
+            .as_mut()
+            .filter(|a| {
+                a.memory_properties()
+                    .contains(vk::MemoryPropertyFlags::HOST_COHERENT)
+            })
+            .and_then(|a| a.mapped_slice_mut());
+        match direct {
+            // The buffer is new, so no command can be using it. Host writes to coherent
+            // memory are made visible to the device by the next queue submission.
+            Some(mapped) => mapped[..data.len()].copy_from_slice(data),
+            None => self.upload(&buf, 0, data)?,
+        }
+        Ok(buf)
+    }
+
     fn check_own_buffer(&self, buf: &Buffer) -> Result<()> {
         if Arc::ptr_eq(&buf.shared, &self.shared) {
             Ok(())

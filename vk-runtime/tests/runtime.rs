@@ -95,6 +95,37 @@ fn upload_and_download_odd_sizes_and_offsets() {
 }
 
 #[test]
+fn buffers_made_with_their_contents_hold_them() {
+    let ctx = context();
+    let k = ctx
+        .kernel("double", &axpb(true, &[]), "main", 1, 12)
+        .unwrap();
+    for n in [1u32, 5, 250_001] {
+        let xs: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 - 3.5).collect();
+        let bytes = f32_bytes(&xs);
+        // Room for more than the data: the rest is the buffer's, unspecified.
+        let buf = ctx.alloc_init(bytes.len() as u64 + 8, &bytes).unwrap();
+        assert_eq!(ctx.download(&buf, 0, bytes.len() as u64).unwrap(), bytes);
+        // The device sees the contents too (not only a download through staging).
+        ctx.run(&[Dispatch {
+            kernel: &k,
+            buffers: vec![&buf],
+            push: axpb_push(n, 2.0, 0.0),
+            groups: groups(n),
+        }])
+        .unwrap();
+        let ys = f32s(&ctx.download(&buf, 0, bytes.len() as u64).unwrap());
+        let want: Vec<f32> = xs.iter().map(|x| x * 2.0).collect();
+        assert!(ys == want, "n = {n}");
+    }
+    let empty = ctx.alloc_init(8, &[]).unwrap();
+    assert_eq!(empty.size(), 8);
+    // More data than room: an error, not a panic.
+    assert!(matches!(ctx.alloc_init(4, &[0; 5]), Err(VkError::Vk(_))));
+    assert!(ctx.take_validation_messages().is_empty());
+}
+
+#[test]
 fn dependent_dispatches_see_each_others_writes() {
     let ctx = context();
     let inplace = ctx

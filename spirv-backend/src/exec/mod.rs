@@ -14,6 +14,7 @@ use crate::codegen::module::CompiledModule;
 use crate::codegen::{self, ArgSrc, BindSrc, HostTy, KernelCode};
 use crate::error::{Error, RuntimeKind};
 pub(crate) use pipeline::Kernel;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 use vkad_core::diag::SrcLoc;
@@ -196,26 +197,19 @@ fn decode(t: PrimType, w: u64) -> PrimValue {
     }
 }
 
-fn buf_to_bytes(b: &HBuf) -> Vec<u8> {
-    // The element types stored as they are (64-bit and 32-bit words) are copied without going
-    // through `PrimValue`: an input of millions of elements is converted at memory speed.
-    macro_rules! words {
-        ($v:expr) => {{
-            let mut out = Vec::with_capacity($v.len() * std::mem::size_of_val(&$v[0]));
-            for x in $v {
-                out.extend_from_slice(&x.to_le_bytes());
-            }
-            out
-        }};
-    }
-    match b {
-        HBuf::F64(v) if !v.is_empty() => return words!(v),
-        HBuf::F32(v) if !v.is_empty() => return words!(v),
-        HBuf::I64(v) if !v.is_empty() => return words!(v),
-        HBuf::I32(v) if !v.is_empty() => return words!(v),
-        HBuf::U64(v) if !v.is_empty() => return words!(v),
-        HBuf::U32(v) if !v.is_empty() => return words!(v),
-        _ => {}
+/// The storage bytes of a host buffer: the buffer's own memory where its elements are stored as
+/// they are (64-bit and 32-bit words on a little-endian host), else a converted copy.
+fn buf_to_bytes(b: &HBuf) -> Cow<'_, [u8]> {
+    if cfg!(target_endian = "little") {
+        match b {
+            HBuf::F64(v) => return Cow::Borrowed(bytemuck::cast_slice(v)),
+            HBuf::F32(v) => return Cow::Borrowed(bytemuck::cast_slice(v)),
+            HBuf::I64(v) => return Cow::Borrowed(bytemuck::cast_slice(v)),
+            HBuf::I32(v) => return Cow::Borrowed(bytemuck::cast_slice(v)),
+            HBuf::U64(v) => return Cow::Borrowed(bytemuck::cast_slice(v)),
+            HBuf::U32(v) => return Cow::Borrowed(bytemuck::cast_slice(v)),
+            _ => {}
+        }
     }
     let t = b.elem_type();
     let ws = wsize(t);
@@ -228,7 +222,7 @@ fn buf_to_bytes(b: &HBuf) -> Vec<u8> {
             out.extend_from_slice(&(w as u32).to_le_bytes());
         }
     }
-    out
+    Cow::Owned(out)
 }
 
 fn bytes_to_buf(t: PrimType, bytes: &[u8]) -> HBuf {
@@ -342,13 +336,18 @@ impl<'a> Exec<'a> {
     // ----- memory ----------------------------------------------------------------------------
 
     pub fn alloc(&self, elem: PrimType, shape: Vec<usize>) -> E<DArr> {
-        // Checked: a size that wraps around would make a buffer too small for its array. Errors
-        // are reported at the statement that allocates.
+        self.alloc_with(elem, shape, None)
+    }
+
+    /// A new device array of `shape`, holding `data` (its storage bytes) where given. Errors
+    /// are reported at the statement that allocates.
+    fn alloc_with(&self, elem: PrimType, shape: Vec<usize>, data: Option<&[u8]>) -> E<DArr> {
         let loc = || {
             self.cur
                 .and_then(|(_, l)| l.cloned())
                 .or(self.enclosing.clone())
         };
+        // Checked: a size that wraps around would make a buffer too small for its array.
         let bytes = shape
             .iter()
             .try_fold(wsize(elem), |n, &d| n.checked_mul(d))
@@ -364,10 +363,11 @@ impl<'a> Exec<'a> {
                 )
             })?
             .max(8);
-        let buf = self
-            .ctx
-            .alloc(bytes)
-            .map_err(|e| Error::allocation(bytes, &loc(), e))?;
+        let buf = match data {
+            None => self.ctx.alloc(bytes),
+            Some(data) => self.ctx.alloc_init(bytes, data),
+        }
+        .map_err(|e| Error::allocation(bytes, &loc(), e))?;
         Ok(DArr {
             buf: Arc::new(buf),
             elem,
@@ -377,14 +377,18 @@ impl<'a> Exec<'a> {
     }
 
     pub fn upload(&self, a: &ArrayValue) -> E<DArr> {
-        let d = self.alloc(a.elem_type(), a.shape.clone())?;
         let bytes = buf_to_bytes(&a.data);
         if bytes.len() as u64 > vkad_vk::MAX_INLINE_WRITE || !bytes.len().is_multiple_of(4) {
-            self.ctx.upload(&d.buf, 0, &bytes)?;
-        } else if !bytes.is_empty() {
+            return self.alloc_with(a.elem_type(), a.shape.clone(), Some(&bytes));
+        }
+        let d = self.alloc(a.elem_type(), a.shape.clone())?;
+        if !bytes.is_empty() {
             // Small arrays are written in the next submission (before its launches): a fresh
             // buffer, so nothing earlier can be affected.
-            self.batch.borrow_mut().writes.push((d.buf.clone(), bytes));
+            self.batch
+                .borrow_mut()
+                .writes
+                .push((d.buf.clone(), bytes.into_owned()));
         }
         Ok(d)
     }
@@ -1583,7 +1587,7 @@ pub fn array_from_bytes(elem: PrimType, shape: Vec<usize>, bytes: &[u8]) -> Arra
 }
 
 /// The storage bytes (see the crate docs) of a host array.
-pub fn array_to_bytes(a: &ArrayValue) -> Vec<u8> {
+pub fn array_to_bytes(a: &ArrayValue) -> Cow<'_, [u8]> {
     buf_to_bytes(&a.data)
 }
 
