@@ -93,3 +93,32 @@ entry keep_init [n] (k: i64) (xs0: [n]i64) : ([n]i64, [n]i64) =
   loop (xs, _prev) = (copy xs0, copy xs0) for t < k do
     let zs = loop zs = xs for i < n do zs with [i] = zs[i] * 2 + t
     in (zs, xs)
+
+-- Reductions of special values inside the loop body: NaN, infinities and signed zeros, where
+-- IEEE arithmetic fixes the result whatever the order of combination. The group kernel
+-- combines its invocations' partial results in a tree (another order than the interpreter's)
+-- and must give the same results: NaN through a sum, +inf through a sum of +inf and finite
+-- values, the finite sum exactly (small integers), the minimum and maximum of a row with NaN
+-- and both infinities, and the signs of zeros (seen through 1/x) from a sum of negative zeros
+-- (+0: the neutral element is +0), a maximum of negative zeros (-0) and a product of zeros
+-- (the parity of the negative ones).
+-- ==
+-- entry: specials
+-- input { 3i64 [1.0, -0.0, f64.nan, f64.inf, 2.0, -0.0, -3.0, 0.0, 5.0, -f64.inf, 7.0, 0.0, -2.0, 4.0, 1.0, -1.0, 8.0, 3.0, -0.0, 6.0] }
+-- output { [-f64.inf, 7.0, 0.0, -2.0, 4.0, 1.0, -1.0, 8.0, 3.0, -0.0, 6.0, 1.0, -0.0, f64.nan, f64.inf, 2.0, -0.0, -3.0, 0.0, 5.0] f64.nan 31.0 f64.inf f64.inf -f64.inf f64.inf -f64.inf -f64.inf }
+entry specials [n] (k: i64) (xs0: [n]f64) : ([n]f64, f64, f64, f64, f64, f64, f64, f64, f64) =
+  let zero = 0f64
+  let nzero = f64.neg zero
+  in loop (xs, s, sf, si, mx, mn, zs, zm, zp) = (xs0, 0, 0, 0, 0, 0, 0, 0, 0) for _t < k do
+       let fin = map (\x -> if f64.isnan x || f64.isinf x then 0 else x) xs
+       let pinf = map (\x -> if f64.isnan x || x == -f64.inf then 1 else x) xs
+       let zeros = map (\x -> if x == 0 then x else 1) xs
+       in (map (\i -> xs[(i + 3) % n]) (iota n),
+           f64.sum xs,
+           f64.sum fin,
+           f64.sum pinf,
+           f64.maximum xs,
+           f64.minimum xs,
+           1 / f64.sum (map (\_ -> nzero) xs),
+           1 / f64.maximum (map (\_ -> nzero) xs),
+           1 / f64.product zeros)
