@@ -56,17 +56,7 @@ impl DeviceArray {
 
     /// Copies the array to the host.
     pub fn download(&self, ctx: &Context) -> crate::error::Result<ArrayValue> {
-        let n = (self.len() * storage_bytes(self.elem)) as u64;
-        let bytes = if n == 0 {
-            Vec::new()
-        } else {
-            ctx.download(&self.buffer, 0, n)?
-        };
-        Ok(crate::exec::array_from_bytes(
-            self.elem,
-            self.shape.clone(),
-            &bytes,
-        ))
+        crate::exec::read_array(ctx, &self.buffer, 0, self.elem, self.shape.clone())
     }
 }
 

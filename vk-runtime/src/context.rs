@@ -1469,29 +1469,51 @@ impl Context {
     /// (the context's, reused by later transfers). Returns [`VkError::Validation`] when
     /// validation messages were collected since the last check.
     pub fn download(&self, buf: &Buffer, offset: u64, len: u64) -> Result<Vec<u8>> {
-        self.check_own_buffer(buf)?;
-        Self::check_range(buf, offset, len)?;
         let mut out = Vec::new();
         out.try_reserve_exact(len as usize).map_err(|_| {
             VkError::OutOfMemory(format!("cannot allocate {len} bytes on the host"))
         })?;
-        let mut exec = self.lock_exec()?;
-        let r = self.download_locked(&mut exec, buf, offset, len, &mut out);
-        Self::trim_staging(&mut exec);
-        drop(exec);
-        r?;
-        self.check_messages()?;
+        self.download_with(buf, offset, len, &mut |chunk| out.extend_from_slice(chunk))?;
         Ok(out)
     }
 
-    /// [`Context::download`] with `exec` locked and the arguments checked: appends to `out`.
+    /// [`Context::download`] into `out` (its length is the number of bytes read): for a caller
+    /// that reads into memory of its own, e.g. a typed array whose bytes are the device's.
+    pub fn download_into(&self, buf: &Buffer, offset: u64, out: &mut [u8]) -> Result<()> {
+        let mut at = 0;
+        self.download_with(buf, offset, out.len() as u64, &mut |chunk| {
+            out[at..at + chunk.len()].copy_from_slice(chunk);
+            at += chunk.len();
+        })
+    }
+
+    /// Reads `len` bytes of `buf` from byte `offset` and passes them to `sink` in order, in
+    /// chunks of the staging buffer's size.
+    fn download_with(
+        &self,
+        buf: &Buffer,
+        offset: u64,
+        len: u64,
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> Result<()> {
+        self.check_own_buffer(buf)?;
+        Self::check_range(buf, offset, len)?;
+        let mut exec = self.lock_exec()?;
+        let r = self.download_locked(&mut exec, buf, offset, len, sink);
+        Self::trim_staging(&mut exec);
+        drop(exec);
+        r?;
+        self.check_messages()
+    }
+
+    /// [`Context::download_with`] with `exec` locked and the arguments checked.
     fn download_locked(
         &self,
         exec: &mut Exec,
         buf: &Buffer,
         offset: u64,
         len: u64,
-        out: &mut Vec<u8>,
+        sink: &mut dyn FnMut(&[u8]),
     ) -> Result<()> {
         let mut done = 0u64;
         while done < len {
@@ -1541,7 +1563,7 @@ impl Context {
                 .and_then(|s| s.allocation.as_ref())
                 .and_then(|a| a.mapped_slice());
             match mapped {
-                Some(m) => out.extend_from_slice(&m[..n as usize]),
+                Some(m) => sink(&m[..n as usize]),
                 None => return Err(VkError::Vk("staging memory is not host-visible".into())),
             }
             done += n;

@@ -225,6 +225,43 @@ fn buf_to_bytes(b: &HBuf) -> Cow<'_, [u8]> {
     Cow::Owned(out)
 }
 
+/// A host buffer of `n` zeros of `t` where `t`'s elements are stored as they are (see
+/// [`buf_to_bytes`]), so that the device's bytes can be read into it ([`words_mut`]); `None`
+/// for the other types, or where the host cannot allocate it (the caller's path reports that).
+fn zeroed_words(t: PrimType, n: usize) -> Option<HBuf> {
+    fn zeros<T: Clone + Default>(n: usize) -> Option<Vec<T>> {
+        let mut v = Vec::new();
+        v.try_reserve_exact(n).ok()?;
+        v.resize(n, T::default());
+        Some(v)
+    }
+    if !cfg!(target_endian = "little") {
+        return None;
+    }
+    Some(match t {
+        PrimType::Float(FloatType::F64) => HBuf::F64(zeros(n)?),
+        PrimType::Float(FloatType::F32) => HBuf::F32(zeros(n)?),
+        PrimType::Int(IntType::I64) => HBuf::I64(zeros(n)?),
+        PrimType::Int(IntType::I32) => HBuf::I32(zeros(n)?),
+        PrimType::Int(IntType::U64) => HBuf::U64(zeros(n)?),
+        PrimType::Int(IntType::U32) => HBuf::U32(zeros(n)?),
+        _ => return None,
+    })
+}
+
+/// The bytes of a buffer [`zeroed_words`] makes, to be written.
+fn words_mut(b: &mut HBuf) -> Option<&mut [u8]> {
+    Some(match b {
+        HBuf::F64(v) => bytemuck::cast_slice_mut(v),
+        HBuf::F32(v) => bytemuck::cast_slice_mut(v),
+        HBuf::I64(v) => bytemuck::cast_slice_mut(v),
+        HBuf::I32(v) => bytemuck::cast_slice_mut(v),
+        HBuf::U64(v) => bytemuck::cast_slice_mut(v),
+        HBuf::U32(v) => bytemuck::cast_slice_mut(v),
+        _ => return None,
+    })
+}
+
 fn bytes_to_buf(t: PrimType, bytes: &[u8]) -> HBuf {
     // As in `buf_to_bytes`: words of the types stored as they are, straight from the bytes.
     macro_rules! words {
@@ -394,20 +431,8 @@ impl<'a> Exec<'a> {
     }
 
     pub fn download(&self, a: &DArr) -> E<ArrayValue> {
-        let ws = wsize(a.elem);
-        let n = a.len();
-        let data = if n == 0 {
-            HBuf::with_capacity(a.elem, 0)
-        } else {
-            let bytes = self
-                .ctx
-                .download(&a.buf, (a.off * ws) as u64, (n * ws) as u64)?;
-            bytes_to_buf(a.elem, &bytes)
-        };
-        Ok(ArrayValue {
-            shape: a.shape.clone(),
-            data,
-        })
+        let off = (a.off * wsize(a.elem)) as u64;
+        read_array(self.ctx, &a.buf, off, a.elem, a.shape.clone())
     }
 
     fn read_elem(&self, a: &DArr, at: usize) -> E<PrimValue> {
@@ -1578,12 +1603,27 @@ pub fn natural(shape: &[usize]) -> Vec<i64> {
     s
 }
 
-/// Converts storage bytes (see the crate docs) of `elem`s to a host array of `shape`.
-pub fn array_from_bytes(elem: PrimType, shape: Vec<usize>, bytes: &[u8]) -> ArrayValue {
-    ArrayValue {
-        shape,
-        data: bytes_to_buf(elem, bytes),
-    }
+/// The host array of `shape` whose `elem`s are stored in `buf` from byte `off` (see the crate
+/// docs for the storage layout). Elements stored as they are are read straight into the host
+/// array's memory; the others are converted.
+pub(crate) fn read_array(
+    ctx: &Context,
+    buf: &Buffer,
+    off: u64,
+    elem: PrimType,
+    shape: Vec<usize>,
+) -> E<ArrayValue> {
+    let n: usize = shape.iter().product();
+    let data = if n == 0 {
+        HBuf::with_capacity(elem, 0)
+    } else if let Some(mut b) = zeroed_words(elem, n) {
+        let bytes = words_mut(&mut b).ok_or_else(|| Error::bug("not a word buffer"))?;
+        ctx.download_into(buf, off, bytes)?;
+        b
+    } else {
+        bytes_to_buf(elem, &ctx.download(buf, off, (n * wsize(elem)) as u64)?)
+    };
+    Ok(ArrayValue { shape, data })
 }
 
 /// The storage bytes (see the crate docs) of a host array.
