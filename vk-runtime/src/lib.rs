@@ -13,7 +13,10 @@
 //!   integrated, then anything, or the one [`ContextOptions::device`] names), creates one compute
 //!   queue and enables every feature in [`DeviceInfo`] that the device has.
 //! - [`Context::alloc`] gives device-local storage buffers; [`Context::upload`] and
-//!   [`Context::download`] copy through host-visible staging buffers. Where the device has
+//!   [`Context::download`] copy through host-visible staging buffers
+//!   ([`Context::download_into`] into memory of the caller's). [`Context::alloc_init`] makes a
+//!   buffer with its contents, written straight into its memory where that memory is
+//!   host-visible and coherent (lavapipe, integrated GPUs). Where the device has
 //!   `bufferDeviceAddress` (core in Vulkan 1.2, enabled by [`Context::new`]), every buffer also
 //!   has a 64-bit [`Buffer::device_address`]: kernels can then reach any number of buffers of
 //!   any size (up to `maxMemoryAllocationSize`) through `PhysicalStorageBuffer64` pointers
