@@ -1357,7 +1357,7 @@ impl Context {
     /// bytes are `data`; the rest is unspecified. Where the device memory the buffer got is
     /// host-visible and coherent (lavapipe's is, and so is an integrated GPU's), `data` is
     /// copied straight into it; otherwise it goes through the staging buffer as
-    /// [`Context::upload`]. A large input then costs one copy on such devices instead of three
+    /// [`Context::upload`]. A large input then costs one copy on such devices instead of two
     /// (into staging, then the device's copy), and no staging memory.
     pub fn alloc_init(&self, bytes: u64, data: &[u8]) -> Result<Buffer> {
         let mut buf = self.alloc(bytes)?;
