@@ -64,8 +64,14 @@ fn fusible(b: &Body, info: &[StmInfo], outer: &Facts, i: usize, j: usize) -> Opt
     if certs(alam).iter().any(|x| certs(clam).contains(x)) {
         return None;
     }
-    // Independent: the later one does not use the earlier one's results; neither consumes
-    // what the other reads.
+    placement(info, i, j)
+}
+
+/// Where statements `i < j` of a body, when independent, can be fused: at `j` (`Some(true)`:
+/// `i` moves down past the statements in between) or at `i` (`Some(false)`: `j` moves up);
+/// `None` where they are not independent or neither can move. Independent: the later one does
+/// not use the earlier one's results, and neither consumes what the other reads.
+pub(super) fn placement(info: &[StmInfo], i: usize, j: usize) -> Option<bool> {
     if !info[j].reads.is_disjoint(&info[i].binds)
         || !info[i].consumes.is_disjoint(&info[j].reads)
         || !info[j].consumes.is_disjoint(&info[i].reads)

@@ -1,4 +1,4 @@
-//! Fusion of SOACs at the SOAC level: `map` into `map`.
+//! Fusion of SOACs at the SOAC level: `map` into `map`, and `reduce`s over one `map` together.
 //!
 //! The SOAC IR has no redomap/screma form, so a `map` feeding a `reduce`, `scan`,
 //! `reduce_by_index` or `scatter` is fused later, when flattening to the kernel IR. Here:
@@ -8,7 +8,8 @@
 //!   row params of `ys` replaced by the producer's lambda results).
 //! - **Replicates into maps** ([`vertical`]): an input `replicate [w] v` of a map becomes `v`.
 //! - **Horizontal** ([`horizontal`]): two independent `map`s of the same width in the same body
-//!   become one `map` returning the results of both.
+//!   become one `map` returning the results of both; two independent `reduce`s to scalars over
+//!   results of the same `map` become one `reduce` ([`reductions`]).
 //!
 //! [`fuse`] runs them on every body of the program (lambda, loop, branch and `with_acc` bodies
 //! included, innermost first) until nothing changes (at most [`MAX_ROUNDS`] rounds). Fusing never
@@ -48,6 +49,9 @@
 //!    end of the `with_acc`'s lambda, reading the lambda's results, where rule 1 can fuse it
 //!    with the `map` producing them (AD's adjoint rows of an inner map, which would otherwise
 //!    be materialised for every iteration of the enclosing one).
+//! 8. **Reductions over one map** ([`reductions`]): two independent `reduce`s to scalars of the
+//!    same width whose arrays are all results of one `map` become one `reduce` with both
+//!    operators side by side, so that the map's function runs once per element for both.
 //!
 //! What does not fuse, and why:
 //! - Never across a consumption: a statement moves past another only if neither consumes (in-place
@@ -77,6 +81,7 @@
 
 pub mod horizontal;
 pub mod into_with_acc;
+pub mod reductions;
 pub mod vertical;
 
 use super::traverse::{
@@ -97,8 +102,9 @@ pub fn fuse(mut p: Program) -> Program {
         let (q, v) = vertical::fuse_vertical_counted(p);
         let (q, h) = horizontal::fuse_horizontal_counted(q);
         let (q, s) = into_with_acc::sink_counted(q);
+        let (q, r) = reductions::fuse_reductions_counted(q);
         p = q;
-        if v + h + s == 0 {
+        if v + h + s + r == 0 {
             break;
         }
     }

@@ -620,3 +620,38 @@ fn an_accumulating_map_after_a_with_acc_moves_into_it_and_fuses_there() {
     // Fused there: no accumulator-taking map reads a map's result in its body any more.
     assert_eq!(acc_map_inputs_from_maps(&after), 0);
 }
+
+/// The `reduce` SOACs of `p`, nested ones included.
+fn reduces(p: &Program) -> usize {
+    count_exps(p, &|e| matches!(e, Exp::Soac(Soac::Reduce { .. })))
+}
+
+#[test]
+fn reductions_over_one_map_fuse_into_one_reduction() {
+    // Inside a map (as in a kernel's thread code) and at the top level: the sum and the maximum
+    // of one map's two results become one reduction, as do the sum and minimum below, whatever
+    // the statement between them.
+    let src = "entry main [n][m] (xss: [n][m]f64) (ys: [m]f64) : ([n]f64, f64, f64) =
+  let r = map (\\xs -> let (a, b) = unzip (map (\\x -> (x * 2, f64.sin x)) xs)
+                      in f64.sum a + f64.maximum b) xss
+  let (c, d) = unzip (map (\\y -> (y + 1, y * y)) ys)
+  let s = f64.sum c
+  let k = s * 2
+  in (r, k, f64.minimum d)";
+    let (before, after) = rewrite_and_compare(
+        src,
+        "main",
+        "[[1.0, -2.5, 3.0], [0.5, 4.0, -1.0]] [2.0, -3.5, 0.25]",
+        fuse,
+    );
+    assert_eq!((reduces(&before), reduces(&after)), (4, 2));
+}
+
+#[test]
+fn reductions_of_an_input_and_of_a_map_stay_apart() {
+    // `xs` has no producer in the body: sharing a loop would not save an evaluation.
+    let src = "entry main [n] (xs: [n]f64) : f64 =
+  f64.sum (map (\\x -> x * x) xs) + f64.maximum xs";
+    let (before, after) = rewrite_and_compare(src, "main", "[1.0, -2.5, 3.0]", fuse);
+    assert_eq!((reduces(&before), reduces(&after)), (2, 2));
+}
