@@ -18,12 +18,23 @@ pub fn fuse_horizontal_counted(p: Program) -> (Program, usize) {
 }
 
 fn fuse_body(b: &mut Body, outer: &Facts, eff: &HashSet<Arc<str>>) -> usize {
+    fuse_pairs(b, |b| find(b, outer, eff), fuse_pair)
+}
+
+/// Fuses pairs of statements of `b` while `find` finds one (`(i, j, late)`: statements
+/// `i < j`, fused where `j` was if `late`, else where `i` was) with `fuse(first, second,
+/// late)`; returns how many fusions it made.
+pub(super) fn fuse_pairs(
+    b: &mut Body,
+    find: impl Fn(&Body) -> Option<(usize, usize, bool)>,
+    fuse: fn(Stm, Stm, bool) -> Stm,
+) -> usize {
     let mut n = 0;
-    while let Some((i, j, late)) = find(b, outer, eff) {
+    while let Some((i, j, late)) = find(b) {
         let second = b.stms.remove(j);
         let first = b.stms.remove(i);
         let at = if late { j - 1 } else { i };
-        b.stms.insert(at, fuse_pair(first, second, late));
+        b.stms.insert(at, fuse(first, second, late));
         n += 1;
     }
     n
@@ -51,17 +62,31 @@ fn find(b: &Body, outer: &Facts, eff: &HashSet<Arc<str>>) -> Option<(usize, usiz
 
 /// Whether maps `i < j` fuse; if so, whether the fused map goes at `j` (else at `i`).
 fn fusible(b: &Body, info: &[StmInfo], outer: &Facts, i: usize, j: usize) -> Option<bool> {
-    let (a, c) = (&b.stms[i], &b.stms[j]);
-    let (aw, _, alam) = as_map(a)?;
-    let (cw, _, clam) = as_map(c)?;
-    if a.attrs != c.attrs
-        || (info[i].effect && info[j].effect)
-        || !outer.after(&b.stms[..i]).equal(aw, cw)
-    {
-        return None;
-    }
+    let (aw, _, alam) = as_map(&b.stms[i])?;
+    let (cw, _, clam) = as_map(&b.stms[j])?;
     // Not two maps updating accumulators of the same `with_acc` input.
     if certs(alam).iter().any(|x| certs(clam).contains(x)) {
+        return None;
+    }
+    sibling_placement(b, info, outer, i, j, aw, cw)
+}
+
+/// Where SOACs `i < j` of `b`, of widths `iw` and `jw`, can be fused side by side
+/// ([`placement`]), if they have the same attributes, not both an effect, and widths known
+/// to be equal before `i`.
+pub(super) fn sibling_placement(
+    b: &Body,
+    info: &[StmInfo],
+    outer: &Facts,
+    i: usize,
+    j: usize,
+    iw: &SubExp,
+    jw: &SubExp,
+) -> Option<bool> {
+    if b.stms[i].attrs != b.stms[j].attrs
+        || (info[i].effect && info[j].effect)
+        || !outer.after(&b.stms[..i]).equal(iw, jw)
+    {
         return None;
     }
     placement(info, i, j)
@@ -71,7 +96,7 @@ fn fusible(b: &Body, info: &[StmInfo], outer: &Facts, i: usize, j: usize) -> Opt
 /// `i` moves down past the statements in between) or at `i` (`Some(false)`: `j` moves up);
 /// `None` where they are not independent or neither can move. Independent: the later one does
 /// not use the earlier one's results, and neither consumes what the other reads.
-pub(super) fn placement(info: &[StmInfo], i: usize, j: usize) -> Option<bool> {
+fn placement(info: &[StmInfo], i: usize, j: usize) -> Option<bool> {
     if !info[j].reads.is_disjoint(&info[i].binds)
         || !info[i].consumes.is_disjoint(&info[j].reads)
         || !info[j].consumes.is_disjoint(&info[i].reads)

@@ -21,7 +21,7 @@
 //! commutative only where both were; the reductions' results are those of the two separate
 //! ones (each component is combined by its own operator, in the same order).
 
-use super::horizontal::placement;
+use super::horizontal::{fuse_pairs, sibling_placement};
 use super::{infos, on_every_body, Facts};
 use crate::ir::*;
 use std::collections::HashSet;
@@ -34,15 +34,7 @@ pub fn fuse_reductions_counted(p: Program) -> (Program, usize) {
 }
 
 fn fuse_body(b: &mut Body, outer: &Facts, eff: &HashSet<Arc<str>>) -> usize {
-    let mut n = 0;
-    while let Some((i, j, late)) = find(b, outer, eff) {
-        let second = b.stms.remove(j);
-        let first = b.stms.remove(i);
-        let at = if late { j - 1 } else { i };
-        b.stms.insert(at, fuse_pair(first, second, late));
-        n += 1;
-    }
-    n
+    fuse_pairs(b, |b| find(b, outer, eff), fuse_pair)
 }
 
 /// A reduction to scalars: its width, arrays and operator.
@@ -92,16 +84,9 @@ fn find(b: &Body, outer: &Facts, eff: &HashSet<Arc<str>>) -> Option<(usize, usiz
             if pi != pj {
                 continue;
             }
-            let (a, c) = (&b.stms[i], &b.stms[j]);
-            let (aw, ..) = as_scalar_reduce(a)?;
-            let (cw, ..) = as_scalar_reduce(c)?;
-            if a.attrs != c.attrs
-                || (info[i].effect && info[j].effect)
-                || !outer.after(&b.stms[..i]).equal(aw, cw)
-            {
-                continue;
-            }
-            if let Some(late) = placement(&info, i, j) {
+            let (aw, ..) = as_scalar_reduce(&b.stms[i])?;
+            let (cw, ..) = as_scalar_reduce(&b.stms[j])?;
+            if let Some(late) = sibling_placement(b, &info, outer, i, j, aw, cw) {
                 return Some((i, j, late));
             }
         }
