@@ -1469,6 +1469,8 @@ impl Context {
     /// (the context's, reused by later transfers). Returns [`VkError::Validation`] when
     /// validation messages were collected since the last check.
     pub fn download(&self, buf: &Buffer, offset: u64, len: u64) -> Result<Vec<u8>> {
+        // A range outside the buffer is that error, not a failure to reserve `len` bytes.
+        Self::check_range(buf, offset, len)?;
         let mut out = Vec::new();
         out.try_reserve_exact(len as usize).map_err(|_| {
             VkError::OutOfMemory(format!("cannot allocate {len} bytes on the host"))

@@ -83,6 +83,11 @@ fn upload_and_download_odd_sizes_and_offsets() {
     // Out of range: errors, not panics.
     assert!(matches!(ctx.upload(&buf, 14, &[0; 3]), Err(VkError::Vk(_))));
     assert!(matches!(ctx.download(&buf, 0, 17), Err(VkError::Vk(_))));
+    // A length no host could reserve is still a range error.
+    assert!(matches!(
+        ctx.download(&buf, 0, u64::MAX),
+        Err(VkError::Vk(_))
+    ));
     assert!(matches!(
         ctx.download(&buf, u64::MAX, 2),
         Err(VkError::Vk(_))
