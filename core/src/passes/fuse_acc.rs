@@ -53,7 +53,7 @@ fn updates_acc(lam: &Lambda) -> bool {
 }
 
 /// Does the expression mention an accumulator anywhere (param, update, `with_acc`)?
-pub(super) fn has_acc(e: &Exp) -> bool {
+pub(crate) fn has_acc(e: &Exp) -> bool {
     fn body(b: &Body) -> bool {
         b.stms.iter().any(|s| {
             s.pat.elems.iter().any(|p| matches!(p.ty, Type::Acc { .. })) || has_acc(&s.exp)

@@ -39,6 +39,14 @@
 //! - `while` without a bound: an inspector loop first counts the iterations (running the loop
 //!   once more), then `for i < count do body` (the condition holds at every entry).
 //!
+//! **Inert `while` loops** are neither rewritten nor checkpointed: a `while` loop whose
+//! parameters are all integers or booleans (or arrays of them), and whose body has no
+//! accumulator, has no adjoint to carry: every value it returns is piecewise constant in
+//! whatever floats it reads (comparisons, conversions to integers), so its return sweep
+//! contributes nothing. Its forward sweep is the loop itself, run once ([`LoopTape::Inert`]).
+//! XSBench's binary search inside the lookup loop ran twice per re-execution otherwise (the
+//! inspector counting the iterations, then the `for` loop repeating them).
+//!
 //! **Inversion instead of checkpoints** (paper 004, [`invert`]): an integer parameter updated
 //! by an invertible chain (`j' = j + 3`, `k = j + 1; j' = k + 2`, with loop-invariant
 //! operands) is not saved: the reverse loop carries it backwards from the loop's final value
@@ -74,6 +82,9 @@ pub(crate) enum LoopTape {
     Rewritten(Vec<Stm>),
     /// A `for` loop ran with checkpoints: how to restore each parameter.
     Checkpointed(Vec<Restore>),
+    /// An inert `while` loop (see the module documentation) ran as it is: its return sweep is
+    /// empty.
+    Inert,
 }
 
 /// How the return sweep gets the value of a loop parameter at the entry of an iteration.
@@ -118,6 +129,17 @@ fn loop_key(stm: &Stm) -> Option<VName> {
         Exp::Loop { params, .. } => params.first().map(|(p, _)| p.name.clone()),
         _ => None,
     }
+}
+
+/// Whether a loop is inert (see the module documentation): its parameters are integers or
+/// booleans, or arrays of them, and its body has no accumulator.
+fn inert(parts: &LoopParts<'_>) -> bool {
+    let discrete = |t: &Type| matches!(t.elem(), Some(PrimType::Int(_) | PrimType::Bool));
+    parts.params.iter().all(|(p, _)| discrete(&p.ty))
+        && !parts.body.stms.iter().any(|s| {
+            s.pat.elems.iter().any(|p| matches!(p.ty, Type::Acc { .. }))
+                || crate::passes::fuse_acc::has_acc(&s.exp)
+        })
 }
 
 /// The size parameters of a loop: parameters that the types of other parameters refer to.
@@ -181,6 +203,11 @@ impl Rev<'_> {
             return Ok(());
         };
         let parts = loop_parts(stm)?;
+        if matches!(parts.form, LoopForm::While(_)) && inert(&parts) {
+            self.emit(stm.clone());
+            self.loop_tapes.insert(key, LoopTape::Inert);
+            return Ok(());
+        }
         let stripmine = stm.attrs.int_arg("stripmine").filter(|k| *k >= 2);
         let rewritten = match (parts.form, stripmine) {
             (LoopForm::While(_), _) => Some(self.while_to_for(stm)?),
@@ -383,6 +410,11 @@ impl Rev<'_> {
         match self.loop_tapes.remove(&key) {
             Some(LoopTape::Rewritten(stms)) => self.rev_stms(&stms),
             Some(LoopTape::Checkpointed(restores)) => self.rev_checkpointed(stm, &restores),
+            Some(LoopTape::Inert) => {
+                // The results' adjoints (of integers and booleans) stop here.
+                self.take_result_adjs(&stm.pat);
+                Ok(())
+            }
             None => Err("a loop whose forward sweep is missing (internal error)".into()),
         }
     }

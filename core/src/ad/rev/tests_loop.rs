@@ -156,6 +156,61 @@ fn while_loops() {
     );
 }
 
+/// The `while` and `for` loops of a program (nested ones included).
+fn loop_forms(p: &Program) -> (usize, usize) {
+    fn body(b: &Body, n: &mut (usize, usize)) {
+        for s in &b.stms {
+            if let Exp::Loop { form, .. } = &s.exp {
+                match form {
+                    LoopForm::While(_) => n.0 += 1,
+                    LoopForm::For { .. } => n.1 += 1,
+                }
+            }
+            for nb in crate::passes::traverse::nested_bodies_ref(&s.exp) {
+                body(nb, n);
+            }
+        }
+    }
+    let mut n = (0, 0);
+    for f in &p.funs {
+        body(&f.body, &mut n);
+    }
+    n
+}
+
+#[test]
+fn inert_while_loops_run_once() {
+    // A binary search (integer state, float comparisons) picks the interval that a linear
+    // interpolation differentiates: the search carries no adjoint, so reverse mode runs it
+    // as it is, once, instead of counting its iterations and repeating them in a `for` loop.
+    let src = "def search [g] (es: [g]f64) (e: f64) : i64 =
+                 let (lo, _) = loop (lo, hi) = (0, g - 1) while hi - lo > 1 do
+                   let mid = lo + (hi - lo) / 2
+                   in if es[mid] > e then (lo, mid) else (mid, hi)
+                 in lo
+               entry f [g] (es: [g]f64) (ys: [g]f64) (e: f64) : f64 =
+                 let lo = search es e
+                 let t = (e - es[lo]) / (es[lo + 1] - es[lo])
+                 in ys[lo] + t * (ys[lo + 1] - ys[lo])";
+    let args = "[0.0, 0.25, 0.5, 1.0, 2.0] [1.0, 3.0, -2.0, 0.5, 4.0] 0.7";
+    // On the interval [0.5, 1.0] (t = 0.4) of ys from -2 to 0.5: the ys adjoint is (1 - t, t),
+    // dy/de = 2.5/0.5 = 5, and the es adjoint is -dy/de·(1 - t) and -dy/de·t.
+    let a = check_vjp(src, args, "1.0");
+    close(
+        &a,
+        &[0.0, 0.0, -3.0, -2.0, 0.0, 0.0, 0.0, 0.6, 0.4, 0.0, 5.0],
+    );
+    let (prog, _) = run_vjp(src, args, "1.0");
+    assert_eq!(loop_forms(&prog), (1, 0), "one while loop and no for loop");
+    // A while loop over a float is still rewritten (it carries an adjoint).
+    let (prog, _) = run_vjp(
+        "entry f (x: f64) (y: f64) = loop x while x < 10 do x * 1.5 + y",
+        "1.0 0.3",
+        "1.0",
+    );
+    assert!(loop_forms(&prog).1 > 0, "a for loop carries the adjoint");
+}
+
 #[test]
 fn stripmine() {
     let body = "loop x for i < n do x * 0.9 + f64.sin (x + f64.i64 i) * 0.5";
