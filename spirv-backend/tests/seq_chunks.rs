@@ -83,9 +83,10 @@ fn nests_whose_threads_the_device_cuts_short_run_their_other_version() {
 
 /// A nest whose sequentialised version adds into an accumulator (the adjoint of `w`, read by
 /// every point) and whose threads loop over 70,000 elements, past lavapipe's loop limit: the
-/// runtime copies the accumulator's array before that version runs, copies it back after the
-/// limiter cut it, and runs the distributed version, giving the interpreter's gradient (the
-/// cut version's partial updates, left in place, would count twice).
+/// runtime saves the accumulator's array before that version runs (its zeros, which no launch
+/// has reached yet, as their value rather than a copy), puts it back after the limiter cut it,
+/// and runs the distributed version, giving the interpreter's gradient (the cut version's
+/// partial updates, left in place, would count twice; so would a wrong refill).
 #[test]
 fn a_cut_version_that_added_into_an_accumulator_is_undone_before_the_other_runs() {
     let ctx = common::ctx();

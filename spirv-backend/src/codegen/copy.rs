@@ -3,7 +3,7 @@
 //! its own. Both read their sizes from launch-time literals (`ArgSrc::Lit`).
 
 use crate::codegen::gen::{word_kind, Gen, Ie, WordKind, R};
-use crate::codegen::thread::{finish, lit, KCtx};
+use crate::codegen::thread::{finish, lit, unflatten, KCtx};
 use crate::codegen::{BindSrc, HostTy, KernelCode};
 use vkad_core::ir::{Program, VName};
 use vkad_core::prim::{IntType, PrimType};
@@ -38,12 +38,13 @@ pub fn strided(prog: &Program, wk: WordKind, rank: usize, scalar: bool) -> R<Ker
     let dst = g.binding(wk);
     g.grid_loop(n, |g, i| {
         let u64t = g.t_u64();
-        let mut rem = i;
         let mut so = sbase;
         let mut dof = dbase;
-        for &(s, ss, ds) in dims.iter().rev() {
-            let ik = g.b.u_mod(u64t, None, rem, s).ie()?;
-            rem = g.b.u_div(u64t, None, rem, s).ie()?;
+        // Row-major decomposition of `i` (`i < n`, the product of the sizes): the outermost
+        // index is what the inner ones leave, so a one-dimensional copy divides nothing.
+        let sizes: Vec<_> = dims.iter().map(|&(s, _, _)| s).collect();
+        let idx = unflatten(g, i, &sizes)?;
+        for (&ik, &(_, ss, ds)) in idx.iter().zip(&dims) {
             let a = g.b.i_mul(u64t, None, ik, ss).ie()?;
             so = g.b.i_add(u64t, None, so, a).ie()?;
             let b = g.b.i_mul(u64t, None, ik, ds).ie()?;

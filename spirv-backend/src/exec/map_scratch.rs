@@ -94,8 +94,9 @@ impl<'a> Exec<'a> {
             let need = self.scratch_buffer(8)?;
             self.ctx.upload(&need, 0, &[0u8; 8])?;
             let lits = [caps[0], caps[1], r0 as u64, r1, threads];
-            // Accumulators the kernel updates: kept, to undo a run that must be repeated.
-            let backups = self.snapshot_arrays(accs.to_vec(), loc)?;
+            // Accumulators the kernel updates: kept, to undo a run that must be repeated (in
+            // the copies a one-thread version around it has just taken, where it has).
+            let backups = self.undo_copies(accs, loc)?;
             let tmps = [need.clone(), s32, s64];
             // The need buffer is read right after the launch: its batch is submitted now (a
             // kernel error of an overflowing thread is meaningless and dropped below).

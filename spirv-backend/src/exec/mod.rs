@@ -335,6 +335,14 @@ pub struct Exec<'a> {
     pub(crate) addressing: Addressing,
     /// The accumulators of the running `withacc`s, innermost last.
     accs: Vec<acc::AccState<'a>>,
+    /// Launches recorded so far by this run (see [`undo::Pristine`]).
+    launches_made: u64,
+    /// The copies a one-thread version took before it ran, while they may still stand for
+    /// the arrays' current contents ([`Exec::undo_copies`]).
+    pristine: Option<undo::Pristine>,
+    /// Buffers a `replicate` of a scalar filled that no launch has bound since
+    /// ([`undo::Fill`]).
+    fills: Vec<undo::Fill>,
 }
 
 impl<'a> Exec<'a> {
@@ -367,6 +375,9 @@ impl<'a> Exec<'a> {
             cur: None,
             addressing: device_addressing(ctx),
             accs: Vec::new(),
+            launches_made: 0,
+            pristine: None,
+            fills: Vec::new(),
         })
     }
 
@@ -597,6 +608,7 @@ impl<'a> Exec<'a> {
         loc: &Option<SrcLoc>,
     ) -> E<()> {
         self.check_device(code)?;
+        self.launches_made += 1;
         let mut words = Vec::with_capacity(code.args.len().max(1));
         for a in &code.args {
             let w = match a {
@@ -627,6 +639,8 @@ impl<'a> Exec<'a> {
                     .ok_or_else(|| Error::bug("missing temporary buffer"))?,
             });
         }
+        // A launch that reaches a filled buffer may write it (and a freed one is forgotten).
+        self.fills.retain(|f| f.alive() && !f.in_any(&arrays));
         if self.addressing == Addressing::Addresses {
             // The arrays' device addresses come first (see `codegen::gen::Addressing`).
             let mut addrs = Vec::with_capacity(arrays.len() + words.len());
@@ -1134,6 +1148,7 @@ impl<'a> Exec<'a> {
                             &[(n, 0, 1)],
                             loc,
                         )?;
+                        self.fills.push(undo::Fill::new(&out.buf, n, encode(p)));
                         out
                     }
                     HVal::A(a) => {

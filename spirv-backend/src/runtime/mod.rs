@@ -454,13 +454,15 @@ impl<'a> Runtime<'a> {
                 None
             } else {
                 match self.ex.snapshot(undo, loc)? {
-                    Some(s) => Some(s),
+                    Some(s) => Some(std::rc::Rc::new(s)),
                     None => {
                         self.bind_chunk(chunk, whole);
                         return self.body(seq, loc);
                     }
                 }
             };
+            // `map` chunks of `seq` undo from these copies while nothing changed their arrays.
+            let outer = self.ex.set_pristine(snapshot.as_ref());
             let mut k = self
                 .ex
                 .kernels
@@ -483,12 +485,17 @@ impl<'a> Runtime<'a> {
                         self.ex.kernels.seq_loops_cut.insert(id);
                         break;
                     }
-                    r => return r,
+                    r => {
+                        self.ex.reset_pristine(outer);
+                        return r;
+                    }
                 }
                 if let Some(s) = &snapshot {
                     self.ex.restore(s, loc)?;
+                    self.ex.set_pristine(Some(s));
                 }
             }
+            self.ex.reset_pristine(outer);
             if let Some(s) = &snapshot {
                 self.ex.restore(s, loc)?;
             }
