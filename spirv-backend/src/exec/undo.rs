@@ -129,7 +129,7 @@ impl Exec<'_> {
     }
 
     /// Marks `snap` as equal to its arrays now (just taken or restored), for
-    /// [`Exec::pristine_copies`]; returns the mark it replaces.
+    /// [`Exec::undo_copies`]; returns the mark it replaces.
     pub(crate) fn set_pristine(&mut self, snap: Option<&Rc<Snapshot>>) -> Option<Pristine> {
         let at = self.launches_made;
         std::mem::replace(
@@ -163,28 +163,21 @@ impl Exec<'_> {
     pub(crate) fn restore(&mut self, snap: &Snapshot, loc: &Option<SrcLoc>) -> E<()> {
         for (a, saved) in &snap.0 {
             let n = a.shape.iter().product();
-            match saved {
-                Saved::Copy(c) => self.strided(
-                    Some(&c.buf),
-                    0,
-                    0,
-                    &a.buf,
-                    a.elem,
-                    a.off as i64,
-                    &[(n, 1, 1)],
-                    loc,
-                )?,
-                Saved::Fill(word) => self.strided(
-                    None,
-                    0,
-                    *word,
-                    &a.buf,
-                    a.elem,
-                    a.off as i64,
-                    &[(n, 0, 1)],
-                    loc,
-                )?,
-            }
+            // A copy is read element by element; a fill's value is one word for all.
+            let (src, value, stride) = match saved {
+                Saved::Copy(c) => (Some(&c.buf), 0, 1),
+                Saved::Fill(word) => (None, *word, 0),
+            };
+            self.strided(
+                src,
+                0,
+                value,
+                &a.buf,
+                a.elem,
+                a.off as i64,
+                &[(n, stride, 1)],
+                loc,
+            )?;
         }
         Ok(())
     }

@@ -131,15 +131,12 @@ fn loop_key(stm: &Stm) -> Option<VName> {
     }
 }
 
-/// Whether a loop is inert (see the module documentation): its parameters are integers or
-/// booleans, or arrays of them, and its body has no accumulator.
-fn inert(parts: &LoopParts<'_>) -> bool {
+/// Whether loop statement `stm` (taken apart as `parts`) is inert (see the module
+/// documentation): its parameters are integers or booleans, or arrays of them, and it has no
+/// accumulator.
+fn inert(stm: &Stm, parts: &LoopParts<'_>) -> bool {
     let discrete = |t: &Type| matches!(t.elem(), Some(PrimType::Int(_) | PrimType::Bool));
-    parts.params.iter().all(|(p, _)| discrete(&p.ty))
-        && !parts.body.stms.iter().any(|s| {
-            s.pat.elems.iter().any(|p| matches!(p.ty, Type::Acc { .. }))
-                || crate::passes::fuse_acc::has_acc(&s.exp)
-        })
+    parts.params.iter().all(|(p, _)| discrete(&p.ty)) && !crate::passes::fuse_acc::has_acc(&stm.exp)
 }
 
 /// The size parameters of a loop: parameters that the types of other parameters refer to.
@@ -203,7 +200,7 @@ impl Rev<'_> {
             return Ok(());
         };
         let parts = loop_parts(stm)?;
-        if matches!(parts.form, LoopForm::While(_)) && inert(&parts) {
+        if matches!(parts.form, LoopForm::While(_)) && inert(stm, &parts) {
             self.emit(stm.clone());
             self.loop_tapes.insert(key, LoopTape::Inert);
             return Ok(());
