@@ -890,6 +890,7 @@ fn devices() -> Result<ExitCode, Failure> {
             ("arithmetic", d.subgroup_arithmetic),
             ("ballot", d.subgroup_ballot),
             ("shuffle", d.subgroup_shuffle),
+            ("vote", d.subgroup_vote),
         ];
         let on = |fs: &[(&str, bool)]| {
             let v: Vec<&str> = fs.iter().filter(|f| f.1).map(|f| f.0).collect();

@@ -26,6 +26,8 @@ pub struct DeviceInfo {
     pub subgroup_ballot: bool,
     /// Subgroup shuffle operations in compute shaders.
     pub subgroup_shuffle: bool,
+    /// Subgroup vote operations (`OpGroupNonUniformAll`, `AllEqual`) in compute shaders.
+    pub subgroup_vote: bool,
     /// `shaderBufferFloat32AtomicAdd` (VK_EXT_shader_atomic_float).
     pub float32_atomic_add: bool,
     /// `shaderBufferFloat64AtomicAdd` (VK_EXT_shader_atomic_float).
@@ -512,6 +514,7 @@ pub(crate) fn probe(
                 && ops.contains(vk::SubgroupFeatureFlags::ARITHMETIC),
             subgroup_ballot: compute_subgroups && ops.contains(vk::SubgroupFeatureFlags::BALLOT),
             subgroup_shuffle: compute_subgroups && ops.contains(vk::SubgroupFeatureFlags::SHUFFLE),
+            subgroup_vote: compute_subgroups && ops.contains(vk::SubgroupFeatureFlags::VOTE),
             float32_atomic_add: features.buffer_f32_atomic_add,
             float64_atomic_add: features.buffer_f64_atomic_add,
             int64: features.int64,
