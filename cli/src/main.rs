@@ -209,6 +209,12 @@ enum Command {
         /// SegScan, SegHist), after fusion and flattening.
         #[arg(long, conflicts_with_all = ["unoptimised", "before_ad", "ad_report"])]
         kernels: bool,
+        /// With `--kernels`: print the kernel IR as the Vulkan backend runs it on this device
+        /// (an index as `vkad devices` lists them; `default` for the default device), after
+        /// the passes that depend on the device (accumulators turned into histograms, sorts
+        /// lowered).
+        #[arg(long, requires = "kernels", value_name = "N|default")]
+        vulkan: Option<String>,
     },
     /// List the Vulkan devices with their type, API version, driver, subgroup size and features.
     Devices,
@@ -531,7 +537,37 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
             before_ad,
             ad_report,
             kernels,
+            vulkan,
         } => {
+            if let Some(dev) = vulkan {
+                let device = match dev.as_str() {
+                    "default" => None,
+                    n => Some(n.parse::<usize>().map_err(|_| {
+                        Failure(format!(
+                            "error: --vulkan takes a device index or `default`, not `{n}`"
+                        ))
+                    })?),
+                };
+                let (compiled, ctx) = compile_while_device_opens(
+                    &file,
+                    Some(VkFlags {
+                        device,
+                        no_pipeline_cache: true,
+                    }),
+                )?;
+                let ctx =
+                    ctx.ok_or_else(|| Failure("error: no Vulkan device was opened".into()))??;
+                let program = vkad_spirv::Program::compile(&ctx, &compiled)
+                    .map_err(|e| Failure(format!("error: {e}")))?;
+                print!(
+                    "{}",
+                    vkad_core::seg::print::program_to_string(&program.device_program().kernels)
+                );
+                for e in compiled.entry_errors.values() {
+                    eprintln!("{}", e.render(&compiled.sources).trim_end());
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
             if kernels {
                 let compiled = compile(&file)?;
                 print!(

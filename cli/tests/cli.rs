@@ -502,6 +502,38 @@ fn spirv_without_input_names_kernels_that_need_a_run() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `dump-ir --kernels --vulkan default` prints the kernel IR as the Vulkan backend runs it:
+/// the adjoint's accumulator of an indexed read has become a histogram there, not in the
+/// device-independent kernel IR.
+#[test]
+fn kernel_ir_after_the_vulkan_passes_is_printed() {
+    let p = tmp_program(
+        "gather.fut",
+        "entry main [n][m] (xs: [n]f64) (is: [m]i64) (s: [m]f64) : [n]f64 =\n  \
+         vjp (\\xs -> map (\\i -> xs[i] * 2) is) xs s\n",
+    );
+    let plain = vkad(&["dump-ir", &p, "--kernels"], b"");
+    assert_eq!(plain.status.code(), Some(0));
+    let plain = String::from_utf8_lossy(&plain.stdout);
+    assert!(plain.contains("with_acc") && !plain.contains("seghist"), "{plain}");
+    let vulkan = vkad(&["dump-ir", &p, "--kernels", "--vulkan", "default"], b"");
+    assert_eq!(
+        vulkan.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&vulkan.stderr)
+    );
+    let vulkan = String::from_utf8_lossy(&vulkan.stdout);
+    assert!(vulkan.contains("seghist") && !vulkan.contains("with_acc"), "{vulkan}");
+    let bad = vkad(&["dump-ir", &p, "--kernels", "--vulkan", "first"], b"");
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("device index or `default`"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+}
+
 /// The kernel IR from the command line: `dump-ir --kernels` prints segmented operations,
 /// `run -b kernels` gives the interpreter's results and `--profile` counts the kernels.
 #[test]
