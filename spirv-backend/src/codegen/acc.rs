@@ -37,7 +37,10 @@
 
 use crate::codegen::gen::{word_kind, Gen, Ie, WordKind, ERR_ASSERT, R};
 use crate::codegen::layout::{ArgSrc, BindSrc};
-use crate::codegen::operator::{component_atomic, component_slices, Component};
+use crate::codegen::operator::{
+    component_atomic, component_group_add, component_slices, Component,
+};
+use crate::codegen::subgroup;
 use crate::codegen::thread::{natural, KCtx, KVal, View};
 use crate::error::Error;
 use rspirv::spirv;
@@ -56,6 +59,9 @@ pub struct AccKernel<'p> {
     pub f32_add: bool,
     /// The device has 64-bit integer atomics on storage buffers.
     pub i64_atomics: bool,
+    /// The device can sum a subgroup's updates of one element before they are made
+    /// ([`subgroup::aggregated`]: subgroup arithmetic and vote in compute shaders).
+    pub subgroups: bool,
 }
 
 /// An accumulator bound in a kernel.
@@ -89,6 +95,9 @@ pub(super) struct HostComp<'p> {
     op: Option<CompOp<'p>>,
     /// The device atomic for the operator's component (`None`: compare-exchange).
     fast: Option<(BinOp, bool)>,
+    /// The operator's component is float addition and the device sums over subgroups:
+    /// updates at one element are summed per subgroup first ([`subgroup::aggregated`]).
+    group: bool,
     wk: WordKind,
 }
 
@@ -153,6 +162,10 @@ impl<'p> KCtx<'p> {
             let fast = cop.as_ref().and_then(|c| {
                 component_atomic(c.lam, &c.keep, c.comp, t, info.f32_add, info.i64_atomics)
             });
+            let group = info.subgroups
+                && cop
+                    .as_ref()
+                    .is_some_and(|c| component_group_add(c.lam, &c.keep, c.comp, t));
             let wk = if fast.is_some() && t == PrimType::Float(FloatType::F32) {
                 WordKind::F32
             } else {
@@ -166,6 +179,7 @@ impl<'p> KCtx<'p> {
                 rank: arr_rank,
                 op: cop,
                 fast,
+                group,
                 wk,
             });
         }
@@ -300,17 +314,39 @@ impl<'p> KCtx<'p> {
                 for ix in idx {
                     is.push(self.index(g, ix, loc)?);
                 }
+                // Whether the index is the same in every thread ([`crate::codegen::variance`]).
+                let uniform = self.variant.as_ref().is_some_and(|v| {
+                    !idx.iter()
+                        .any(|i| matches!(i, SubExp::Var(x) if v.contains(&x.id)))
+                });
+                let mut views = Vec::with_capacity(comps.len());
                 for (m, c) in comps.iter().enumerate() {
-                    let view = self.host_acc_view(g, &var, m, c)?;
+                    views.push(self.host_acc_view(g, &var, m, c)?);
+                }
+                // Element updates by float addition at such an index: summed per subgroup first.
+                let grouped: Vec<usize> = (0..comps.len())
+                    .filter(|&m| uniform && comps[m].rank == rank && comps[m].group)
+                    .collect();
+                if !grouped.is_empty() {
+                    let mut xs = Vec::with_capacity(grouped.len());
+                    for &m in &grouped {
+                        xs.push(self.scalar(g, &vals[m], loc)?);
+                    }
+                    self.grouped_update(g, &views, &is, &comps, op, &grouped, &xs, loc)?;
+                }
+                for ((m, c), view) in comps.iter().enumerate().zip(&views) {
+                    if grouped.contains(&m) {
+                        continue;
+                    }
                     if c.rank > rank && c.op.is_none() {
                         let x = self.sub(g, &vals[m], loc)?;
-                        self.host_store_row(g, &view, &is, &x, loc)?;
+                        self.host_store_row(g, view, &is, &x, loc)?;
                     } else if c.rank > rank {
                         let x = self.sub(g, &vals[m], loc)?;
-                        self.host_update_row(g, &view, &is, c, &x, loc)?;
+                        self.host_update_row(g, view, &is, c, &x, loc)?;
                     } else {
                         let x = self.scalar(g, &vals[m], loc)?;
-                        self.host_update(g, &view, &is, c, op, m, x, loc)?;
+                        self.host_update(g, view, &is, c, op, m, x, loc)?;
                     }
                 }
             }
@@ -319,6 +355,40 @@ impl<'p> KCtx<'p> {
             }
         }
         Ok(KVal::Acc(a))
+    }
+
+    /// The element updates of components `grouped` (of `comps`, in `views`) at element `is`
+    /// by values `xs`, at an index [`crate::codegen::variance`] finds the same in every thread:
+    /// where the whole subgroup updates that element, one invocation updates it by the
+    /// subgroup's combined values ([`subgroup::aggregated`]), elsewhere each by its own.
+    #[allow(clippy::too_many_arguments)]
+    fn grouped_update(
+        &mut self,
+        g: &mut Gen,
+        views: &[View],
+        is: &[rspirv::spirv::Word],
+        comps: &[HostComp<'p>],
+        op: Option<&'p Operator>,
+        grouped: &[usize],
+        xs: &[rspirv::spirv::Word],
+        loc: &Option<SrcLoc>,
+    ) -> R<()> {
+        // The components' arrays have one shape: one offset tells whether `is` is the same.
+        let (at, ok) = Self::element_at(g, &views[grouped[0]], is)?;
+        let parts: Vec<_> = grouped
+            .iter()
+            .zip(xs)
+            .map(|(&m, &x)| (x, comps[m].elem))
+            .collect();
+        g.if_then(ok, |g| {
+            subgroup::aggregated(g, at, &parts, |g, sums| {
+                for (i, &m) in grouped.iter().enumerate() {
+                    let x = sums.map_or(xs[i], |s| s[i]);
+                    self.host_update(g, &views[m], is, &comps[m], op, m, x, loc)?;
+                }
+                Ok(())
+            })
+        })
     }
 
     /// The offset of element (or row) `is` of `view` and whether `is` is in range.

@@ -20,6 +20,7 @@ use crate::codegen::group::{self, Group};
 use crate::codegen::layout::{ArgSrc, BindSrc, HostTy, KernelCode};
 use crate::codegen::scratch::Scratch;
 use crate::codegen::thread::{finish, natural, unflatten, KCtx, KVal, View};
+use crate::codegen::variance;
 use crate::error::Error;
 use rspirv::spirv::Word;
 use vkad_core::diag::SrcLoc;
@@ -77,6 +78,12 @@ fn seg_map_kernel_in<'p>(
     }
     let mut g = Gen::new()?;
     let mut k = KCtx::new(prog, host_types);
+    if accs.is_some() {
+        k.variant = Some(variance::thread_variant(
+            code.stms,
+            code.space.dims.iter().map(|(v, _)| v),
+        ));
+    }
     k.acc_info = accs;
     let u64t = g.t_u64();
     // The space's extents and the number of points.
@@ -306,6 +313,12 @@ pub fn map_kernel_accs<'p>(
 ) -> R<KernelCode> {
     let mut g = Gen::new()?;
     let mut k = KCtx::new(prog, host_types);
+    if accs.is_some() {
+        k.variant = Some(variance::thread_variant(
+            &lam.body.stms,
+            lam.params.iter().map(|p| &p.name),
+        ));
+    }
     k.acc_info = accs;
     let n = k.arg(&mut g, ArgSrc::Sub(w.clone()), PrimType::I64)?;
     let mut views = Vec::with_capacity(arrs.len());

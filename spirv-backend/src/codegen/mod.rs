@@ -21,7 +21,9 @@
 //!
 //! The per-thread code of every kernel is compiled by [`thread::KCtx`] (scalar code, indexing,
 //! `if`, `loop`, inlined calls, inner SOACs run sequentially, lazy arrays), with per-thread
-//! arrays in scratch memory (`scratch`) and accumulator updates (`acc`). Below it: the module
+//! arrays in scratch memory (`scratch`) and accumulator updates (`acc`, whose updates of one
+//! element by a whole subgroup are combined first, `subgroup`, where `variance` finds the
+//! index the same in every thread). Below it: the module
 //! builder `gen`, scalar operations with the interpreter's semantics (`scalar`), IEEE float
 //! semantics (`ieee`) and the `f32` and `f64` transcendental functions (`f32math`,
 //! `f64math`); `operator` holds what generators need to know of an operator.
@@ -53,8 +55,10 @@ pub(crate) mod scatter;
 pub(crate) mod scratch;
 pub(crate) mod segmented;
 pub(crate) mod sort;
+pub(crate) mod subgroup;
 #[cfg(test)]
 mod tests;
 pub(crate) mod thread;
+pub(crate) mod variance;
 
 pub(crate) use layout::{ArgSrc, BindSrc, HostTy, KernelCode};

@@ -85,17 +85,9 @@ impl Component {
     }
 }
 
-/// The device atomic that runs component `c` of `lam` (its statements those `keep` selects),
-/// if it has one on this device: the component is one binary operator applied to its two
-/// parameters, in either order.
-pub(crate) fn component_atomic(
-    lam: &ir::Lambda,
-    keep: &[bool],
-    c: Component,
-    t: PrimType,
-    f32_add: bool,
-    i64_atomics: bool,
-) -> Option<(BinOp, bool)> {
+/// The binary operator that component `c` of `lam` (its statements those `keep` selects) is:
+/// one binary operator applied to its two parameters, in either order.
+fn component_binop(lam: &ir::Lambda, keep: &[bool], c: Component) -> Option<BinOp> {
     let mut kept = lam.body.stms.iter().zip(keep).filter(|(_, &k)| k);
     let (stm, _) = kept.next()?;
     if kept.next().is_some() {
@@ -108,20 +100,51 @@ pub(crate) fn component_atomic(
     };
     let args_ok = (x.as_var() == Some(a) && y.as_var() == Some(b))
         || (x.as_var() == Some(b) && y.as_var() == Some(a));
-    if !res_ok || !args_ok {
-        return None;
-    }
-    match (bop, t) {
-        (BinOp::Add(_) | BinOp::Min(_) | BinOp::Max(_), PrimType::Int(it))
+    (res_ok && args_ok).then_some(*bop)
+}
+
+/// The device atomic that runs component `c` of `lam` (its statements those `keep` selects),
+/// if it has one on this device: the component is one binary operator applied to its two
+/// parameters, in either order.
+pub(crate) fn component_atomic(
+    lam: &ir::Lambda,
+    keep: &[bool],
+    c: Component,
+    t: PrimType,
+    f32_add: bool,
+    i64_atomics: bool,
+) -> Option<(BinOp, bool)> {
+    match (component_binop(lam, keep, c)?, t) {
+        (bop @ (BinOp::Add(_) | BinOp::Min(_) | BinOp::Max(_)), PrimType::Int(it))
             if it.bits() == 32 || (it.bits() == 64 && i64_atomics) =>
         {
-            Some((*bop, it.signed()))
+            Some((bop, it.signed()))
         }
-        (BinOp::Add(_), PrimType::Float(vkad_core::prim::FloatType::F32)) if f32_add => {
-            Some((*bop, true))
+        (bop @ BinOp::Add(_), PrimType::Float(vkad_core::prim::FloatType::F32)) if f32_add => {
+            Some((bop, true))
         }
         _ => None,
     }
+}
+
+/// Whether values combined as component `c` of `lam` (its statements those `keep` selects)
+/// can be combined by a subgroup reduction first: the component is float addition (`f32`,
+/// `f64`), the operator of AD's adjoints. (Integer accumulators do not arise inside kernels:
+/// `acc_to_hist` turns those of source programs into histograms.)
+pub(crate) fn component_group_add(
+    lam: &ir::Lambda,
+    keep: &[bool],
+    c: Component,
+    t: PrimType,
+) -> bool {
+    use vkad_core::prim::FloatType;
+    matches!(
+        (component_binop(lam, keep, c), t),
+        (
+            Some(BinOp::Add(_)),
+            PrimType::Float(FloatType::F32 | FloatType::F64)
+        )
+    )
 }
 
 /// Splits an operator on `k`-tuples into `k` scalar operators when result `i` depends only on
@@ -278,13 +301,100 @@ pub(crate) fn free_vars_stm(stm: &Stm, out: &mut Vec<ir::VName>) {
                 op.neutral.iter().for_each(|x| se(x, out));
                 lam(&op.lam, out)
             }
-            Soac::Hist { w, op, .. } => {
+            Soac::Hist {
+                w,
+                dest,
+                op,
+                inds,
+                vals,
+            } => {
                 se(w, out);
+                out.extend(dest.iter().chain(vals).cloned());
+                out.push(inds.clone());
                 op.neutral.iter().for_each(|x| se(x, out));
                 lam(&op.lam, out)
             }
-            Soac::Scatter { w, .. } => se(w, out),
+            Soac::Scatter {
+                w,
+                dest,
+                inds,
+                vals,
+            } => {
+                se(w, out);
+                out.extend(dest.iter().chain(inds).chain(vals).cloned());
+            }
         },
-        _ => {}
+        Exp::Update(v, idx, x) => {
+            out.push(v.clone());
+            for d in idx {
+                match d {
+                    DimIndex::Fix(i) => se(i, out),
+                    DimIndex::Slice { start, len, stride } => {
+                        se(start, out);
+                        se(len, out);
+                        se(stride, out)
+                    }
+                }
+            }
+            se(x, out)
+        }
+        Exp::Iota {
+            n, start, stride, ..
+        } => [n, start, stride].into_iter().for_each(|x| se(x, out)),
+        Exp::Replicate { shape, value } => {
+            shape.iter().for_each(|x| se(x, out));
+            se(value, out)
+        }
+        Exp::ArrayLit { elems, .. } => elems.iter().for_each(|x| se(x, out)),
+        Exp::Concat { arrs, w, .. } => {
+            out.extend(arrs.iter().cloned());
+            se(w, out)
+        }
+        Exp::Copy(v) | Exp::Rearrange(_, v) => out.push(v.clone()),
+        Exp::Reshape(shape, v) => {
+            shape.iter().for_each(|x| se(x, out));
+            out.push(v.clone())
+        }
+        Exp::SortByKey { keys, bits } => {
+            out.push(keys.clone());
+            se(bits, out)
+        }
+        Exp::WithAcc { inputs, lam: l } => {
+            for i in inputs {
+                i.shape.iter().for_each(|x| se(x, out));
+                out.extend(i.arrs.iter().cloned());
+                if let Some(op) = &i.op {
+                    op.neutral.iter().for_each(|x| se(x, out));
+                    lam(&op.lam, out)
+                }
+            }
+            lam(l, out)
+        }
+        Exp::UpdAcc { acc, idx, vals } => {
+            out.push(acc.clone());
+            idx.iter().chain(vals).for_each(|x| se(x, out))
+        }
+        Exp::Jvp {
+            lam: l,
+            args,
+            seeds,
+        }
+        | Exp::Vjp {
+            lam: l,
+            args,
+            seeds,
+        } => {
+            args.iter().chain(seeds).for_each(|x| se(x, out));
+            lam(l, out)
+        }
+        Exp::WithVjp {
+            primal,
+            adjoint,
+            args,
+        } => {
+            args.iter().for_each(|x| se(x, out));
+            lam(primal, out);
+            lam(adjoint, out)
+        }
     }
 }

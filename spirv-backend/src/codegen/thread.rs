@@ -88,6 +88,10 @@ pub struct KCtx<'p> {
     /// The host accumulators this kernel may update (`None`: none).
     pub acc_info: Option<AccKernel<'p>>,
     pub(super) accs: Vec<acc::KAcc<'p>>,
+    /// The variables whose values may differ between threads ([`crate::codegen::variance`]),
+    /// where the kernel updates host accumulators: updates at indices outside it are
+    /// combined per subgroup first.
+    pub(crate) variant: Option<HashSet<u32>>,
     /// In a group kernel, its workgroup (module [`crate::codegen::group`]).
     pub(crate) group: Option<Group>,
     /// The body whose statement is being compiled, and the statement's index (for the
@@ -115,6 +119,7 @@ impl<'p> KCtx<'p> {
             loop_check: false,
             acc_info: None,
             accs: Vec::new(),
+            variant: None,
             group: None,
             place: None,
             owned: HashSet::new(),

@@ -259,6 +259,7 @@ impl<'a> Exec<'a> {
             ops: Default::default(),
             f32_add: info.float32_atomic_add,
             i64_atomics: info.int64_atomics,
+            subgroups: info.subgroup_arithmetic && info.subgroup_vote,
         };
         let mut acc_arrs = Vec::new();
         for v in names {
