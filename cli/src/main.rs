@@ -231,8 +231,8 @@ enum Command {
         #[arg(short, long)]
         output: PathBuf,
         /// Also run the entry on the arguments in FILE and add the modules that run makes:
-        /// kernels that need a run-time fact (those updating host accumulators, reductions
-        /// over arrays of arrays with non-vectorised operators) are only made this way.
+        /// kernels that need a run-time fact (those of reductions over arrays of arrays with
+        /// non-vectorised operators) are only made this way.
         /// Without it, the modules are generated from the program alone.
         #[arg(long)]
         input: Option<PathBuf>,

@@ -254,13 +254,7 @@ impl<'a> Exec<'a> {
         &self,
         names: &[VName],
     ) -> (crate::codegen::acc::AccKernel<'a>, Vec<super::DArr>) {
-        let info = self.ctx.info();
-        let mut ak = crate::codegen::acc::AccKernel {
-            ops: Default::default(),
-            f32_add: info.float32_atomic_add,
-            i64_atomics: info.int64_atomics,
-            subgroups: info.subgroup_arithmetic && info.subgroup_vote,
-        };
+        let mut ak = acc_kernel_on(self.ctx.info());
         let mut acc_arrs = Vec::new();
         for v in names {
             if let Some(HVal::Acc(k)) = self.env.get(&v.id) {
@@ -271,5 +265,16 @@ impl<'a> Exec<'a> {
             }
         }
         (ak, acc_arrs)
+    }
+}
+
+/// What a kernel updating host accumulators needs of device `info` (the accumulators' operators
+/// still to be added): its atomics and whether it sums updates per subgroup.
+pub(crate) fn acc_kernel_on<'a>(info: &vkad_vk::DeviceInfo) -> crate::codegen::acc::AccKernel<'a> {
+    crate::codegen::acc::AccKernel {
+        ops: Default::default(),
+        f32_add: info.float32_atomic_add,
+        i64_atomics: info.int64_atomics,
+        subgroups: info.subgroup_arithmetic && info.subgroup_vote,
     }
 }

@@ -19,12 +19,16 @@
 //! - the built-in kernels (strided copies and fills for every word kind and rank of the
 //!   entry's arrays, `iota`, the radix sort's passes).
 //!
+//! A `segmap` that updates host accumulators is generated from the accumulators' static types
+//! (`acc(cert, shape, elems)`: the arrays' element types and ranks) and the operator of the
+//! `with_acc` whose parameter `cert` names, as the executor binds them when it runs.
+//!
 //! The result is a superset of what one run records. Some kernels do depend on run-time facts
-//! and are not generated ([`Unresolved`]): kernels that update host accumulators (their code
-//! depends on the running `with_acc`'s arrays and operator, which the executor binds when it
-//! runs), and the pairwise kernels of reductions over arrays of arrays with non-vectorised
-//! operators (their per-thread scratch layout is chosen from the array shapes). `vkad spirv`
-//! reports them as `not supported` without an input, and records them from a run with one.
+//! and are not generated ([`Unresolved`]): the pairwise kernels of reductions over arrays of
+//! arrays with non-vectorised operators (their per-thread scratch layout is chosen from the
+//! array shapes), and a kernel updating an accumulator whose `with_acc` the walk has not met.
+//! `vkad spirv` reports them as `not supported` without an input, and records them from a run
+//! with one.
 
 use super::plan::{MapStep, PlanBody, Prim, PrimStep, Step};
 use super::DeviceProgram;
@@ -85,6 +89,7 @@ pub fn generate(ctx: &Context, prog: &DeviceProgram, entry: &str) -> Result<AotM
         arrays: BTreeMap::new(),
         words: HashSet::new(),
         done_funs: HashSet::new(),
+        acc_ops: HashMap::new(),
         out: AotModules::default(),
     };
     crate::codegen::gen::with_addressing(Addressing::Descriptors, || {
@@ -104,6 +109,9 @@ struct Aot<'a> {
     /// The modules made so far, to drop duplicates.
     words: HashSet<Vec<u32>>,
     done_funs: HashSet<String>,
+    /// The operators of the host `with_acc`s met so far, by the id of their accumulator
+    /// parameters (the certificates accumulator types name).
+    acc_ops: HashMap<u32, Option<&'a ir::Operator>>,
     out: AotModules,
 }
 
@@ -128,8 +136,33 @@ impl<'a> Aot<'a> {
         match self.types.get(&v.id)? {
             Type::Prim(p) => Some(HostTy::Prim(*p)),
             Type::Array { elem, shape } => Some(HostTy::Arr(*elem, shape.len())),
-            Type::Acc { .. } => None,
+            // As the executor binds a running `with_acc`'s accumulator (its operator's address
+            // only keys the executor's kernel cache).
+            Type::Acc { shape, elems, .. } => Some(HostTy::Acc {
+                elems: elems.iter().map(|t| t.elem()).collect::<Option<_>>()?,
+                ranks: elems.iter().map(|t| shape.len() + t.rank()).collect(),
+                rank: shape.len(),
+                op: 0,
+            }),
         }
+    }
+
+    /// What a kernel reading host variables `free` needs to update the accumulators among
+    /// them (`Ok(None)`: it updates none), as `crate::exec`'s `acc_kernel` makes it at run
+    /// time; `Err` names an accumulator whose `with_acc` was not met.
+    fn acc_kernel(
+        &self,
+        free: &[VName],
+    ) -> std::result::Result<Option<crate::codegen::acc::AccKernel<'a>>, String> {
+        let mut ak = crate::exec::acc::acc_kernel_on(self.ctx.info());
+        for v in free {
+            let Some(Type::Acc { cert, .. }) = self.types.get(&v.id) else {
+                continue;
+            };
+            let op = self.acc_ops.get(&cert.id).ok_or_else(|| format!("`{v}`"))?;
+            ak.ops.insert(v.id, *op);
+        }
+        Ok((!ak.ops.is_empty()).then_some(ak))
     }
 
     fn is_acc(&self, v: &VName) -> bool {
@@ -238,10 +271,20 @@ impl<'a> Aot<'a> {
                 self.body(body)
             }
             Step::WithAcc {
-                pat, params, body, ..
+                pat,
+                inputs,
+                params,
+                body,
+                ..
             } => {
                 self.note_params(&pat.elems);
                 self.note_params(params);
+                for (p, input) in params.iter().zip(inputs) {
+                    self.acc_ops.insert(p.name.id, input.op.as_ref());
+                    if let Type::Acc { cert, .. } = &p.ty {
+                        self.acc_ops.insert(cert.id, input.op.as_ref());
+                    }
+                }
                 self.body(body)
             }
             Step::Threshold { pat, .. } => {
@@ -284,17 +327,20 @@ impl<'a> Aot<'a> {
         for (gtid, _) in &m.space.dims {
             self.note_ty(gtid, &Type::Prim(PrimType::I64));
         }
-        if m.free.iter().any(|v| self.is_acc(v)) {
-            self.unresolved(
-                format!(
-                    "the kernel of `segmap` {} that updates host accumulators (its code \
-                     depends on the arrays and operator of the running `with_acc`)",
-                    m.id.0
-                ),
-                &m.loc,
-            );
-            return Ok(());
-        }
+        let accs = match self.acc_kernel(&m.free) {
+            Ok(a) => a,
+            Err(v) => {
+                self.unresolved(
+                    format!(
+                        "the kernel of `segmap` {} that updates the host accumulator {v} (its \
+                         `with_acc` is not in this entry's plan)",
+                        m.id.0
+                    ),
+                    &m.loc,
+                );
+                return Ok(());
+            }
+        };
         let ht = |v: &VName| self.host_ty(v);
         let code = crate::codegen::map::seg_map_kernel(
             &self.dp.ir,
@@ -307,7 +353,7 @@ impl<'a> Aot<'a> {
             &m.loc,
             &ht,
             self.lavapipe(),
-            None,
+            accs,
         )?;
         self.add(format!("segmap/{}", m.id.0), code, &m.loc, None);
         Ok(())
