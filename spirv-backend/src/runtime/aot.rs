@@ -442,12 +442,12 @@ impl<'a> Aot<'a> {
         match &p.prim {
             Prim::PerSegment { w, arrs, lam } => {
                 if p.free.iter().any(|v| self.is_acc(v)) {
-                    self.unresolved(
-                        "the kernel of a `map` that updates host accumulators (its code \
-                         depends on the arrays and operator of the running `with_acc`)",
+                    // Flattening makes none; a run reports the same (`exec`'s per-segment
+                    // primitive).
+                    return Err(Error::internal(
                         loc,
-                    );
-                    return Ok(());
+                        "a primitive per segment updating accumulators",
+                    ));
                 }
                 // Few long rows: a segmented reduction or scan; otherwise the map kernel.
                 if let Some((scan, op, inputs)) = crate::codegen::segmented::segmented_of(arrs, lam)
