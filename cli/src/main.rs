@@ -230,10 +230,9 @@ enum Command {
         /// The directory to write to (created if missing).
         #[arg(short, long)]
         output: PathBuf,
-        /// Also run the entry on the arguments in FILE and add the modules that run makes:
-        /// kernels that need a run-time fact (those of reductions over arrays of arrays with
-        /// non-vectorised operators) are only made this way.
-        /// Without it, the modules are generated from the program alone.
+        /// Also run the entry on the arguments in FILE and add the modules that run makes
+        /// (none beyond those generated from the program alone, which is all that is done
+        /// without it).
         #[arg(long)]
         input: Option<PathBuf>,
         /// The Vulkan device to use (an index as `vulkaninfo --summary` lists them).

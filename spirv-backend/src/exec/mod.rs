@@ -34,8 +34,8 @@ mod sort;
 pub(crate) mod undo;
 
 pub(crate) use prim::{
-    hist_operators, prim_kernel_name, reduce_passes, scan_passes, tiled_scan_fits, tuple_too_big,
-    PrimKernel,
+    hist_operators, pass_names, prim_kernel_name, reduce_passes, scan_passes, tiled_scan_fits,
+    tuple_too_big, PrimKernel,
 };
 pub use prim::{Prim, PrimStep};
 

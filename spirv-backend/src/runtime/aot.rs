@@ -21,14 +21,14 @@
 //!
 //! A `segmap` that updates host accumulators is generated from the accumulators' static types
 //! (`acc(cert, shape, elems)`: the arrays' element types and ranks) and the operator of the
-//! `with_acc` whose parameter `cert` names, as the executor binds them when it runs.
+//! `with_acc` whose parameter `cert` names, as the executor binds them when it runs; the
+//! pairwise passes of a reduction or scan over arrays of arrays with a non-vectorised operator
+//! from the arrays' types, read through the host names the executor binds per pass.
 //!
-//! The result is a superset of what one run records. Some kernels do depend on run-time facts
-//! and are not generated ([`Unresolved`]): the pairwise kernels of reductions over arrays of
-//! arrays with non-vectorised operators (their per-thread scratch layout is chosen from the
-//! array shapes), and a kernel updating an accumulator whose `with_acc` the walk has not met.
-//! `vkad spirv` reports them as `not supported` without an input, and records them from a run
-//! with one.
+//! The result is a superset of what one run records (`spirv-backend/tests/aot.rs` checks it on
+//! every dataset of `tests/programs`). The one kernel left for a run ([`Unresolved`]) is one
+//! updating an accumulator whose `with_acc` the walk has not met; `vkad spirv` reports it as
+//! `not supported` without an input, and records it from a run with one.
 
 use super::plan::{MapStep, PlanBody, Prim, PrimStep, Step};
 use super::DeviceProgram;
@@ -600,7 +600,7 @@ impl<'a> Aot<'a> {
     }
 
     /// Reductions and scans over arrays of arrays: the column kernel of a vectorised operator
-    /// over `[n][m]` arrays; other operators need a run (see the module).
+    /// over `[n][m]` arrays, else the pairwise passes.
     fn columns(
         &mut self,
         p: &'a PrimStep,
@@ -623,15 +623,27 @@ impl<'a> Aot<'a> {
                 })
             }
             _ => {
-                self.unresolved(
-                    format!(
-                        "the kernels of a {} over arrays of arrays with a non-vectorised \
-                         operator (their per-thread memory is laid out from the arrays' shapes)",
-                        if scan { "scan" } else { "reduction" }
-                    ),
-                    loc,
-                );
-                Ok(())
+                // The executor's pairwise passes (`exec`'s row pairs): the operator as a `map`
+                // kernel over pairs of rows, which it reads through host names bound per pass
+                // to views of the arrays (of the arrays' types) and their number of rows.
+                let (wname, names) = crate::exec::pass_names(arrs.len());
+                let k = arrs.len();
+                for (i, a) in arrs.iter().enumerate() {
+                    let t =
+                        self.types.get(&a.id).cloned().ok_or_else(|| {
+                            Error::internal(loc, format!("no static type for `{a}`"))
+                        })?;
+                    self.note_ty(&names[i], &t);
+                    self.note_ty(&names[k + i], &t);
+                }
+                self.note_ty(&wname, &Type::Prim(PrimType::I64));
+                let lavapipe = self.lavapipe();
+                let rows = ir::SubExp::Var(wname);
+                self.prim_kernel(p, PrimKernel::RowPairs { scan }, |prog, ht| {
+                    crate::codegen::map::map_kernel_on(
+                        prog, &rows, &names, &op.lam, loc, ht, lavapipe,
+                    )
+                })
             }
         }
     }

@@ -15,6 +15,7 @@ mod scatter;
 mod step;
 
 pub(crate) use kernel::PrimKernel;
+pub(crate) use row_pairs::pass_names;
 pub use step::{Prim, PrimStep};
 
 use super::{wsize, Exec, Kernel, E};

@@ -30,6 +30,15 @@ fn fresh(id: u32, base: &str) -> ir::VName {
     }
 }
 
+/// The host names a pass kernel of an operator on `k`-tuples of rows reads: the number of
+/// rows, then the `k` left and the `k` right operands (the operator's parameters, in order).
+pub(crate) fn pass_names(k: usize) -> (ir::VName, Vec<ir::VName>) {
+    let wname = fresh(0, "pass_rows");
+    let xs = (0..k).map(|i| fresh(1 + i as u32, "x"));
+    let ys = (0..k).map(|i| fresh(1 + (k + i) as u32, "y"));
+    (wname, xs.chain(ys).collect())
+}
+
 impl<'a> Exec<'a> {
     /// Reduce (`scan` false) or scan of the arrays `arrs` (each `[n]` of rows) with `op`.
     pub(super) fn row_pairs(
@@ -68,10 +77,7 @@ impl<'a> Exec<'a> {
             }
             return op.neutral.iter().map(|ne| self.val(ne, loc)).collect();
         }
-        let wname = fresh(0, "pass_rows");
-        let xs: Vec<ir::VName> = (0..k).map(|i| fresh(1 + i as u32, "x")).collect();
-        let ys: Vec<ir::VName> = (0..k).map(|i| fresh(1 + (k + i) as u32, "y")).collect();
-        let names: Vec<ir::VName> = xs.iter().chain(ys.iter()).cloned().collect();
+        let (wname, names) = pass_names(k);
         let r = if scan {
             self.hillis_steele(p, &wname, &names, op, cur, loc)
         } else {
