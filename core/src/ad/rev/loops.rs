@@ -40,10 +40,14 @@
 //!   once more), then `for i < count do body` (the condition holds at every entry).
 //!
 //! **Inert `while` loops** are neither rewritten nor checkpointed: a `while` loop whose
-//! parameters are all integers or booleans (or arrays of them), and whose body has no
-//! accumulator, has no adjoint to carry: every value it returns is piecewise constant in
-//! whatever floats it reads (comparisons, conversions to integers), so its return sweep
-//! contributes nothing. Its forward sweep is the loop itself, run once ([`LoopTape::Inert`]).
+//! parameters are all integers or booleans (or arrays of them), whose body has no accumulator,
+//! and whose parameters' next values the body computes from the parameters and constants
+//! alone (anything else, such as the floats it reads, only through comparisons, conditions
+//! and indices) has no adjoint to carry: every value it returns is piecewise constant in what
+//! it reads, so its return sweep contributes nothing. (Integers do carry derivatives: Futhark
+//! differentiates `loop acc while i < y do acc * x` for an integer `x`, tests/ad/while0.fut,
+//! so such a loop is not inert.) Its forward sweep is the loop itself, run once
+//! ([`LoopTape::Inert`]).
 //! XSBench's binary search inside the lookup loop ran twice per re-execution otherwise (the
 //! inspector counting the iterations, then the `for` loop repeating them).
 //!
@@ -132,11 +136,102 @@ fn loop_key(stm: &Stm) -> Option<VName> {
 }
 
 /// Whether loop statement `stm` (taken apart as `parts`) is inert (see the module
-/// documentation): its parameters are integers or booleans, or arrays of them, and it has no
-/// accumulator.
+/// documentation): its parameters are integers or booleans, or arrays of them, it has no
+/// accumulator, and nothing from outside the loop flows into its parameters but through
+/// comparisons, conditions and indices.
 fn inert(stm: &Stm, parts: &LoopParts<'_>) -> bool {
     let discrete = |t: &Type| matches!(t.elem(), Some(PrimType::Int(_) | PrimType::Bool));
-    parts.params.iter().all(|(p, _)| discrete(&p.ty)) && !crate::passes::fuse_acc::has_acc(&stm.exp)
+    parts.params.iter().all(|(p, _)| discrete(&p.ty))
+        && !crate::passes::fuse_acc::has_acc(&stm.exp)
+        && !outside_flows_in(parts)
+}
+
+/// Whether a value from outside the loop may flow into the next value of one of its
+/// parameters other than through a comparison (a boolean), an `if`'s condition or an index:
+/// the values that may carry such a derivative start as the body's free variables and spread
+/// through every other operation (conservatively through SOACs and calls: if anything they
+/// mention does).
+fn outside_flows_in(parts: &LoopParts<'_>) -> bool {
+    let inside: HashSet<&VName> = parts
+        .params
+        .iter()
+        .map(|(p, _)| &p.name)
+        .chain(
+            parts
+                .body
+                .stms
+                .iter()
+                .flat_map(|s| s.pat.elems.iter().map(|p| &p.name)),
+        )
+        .collect();
+    let results = parts.body.result.iter().filter_map(|r| r.as_var().cloned());
+    let mut carry: HashSet<VName> = crate::passes::traverse::free_vars(&parts.body.stms, &[])
+        .into_iter()
+        .chain(results)
+        .filter(|v| !inside.contains(v))
+        .collect();
+    carrying_body(parts.body, &mut carry);
+    parts
+        .body
+        .result
+        .iter()
+        .any(|r| matches!(r, SubExp::Var(v) if carry.contains(v)))
+}
+
+/// Spreads `carry` (the variables that may carry a derivative from outside a loop) through
+/// the statements of `body`.
+fn carrying_body(body: &Body, carry: &mut HashSet<VName>) {
+    let has = |carry: &HashSet<VName>, s: &SubExp| matches!(s, SubExp::Var(v) if carry.contains(v));
+    for stm in &body.stms {
+        let results: Vec<bool> = match &stm.exp {
+            Exp::CmpOp(..) => vec![false],
+            Exp::Index(arr, _) => vec![carry.contains(arr)],
+            Exp::If { then_b, else_b, .. } => {
+                carrying_body(then_b, carry);
+                carrying_body(else_b, carry);
+                then_b
+                    .result
+                    .iter()
+                    .zip(&else_b.result)
+                    .map(|(a, b)| has(carry, a) || has(carry, b))
+                    .collect()
+            }
+            Exp::Loop { params, body, .. } => {
+                let mut inner: Vec<bool> =
+                    params.iter().map(|(_, init)| has(carry, init)).collect();
+                loop {
+                    for ((p, _), &c) in params.iter().zip(&inner) {
+                        if c {
+                            carry.insert(p.name.clone());
+                        }
+                    }
+                    carrying_body(body, carry);
+                    let next: Vec<bool> = params
+                        .iter()
+                        .zip(&body.result)
+                        .map(|((p, _), r)| carry.contains(&p.name) || has(carry, r))
+                        .collect();
+                    if next == inner {
+                        break;
+                    }
+                    inner = next;
+                }
+                inner
+            }
+            e => {
+                let any = crate::passes::traverse::uses_in_exp(e)
+                    .iter()
+                    .any(|v| carry.contains(v));
+                vec![any; stm.pat.elems.len()]
+            }
+        };
+        // A boolean (a comparison's result) carries no derivative.
+        for (p, c) in stm.pat.elems.iter().zip(results) {
+            if c && p.ty.elem() != Some(PrimType::Bool) {
+                carry.insert(p.name.clone());
+            }
+        }
+    }
 }
 
 /// The size parameters of a loop: parameters that the types of other parameters refer to.

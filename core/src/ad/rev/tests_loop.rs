@@ -209,6 +209,20 @@ fn inert_while_loops_run_once() {
         "1.0",
     );
     assert!(loop_forms(&prog).1 > 0, "a for loop carries the adjoint");
+    // Integers carry derivatives too (Futhark's tests/ad/while0.fut): a loop multiplying its
+    // integer state by the integer being differentiated is not inert. d(x^3)/dx at 4 is 48.
+    let (prog, out) = run_vjp(
+        "entry f (y: i32) (x: i32) : i32 =
+           let (_, r) = loop (i, acc) = (0, 1) while i < y do (i + 1, acc * x) in r",
+        "3i32 4i32",
+        "1i32",
+    );
+    let out = out.expect("runs");
+    assert_eq!(
+        format!("{:?}", out.last()),
+        format!("{:?}", vals("48i32").last())
+    );
+    assert!(loop_forms(&prog).1 > 0, "a for loop carries the adjoint");
 }
 
 #[test]
