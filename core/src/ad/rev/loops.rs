@@ -137,99 +137,142 @@ fn loop_key(stm: &Stm) -> Option<VName> {
 
 /// Whether loop statement `stm` (taken apart as `parts`) is inert (see the module
 /// documentation): its parameters are integers or booleans, or arrays of them, it has no
-/// accumulator, and nothing from outside the loop flows into its parameters but through
-/// comparisons, conditions and indices.
-fn inert(stm: &Stm, parts: &LoopParts<'_>) -> bool {
+/// accumulator, and [`Carrying`] finds that none of its parameters may carry a derivative of
+/// the differentiated function's parameters (a loop it has not seen, such as a renamed copy,
+/// is not inert).
+fn inert(stm: &Stm, parts: &LoopParts<'_>, carrying: Option<&Carrying>) -> bool {
     let discrete = |t: &Type| matches!(t.elem(), Some(PrimType::Int(_) | PrimType::Bool));
+    let Some(c) = carrying else {
+        return false;
+    };
     parts.params.iter().all(|(p, _)| discrete(&p.ty))
         && !crate::passes::fuse_acc::has_acc(&stm.exp)
-        && !outside_flows_in(parts)
+        && parts
+            .params
+            .iter()
+            .all(|(p, _)| c.known.contains(&p.name) && !c.carry.contains(&p.name))
 }
 
-/// Whether a value from outside the loop may flow into the next value of one of its
-/// parameters other than through a comparison (a boolean), an `if`'s condition or an index:
-/// the values that may carry such a derivative start as the body's free variables and spread
-/// through every other operation (conservatively through SOACs and calls: if anything they
-/// mention does).
-fn outside_flows_in(parts: &LoopParts<'_>) -> bool {
-    let inside: HashSet<&VName> = parts
-        .params
-        .iter()
-        .map(|(p, _)| &p.name)
-        .chain(
-            parts
-                .body
-                .stms
-                .iter()
-                .flat_map(|s| s.pat.elems.iter().map(|p| &p.name)),
-        )
-        .collect();
-    let results = parts.body.result.iter().filter_map(|r| r.as_var().cloned());
-    let mut carry: HashSet<VName> = crate::passes::traverse::free_vars(&parts.body.stms, &[])
-        .into_iter()
-        .chain(results)
-        .filter(|v| !inside.contains(v))
-        .collect();
-    carrying_body(parts.body, &mut carry);
-    parts
-        .body
-        .result
-        .iter()
-        .any(|r| matches!(r, SubExp::Var(v) if carry.contains(v)))
+/// Which variables of a differentiated function may carry a derivative of its parameters
+/// (Futhark differentiates integers too): the parameters, and what is computed from them by
+/// anything but a comparison (a boolean), an `if`'s condition or an index; `map` parameters
+/// where their arrays do, loop parameters where their initial or next values do (a
+/// fixpoint), and, conservatively, the results and parameters of other SOACs, accumulator
+/// scopes and calls where anything they mention does. `known` holds every variable the walk
+/// bound; anything else (a variable made by the transformation) counts as carrying.
+#[derive(Default)]
+pub(crate) struct Carrying {
+    pub carry: HashSet<VName>,
+    pub known: HashSet<VName>,
 }
 
-/// Spreads `carry` (the variables that may carry a derivative from outside a loop) through
-/// the statements of `body`.
-fn carrying_body(body: &Body, carry: &mut HashSet<VName>) {
-    let has = |carry: &HashSet<VName>, s: &SubExp| matches!(s, SubExp::Var(v) if carry.contains(v));
-    for stm in &body.stms {
+impl Carrying {
+    /// The analysis of the function with parameters `params` and body `body`.
+    pub(crate) fn of(params: &[Param], body: &Body) -> Carrying {
+        let mut c = Carrying::default();
+        for p in params {
+            c.known.insert(p.name.clone());
+            c.carry.insert(p.name.clone());
+        }
+        c.body(body);
+        c
+    }
+
+    fn has(&self, s: &SubExp) -> bool {
+        matches!(s, SubExp::Var(v) if self.carry.contains(v))
+    }
+
+    fn bind(&mut self, p: &Param, carries: bool) {
+        self.known.insert(p.name.clone());
+        // A boolean (a comparison's result) carries no derivative.
+        if carries && p.ty.elem() != Some(PrimType::Bool) {
+            self.carry.insert(p.name.clone());
+        }
+    }
+
+    /// The parameters of a lambda all carrying where `carries`, then its body.
+    fn lambda(&mut self, lam: &Lambda, carries: bool) {
+        for p in &lam.params {
+            self.bind(p, carries);
+        }
+        self.body(&lam.body);
+    }
+
+    fn body(&mut self, body: &Body) {
+        for stm in &body.stms {
+            self.stm(stm);
+        }
+    }
+
+    fn stm(&mut self, stm: &Stm) {
         let results: Vec<bool> = match &stm.exp {
             Exp::CmpOp(..) => vec![false],
-            Exp::Index(arr, _) => vec![carry.contains(arr)],
+            Exp::Index(arr, _) => vec![self.carry.contains(arr)],
             Exp::If { then_b, else_b, .. } => {
-                carrying_body(then_b, carry);
-                carrying_body(else_b, carry);
+                self.body(then_b);
+                self.body(else_b);
                 then_b
                     .result
                     .iter()
                     .zip(&else_b.result)
-                    .map(|(a, b)| has(carry, a) || has(carry, b))
+                    .map(|(a, b)| self.has(a) || self.has(b))
                     .collect()
             }
-            Exp::Loop { params, body, .. } => {
-                let mut inner: Vec<bool> =
-                    params.iter().map(|(_, init)| has(carry, init)).collect();
+            Exp::Loop { params, form, body } => {
+                if let LoopForm::For { i, .. } = form {
+                    self.known.insert(i.clone());
+                }
+                let mut now: Vec<bool> = params.iter().map(|(_, init)| self.has(init)).collect();
                 loop {
-                    for ((p, _), &c) in params.iter().zip(&inner) {
-                        if c {
-                            carry.insert(p.name.clone());
-                        }
+                    for ((p, _), &c) in params.iter().zip(&now) {
+                        self.bind(p, c);
                     }
-                    carrying_body(body, carry);
+                    self.body(body);
                     let next: Vec<bool> = params
                         .iter()
                         .zip(&body.result)
-                        .map(|((p, _), r)| carry.contains(&p.name) || has(carry, r))
+                        .map(|((p, _), r)| self.carry.contains(&p.name) || self.has(r))
                         .collect();
-                    if next == inner {
+                    if next == now {
                         break;
                     }
-                    inner = next;
+                    now = next;
                 }
-                inner
+                now
+            }
+            Exp::Soac(Soac::Map { w, arrs, lam }) => {
+                let wide = self.has(w);
+                for (p, a) in lam.params.iter().zip(arrs) {
+                    let c = wide || self.carry.contains(a);
+                    self.bind(p, c);
+                }
+                self.body(&lam.body);
+                lam.body
+                    .result
+                    .iter()
+                    .map(|r| wide || self.has(r))
+                    .collect()
             }
             e => {
                 let any = crate::passes::traverse::uses_in_exp(e)
                     .iter()
-                    .any(|v| carry.contains(v));
+                    .any(|v| self.carry.contains(v));
+                match e {
+                    Exp::Soac(Soac::Reduce { op, .. } | Soac::Scan { op, .. })
+                    | Exp::Soac(Soac::Hist { op, .. }) => self.lambda(&op.lam, any),
+                    Exp::WithAcc { inputs, lam } => {
+                        for op in inputs.iter().filter_map(|i| i.op.as_ref()) {
+                            self.lambda(&op.lam, any);
+                        }
+                        self.lambda(lam, any);
+                    }
+                    _ => {}
+                }
                 vec![any; stm.pat.elems.len()]
             }
         };
-        // A boolean (a comparison's result) carries no derivative.
         for (p, c) in stm.pat.elems.iter().zip(results) {
-            if c && p.ty.elem() != Some(PrimType::Bool) {
-                carry.insert(p.name.clone());
-            }
+            self.bind(p, c);
         }
     }
 }
@@ -295,7 +338,7 @@ impl Rev<'_> {
             return Ok(());
         };
         let parts = loop_parts(stm)?;
-        if matches!(parts.form, LoopForm::While(_)) && inert(stm, &parts) {
+        if matches!(parts.form, LoopForm::While(_)) && inert(stm, &parts, self.carrying.as_ref()) {
             self.emit(stm.clone());
             self.loop_tapes.insert(key, LoopTape::Inert);
             return Ok(());

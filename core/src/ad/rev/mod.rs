@@ -87,6 +87,7 @@ pub fn vjp_lambda_in(
     for p in &lam.params {
         r.types.insert(p.name.clone(), p.ty.clone());
     }
+    r.carrying = Some(loops::Carrying::of(&lam.params, &lam.body));
     let seeds: Vec<Param> = lam
         .ret
         .iter()
@@ -281,6 +282,9 @@ pub(crate) struct Rev<'a> {
     /// every enclosing dry run, and once more for real; its outcome depends only on the loop's
     /// code up to renaming and on the state of its free variables, so it is computed once.
     pub dry_cache: HashMap<String, Vec<(usize, loops::Carry)>>,
+    /// Which variables of the differentiated function may carry a derivative of its
+    /// parameters (`None`: not analysed, so that no loop is taken to be inert).
+    pub carrying: Option<loops::Carrying>,
 }
 
 /// Does a value of this type have an adjoint? (Integers, floats and bools, scalars or arrays:
@@ -395,6 +399,7 @@ impl<'a> Rev<'a> {
             loop_tapes: HashMap::new(),
             dry_runs: 0,
             dry_cache: HashMap::new(),
+            carrying: None,
         }
     }
 

@@ -27,7 +27,15 @@ impl Visitor for Renamer<'_> {
 impl Rev<'_> {
     /// `lam` with every name it binds replaced by a fresh one.
     pub fn rename_lambda(&mut self, lam: &Lambda) -> Lambda {
-        crate::passes::traverse::fresh_lambda(self.ns, lam)
+        let mut l = lam.clone();
+        let mut r = Renamer {
+            ns: self.ns,
+            map: HashMap::new(),
+        };
+        crate::passes::traverse::walk_lambda(&mut r, &mut l);
+        let map = r.map;
+        self.carry_over(&map);
+        l
     }
 
     /// `body` with every name it binds replaced by a fresh one.
@@ -43,6 +51,23 @@ impl Rev<'_> {
             map: subst,
         };
         walk_body(&mut r, &mut b);
+        let map = r.map;
+        self.carry_over(&map);
         b
+    }
+
+    /// A copy's names inherit what [`super::loops::Carrying`] found of the names they replace
+    /// (the same values, computed again), so that a copy of an inert loop is inert too.
+    fn carry_over(&mut self, map: &HashMap<VName, VName>) {
+        if let Some(c) = &mut self.carrying {
+            for (old, new) in map {
+                if c.known.contains(old) {
+                    c.known.insert(new.clone());
+                    if c.carry.contains(old) {
+                        c.carry.insert(new.clone());
+                    }
+                }
+            }
+        }
     }
 }

@@ -223,6 +223,19 @@ fn inert_while_loops_run_once() {
         format!("{:?}", vals("48i32").last())
     );
     assert!(loop_forms(&prog).1 > 0, "a for loop carries the adjoint");
+    // The same through an initial value: acc = x · 2^y, so d/dx = 8 at y = 3.
+    let (prog, out) = run_vjp(
+        "entry f (y: i32) (x: i32) : i32 =
+           let (_, r) = loop (i, acc) = (0, x) while i < y do (i + 1, acc * 2) in r",
+        "3i32 5i32",
+        "1i32",
+    );
+    let out = out.expect("runs");
+    assert_eq!(
+        format!("{:?}", out.last()),
+        format!("{:?}", vals("8i32").last())
+    );
+    assert!(loop_forms(&prog).1 > 0, "a for loop carries the adjoint");
 }
 
 #[test]
