@@ -212,7 +212,8 @@ enum Command {
         /// With `--kernels`: print the kernel IR as the Vulkan backend runs it on this device
         /// (an index as `vkad devices` lists them; `default` for the default device), after
         /// the passes that depend on the device (accumulators turned into histograms, sorts
-        /// lowered).
+        /// lowered), for the whole program (`vkad run` flattens only the entry it runs, whose
+        /// kernels are the same but may be numbered differently).
         #[arg(long, requires = "kernels", value_name = "N|default")]
         vulkan: Option<String>,
     },
@@ -231,8 +232,7 @@ enum Command {
         #[arg(short, long)]
         output: PathBuf,
         /// Also run the entry on the arguments in FILE and add the modules that run makes
-        /// (none beyond those generated from the program alone, which is all that is done
-        /// without it).
+        /// beyond those generated from the program alone (normally none).
         #[arg(long)]
         input: Option<PathBuf>,
         /// The Vulkan device to use (an index as `vulkaninfo --summary` lists them).
@@ -554,8 +554,7 @@ fn run(cmd: Command) -> Result<ExitCode, Failure> {
                         no_pipeline_cache: true,
                     }),
                 )?;
-                let ctx =
-                    ctx.ok_or_else(|| Failure("error: no Vulkan device was opened".into()))??;
+                let ctx = device_of(ctx)?;
                 let program = vkad_spirv::Program::compile(&ctx, &compiled)
                     .map_err(|e| Failure(format!("error: {e}")))?;
                 print!(

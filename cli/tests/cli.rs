@@ -561,6 +561,11 @@ fn kernel_ir_after_the_vulkan_passes_is_printed() {
         "{plain}"
     );
     let vulkan = vkad(&["dump-ir", &p, "--kernels", "--vulkan", "default"], b"");
+    let err = String::from_utf8_lossy(&vulkan.stderr).to_string();
+    if err.contains("no Vulkan device") {
+        eprintln!("skipped: {err}");
+        return;
+    }
     assert_eq!(
         vulkan.status.code(),
         Some(0),

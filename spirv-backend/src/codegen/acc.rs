@@ -9,9 +9,12 @@
 //! the interpreter. An accumulator of several arrays is supported where its operator combines
 //! each component on its own (result `j` depends only on parameters `j` and `k + j`, checked
 //! on the operator's IR): one atomic update per component, each running its slice of the
-//! operator. An update by the operator's neutral element (a constant) is skipped: AD's
-//! adjoints are mostly zeros (a one-hot adjoint of `minimum`, a row lookup), and each skip
-//! saves an atomic or a compare-exchange loop. An accumulator without operator (the
+//! operator. Float additions at an index that is the same in every thread (the adjoint of a
+//! free array read at thread-invariant indices, found by `codegen::variance`) are summed per
+//! subgroup first where the whole subgroup updates one element, and one invocation makes the
+//! update (`codegen::subgroup`). An update by the operator's neutral element (a constant) is
+//! skipped: AD's adjoints are mostly zeros (a one-hot adjoint of `minimum`, a row lookup), and
+//! each skip saves an atomic or a compare-exchange loop. An accumulator without operator (the
 //! overwriting accumulator of `scatter_stream`) is an atomic store per component: of several
 //! writes to one element, one wins, as in a parallel `scatter` with duplicate indices; a row
 //! update without operator stores the row. A row update with a vectorised operator (`map2 ⊙`

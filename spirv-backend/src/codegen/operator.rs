@@ -129,8 +129,8 @@ pub(crate) fn component_atomic(
 
 /// Whether values combined as component `c` of `lam` (its statements those `keep` selects)
 /// can be combined by a subgroup reduction first: the component is float addition (`f32`,
-/// `f64`), the operator of AD's adjoints. (Integer accumulators do not arise inside kernels:
-/// `acc_to_hist` turns those of source programs into histograms.)
+/// `f64`), the operator of AD's adjoints of floats. (Integer additions, which the adjoints of
+/// integers make, are left to their atomics: not summed per subgroup yet.)
 pub(crate) fn component_group_add(
     lam: &ir::Lambda,
     keep: &[bool],

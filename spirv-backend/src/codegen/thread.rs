@@ -89,8 +89,9 @@ pub struct KCtx<'p> {
     pub acc_info: Option<AccKernel<'p>>,
     pub(super) accs: Vec<acc::KAcc<'p>>,
     /// The variables whose values may differ between threads ([`crate::codegen::variance`]),
-    /// where the kernel updates host accumulators: updates at indices outside it are
-    /// combined per subgroup first.
+    /// where the kernel updates host accumulators: float additions at indices outside it are
+    /// summed per subgroup first where the whole subgroup updates one element (checked at run
+    /// time, [`crate::codegen::subgroup`]).
     pub(crate) variant: Option<HashSet<u32>>,
     /// In a group kernel, its workgroup (module [`crate::codegen::group`]).
     pub(crate) group: Option<Group>,
