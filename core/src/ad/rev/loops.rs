@@ -41,10 +41,10 @@
 //!
 //! **Inert `while` loops** are neither rewritten nor checkpointed: a `while` loop whose
 //! parameters are all integers or booleans (or arrays of them), whose body has no accumulator,
-//! and whose parameters' next values the body computes from the parameters and constants
-//! alone (anything else, such as the floats it reads, only through comparisons, conditions
-//! and indices) has no adjoint to carry: every value it returns is piecewise constant in what
-//! it reads, so its return sweep contributes nothing. (Integers do carry derivatives: Futhark
+//! and none of whose parameters may carry a derivative of the differentiated function's
+//! parameters ([`Carrying`]: their initial and next values depend on those only through
+//! comparisons, conditions and indices) has no adjoint to carry: every value it returns is
+//! piecewise constant in them, so its return sweep contributes nothing. (Integers do carry derivatives: Futhark
 //! differentiates `loop acc while i < y do acc * x` for an integer `x`, tests/ad/while0.fut,
 //! so such a loop is not inert.) Its forward sweep is the loop itself, run once
 //! ([`LoopTape::Inert`]).
