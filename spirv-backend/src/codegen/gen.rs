@@ -218,6 +218,9 @@ pub struct Gen {
     /// The workgroup size the module declares (`LocalSize`): [`WG`] unless a kernel asks for
     /// another (the group kernels of module [`crate::codegen::group`]).
     pub local_size: u32,
+    /// The scope of [`Gen::buffer_barrier`]: the workgroup, or the subgroup in a group kernel
+    /// whose workgroup is one subgroup (module [`crate::codegen::group`]).
+    pub(crate) barrier_scope: spirv::Scope,
     /// The thread's first error, kept by [`Gen::fail_if_args`] and reported by [`Gen::finish`];
     /// made by the first check.
     first_error: Option<FirstError>,
@@ -285,6 +288,7 @@ impl Gen {
             fun: 0,
             loop_limit: None,
             local_size: WG,
+            barrier_scope: spirv::Scope::Workgroup,
             first_error: None,
         };
         let u32t = g.t_u32();
@@ -1017,16 +1021,17 @@ impl Gen {
     }
 
     /// A workgroup barrier that also orders the workgroup's accesses to storage buffers
-    /// (what one invocation wrote before it is visible to the others after it).
+    /// (what one invocation wrote before it is visible to the others after it), at
+    /// [`Gen::barrier_scope`].
     pub fn buffer_barrier(&mut self) -> R<()> {
-        let wg = self.c_u32(spirv::Scope::Workgroup as u32);
+        let scope = self.c_u32(self.barrier_scope as u32);
         let sem = self.c_u32(
             (spirv::MemorySemantics::ACQUIRE_RELEASE
                 | spirv::MemorySemantics::UNIFORM_MEMORY
                 | spirv::MemorySemantics::WORKGROUP_MEMORY)
                 .bits(),
         );
-        self.b.control_barrier(wg, wg, sem).ie()
+        self.b.control_barrier(scope, scope, sem).ie()
     }
 
     /// A workgroup-shared array of `n` values of type `ty`; returns the variable.

@@ -6,7 +6,7 @@
 //! runs it, and every inner `map`, copy and array result is a loop of that thread: on a GPU
 //! all other lanes of the workgroup stay idle, and on lavapipe, whose invocations are the
 //! lanes of SIMD registers, one lane costs as much as eight. A group kernel runs the point
-//! with the `G` invocations of one workgroup instead ([`group_size`]):
+//! with the `G` invocations of one workgroup instead ([`GroupShape`]):
 //!
 //! - Every invocation runs the point's code. Scalar statements, sequential loops, `if`s and
 //!   reductions are computed redundantly: all invocations compute the same values, so their
@@ -47,15 +47,43 @@ use vkad_core::ir::{Exp, Operator, Stm, SubExp};
 use vkad_core::prim::{PrimType, PrimValue};
 use vkad_core::seg::SegSpace;
 
-/// The invocations of a group kernel's workgroup: lavapipe runs a workgroup on one core, in
-/// SIMD registers of 8 lanes, and every barrier switches between its batches of 8, so its
-/// groups are small (the parallel operations these loops run are often narrow: the LSTM's
-/// hidden width is 14); a GPU runs more lanes at no cost.
-pub(crate) fn group_size(lavapipe: bool) -> u32 {
-    if lavapipe {
-        16
-    } else {
-        WG
+/// How a device runs group kernels: the invocations of their workgroup, and whether a
+/// workgroup of that many invocations is one subgroup (then its barriers need synchronise only
+/// the subgroup: [`Gen::barrier_scope`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupShape {
+    pub size: u32,
+    pub one_subgroup: bool,
+}
+
+impl GroupShape {
+    /// The shape for a device: lavapipe, whose subgroups have `subgroup_size` invocations, or
+    /// another (a GPU).
+    ///
+    /// lavapipe runs a workgroup on one core, a subgroup at a time as the lanes of a SIMD
+    /// register (8 lanes of 32 bits with 256-bit vectors), and switches between the subgroups
+    /// of a workgroup at every workgroup barrier. So on lavapipe a group is one subgroup, and
+    /// its barriers are subgroup barriers (execution and memory scope `Subgroup`, which order
+    /// the group's accesses just as well, since the group is the subgroup). On the LSTM's time
+    /// loop (hidden width 14) that made the kernel about twice as fast as a group of 16
+    /// invocations with workgroup barriers (benches/RESULTS.md, ninth session). Where the
+    /// subgroup size is unknown or unusual: 8 invocations and workgroup barriers. A GPU runs
+    /// more lanes at no cost: [`WG`] invocations and workgroup barriers.
+    pub fn for_device(lavapipe: bool, subgroup_size: u32) -> GroupShape {
+        match (lavapipe, subgroup_size) {
+            (true, 4 | 8 | 16 | 32 | 64) => GroupShape {
+                size: subgroup_size,
+                one_subgroup: true,
+            },
+            (true, _) => GroupShape {
+                size: 8,
+                one_subgroup: false,
+            },
+            (false, _) => GroupShape {
+                size: WG,
+                one_subgroup: false,
+            },
+        }
     }
 }
 
@@ -94,9 +122,14 @@ pub(crate) struct Group {
 }
 
 impl Group {
-    /// The group of the kernel being generated in `g` (whose workgroup size it sets).
-    pub(crate) fn new(g: &mut Gen, size: u32) -> R<Group> {
+    /// The group of the kernel being generated in `g` (whose workgroup size and barrier scope
+    /// it sets).
+    pub(crate) fn new(g: &mut Gen, shape: GroupShape) -> R<Group> {
+        let size = shape.size;
         g.local_size = size;
+        if shape.one_subgroup {
+            g.barrier_scope = rspirv::spirv::Scope::Subgroup;
+        }
         let u64t = g.t_u64();
         let lid = g.local_id()?;
         let lid = g.b.u_convert(u64t, None, lid).ie()?;

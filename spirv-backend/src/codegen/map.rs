@@ -16,7 +16,7 @@
 
 use crate::codegen::acc::AccKernel;
 use crate::codegen::gen::{word_kind, Gen, Ie, R, WG};
-use crate::codegen::group::{self, Group};
+use crate::codegen::group::{self, Group, GroupShape};
 use crate::codegen::layout::{ArgSrc, BindSrc, HostTy, KernelCode};
 use crate::codegen::scratch::Scratch;
 use crate::codegen::thread::{finish, natural, unflatten, KCtx, KVal, View};
@@ -48,14 +48,14 @@ pub fn seg_map_kernel<'p>(
     loc: &Option<SrcLoc>,
     host_types: &'p dyn Fn(&vkad_core::ir::VName) -> Option<HostTy>,
     lavapipe: bool,
+    shape: GroupShape,
     accs: Option<AccKernel<'p>>,
 ) -> R<KernelCode> {
     if group::wants_group(code.space, code.stms, accs.is_some()) {
-        let size = group::group_size(lavapipe);
         // What the group version cannot run (an allocation inside a distributed loop, a
         // construct of thread code it does not handle) leaves the ordinary version, which
         // reports the real errors of the program.
-        match seg_map_kernel_in(prog, code, loc, host_types, lavapipe, None, Some(size)) {
+        match seg_map_kernel_in(prog, code, loc, host_types, lavapipe, None, Some(shape)) {
             Err(Error::NotSupported { .. } | Error::LoopLimit { .. }) => {}
             r => return r,
         }
@@ -71,7 +71,7 @@ fn seg_map_kernel_in<'p>(
     host_types: &'p dyn Fn(&vkad_core::ir::VName) -> Option<HostTy>,
     lavapipe: bool,
     accs: Option<AccKernel<'p>>,
-    group: Option<u32>,
+    group: Option<GroupShape>,
 ) -> R<KernelCode> {
     if code.results.len() != code.ret.len() {
         return Err(Error::bug("segmap results and types differ in number"));
@@ -136,9 +136,9 @@ pub(crate) struct GridOpts {
     /// A thread takes no new point once the launch has failed ([`Gen::launch_failed`]; for
     /// points that loop, on lavapipe).
     stop_check: bool,
-    /// A group kernel of this many invocations: each workgroup computes a point (module
+    /// A group kernel of this shape: each workgroup computes a point (module
     /// [`crate::codegen::group`]).
-    group: Option<u32>,
+    group: Option<GroupShape>,
 }
 
 /// The grid-stride loop of `map` and `segmap` kernels: `n` points (a `u64` word), each of
@@ -184,8 +184,8 @@ pub(crate) fn grid<'p>(
             let wg = g.c_u64(WG as u64);
             (gid, g.b.i_mul(u64t, None, ng, wg).ie()?)
         }
-        Some(size) => {
-            k.group = Some(Group::new(&mut g, size)?);
+        Some(shape) => {
+            k.group = Some(Group::new(&mut g, shape)?);
             let ng = g.num_groups()?;
             (g.group_id()?, g.b.u_convert(u64t, None, ng).ie()?)
         }

@@ -182,18 +182,28 @@ fn scalar_code_validates_for_every_type() {
 }
 
 /// A `segmap` of one point whose body loops over inner `map`s is a group kernel (module
-/// `codegen::group`): a workgroup of `group_size` invocations, with barriers around its
-/// distributed loops. A point whose inner `map` makes arrays of its own (which a distributed
+/// `codegen::group`): a workgroup of the device's [`GroupShape`], with barriers around its
+/// distributed loops (subgroup barriers where the workgroup is one subgroup: lavapipe). A point whose inner `map` makes arrays of its own (which a distributed
 /// loop cannot), and a `segmap` of more points, are ordinary kernels of one thread per point.
 #[test]
 fn one_point_segmaps_with_inner_maps_are_group_kernels() {
+    use crate::codegen::group::GroupShape;
     use crate::codegen::map::{seg_map_kernel, SegMapCode};
     use vkad_core::ir::SubExp;
     use vkad_core::prim::PrimValue;
     use vkad_core::seg::SegSpace;
     // (workgroup size, barriers) of the kernel of `main`'s `map`'s function as a `segmap`
-    // over one point, or over `k` points.
+    // over one point, or over `k` points, for lavapipe (with subgroups of 8) or a GPU; the
+    // barriers must all have the scope the shape asks for.
     let kernel = |src: &str, one_point: bool, lavapipe: bool| -> (u32, usize) {
+        kernel_with(
+            src,
+            one_point,
+            GroupShape::for_device(lavapipe, 8),
+            lavapipe,
+        )
+    };
+    fn kernel_with(src: &str, one_point: bool, shape: GroupShape, lavapipe: bool) -> (u32, usize) {
         let c = vkad_core::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
         let f = c.ir.entry("main").unwrap();
         let ht = |v: &VName| param_type(f, v);
@@ -220,7 +230,7 @@ fn one_point_segmaps_with_inner_maps_are_group_kernels() {
             results: &lam.body.result,
             ret: &lam.ret,
         };
-        let code = seg_map_kernel(&c.ir, &code, &stm.loc, &ht, lavapipe, None).unwrap();
+        let code = seg_map_kernel(&c.ir, &code, &stm.loc, &ht, lavapipe, shape, None).unwrap();
         valid(&code);
         let module = rspirv::dr::load_words(&code.words).unwrap();
         let local = module
@@ -244,18 +254,47 @@ fn one_point_segmaps_with_inner_maps_are_group_kernels() {
             .flat_map(|f| &f.blocks)
             .flat_map(|b| &b.instructions)
             .filter(|i| i.class.opcode == rspirv::spirv::Op::ControlBarrier)
-            .count();
-        (local, barriers)
-    };
+            .collect::<Vec<_>>();
+        // The scope operands are constants: find their values.
+        let scope = |id: &rspirv::dr::Operand| {
+            let id = id.id_ref_any().expect("a scope id");
+            module
+                .types_global_values
+                .iter()
+                .find(|i| i.result_id == Some(id))
+                .and_then(|i| match i.operands.first() {
+                    Some(rspirv::dr::Operand::LiteralBit32(x)) => Some(*x),
+                    _ => None,
+                })
+                .expect("a constant scope")
+        };
+        let want = if shape.one_subgroup {
+            rspirv::spirv::Scope::Subgroup
+        } else {
+            rspirv::spirv::Scope::Workgroup
+        } as u32;
+        for b in &barriers {
+            assert_eq!((scope(&b.operands[0]), scope(&b.operands[1])), (want, want));
+        }
+        (local, barriers.len())
+    }
     let loops = "entry main [n] (xs: [n]f64) (k: i64) = \
                  map (\\_ -> loop ys = xs for t < k do \
                              let zs = map (\\y -> y * 0.5 + f64.i64 t) ys \
                              in copy zs with [t % n] = 1) (iota 1)";
+    // lavapipe: one subgroup of 8 invocations.
     let (local, barriers) = kernel(loops, true, true);
-    assert_eq!(local, crate::codegen::group::group_size(true));
+    assert_eq!(local, 8);
     assert!(barriers >= 4, "{barriers} barriers");
+    // lavapipe whose subgroup size is unknown: 8 invocations, workgroup barriers.
+    let unknown = GroupShape::for_device(true, 0);
+    assert!(!unknown.one_subgroup);
+    let (local, barriers) = kernel_with(loops, true, unknown, true);
+    assert_eq!(local, 8);
+    assert!(barriers >= 4, "{barriers} barriers");
+    // A GPU: a workgroup of `WG`.
     let (local, barriers) = kernel(loops, true, false);
-    assert_eq!(local, crate::codegen::group::group_size(false));
+    assert_eq!(local, crate::codegen::gen::WG);
     assert!(barriers >= 4, "{barriers} barriers");
     assert_eq!(kernel(loops, false, true), (crate::codegen::gen::WG, 0));
     // A reduction in the loop is shared too (combined in workgroup memory).
@@ -263,9 +302,9 @@ fn one_point_segmaps_with_inner_maps_are_group_kernels() {
                     map (\\_ -> loop s = 0f64 for t < k do \
                                 s + f64.maximum (map (\\x -> x * f64.i64 t) xs)) (iota 1)";
     let (local, barriers) = kernel(reducing, true, true);
-    assert_eq!(local, crate::codegen::group::group_size(true));
-    // log2(16) combination steps, one barrier each, and the two around the result.
-    assert!(barriers >= 6, "{barriers} barriers");
+    assert_eq!(local, 8);
+    // log2(8) combination steps, one barrier each, and the two around the result.
+    assert!(barriers >= 5, "{barriers} barriers");
     let allocating = "entry main [n][m] (a: [n][m]i32) (k: i64) = \
                       map (\\_ -> loop a for _t < k do \
                                   map (\\row -> scan (+) 0 row) a) (iota 1)";
