@@ -67,11 +67,20 @@ impl GroupShape {
     /// the group's accesses just as well, since the group is the subgroup). On the LSTM's time
     /// loop (hidden width 14) that made the kernel about twice as fast as a group of 16
     /// invocations with workgroup barriers (benches/RESULTS.md, ninth session). Where the
-    /// subgroup size is unknown or unusual: 8 invocations and workgroup barriers. A GPU runs
-    /// more lanes at no cost: [`WG`] invocations and workgroup barriers.
+    /// subgroup size is unknown or beyond 16: 8 invocations and workgroup barriers (llvmpipe
+    /// runs compute shaders in batches of at most 16 lanes, whatever subgroup size it reports
+    /// when `LP_NATIVE_VECTOR_WIDTH` asks for wider vectors, so a workgroup of 32 would be
+    /// two batches). A GPU runs more lanes at no cost: [`WG`] invocations and workgroup
+    /// barriers.
+    ///
+    /// That a workgroup of the subgroup size is one subgroup is llvmpipe's behaviour (its
+    /// minimum and maximum subgroup sizes are the same, and it splits a workgroup into batches
+    /// of that many lanes along x), not a Vulkan guarantee, which only
+    /// `VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT` would give: hence lavapipe
+    /// only.
     pub fn for_device(lavapipe: bool, subgroup_size: u32) -> GroupShape {
         match (lavapipe, subgroup_size) {
-            (true, 4 | 8 | 16 | 32 | 64) => GroupShape {
+            (true, 4 | 8 | 16) => GroupShape {
                 size: subgroup_size,
                 one_subgroup: true,
             },
@@ -303,5 +312,35 @@ impl<'p> KCtx<'p> {
         let arr = g.shared_array(ty, g.local_size);
         self.group_shared.insert((ty, j), arr);
         arr
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::GroupShape;
+    use crate::codegen::gen::WG;
+
+    /// lavapipe's group is one subgroup of its size where that is 4, 8 or 16 lanes; otherwise
+    /// (unknown, or wider than llvmpipe's batches) 8 invocations with workgroup barriers. A GPU
+    /// gets `WG` invocations whatever its subgroup size.
+    #[test]
+    fn group_shapes_by_device() {
+        let one = |size| GroupShape {
+            size,
+            one_subgroup: true,
+        };
+        let many = |size| GroupShape {
+            size,
+            one_subgroup: false,
+        };
+        for s in [4, 8, 16] {
+            assert_eq!(GroupShape::for_device(true, s), one(s));
+        }
+        for s in [0, 2, 12, 32, 64] {
+            assert_eq!(GroupShape::for_device(true, s), many(8));
+        }
+        for s in [0, 8, 32, 64] {
+            assert_eq!(GroupShape::for_device(false, s), many(WG));
+        }
     }
 }

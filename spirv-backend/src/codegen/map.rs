@@ -63,7 +63,7 @@ pub fn seg_map_kernel<'p>(
     seg_map_kernel_in(prog, code, loc, host_types, lavapipe, accs, None)
 }
 
-/// [`seg_map_kernel`], as a group kernel of `group` invocations where that is `Some`.
+/// [`seg_map_kernel`], as a group kernel of shape `group` where that is `Some`.
 fn seg_map_kernel_in<'p>(
     prog: &'p Program,
     code: &SegMapCode<'p>,

@@ -183,8 +183,9 @@ fn scalar_code_validates_for_every_type() {
 
 /// A `segmap` of one point whose body loops over inner `map`s is a group kernel (module
 /// `codegen::group`): a workgroup of the device's [`GroupShape`], with barriers around its
-/// distributed loops (subgroup barriers where the workgroup is one subgroup: lavapipe). A point whose inner `map` makes arrays of its own (which a distributed
-/// loop cannot), and a `segmap` of more points, are ordinary kernels of one thread per point.
+/// distributed loops (subgroup barriers where the workgroup is one subgroup: lavapipe). A
+/// point whose inner `map` makes arrays of its own (which a distributed loop cannot), and a
+/// `segmap` of more points, are ordinary kernels of one thread per point.
 #[test]
 fn one_point_segmaps_with_inner_maps_are_group_kernels() {
     use crate::codegen::group::GroupShape;
@@ -282,10 +283,12 @@ fn one_point_segmaps_with_inner_maps_are_group_kernels() {
                  map (\\_ -> loop ys = xs for t < k do \
                              let zs = map (\\y -> y * 0.5 + f64.i64 t) ys \
                              in copy zs with [t % n] = 1) (iota 1)";
-    // lavapipe: one subgroup of 8 invocations.
+    // lavapipe: one subgroup of 8 invocations, or of 4 (128-bit vectors).
     let (local, barriers) = kernel(loops, true, true);
     assert_eq!(local, 8);
     assert!(barriers >= 4, "{barriers} barriers");
+    let (local, _) = kernel_with(loops, true, GroupShape::for_device(true, 4), true);
+    assert_eq!(local, 4);
     // lavapipe whose subgroup size is unknown: 8 invocations, workgroup barriers.
     let unknown = GroupShape::for_device(true, 0);
     assert!(!unknown.one_subgroup);
