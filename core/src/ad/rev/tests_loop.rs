@@ -209,33 +209,35 @@ fn inert_while_loops_run_once() {
         "1.0",
     );
     assert!(loop_forms(&prog).1 > 0, "a for loop carries the adjoint");
-    // Integers carry derivatives too (Futhark's tests/ad/while0.fut): a loop multiplying its
-    // integer state by the integer being differentiated is not inert. d(x^3)/dx at 4 is 48.
-    let (prog, out) = run_vjp(
+    // Integers carry derivatives too: a loop whose integer state depends on the integer being
+    // differentiated is rewritten, and its gradient is `want`.
+    let carries = |src: &str, args: &str, want: &str| {
+        let (prog, out) = run_vjp(src, args, "1i32");
+        let out = out.expect("runs");
+        assert_eq!(
+            format!("{:?}", out.last()),
+            format!("{:?}", vals(want).last()),
+            "{src}"
+        );
+        assert!(
+            loop_forms(&prog).1 > 0,
+            "a for loop carries the adjoint: {src}"
+        );
+    };
+    // Multiplying by x (Futhark's tests/ad/while0.fut): d(x^3)/dx at 4 is 48.
+    carries(
         "entry f (y: i32) (x: i32) : i32 =
            let (_, r) = loop (i, acc) = (0, 1) while i < y do (i + 1, acc * x) in r",
         "3i32 4i32",
-        "1i32",
+        "48i32",
     );
-    let out = out.expect("runs");
-    assert_eq!(
-        format!("{:?}", out.last()),
-        format!("{:?}", vals("48i32").last())
-    );
-    assert!(loop_forms(&prog).1 > 0, "a for loop carries the adjoint");
-    // The same through an initial value: acc = x · 2^y, so d/dx = 8 at y = 3.
-    let (prog, out) = run_vjp(
+    // Through an initial value: acc = x · 2^y, so d/dx = 8 at y = 3.
+    carries(
         "entry f (y: i32) (x: i32) : i32 =
            let (_, r) = loop (i, acc) = (0, x) while i < y do (i + 1, acc * 2) in r",
         "3i32 5i32",
-        "1i32",
+        "8i32",
     );
-    let out = out.expect("runs");
-    assert_eq!(
-        format!("{:?}", out.last()),
-        format!("{:?}", vals("8i32").last())
-    );
-    assert!(loop_forms(&prog).1 > 0, "a for loop carries the adjoint");
 }
 
 #[test]
