@@ -40,7 +40,8 @@ pub struct SegMapCode<'p> {
 
 /// Compiles a `segmap`. With `lavapipe`, loop iterations are counted against lavapipe's limit;
 /// `accs` describes the host accumulators the body may update. A `segmap` of one point whose
-/// body has parallel work is compiled as a group kernel (module [`crate::codegen::group`])
+/// body has parallel work is compiled as a group kernel (module [`crate::codegen::group`];
+/// its shape from `lavapipe` and the device's `subgroup_size`, [`GroupShape::for_device`])
 /// where it can be, else as an ordinary one.
 pub fn seg_map_kernel<'p>(
     prog: &'p Program,
@@ -48,10 +49,11 @@ pub fn seg_map_kernel<'p>(
     loc: &Option<SrcLoc>,
     host_types: &'p dyn Fn(&vkad_core::ir::VName) -> Option<HostTy>,
     lavapipe: bool,
-    shape: GroupShape,
+    subgroup_size: u32,
     accs: Option<AccKernel<'p>>,
 ) -> R<KernelCode> {
     if group::wants_group(code.space, code.stms, accs.is_some()) {
+        let shape = GroupShape::for_device(lavapipe, subgroup_size);
         // What the group version cannot run (an allocation inside a distributed loop, a
         // construct of thread code it does not handle) leaves the ordinary version, which
         // reports the real errors of the program.

@@ -197,14 +197,10 @@ fn one_point_segmaps_with_inner_maps_are_group_kernels() {
     // over one point, or over `k` points, for lavapipe (with subgroups of 8) or a GPU; the
     // barriers must all have the scope the shape asks for.
     let kernel = |src: &str, one_point: bool, lavapipe: bool| -> (u32, usize) {
-        kernel_with(
-            src,
-            one_point,
-            GroupShape::for_device(lavapipe, 8),
-            lavapipe,
-        )
+        kernel_with(src, one_point, lavapipe, 8)
     };
-    fn kernel_with(src: &str, one_point: bool, shape: GroupShape, lavapipe: bool) -> (u32, usize) {
+    fn kernel_with(src: &str, one_point: bool, lavapipe: bool, subgroup: u32) -> (u32, usize) {
+        let shape = GroupShape::for_device(lavapipe, subgroup);
         let c = vkad_core::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
         let f = c.ir.entry("main").unwrap();
         let ht = |v: &VName| param_type(f, v);
@@ -231,7 +227,7 @@ fn one_point_segmaps_with_inner_maps_are_group_kernels() {
             results: &lam.body.result,
             ret: &lam.ret,
         };
-        let code = seg_map_kernel(&c.ir, &code, &stm.loc, &ht, lavapipe, shape, None).unwrap();
+        let code = seg_map_kernel(&c.ir, &code, &stm.loc, &ht, lavapipe, subgroup, None).unwrap();
         valid(&code);
         let module = rspirv::dr::load_words(&code.words).unwrap();
         let local = module
@@ -287,12 +283,11 @@ fn one_point_segmaps_with_inner_maps_are_group_kernels() {
     let (local, barriers) = kernel(loops, true, true);
     assert_eq!(local, 8);
     assert!(barriers >= 4, "{barriers} barriers");
-    let (local, _) = kernel_with(loops, true, GroupShape::for_device(true, 4), true);
+    let (local, _) = kernel_with(loops, true, true, 4);
     assert_eq!(local, 4);
     // lavapipe whose subgroup size is unknown: 8 invocations, workgroup barriers.
-    let unknown = GroupShape::for_device(true, 0);
-    assert!(!unknown.one_subgroup);
-    let (local, barriers) = kernel_with(loops, true, unknown, true);
+    assert!(!GroupShape::for_device(true, 0).one_subgroup);
+    let (local, barriers) = kernel_with(loops, true, true, 0);
     assert_eq!(local, 8);
     assert!(barriers >= 4, "{barriers} barriers");
     // A GPU: a workgroup of `WG`.

@@ -51,11 +51,6 @@ pub(crate) fn lavapipe_device(ctx: &Context) -> bool {
     i.name.contains("llvmpipe") || i.driver.contains("llvmpipe")
 }
 
-/// How the device of `ctx` runs group kernels (`codegen::group`).
-pub(crate) fn group_shape(ctx: &Context) -> crate::codegen::group::GroupShape {
-    crate::codegen::group::GroupShape::for_device(lavapipe_device(ctx), ctx.info().subgroup_size)
-}
-
 /// How kernels reach arrays on the device of `ctx`: device addresses where it has
 /// `bufferDeviceAddress`, descriptors otherwise.
 pub(crate) fn device_addressing(ctx: &Context) -> Addressing {

@@ -353,7 +353,7 @@ impl<'a> Aot<'a> {
             &m.loc,
             &ht,
             self.lavapipe(),
-            crate::exec::group_shape(self.ctx),
+            self.ctx.info().subgroup_size,
             accs,
         )?;
         self.add(format!("segmap/{}", m.id.0), code, &m.loc, None);

@@ -564,7 +564,7 @@ impl<'a> Runtime<'a> {
                         loc,
                         &ht,
                         ex.is_lavapipe(),
-                        crate::exec::group_shape(ex.ctx),
+                        ex.ctx.info().subgroup_size,
                         accs,
                     )?;
                     let code = Arc::new(crate::exec::Kernel::from(code));
