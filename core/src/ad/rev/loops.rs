@@ -96,6 +96,14 @@ pub(crate) enum LoopTape {
 pub(crate) enum Restore {
     /// Row `i` of this checkpoint array.
     Saved(VName),
+    /// An array parameter of which the body uses only row `i` (the iteration's index): it reads
+    /// `p[i, …]` and updates `p with [i, …] = v`, in statements of the body itself
+    /// ([`rows_only`]). Row `i` of this checkpoint array is row `i` of the parameter at the
+    /// entry of iteration `i`, which is all the return sweep reads: the reverse iteration's
+    /// re-execution reads the row instead of the parameter (whose adjoint the reads still
+    /// update at `[i, …]`). A loop over the layers of a stacked LSTM (`for i < l: state with
+    /// [i] = cell state[i]`) saves `l` rows instead of `l` copies of the whole `[l]` state.
+    Rows(VName),
     /// The parameter is loop-invariant: its initial value.
     Init,
     /// `#[true_dep]`: the loop's final value.
@@ -315,6 +323,69 @@ fn outer_type(ty: &Type, params: &[(Param, SubExp)]) -> Type {
     }
 }
 
+/// Whether the body uses array parameter `p` (the `k`-th) only row by row at the loop index `i`
+/// ([`Restore::Rows`]): every use is a statement of the body itself that reads `p[i, …]`, except
+/// one `q = p with [i, …] = v` (or `q = c with [i, …] = v` of a `c = copy p` used only there)
+/// whose `q` is the body's `k`-th result and is used nowhere else.
+/// Any other use (a read at another row, a use inside a nested body, `p` passed whole) needs the
+/// whole array and the loop saves it whole.
+fn rows_only(body: &Body, k: usize, p: &VName, i: &VName) -> bool {
+    use crate::passes::traverse::{walk_body, UseCounter};
+    let at_i =
+        |idx: &[DimIndex]| matches!(idx.first(), Some(DimIndex::Fix(SubExp::Var(j))) if j == i);
+    let mut uses = UseCounter::default();
+    walk_body(&mut uses, &mut body.clone());
+    let count = |v: &VName| uses.uses.get(v).copied().unwrap_or(0);
+    // The update may be of a copy of `p` used only there (`p` is read after it).
+    let copies: Vec<&VName> = body
+        .stms
+        .iter()
+        .filter(|s| matches!(&s.exp, Exp::Copy(a) if a == p))
+        .map(|s| &s.pat.elems[0].name)
+        .collect();
+    let (mut reads, mut updates) = (0, 0);
+    for s in &body.stms {
+        match &s.exp {
+            Exp::Index(a, idx) if a == p && at_i(idx) => reads += 1,
+            Exp::Copy(a) if a == p => {}
+            Exp::Update(a, idx, v) if (a == p || copies.contains(&a)) && at_i(idx) => {
+                if a != p && count(a) != 1 {
+                    return false;
+                }
+                let q = &s.pat.elems[0].name;
+                let in_result = body.result.get(k) == Some(&SubExp::Var(q.clone()));
+                if !in_result || count(q) != 1 || v == &SubExp::Var(p.clone()) {
+                    return false;
+                }
+                updates += 1;
+            }
+            _ => {}
+        }
+    }
+    updates == 1 && copies.len() <= 1 && count(p) == reads + updates
+}
+
+/// `body` with its reads `p[i, …]` of the row-checkpointed parameters `p` ([`rows_only`])
+/// reading `row[…]` of their restored rows instead.
+fn rows_read(body: &Body, rows: &[(VName, Param)], i: &VName) -> Body {
+    let mut body = body.clone();
+    for s in &mut body.stms {
+        let Exp::Index(a, idx) = &s.exp else { continue };
+        let Some((_, row)) = rows.iter().find(|(p, _)| p == a) else {
+            continue;
+        };
+        if !matches!(idx.first(), Some(DimIndex::Fix(SubExp::Var(j))) if j == i) {
+            continue;
+        }
+        s.exp = if idx.len() == 1 {
+            Exp::SubExp(SubExp::Var(row.name.clone()))
+        } else {
+            Exp::Index(row.name.clone(), idx[1..].to_vec())
+        };
+    }
+    body
+}
+
 fn int_const(it: IntType, v: i64) -> SubExp {
     SubExp::Const(PrimValue::int(it, v as i128))
 }
@@ -411,6 +482,8 @@ impl Rev<'_> {
                 continue;
             }
             let ot = outer_type(&p.ty, params);
+            let rows = ot.rank() > 0 && rows_only(body, k, &p.name, i);
+            let ot = if rows { ot.row() } else { ot };
             let cty = ot.array_of(n.clone());
             let mut shape = vec![n.clone()];
             shape.extend(ot.shape().iter().cloned());
@@ -424,7 +497,11 @@ impl Rev<'_> {
                 },
             );
             let cp = self.fresh_param(&format!("{}_saved", p.name.base), cty.clone());
-            restores.push(Restore::Saved(cp.name.clone()));
+            restores.push(if rows {
+                Restore::Rows(cp.name.clone())
+            } else {
+                Restore::Saved(cp.name.clone())
+            });
             cp_params.push((cp, SubExp::Var(init)));
             cp_types.push(cty);
         }
@@ -445,20 +522,24 @@ impl Rev<'_> {
                 }
             }
             let mut cps = cp_params.iter();
+            let at_i = || vec![DimIndex::Fix(SubExp::Var(i.clone()))];
             for ((p, _), r) in params.iter().zip(&restores) {
-                if let Restore::Saved(_) = r {
-                    let (cp, _) = cps.next().ok_or("checkpoints (internal error)")?;
-                    let upd = b.bind(
-                        &format!("{}_saved_upd", p.name.base),
-                        cp.ty.clone(),
-                        Exp::Update(
-                            cp.name.clone(),
-                            vec![DimIndex::Fix(SubExp::Var(i.clone()))],
-                            SubExp::Var(p.name.clone()),
-                        ),
-                    );
-                    saved_res.push(SubExp::Var(upd));
-                }
+                let saved = match r {
+                    Restore::Saved(_) => SubExp::Var(p.name.clone()),
+                    Restore::Rows(_) => SubExp::Var(b.bind(
+                        &format!("{}_row", p.name.base),
+                        p.ty.row(),
+                        Exp::Index(p.name.clone(), at_i()),
+                    )),
+                    _ => continue,
+                };
+                let (cp, _) = cps.next().ok_or("checkpoints (internal error)")?;
+                let upd = b.bind(
+                    &format!("{}_saved_upd", p.name.base),
+                    cp.ty.clone(),
+                    Exp::Update(cp.name.clone(), at_i(), saved),
+                );
+                saved_res.push(SubExp::Var(upd));
             }
             stms.append(&mut b.stms);
         }
@@ -496,6 +577,10 @@ impl Rev<'_> {
                 Restore::Saved(_) => outs
                     .next()
                     .map(Restore::Saved)
+                    .ok_or_else(|| "checkpoints (internal error)".to_string()),
+                Restore::Rows(_) => outs
+                    .next()
+                    .map(Restore::Rows)
                     .ok_or_else(|| "checkpoints (internal error)".to_string()),
                 r => Ok(r),
             })
@@ -764,6 +849,7 @@ impl Rev<'_> {
         for r in ctx.restores {
             restores.push(match r {
                 Restore::Saved(_) => 's',
+                Restore::Rows(_) => 'r',
                 Restore::Init => 'i',
                 Restore::Final => 'f',
                 Restore::Inverted(_) => return None,
@@ -909,6 +995,7 @@ impl Rev<'_> {
         // Restore the parameters.
         let mut curs = curs.iter();
         let mut entries = vec![];
+        let mut rows: Vec<(VName, Param)> = vec![];
         for (((rp, _), (_, init)), (restore, pe)) in rparams
             .iter()
             .zip(params)
@@ -917,6 +1004,26 @@ impl Rev<'_> {
             let exp = match restore {
                 Restore::Saved(cp) => {
                     Exp::Index(cp.clone(), vec![DimIndex::Fix(SubExp::Var(ri.clone()))])
+                }
+                Restore::Rows(cp) => {
+                    // The row the body reads; the parameter itself is read only by the update
+                    // of its row, whose value the return sweep does not need (dead code).
+                    let row = self.fresh_param(&format!("{}_row", rp.name.base), rp.ty.row());
+                    let at = vec![DimIndex::Fix(SubExp::Var(ri.clone()))];
+                    self.emit(stm_of(
+                        vec![row.clone()],
+                        Exp::Index(cp.clone(), at),
+                        Attrs::default(),
+                        None,
+                    ));
+                    rows.push((rp.name.clone(), row));
+                    let Type::Array { elem, shape } = &rp.ty else {
+                        return Err("a row checkpoint of a scalar (internal error)".into());
+                    };
+                    Exp::Replicate {
+                        shape: shape.clone(),
+                        value: super::zero_of(*elem),
+                    }
                 }
                 Restore::Init => Exp::SubExp(init.clone()),
                 Restore::Final => Exp::SubExp(SubExp::Var(pe.name.clone())),
@@ -944,8 +1051,10 @@ impl Rev<'_> {
             };
             self.emit(stm_of(vec![rp.clone()], exp, Attrs::default(), None));
         }
-        // Re-execute, seed, return sweep.
-        self.fwd_stms(&rbody.stms)?;
+        // Re-execute, seed, return sweep. The re-execution's reads of row-checkpointed
+        // parameters read the restored rows; the return sweep keeps the reads of the
+        // parameters, which add into their adjoints at `[i, …]` in place (it needs no value).
+        self.fwd_stms(&rows_read(rbody, &rows, ri).stms)?;
         for (res, pb) in rbody.result.iter().zip(pbars) {
             if let Some(pb) = pb {
                 self.add_adj_se(res, SubExp::Var(pb.clone()), true)?;

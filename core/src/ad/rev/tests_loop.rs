@@ -567,3 +567,53 @@ fn vjp_of_a_deep_loop_nest_is_polynomial_work() {
         other => panic!("expected one f64, got {other:?}"),
     }
 }
+
+#[test]
+fn row_checkpoints() {
+    // The body reads and updates only row `i` of `st` (a stacked LSTM's layer loop): the loop
+    // saves one `[2][b]` row per iteration, not the whole `[l][2][b]` state.
+    let src = "entry f [l][b] (w: [l][b]f64) (st: [l][2][b]f64) (x: [b]f64) = \
+        loop (st, x) = (copy st, x) for i < l do \
+          let h = map3 (\\a w c -> f64.tanh (a * w + c)) x w[i] st[i, 0] \
+          let c = map3 (\\c h a -> c * h + a) st[i, 1] h x \
+          in (st with [i] = [h, c], h)";
+    check_vjp(
+        src,
+        "[[0.5, -1.0], [0.25, 2.0], [1.5, -0.5]] \
+         [[[0.1, 0.2], [0.3, -0.4]], [[-0.5, 0.6], [0.7, 0.8]], [[0.9, -1.0], [1.1, 1.2]]] \
+         [0.3, -0.7]",
+        "[[[1.0, 0.5], [-2.0, 0.25]], [[0.5, 1.5], [1.0, -1.0]], [[2.0, 0.0], [0.5, 0.75]]] \
+         [1.0, -0.5]",
+    );
+    let (_, p) = vjp_program(src);
+    let ranks: Vec<usize> = checkpoint_types(&p)
+        .iter()
+        .map(|t| t.matches('[').count())
+        .collect();
+    assert!(ranks.contains(&3) && !ranks.contains(&4), "{ranks:?}");
+    // Scalar rows, read twice, with a loop-carried scalar.
+    let src = "entry f [n] (a: [n]f64) (s: f64) = \
+        loop (a, s) = (copy a, s) for i < n do (a with [i] = f64.sin a[i] * s, s + a[i] * a[i])";
+    check_vjp(
+        src,
+        "[0.5, -1.0, 2.0, 0.25] 0.8",
+        "[1.0, -2.0, 0.5, 3.0] 0.7",
+    );
+    let (_, p) = vjp_program(src);
+    let cps = checkpoint_types(&p);
+    assert!(cps.iter().all(|t| t.matches('[').count() == 1), "{cps:?}");
+    // Saved whole: a read of another row, and an update whose result the body reads again.
+    for src in [
+        "entry f [n] (a: [n]f64) = loop a = copy a for i < n do a with [i] = a[i] * a[(i+1)%n]",
+        "entry f [n] (a: [n]f64) = loop a = copy a for i < n do \
+           let b = a with [i] = a[i] * 2 in b with [(i+1)%n] = b[(i+1)%n] * b[i]",
+    ] {
+        check_vjp(src, "[1.5, 0.5, -2.0, 0.75]", "[1.0, 2.0, 3.0, -1.0]");
+        let (_, p) = vjp_program(src);
+        let cps = checkpoint_types(&p);
+        assert!(
+            cps.iter().any(|t| t.matches('[').count() == 2),
+            "{src}: {cps:?}"
+        );
+    }
+}
