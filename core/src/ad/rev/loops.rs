@@ -331,8 +331,7 @@ fn outer_type(ty: &Type, params: &[(Param, SubExp)]) -> Type {
 /// whole array and the loop saves it whole.
 fn rows_only(body: &Body, k: usize, p: &VName, i: &VName) -> bool {
     use crate::passes::traverse::{walk_body, UseCounter};
-    let at_i =
-        |idx: &[DimIndex]| matches!(idx.first(), Some(DimIndex::Fix(SubExp::Var(j))) if j == i);
+    let at_i = |idx: &[DimIndex]| at_row(idx, i);
     let mut uses = UseCounter::default();
     walk_body(&mut uses, &mut body.clone());
     let count = |v: &VName| uses.uses.get(v).copied().unwrap_or(0);
@@ -348,13 +347,14 @@ fn rows_only(body: &Body, k: usize, p: &VName, i: &VName) -> bool {
         match &s.exp {
             Exp::Index(a, idx) if a == p && at_i(idx) => reads += 1,
             Exp::Copy(a) if a == p => {}
-            Exp::Update(a, idx, v) if (a == p || copies.contains(&a)) && at_i(idx) => {
+            Exp::Update(a, idx, _) if (a == p || copies.contains(&a)) && at_i(idx) => {
                 if a != p && count(a) != 1 {
                     return false;
                 }
                 let q = &s.pat.elems[0].name;
                 let in_result = body.result.get(k) == Some(&SubExp::Var(q.clone()));
-                if !in_result || count(q) != 1 || v == &SubExp::Var(p.clone()) {
+                // (An update by `p` itself counts as one more use of `p`, below.)
+                if !in_result || count(q) != 1 {
                     return false;
                 }
                 updates += 1;
@@ -365,22 +365,27 @@ fn rows_only(body: &Body, k: usize, p: &VName, i: &VName) -> bool {
     updates == 1 && copies.len() <= 1 && count(p) == reads + updates
 }
 
+/// Whether `idx` starts with the fixed index `i`: it reads or updates within row `i`.
+fn at_row(idx: &[DimIndex], i: &VName) -> bool {
+    matches!(idx.first(), Some(DimIndex::Fix(SubExp::Var(j))) if j == i)
+}
+
 /// `body` with its reads `p[i, …]` of the row-checkpointed parameters `p` ([`rows_only`])
-/// reading `row[…]` of their restored rows instead.
-fn rows_read(body: &Body, rows: &[(VName, Param)], i: &VName) -> Body {
+/// reading `row[…]` of their restored rows instead (`rows`: each `p` with its row).
+fn rows_read(body: &Body, rows: &[(VName, VName)], i: &VName) -> Body {
     let mut body = body.clone();
     for s in &mut body.stms {
         let Exp::Index(a, idx) = &s.exp else { continue };
         let Some((_, row)) = rows.iter().find(|(p, _)| p == a) else {
             continue;
         };
-        if !matches!(idx.first(), Some(DimIndex::Fix(SubExp::Var(j))) if j == i) {
+        if !at_row(idx, i) {
             continue;
         }
         s.exp = if idx.len() == 1 {
-            Exp::SubExp(SubExp::Var(row.name.clone()))
+            Exp::SubExp(SubExp::Var(row.clone()))
         } else {
-            Exp::Index(row.name.clone(), idx[1..].to_vec())
+            Exp::Index(row.clone(), idx[1..].to_vec())
         };
     }
     body
@@ -995,7 +1000,7 @@ impl Rev<'_> {
         // Restore the parameters.
         let mut curs = curs.iter();
         let mut entries = vec![];
-        let mut rows: Vec<(VName, Param)> = vec![];
+        let mut rows: Vec<(VName, VName)> = vec![];
         for (((rp, _), (_, init)), (restore, pe)) in rparams
             .iter()
             .zip(params)
@@ -1016,7 +1021,7 @@ impl Rev<'_> {
                         Attrs::default(),
                         None,
                     ));
-                    rows.push((rp.name.clone(), row));
+                    rows.push((rp.name.clone(), row.name));
                     let Type::Array { elem, shape } = &rp.ty else {
                         return Err("a row checkpoint of a scalar (internal error)".into());
                     };
