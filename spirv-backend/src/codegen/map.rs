@@ -123,9 +123,8 @@ fn seg_map_kernel_in<'p>(
         for ((v, _), x) in space.dims.iter().zip(unflatten(g, i, &dims)?) {
             k.env.insert(v.id, KVal::S(x, PrimType::I64));
         }
-        for stm in stms {
-            k.stm(g, stm)?;
-        }
+        k.stms(g, stms, results)?;
+        k.place = None;
         results.iter().map(|r| k.sub(g, r, loc)).collect()
     })
 }
@@ -193,7 +192,8 @@ pub(crate) fn grid<'p>(
         }
     };
     let gid = g.b.u_convert(u64t, None, gid).ie()?;
-    k.scratch = Some(Scratch::new(&mut g, &mut k, gid)?);
+    let interleaved = opts.group.is_none();
+    k.scratch = Some(Scratch::new(&mut g, &mut k, gid, interleaved)?);
     if opts.lavapipe {
         k.loop_check = true;
         g.count_loops()?;

@@ -49,6 +49,7 @@ pub mod map;
 pub(crate) mod module;
 pub(crate) mod operator;
 pub(crate) mod red;
+pub(crate) mod reuse;
 pub(crate) mod scalar;
 pub(crate) mod scan;
 pub(crate) mod scatter;

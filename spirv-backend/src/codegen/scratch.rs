@@ -25,7 +25,8 @@
 
 use crate::codegen::gen::{word_kind, Gen, Ie, WordKind, ERR_LOOP_LIMIT, LAVAPIPE_LOOP_LIMIT, R};
 use crate::codegen::layout::{ArgSrc, BindSrc};
-use crate::codegen::thread::{construct_name, natural, KCtx, KVal, Lazy, View};
+use crate::codegen::reuse;
+use crate::codegen::thread::{construct_name, natural_from, KCtx, KVal, Lazy, View};
 use crate::error::Error;
 use rspirv::spirv::Word;
 use vkad_core::diag::SrcLoc;
@@ -40,6 +41,8 @@ pub struct Scratch {
     cap: [Word; 2],
     /// This thread's first word.
     base: [Word; 2],
+    /// The distance between two consecutive words of the thread (see [`Scratch::new`]).
+    unit: Word,
     /// Words in the whole buffer.
     total: [Word; 2],
     /// Function variables: the next free word (relative to `base`).
@@ -65,7 +68,14 @@ fn kind_ix(t: PrimType) -> usize {
 impl Scratch {
     /// Reads the capacities and computes the base of thread `gid` (a `u64`: the invocation's
     /// global index, or a group kernel's workgroup index); must be called in the entry block.
-    pub fn new(g: &mut Gen, k: &mut KCtx, gid: Word) -> R<Scratch> {
+    ///
+    /// With `interleaved` (one thread per `gid`), word `j` of thread `gid` is word
+    /// `gid + j · threads` of the buffer: the invocations of a subgroup, which run the same
+    /// code, read and write neighbouring words (one cache line, or one coalesced transaction
+    /// on a GPU, instead of one per invocation, `cap` words apart). A group kernel's
+    /// invocations share their workgroup's words and work on neighbouring elements of one
+    /// array, so there each workgroup's words are contiguous (word `gid · cap + j`).
+    pub fn new(g: &mut Gen, k: &mut KCtx, gid: Word, interleaved: bool) -> R<Scratch> {
         let u64t = g.t_u64();
         let cap = [
             k.arg(g, ArgSrc::Lit(0), PrimType::I64)?,
@@ -78,11 +88,16 @@ impl Scratch {
         let mut top = [0; 2];
         let z = g.c_u64(0);
         for i in 0..2 {
-            base[i] = g.b.i_mul(u64t, None, gid, cap[i]).ie()?;
+            base[i] = if interleaved {
+                gid
+            } else {
+                g.b.i_mul(u64t, None, gid, cap[i]).ie()?
+            };
             total[i] = g.b.i_mul(u64t, None, threads, cap[i]).ie()?;
             top[i] = g.var(u64t);
             g.store(top[i], z)?;
         }
+        let unit = if interleaved { threads } else { g.c_u64(1) };
         let bt = g.t_bool();
         let ovf = g.var(bt);
         let f = g.c_bool(false);
@@ -91,6 +106,7 @@ impl Scratch {
         Ok(Scratch {
             cap,
             base,
+            unit,
             total,
             top,
             ovf,
@@ -102,7 +118,7 @@ impl Scratch {
 }
 
 /// Every variable a body mentions (over-approximation of its free variables).
-fn body_vars(b: &Body, out: &mut Vec<u32>) {
+pub(super) fn body_vars(b: &Body, out: &mut Vec<u32>) {
     for s in &b.stms {
         exp_vars(&s.exp, out);
     }
@@ -139,7 +155,7 @@ fn idx_vars(idx: &[DimIndex], out: &mut Vec<u32>) {
     }
 }
 
-fn exp_vars(e: &Exp, out: &mut Vec<u32>) {
+pub(super) fn exp_vars(e: &Exp, out: &mut Vec<u32>) {
     let vs = |vs: &[VName], out: &mut Vec<u32>| out.extend(vs.iter().map(|v| v.id));
     match e {
         Exp::SubExp(a) | Exp::UnOp(_, a) | Exp::Conv(_, a) => se(a, out),
@@ -359,8 +375,15 @@ impl<'p> KCtx<'p> {
         self.check_group_alloc(loc)?;
         let k = kind_ix(elem);
         let bi = self.scratch_bi(g, k)?;
-        let (cap, base, top, ovf, first_need) = match &self.scratch {
-            Some(s) => (s.cap[k], s.base[k], s.top[k], s.ovf, s.first_need[k]),
+        let (cap, base, unit, top, ovf, first_need) = match &self.scratch {
+            Some(s) => (
+                s.cap[k],
+                s.base[k],
+                s.unit,
+                s.top[k],
+                s.ovf,
+                s.first_need[k],
+            ),
             None => return Err(Error::bug("no scratch memory")),
         };
         let u64t = g.t_u64();
@@ -382,12 +405,13 @@ impl<'p> KCtx<'p> {
         g.store(first_need, kept)?;
         let now = g.b.logical_or(bt, None, o, over).ie()?;
         g.store(ovf, now)?;
-        let off = g.b.i_add(u64t, None, base, t).ie()?;
+        let at = g.b.i_mul(u64t, None, t, unit).ie()?;
+        let off = g.b.i_add(u64t, None, base, at).ie()?;
         Ok(View {
             bi,
             elem,
             off,
-            dims: natural(g, sizes)?,
+            dims: natural_from(g, sizes, unit)?,
         })
     }
 
@@ -738,6 +762,53 @@ impl<'p> KCtx<'p> {
         g.store(iv, i1)?;
         self.backedge_lt(g, i1, end, loc)?;
         g.end_loop(st)
+    }
+
+    /// Whether the inner `map` `stm` over `inputs` with lambda `lam`, the statement being
+    /// compiled, is better computed at once into per-thread arrays ([`super::reuse`]): there
+    /// is scratch memory, the shapes of its rows are known here, and recomputing its rows
+    /// where they are read would cost more loads than storing them.
+    pub(super) fn compute_once(
+        &mut self,
+        g: &mut Gen,
+        stm: &Stm,
+        inputs: &[KVal],
+        lam: &Lambda,
+    ) -> bool {
+        if self.scratch.is_none() {
+            return false;
+        }
+        let Some(p) = self.place else {
+            return false;
+        };
+        if !p.stms.get(p.k).is_some_and(|s| std::ptr::eq(s, stm))
+            || !reuse::compute_once(p.stms, p.result, p.k, self.row_loads(inputs, lam))
+        {
+            return false;
+        }
+        (0..stm.pat.elems.len()).all(|r| self.row_shape(g, stm, r, 0).is_ok())
+    }
+
+    /// [`reuse::only_reduced_next`] of `stm`, the statement being compiled.
+    pub(super) fn only_reduced_next(&self, stm: &Stm) -> bool {
+        self.place.is_some_and(|p| {
+            p.stms.get(p.k).is_some_and(|s| std::ptr::eq(s, stm))
+                && reuse::only_reduced_next(p.stms, p.result, p.k)
+        })
+    }
+
+    /// [`reuse::row_loads`] of a `map` over `inputs` with lambda `lam`: inputs that are
+    /// arrays in buffers or lazy `map`s count, `iota`s and `replicate`s do not.
+    fn row_loads(&self, inputs: &[KVal], lam: &Lambda) -> u32 {
+        let in_buffers = inputs
+            .iter()
+            .filter(|x| match x {
+                KVal::V(_) => true,
+                KVal::L(k) => matches!(self.lazies[*k], Lazy::Map { .. }),
+                KVal::S(..) | KVal::Acc(_) => false,
+            })
+            .count();
+        reuse::row_loads(in_buffers.try_into().unwrap_or(u32::MAX), &lam.body)
     }
 
     /// Whether an inner `map` over `inputs` with body `body` reads per-thread arrays.
@@ -1458,8 +1529,8 @@ impl<'p> KCtx<'p> {
     /// `init` ([`vkad_core::lower::consumable`] on the body around it).
     fn consumes_init(&self, init: &SubExp) -> bool {
         match (self.place, init.as_var()) {
-            (Some((b, k)), Some(v)) => {
-                vkad_core::lower::consumable(&b.stms, &b.result, k, v, &self.owned)
+            (Some(p), Some(v)) => {
+                vkad_core::lower::consumable(p.stms, p.result, p.k, v, &self.owned)
             }
             _ => false,
         }

@@ -68,6 +68,14 @@ pub(super) enum Lazy<'p> {
     },
 }
 
+/// Where the statement being compiled is: statement `k` of `stms`, followed by `result`.
+#[derive(Clone, Copy)]
+pub(super) struct Place<'p> {
+    pub stms: &'p [Stm],
+    pub result: &'p [SubExp],
+    pub k: usize,
+}
+
 /// Compiles IR code inside one kernel.
 pub struct KCtx<'p> {
     pub prog: &'p Program,
@@ -95,9 +103,9 @@ pub struct KCtx<'p> {
     pub(crate) variant: Option<HashSet<u32>>,
     /// In a group kernel, its workgroup (module [`crate::codegen::group`]).
     pub(crate) group: Option<Group>,
-    /// The body whose statement is being compiled, and the statement's index (for the
-    /// liveness questions of [`KCtx::loop_arrays`]).
-    pub(super) place: Option<(&'p Body, usize)>,
+    /// The statements around the one being compiled (for the liveness questions of
+    /// [`KCtx::loop_arrays`] and the reuse counts of [`super::reuse`]).
+    pub(super) place: Option<Place<'p>>,
     /// The variables the body being compiled owns: the parameters of the loop it is the body
     /// of (their memory is the loop's slots, [`KCtx::body_owning`]), else none.
     pub(super) owned: HashSet<VName>,
@@ -241,13 +249,20 @@ impl<'p> KCtx<'p> {
     ) -> R<Vec<KVal>> {
         let outer_owned = std::mem::replace(&mut self.owned, owned);
         let outer_place = self.place;
-        for (k, stm) in body.stms.iter().enumerate() {
-            self.place = Some((body, k));
-            self.stm(g, stm)?;
-        }
+        self.stms(g, &body.stms, &body.result)?;
         self.place = outer_place;
         self.owned = outer_owned;
         body.result.iter().map(|r| self.sub(g, r, loc)).collect()
+    }
+
+    /// Compiles the statements `stms` of a body whose results are `result` (a body, or a
+    /// kernel's code), each with its [`Place`].
+    pub(super) fn stms(&mut self, g: &mut Gen, stms: &'p [Stm], result: &'p [SubExp]) -> R<()> {
+        for (k, stm) in stms.iter().enumerate() {
+            self.place = Some(Place { stms, result, k });
+            self.stm(g, stm)?;
+        }
+        Ok(())
     }
 
     /// Applies a lambda.
@@ -555,8 +570,13 @@ impl<'p> KCtx<'p> {
                 {
                     return self.acc_inner_map(g, stm, n, &inputs, lam);
                 }
-                if self.reads_scratch(&inputs, &lam.body) {
+                if self.reads_scratch(&inputs, &lam.body) && !self.only_reduced_next(stm) {
                     // Computed now: later in-place updates must not change it.
+                    let out = self.eager_map(g, stm, n, &inputs, lam)?;
+                    return self.bind(stm, out);
+                }
+                if self.compute_once(g, stm, &inputs, lam) {
+                    // Costly rows read more than once: stored, not recomputed.
                     let out = self.eager_map(g, stm, n, &inputs, lam)?;
                     return self.bind(stm, out);
                 }
@@ -652,7 +672,12 @@ impl<'p> KCtx<'p> {
                         // A fresh row-major copy, seen with the new shape.
                         let e = self.elem_of(&x)?;
                         let c = self.materialize(g, &x, e, stm)?;
-                        let dims = natural(g, &sizes)?;
+                        let unit = c
+                            .dims
+                            .last()
+                            .map(|&(_, s)| s)
+                            .ok_or_else(|| Error::bug("reshape of a scalar"))?;
+                        let dims = natural_from(g, &sizes, unit)?;
                         self.bind(stm, vec![KVal::V(View { dims, ..c })])
                     }
                     KVal::S(..) | KVal::Acc(_) => Err(Error::bug("reshape of a scalar")),
@@ -1070,9 +1095,16 @@ pub(crate) fn unflatten(g: &mut Gen, i: Word, sizes: &[Word]) -> R<Vec<Word>> {
 
 /// The natural row-major strides for sizes (u64 ids).
 pub fn natural(g: &mut Gen, sizes: &[Word]) -> R<Vec<(Word, Word)>> {
+    let one = g.c_u64(1);
+    natural_from(g, sizes, one)
+}
+
+/// Row-major strides for sizes whose elements are `unit` words apart (u64 ids; a per-thread
+/// array of interleaved scratch memory, `crate::codegen::scratch::Scratch::new`).
+pub fn natural_from(g: &mut Gen, sizes: &[Word], unit: Word) -> R<Vec<(Word, Word)>> {
     let u64t = g.t_u64();
     let mut dims = vec![(0, 0); sizes.len()];
-    let mut s = g.c_u64(1);
+    let mut s = unit;
     for k in (0..sizes.len()).rev() {
         dims[k] = (sizes[k], s);
         s = g.b.i_mul(u64t, None, s, sizes[k]).ie()?;
