@@ -88,3 +88,20 @@ fn flattened_and_loop_carried_per_thread_arrays() {
         same(src, vals(&format!("{} 4i64", rows(n))));
     }
 }
+
+/// The rows of a `map` computed at once: a lazy row result is written straight into them,
+/// except where the row's code updates in place an array that result reads.
+#[test]
+fn returned_lazy_rows_and_later_updates() {
+    let src = "entry main [n] (xs: [][n]f64) : [][n]f64 =
+  map (\\x -> let d = map (\\v -> v * 0.5) (copy x with [0] = 3)
+             let rs = map (\\j -> let a = copy d with [0] = f64.i64 j
+                                 let b = map (\\v -> v * 2 + a[1]) a
+                                 let a = a with [1] = 100
+                                 in (b, map (\\v -> v + d[j % n]) a)) (iota 4)
+             let (bs, cs) = unzip rs
+             in map (\\i -> f64.sum (map (\\r -> r[i]) bs) + f64.sum (map (\\r -> r[i]) cs) + bs[i % 4, i]) (iota n)) xs";
+    for n in [2, 6] {
+        same(src, vals(&rows(n)));
+    }
+}

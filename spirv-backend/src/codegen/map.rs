@@ -123,7 +123,7 @@ fn seg_map_kernel_in<'p>(
         for ((v, _), x) in space.dims.iter().zip(unflatten(g, i, &dims)?) {
             k.env.insert(v.id, KVal::S(x, PrimType::I64));
         }
-        k.stms(g, stms, results)?;
+        k.stms(g, stms, results, true)?;
         k.place = None;
         results.iter().map(|r| k.sub(g, r, loc)).collect()
     })

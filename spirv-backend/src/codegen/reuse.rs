@@ -165,6 +165,41 @@ pub(super) fn only_reduced_next(stms: &[Stm], result: &[SubExp], k: usize) -> bo
         && reads(&xs, &stms[k + 2..], result) == 0
 }
 
+/// Whether the results of statement `k` of `stms` are read only as results of the body
+/// (`result`), after statements none of which can update an array in place. Where the body's
+/// results are written into memory as soon as it ends ([`super::thread::Place::written`]), such
+/// a `map` is read whole before any in-place update.
+pub(super) fn only_returned(stms: &[Stm], result: &[SubExp], k: usize) -> bool {
+    let Some(stm) = stms.get(k) else {
+        return false;
+    };
+    let xs = names(stm);
+    let rest = &stms[k + 1..];
+    occurrences(&xs, result.iter().filter_map(|r| r.as_var().map(|v| v.id))) > 0
+        && reads(&xs, rest, &[]) == 0
+        && !rest.iter().any(|s| may_update(&s.exp))
+}
+
+/// Whether an expression may write into an existing array: an in-place update, `scatter`,
+/// `reduce_by_index`, a loop or `with_acc` (which take over their initial arrays), an
+/// accumulator update, a call, or a branch with one of these.
+fn may_update(e: &Exp) -> bool {
+    match e {
+        Exp::Update(..)
+        | Exp::Soac(Soac::Scatter { .. } | Soac::Hist { .. })
+        | Exp::Loop { .. }
+        | Exp::WithAcc { .. }
+        | Exp::UpdAcc { .. }
+        | Exp::Apply { .. } => true,
+        Exp::If { then_b, else_b, .. } => {
+            then_b.stms.iter().any(|s| may_update(&s.exp))
+                || else_b.stms.iter().any(|s| may_update(&s.exp))
+        }
+        Exp::Soac(Soac::Map { lam, .. }) => lam.body.stms.iter().any(|s| may_update(&s.exp)),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,5 +288,24 @@ mod tests {
              in s + ys[1]) xs",
         );
         assert!(!only_reduced_next(&b.stms, &b.result, at(&b, 0)));
+    }
+
+    /// A `map` returned by a body with no in-place update after it.
+    #[test]
+    fn maps_returned_last() {
+        let b = thread_body(
+            "entry main [n] (xs: [][n]f64) : [][n]f64 =
+  map (\\x -> let a = copy x with [0] = 1
+             in map (\\v -> v * 3) a) xs",
+        );
+        assert!(only_returned(&b.stms, &b.result, at(&b, 0)));
+        let b = thread_body(
+            "entry main [n] (xs: [][n]f64) : ([][n]f64, [][n]f64) =
+  unzip (map (\\x -> let a = copy x with [0] = 1
+                    let ys = map (\\v -> v * 3) a
+                    let a = a with [1] = 2
+                    in (ys, a)) xs)",
+        );
+        assert!(!only_returned(&b.stms, &b.result, at(&b, 0)));
     }
 }

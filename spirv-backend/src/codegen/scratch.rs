@@ -789,11 +789,15 @@ impl<'p> KCtx<'p> {
         (0..stm.pat.elems.len()).all(|r| self.row_shape(g, stm, r, 0).is_ok())
     }
 
-    /// [`reuse::only_reduced_next`] of `stm`, the statement being compiled.
-    pub(super) fn only_reduced_next(&self, stm: &Stm) -> bool {
+    /// Whether the inner `map` `stm`, the statement being compiled, may stay lazy though it
+    /// reads per-thread arrays: all of its rows are read before anything can update those
+    /// arrays in place ([`reuse::only_reduced_next`], [`reuse::only_returned`] where the
+    /// body's results are written at once).
+    pub(super) fn read_at_once(&self, stm: &Stm) -> bool {
         self.place.is_some_and(|p| {
             p.stms.get(p.k).is_some_and(|s| std::ptr::eq(s, stm))
-                && reuse::only_reduced_next(p.stms, p.result, p.k)
+                && (reuse::only_reduced_next(p.stms, p.result, p.k)
+                    || (p.written && reuse::only_returned(p.stms, p.result, p.k)))
         })
     }
 
@@ -845,6 +849,7 @@ impl<'p> KCtx<'p> {
         let outs2 = outs.clone();
         self.par_loop(g, n, loc, &mut |k, g, i| {
             let args = k.rows_of(g, &inputs, i, loc)?;
+            k.next_body_written = true;
             let r = k.lambda(g, lam, args, loc)?;
             for (x, o) in r.iter().zip(&outs2) {
                 let dst = k.row_view(g, o, i)?;

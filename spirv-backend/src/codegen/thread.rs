@@ -74,6 +74,9 @@ pub(super) struct Place<'p> {
     pub stms: &'p [Stm],
     pub result: &'p [SubExp],
     pub k: usize,
+    /// The body's results are written into memory as soon as the body ends (a kernel's
+    /// results, the rows of an inner `map` computed at once), not held as values.
+    pub written: bool,
 }
 
 /// Compiles IR code inside one kernel.
@@ -106,6 +109,8 @@ pub struct KCtx<'p> {
     /// The statements around the one being compiled (for the liveness questions of
     /// [`KCtx::loop_arrays`] and the reuse counts of [`super::reuse`]).
     pub(super) place: Option<Place<'p>>,
+    /// The next body compiled has its results written as soon as it ends ([`Place::written`]).
+    pub(super) next_body_written: bool,
     /// The variables the body being compiled owns: the parameters of the loop it is the body
     /// of (their memory is the loop's slots, [`KCtx::body_owning`]), else none.
     pub(super) owned: HashSet<VName>,
@@ -131,6 +136,7 @@ impl<'p> KCtx<'p> {
             variant: None,
             group: None,
             place: None,
+            next_body_written: false,
             owned: HashSet::new(),
             group_shared: HashMap::new(),
         }
@@ -249,17 +255,29 @@ impl<'p> KCtx<'p> {
     ) -> R<Vec<KVal>> {
         let outer_owned = std::mem::replace(&mut self.owned, owned);
         let outer_place = self.place;
-        self.stms(g, &body.stms, &body.result)?;
+        let written = std::mem::take(&mut self.next_body_written);
+        self.stms(g, &body.stms, &body.result, written)?;
         self.place = outer_place;
         self.owned = outer_owned;
         body.result.iter().map(|r| self.sub(g, r, loc)).collect()
     }
 
     /// Compiles the statements `stms` of a body whose results are `result` (a body, or a
-    /// kernel's code), each with its [`Place`].
-    pub(super) fn stms(&mut self, g: &mut Gen, stms: &'p [Stm], result: &'p [SubExp]) -> R<()> {
+    /// kernel's code), each with its [`Place`] (`written`: [`Place::written`]).
+    pub(super) fn stms(
+        &mut self,
+        g: &mut Gen,
+        stms: &'p [Stm],
+        result: &'p [SubExp],
+        written: bool,
+    ) -> R<()> {
         for (k, stm) in stms.iter().enumerate() {
-            self.place = Some(Place { stms, result, k });
+            self.place = Some(Place {
+                stms,
+                result,
+                k,
+                written,
+            });
             self.stm(g, stm)?;
         }
         Ok(())
@@ -570,7 +588,7 @@ impl<'p> KCtx<'p> {
                 {
                     return self.acc_inner_map(g, stm, n, &inputs, lam);
                 }
-                if self.reads_scratch(&inputs, &lam.body) && !self.only_reduced_next(stm) {
+                if self.reads_scratch(&inputs, &lam.body) && !self.read_at_once(stm) {
                     // Computed now: later in-place updates must not change it.
                     let out = self.eager_map(g, stm, n, &inputs, lam)?;
                     return self.bind(stm, out);
