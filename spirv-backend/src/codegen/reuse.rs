@@ -117,14 +117,21 @@ fn reads_by(xs: &[u32], s: &Stm, rest: &[Stm], result: &[SubExp]) -> u32 {
             if inside(&lam.body) {
                 return MANY;
             }
-            // A row of the consumer reads a row of each of its inputs among `xs`.
-            let per_row = occurrences(xs, arrs.iter().map(|v| v.id));
+            // A row of the consumer reads one row of the producer, whichever of its results
+            // it takes (they are computed together).
+            let per_row = occurrences(xs, arrs.iter().map(|v| v.id)).min(1);
             per_row.saturating_mul(reads(&names(s), rest, result).max(1))
         }
         Exp::Soac(Soac::Reduce { op, .. } | Soac::Scan { op, .. } | Soac::Hist { op, .. })
             if inside(&op.lam.body) =>
         {
             MANY
+        }
+        // A reduction or scan reads each row once, for all of its inputs.
+        Exp::Soac(Soac::Reduce { arrs, .. } | Soac::Scan { arrs, .. })
+            if arrs.iter().any(|a| xs.contains(&a.id)) =>
+        {
+            1
         }
         Exp::Loop { body, .. } if inside(body) => MANY,
         Exp::WithAcc { lam, .. } if inside(&lam.body) => MANY,
@@ -307,5 +314,19 @@ mod tests {
                     in (ys, a)) xs)",
         );
         assert!(!only_returned(&b.stms, &b.result, at(&b, 0)));
+    }
+
+    /// A `map` of several results that one reduction reads (one row per element for all of
+    /// them) is read once.
+    #[test]
+    fn results_of_one_map_reduced_together_are_read_once() {
+        let b = thread_body(
+            "entry main [n] (xs: [][n]f32) (a: [n]f32) (c: [n]f32) (e: [n]f32) : []f32 =
+  map (\\x -> let (p, q, r) = unzip3 (map4 (\\v s t u -> (v * s, v * t, v * u)) x a c e)
+             let (s, t, u) = reduce (\\(a, b, c) (d, e, f) -> (a + d, b + e, c + f)) (0, 0, 0)
+                                    (zip3 p q r)
+             in s * t + u) xs",
+        );
+        assert!(!once(&b, 0));
     }
 }
