@@ -24,25 +24,22 @@ fn same(src: &str, args: Vec<vkad_core::value::Value>) {
     assert!(ms.is_empty(), "mismatch with nest=1: {ms:?}\nsrc:\n{src}");
 }
 
-/// Sixteen rows of `n` numbers with varied digits, as data text.
-fn rows(n: usize) -> String {
+/// An `f64` matrix of `m` rows of `n` numbers, element `(r, j)` being `f(r, j)`, as data text.
+fn matrix(m: usize, n: usize, f: impl Fn(usize, usize) -> f64) -> String {
     let row = |r: usize| {
-        let xs: Vec<String> = (0..n)
-            .map(|j| format!("{}f64", ((r * 7 + j * 3) % 11) as f64 * 0.25 - 1.0))
-            .collect();
+        let xs: Vec<String> = (0..n).map(|j| format!("{}f64", f(r, j))).collect();
         format!("[{}]", xs.join(", "))
     };
-    format!("[{}]", (0..16).map(row).collect::<Vec<_>>().join(", "))
+    format!("[{}]", (0..m).map(row).collect::<Vec<_>>().join(", "))
+}
+
+/// Sixteen rows of `n` numbers with varied digits.
+fn rows(n: usize) -> String {
+    matrix(16, n, |r, j| ((r * 7 + j * 3) % 11) as f64 * 0.25 - 1.0)
 }
 
 fn square(n: usize) -> String {
-    let row = |r: usize| {
-        let xs: Vec<String> = (0..n)
-            .map(|j| format!("{}f64", ((r * 5 + j) % 7) as f64 * 0.5 - 1.5))
-            .collect();
-        format!("[{}]", xs.join(", "))
-    };
-    format!("[{}]", (0..n).map(row).collect::<Vec<_>>().join(", "))
+    matrix(n, n, |r, j| ((r * 5 + j) % 7) as f64 * 0.5 - 1.5)
 }
 
 /// GMM's shape: a matrix-vector product whose rows the transposed product reads in its loop

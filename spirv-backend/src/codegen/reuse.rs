@@ -93,11 +93,7 @@ fn reads(xs: &[u32], stms: &[Stm], result: &[SubExp]) -> u32 {
             return MANY;
         }
     }
-    n.saturating_add(occurrences(
-        xs,
-        result.iter().filter_map(|r| r.as_var().map(|v| v.id)),
-    ))
-    .min(MANY)
+    n.saturating_add(occurrences(xs, var_ids(result))).min(MANY)
 }
 
 /// The reads of `xs`' rows by statement `s` (followed by `rest` and `result`).
@@ -145,6 +141,11 @@ fn reads_by(xs: &[u32], s: &Stm, rest: &[Stm], result: &[SubExp]) -> u32 {
     }
 }
 
+/// The ids of the variables among `result`.
+fn var_ids(result: &[SubExp]) -> impl Iterator<Item = u32> + '_ {
+    result.iter().filter_map(|r| r.as_var().map(|v| v.id))
+}
+
 fn occurrences(xs: &[u32], vs: impl Iterator<Item = u32>) -> u32 {
     vs.filter(|v| xs.contains(v))
         .count()
@@ -182,7 +183,7 @@ pub(super) fn only_returned(stms: &[Stm], result: &[SubExp], k: usize) -> bool {
     };
     let xs = names(stm);
     let rest = &stms[k + 1..];
-    occurrences(&xs, result.iter().filter_map(|r| r.as_var().map(|v| v.id))) > 0
+    occurrences(&xs, var_ids(result)) > 0
         && reads(&xs, rest, &[]) == 0
         && !rest.iter().any(|s| may_update(&s.exp))
 }

@@ -778,12 +778,10 @@ impl<'p> KCtx<'p> {
         if self.scratch.is_none() {
             return false;
         }
-        let Some(p) = self.place else {
+        let Some(p) = self.place_of(stm) else {
             return false;
         };
-        if !p.stms.get(p.k).is_some_and(|s| std::ptr::eq(s, stm))
-            || !reuse::compute_once(p.stms, p.result, p.k, self.row_loads(inputs, lam))
-        {
+        if !reuse::compute_once(p.stms, p.result, p.k, self.row_loads(inputs, lam)) {
             return false;
         }
         (0..stm.pat.elems.len()).all(|r| self.row_shape(g, stm, r, 0).is_ok())
@@ -794,11 +792,16 @@ impl<'p> KCtx<'p> {
     /// arrays in place ([`reuse::only_reduced_next`], [`reuse::only_returned`] where the
     /// body's results are written at once).
     pub(super) fn read_at_once(&self, stm: &Stm) -> bool {
-        self.place.is_some_and(|p| {
-            p.stms.get(p.k).is_some_and(|s| std::ptr::eq(s, stm))
-                && (reuse::only_reduced_next(p.stms, p.result, p.k)
-                    || (p.written && reuse::only_returned(p.stms, p.result, p.k)))
+        self.place_of(stm).is_some_and(|p| {
+            reuse::only_reduced_next(p.stms, p.result, p.k)
+                || (p.written && reuse::only_returned(p.stms, p.result, p.k))
         })
+    }
+
+    /// The [`Place`](super::thread::Place) of `stm` where it is the statement being compiled.
+    fn place_of(&self, stm: &Stm) -> Option<super::thread::Place<'p>> {
+        self.place
+            .filter(|p| p.stms.get(p.k).is_some_and(|s| std::ptr::eq(s, stm)))
     }
 
     /// [`reuse::row_loads`] of a `map` over `inputs` with lambda `lam`: inputs that are
@@ -849,8 +852,7 @@ impl<'p> KCtx<'p> {
         let outs2 = outs.clone();
         self.par_loop(g, n, loc, &mut |k, g, i| {
             let args = k.rows_of(g, &inputs, i, loc)?;
-            k.next_body_written = true;
-            let r = k.lambda(g, lam, args, loc)?;
+            let r = k.lambda_written(g, lam, args, loc)?;
             for (x, o) in r.iter().zip(&outs2) {
                 let dst = k.row_view(g, o, i)?;
                 k.write_into(g, &dst, x, loc)?;

@@ -109,8 +109,6 @@ pub struct KCtx<'p> {
     /// The statements around the one being compiled (for the liveness questions of
     /// [`KCtx::loop_arrays`] and the reuse counts of [`super::reuse`]).
     pub(super) place: Option<Place<'p>>,
-    /// The next body compiled has its results written as soon as it ends ([`Place::written`]).
-    pub(super) next_body_written: bool,
     /// The variables the body being compiled owns: the parameters of the loop it is the body
     /// of (their memory is the loop's slots, [`KCtx::body_owning`]), else none.
     pub(super) owned: HashSet<VName>,
@@ -136,7 +134,6 @@ impl<'p> KCtx<'p> {
             variant: None,
             group: None,
             place: None,
-            next_body_written: false,
             owned: HashSet::new(),
             group_shared: HashMap::new(),
         }
@@ -253,9 +250,21 @@ impl<'p> KCtx<'p> {
         owned: HashSet<VName>,
         loc: &Option<SrcLoc>,
     ) -> R<Vec<KVal>> {
+        self.body_in(g, body, owned, false, loc)
+    }
+
+    /// [`KCtx::body_owning`], the body's results `written` into memory as soon as it ends
+    /// ([`Place::written`]).
+    fn body_in(
+        &mut self,
+        g: &mut Gen,
+        body: &'p Body,
+        owned: HashSet<VName>,
+        written: bool,
+        loc: &Option<SrcLoc>,
+    ) -> R<Vec<KVal>> {
         let outer_owned = std::mem::replace(&mut self.owned, owned);
         let outer_place = self.place;
-        let written = std::mem::take(&mut self.next_body_written);
         self.stms(g, &body.stms, &body.result, written)?;
         self.place = outer_place;
         self.owned = outer_owned;
@@ -291,13 +300,36 @@ impl<'p> KCtx<'p> {
         args: Vec<KVal>,
         loc: &Option<SrcLoc>,
     ) -> R<Vec<KVal>> {
+        self.lambda_in(g, lam, args, false, loc)
+    }
+
+    /// [`KCtx::lambda`] whose results the caller writes into memory at once
+    /// ([`Place::written`]).
+    pub(super) fn lambda_written(
+        &mut self,
+        g: &mut Gen,
+        lam: &'p Lambda,
+        args: Vec<KVal>,
+        loc: &Option<SrcLoc>,
+    ) -> R<Vec<KVal>> {
+        self.lambda_in(g, lam, args, true, loc)
+    }
+
+    fn lambda_in(
+        &mut self,
+        g: &mut Gen,
+        lam: &'p Lambda,
+        args: Vec<KVal>,
+        written: bool,
+        loc: &Option<SrcLoc>,
+    ) -> R<Vec<KVal>> {
         if args.len() != lam.params.len() {
             return Err(Error::bug("lambda arity"));
         }
         for (p, a) in lam.params.iter().zip(args) {
             self.env.insert(p.name.id, a);
         }
-        self.body(g, &lam.body, loc)
+        self.body_in(g, &lam.body, HashSet::new(), written, loc)
     }
 
     /// Row `i` (u64) of a view: a scalar (loaded, with bounds check skipped: callers iterate in
@@ -588,13 +620,11 @@ impl<'p> KCtx<'p> {
                 {
                     return self.acc_inner_map(g, stm, n, &inputs, lam);
                 }
-                if self.reads_scratch(&inputs, &lam.body) && !self.read_at_once(stm) {
-                    // Computed now: later in-place updates must not change it.
-                    let out = self.eager_map(g, stm, n, &inputs, lam)?;
-                    return self.bind(stm, out);
-                }
-                if self.compute_once(g, stm, &inputs, lam) {
-                    // Costly rows read more than once: stored, not recomputed.
+                // Computed now where later in-place updates must not change it, or where its
+                // rows would be recomputed at a higher cost than storing them.
+                if (self.reads_scratch(&inputs, &lam.body) && !self.read_at_once(stm))
+                    || self.compute_once(g, stm, &inputs, lam)
+                {
                     let out = self.eager_map(g, stm, n, &inputs, lam)?;
                     return self.bind(stm, out);
                 }
