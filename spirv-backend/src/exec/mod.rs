@@ -918,6 +918,7 @@ impl<'a> Exec<'a> {
         if n == 0 {
             return Ok(());
         }
+        let dims = &merge_dims(dims);
         let wk = word_kind(elem);
         let rank = dims.len();
         let scalar = src.is_none();
@@ -1607,6 +1608,33 @@ impl<'a> Exec<'a> {
     }
 }
 
+/// The dimensions `(size, source stride, destination stride)` of a strided copy or fill with
+/// the same elements in the same order and as few dimensions as possible: dimensions of size
+/// 1 are dropped, and a dimension is merged into the one inside it where both strides
+/// continue it (`outer stride = inner stride · inner size`, on both sides). Each dimension
+/// left costs every element of the kernel a 64-bit division, which on lavapipe makes a
+/// four-dimensional copy of contiguous rows several times slower than a one-dimensional one.
+/// At least one dimension is kept.
+fn merge_dims(dims: &[(usize, i64, i64)]) -> Vec<(usize, i64, i64)> {
+    let mut out: Vec<(usize, i64, i64)> = Vec::with_capacity(dims.len());
+    for &(s, ss, ds) in dims.iter().filter(|d| d.0 != 1) {
+        match out.last_mut() {
+            Some(o)
+                if i64::try_from(s).is_ok_and(|si| {
+                    ss.checked_mul(si) == Some(o.1) && ds.checked_mul(si) == Some(o.2)
+                }) =>
+            {
+                *o = (o.0 * s, ss, ds);
+            }
+            _ => out.push((s, ss, ds)),
+        }
+    }
+    if out.is_empty() {
+        out.push((1, 0, 0));
+    }
+    out
+}
+
 /// Row-major strides of a shape.
 pub fn natural(shape: &[usize]) -> Vec<i64> {
     let mut s = vec![0i64; shape.len()];
@@ -1665,5 +1693,36 @@ pub fn label(e: &Exp) -> &'static str {
         Exp::Rearrange(..) => "transpose",
         Exp::SortByKey { .. } => "sort",
         _ => "kernel",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merge_dims;
+
+    #[test]
+    fn contiguous_rows_merge_into_one_dimension() {
+        // `tape with [t0:+k] = rows` of a [n][2][2][14] tape: rows contiguous on both sides.
+        let d = [(5, 56, 56), (2, 28, 28), (2, 14, 14), (14, 1, 1)];
+        assert_eq!(merge_dims(&d), vec![(5 * 56, 1, 1)]);
+        // A fill (source strides 0) of the same slice.
+        let f = [(5, 0, 56), (2, 0, 28), (2, 0, 14), (14, 0, 1)];
+        assert_eq!(merge_dims(&f), vec![(5 * 56, 0, 1)]);
+    }
+
+    #[test]
+    fn strided_dimensions_stay() {
+        // A column of a [4][3] matrix into a fresh [4]: nothing to merge.
+        assert_eq!(merge_dims(&[(4, 3, 1)]), vec![(4, 3, 1)]);
+        // A transposing copy keeps both dimensions; a size-1 dimension goes.
+        let t = [(3, 1, 4), (1, 9, 9), (4, 3, 1)];
+        assert_eq!(merge_dims(&t), vec![(3, 1, 4), (4, 3, 1)]);
+        // Rows of a wider array into a contiguous one: the inner dimension stays separate.
+        assert_eq!(
+            merge_dims(&[(2, 10, 4), (4, 1, 1)]),
+            vec![(2, 10, 4), (4, 1, 1)]
+        );
+        // Only dimensions of size 1: one element.
+        assert_eq!(merge_dims(&[(1, 5, 7), (1, 1, 1)]), vec![(1, 0, 0)]);
     }
 }
