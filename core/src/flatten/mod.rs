@@ -117,14 +117,21 @@ pub const MAX_VERSIONED_DEPTH: usize = 2;
 pub type HostPasses<'a> = &'a dyn Fn(ir::Program) -> ir::Program;
 
 /// The kernel pipeline that follows [`crate::compile`]: fusion of the final SOAC IR
-/// ([`crate::passes::fusion::fuse`]), simplification, then flattening.
+/// ([`crate::passes::fusion::fuse`]), fission of the cheap array results it gave nested maps
+/// and fusion again where that split any ([`crate::passes::fission`]), simplification, then
+/// flattening.
 pub fn extract_kernels(p: &ir::Program) -> seg::Program {
     extract_kernels_with(p, &|p| p)
 }
 
 /// [`extract_kernels`] for a backend whose host-level passes are `host_passes`.
 pub fn extract_kernels_with(p: &ir::Program, host_passes: HostPasses) -> seg::Program {
-    let fused = crate::passes::simplify(crate::passes::fusion::fuse(p.clone()));
+    use crate::passes::{fission, fusion};
+    let fused = match fission::fission(fusion::fuse(p.clone())) {
+        (q, 0) => q,
+        (q, _) => fission::unmark(fusion::fuse(q)),
+    };
+    let fused = crate::passes::simplify(fused);
     flatten_program_with(&fused, host_passes)
 }
 

@@ -18,7 +18,10 @@
 //!
 //! Not run by [`crate::compile`]: [`fusion::fuse`] (vertical map–map fusion, with extra outputs
 //! for arrays used elsewhere, and horizontal fusion of independent maps of the same width, to a
-//! fixpoint; its module documents what fuses and what does not).
+//! fixpoint; its module documents what fuses and what does not), and [`fission::fission`]
+//! (nested maps returning a cheap array next to costly results split in two, so that the array
+//! fuses into its consumer): fusion, fission, fusion run when flattening
+//! ([`crate::flatten::extract_kernels`]).
 
 pub mod acc_to_hist;
 pub mod acc_to_reduce;
@@ -26,6 +29,7 @@ pub mod const_fold;
 pub mod copy_prop;
 pub mod cse;
 pub mod dce;
+pub mod fission;
 pub mod fuse_acc;
 pub mod fusion;
 pub mod hist_disjoint;

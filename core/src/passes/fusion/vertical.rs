@@ -117,7 +117,8 @@ fn plan(b: &Body, info: &[StmInfo], outer: &Facts, i: usize, j: usize) -> Option
     // Same attributes, same width; not both containing an `assert` (fusing would interleave
     // them).
     if (info[i].effect && info[j].effect)
-        || p.attrs != c.attrs
+        || !same_attrs(&p.attrs, &c.attrs)
+        || c.attrs.has(crate::passes::fission::MARK)
         || !outer.after(&b.stms[..i]).equal(pw, cw)
     {
         return None;
@@ -177,6 +178,13 @@ fn plan(b: &Body, info: &[StmInfo], outer: &Facts, i: usize, j: usize) -> Option
         .map(|(r, _)| r)
         .collect();
     Some(Plan { i, j, place, extra })
+}
+
+/// Equal attributes, apart from [`crate::passes::fission::MARK`] (a map split off by fission
+/// fuses into its consumers; its producer does not fuse into it, see [`plan`]).
+fn same_attrs(a: &Attrs, b: &Attrs) -> bool {
+    let keep = |x: &&String| x.as_str() != crate::passes::fission::MARK;
+    a.0.iter().filter(keep).eq(b.0.iter().filter(keep))
 }
 
 fn apply(b: &mut Body, plan: Plan) {
