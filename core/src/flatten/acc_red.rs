@@ -20,6 +20,8 @@
 //! ```
 //!
 //! with `op` the accumulator's operator (from its `with_acc`): each element is updated once.
+//! Accumulators the kernel passes through without updating them (those whose results nothing
+//! uses, [`crate::passes::dead_acc`]) pass through the second kernel.
 //! The sum is the same up to the order of the operator's applications, which atomics do not
 //! fix either (the operator is associative and commutative, as a `with_acc` operator must
 //! be). Accumulators without an operator (writes), updates of whole rows, and updates whose
@@ -154,14 +156,29 @@ impl Env {
             .collect();
         let space: HashMap<&VName, &SubExp> = op.space.dims.iter().map(|(g, d)| (g, d)).collect();
         // Every result is one update of a host accumulator with an operator, each at the same
-        // distinct thread indices, and each accumulator is updated once.
+        // distinct thread indices, and each accumulator is updated once, or a host accumulator
+        // passed through without an update.
         let mut kept: Option<Vec<(VName, SubExp)>> = None;
         let mut accs: Vec<(&VName, &Operator, &[SubExp], &[Type])> = Vec::new();
+        // Per result: the update it is (an index into `accs`), or the host accumulator it
+        // passes through unchanged (one whose updates dead-code elimination removed).
+        let mut kinds: Vec<Result<usize, &VName>> = Vec::new();
         for (r, p) in op.body.results.iter().zip(&s.pat.elems) {
             let KernelResult::Returns(SubExp::Var(r)) = r else {
                 return None;
             };
-            let Exp::UpdAcc { acc, idx, vals } = &updates.get(r)?.exp else {
+            let Some(update) = updates.get(r) else {
+                let mut host_acc = r;
+                while let Some(v) = aliases.get(host_acc) {
+                    host_acc = v;
+                }
+                if !matches!(p.ty, Type::Acc { .. }) || defs.contains_key(host_acc) {
+                    return None;
+                }
+                kinds.push(Err(host_acc));
+                continue;
+            };
+            let Exp::UpdAcc { acc, idx, vals } = &update.exp else {
                 return None;
             };
             let mut host_acc = acc;
@@ -191,9 +208,14 @@ impl Env {
                 return None;
             }
             kept = Some(these);
+            kinds.push(Ok(accs.len()));
             accs.push((host_acc, operator, vals, elems));
         }
-        if updates.len() != accs.len() {
+        if updates.len() != accs.len()
+            || kinds
+                .iter()
+                .any(|k| k.is_err_and(|h| accs.iter().any(|a| a.0 == h)))
+        {
             return None;
         }
         let kept = kept?;
@@ -296,9 +318,19 @@ impl Env {
         }
         let mut sums = sums.into_iter();
         let mut results = Vec::new();
-        for ((host_acc, _, vals, _), p) in accs.iter().zip(&s.pat.elems) {
-            let vals: Vec<SubExp> = sums.by_ref().take(vals.len()).collect();
+        for (kind, p) in kinds.iter().zip(&s.pat.elems) {
             let updated = fl.ns.fresh("acc_upd");
+            let exp = match kind {
+                Ok(a) => {
+                    let (host_acc, _, vals, _) = accs[*a];
+                    Exp::UpdAcc {
+                        acc: host_acc.clone(),
+                        idx: gtids.iter().cloned().map(SubExp::Var).collect(),
+                        vals: sums.by_ref().take(vals.len()).collect(),
+                    }
+                }
+                Err(host_acc) => Exp::SubExp(SubExp::Var((*host_acc).clone())),
+            };
             stms.push(Stm {
                 pat: Pat {
                     elems: vec![Param {
@@ -306,11 +338,7 @@ impl Env {
                         ty: p.ty.clone(),
                     }],
                 },
-                exp: Exp::UpdAcc {
-                    acc: (*host_acc).clone(),
-                    idx: gtids.iter().cloned().map(SubExp::Var).collect(),
-                    vals,
-                },
+                exp,
                 attrs: Default::default(),
                 loc: s.loc.clone(),
             });

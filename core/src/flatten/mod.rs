@@ -116,7 +116,8 @@ pub const MAX_VERSIONED_DEPTH: usize = 2;
 /// statements were inside a lambda when the backend's passes ran.
 pub type HostPasses<'a> = &'a dyn Fn(ir::Program) -> ir::Program;
 
-/// The kernel pipeline that follows [`crate::compile`]: fusion of the final SOAC IR
+/// The kernel pipeline that follows [`crate::compile`]: the dead results of `with_acc`s removed
+/// ([`crate::passes::dead_accumulators`]), fusion of the final SOAC IR
 /// ([`crate::passes::fusion::fuse`]), fission of the cheap array results it gave nested maps
 /// and fusion again where that split any ([`crate::passes::fission`]), simplification, then
 /// flattening.
@@ -127,7 +128,8 @@ pub fn extract_kernels(p: &ir::Program) -> seg::Program {
 /// [`extract_kernels`] for a backend whose host-level passes are `host_passes`.
 pub fn extract_kernels_with(p: &ir::Program, host_passes: HostPasses) -> seg::Program {
     use crate::passes::{fission, fusion};
-    let fused = match fission::fission(fusion::fuse(p.clone())) {
+    let p = crate::passes::dead_accumulators(p.clone());
+    let fused = match fission::fission(fusion::fuse(p)) {
         (q, 0) => q,
         (q, _) => fission::unmark(fusion::fuse(q)),
     };

@@ -21,7 +21,9 @@
 //! fixpoint; its module documents what fuses and what does not), and [`fission::fission`]
 //! (nested maps returning a cheap array next to costly results split in two, so that the array
 //! fuses into its consumer): fusion, fission, fusion run when flattening
-//! ([`crate::flatten::extract_kernels`]).
+//! ([`crate::flatten::extract_kernels`]), after [`dead_accumulators`] (the dead results of
+//! `with_acc`s, [`dead_acc::dead_acc`], with simplification: after
+//! [`accumulations_to_reductions`], whose rewrites see the accumulators AD made).
 
 pub mod acc_to_hist;
 pub mod acc_to_reduce;
@@ -29,6 +31,7 @@ pub mod const_fold;
 pub mod copy_prop;
 pub mod cse;
 pub mod dce;
+pub mod dead_acc;
 pub mod fission;
 pub mod fuse_acc;
 pub mod fusion;
@@ -93,6 +96,19 @@ pub fn accumulations_to_reductions(mut p: Program) -> Program {
     }
     // The index arrays the last rewrite made, out of loops too.
     simplify(hoist::hoist(p))
+}
+
+/// [`dead_acc::dead_acc`] and [`simplify`] until nothing changes (each round may leave an inner
+/// `with_acc`'s results unused; at most [`MAX_ROUNDS`] rounds).
+pub fn dead_accumulators(mut p: Program) -> Program {
+    for _ in 0..MAX_ROUNDS {
+        let before = p.funs.clone();
+        p = simplify(dead_acc::dead_acc(p));
+        if p.funs == before {
+            break;
+        }
+    }
+    p
 }
 
 #[cfg(test)]
