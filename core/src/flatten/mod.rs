@@ -131,7 +131,7 @@ pub fn extract_kernels_with(p: &ir::Program, host_passes: HostPasses) -> seg::Pr
     let p = crate::passes::dead_accumulators(p.clone());
     let fused = match fission::fission(fusion::fuse(p)) {
         (q, 0) => q,
-        (q, _) => fission::unmark(fusion::fuse(q)),
+        (q, _) => fusion::fuse(fission::unmark(fusion::fuse(q))),
     };
     let fused = crate::passes::simplify(fused);
     flatten_program_with(&fused, host_passes)

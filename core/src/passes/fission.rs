@@ -23,12 +23,14 @@
 //! Run after fusion (which makes this shape when it fuses a row's computation with the map
 //! scaling a vector by it), then fusion again: the second part carries the attribute
 //! [`MARK`], which keeps vertical fusion from fusing the first part back into it; it may fuse
-//! into its own consumers, which then lose the mark, and [`unmark`] clears what is left.
+//! into its own consumers, which then lose the mark, and [`unmark`] clears what is left, for
+//! a last round of fusion (which fuses back a split that found no consumer).
 //!
 //! Applies to maps inside lambdas only (a host-level map split in two would be two kernels),
 //! whose function keeps a SOAC or a loop after the split (otherwise its rows are as cheap to
-//! recompute as the array would be to store), and whose inner map's function is straight-line
-//! scalar code without assertions. Maps with accumulators are left alone.
+//! recompute as the array would be to store), whose inner map's function is straight-line
+//! scalar code without assertions, and whose function does not update in place a row the inner
+//! map reads (the second map reads it again). Maps with accumulators are left alone.
 
 use super::traverse::{free_vars, walk_stm, Substitute};
 use crate::ir::*;
@@ -36,7 +38,8 @@ use crate::prim::PrimType;
 use std::collections::HashMap;
 
 /// The attribute of a map split off by [`fission`].
-pub const MARK: &str = "fission";
+/// (Not an attribute a source program can write: attribute texts have no angle brackets.)
+pub const MARK: &str = "<fission>";
 
 /// Splits every map of the module doc's form, innermost first; returns the program and how
 /// many maps were split.
@@ -92,7 +95,9 @@ fn split_all(ns: &mut NameSource, s: Stm) -> Vec<Stm> {
     }
 }
 
-/// The bodies nested in `e`, each with whether it is a lambda's body.
+/// The bodies nested in `e`, each with whether it is the body of a lambda that runs per
+/// element (a SOAC's or an operator's; a `with_acc`'s own lambda runs once, where the
+/// `with_acc` is, so its body is code at the same level).
 fn nested(e: &mut Exp) -> Vec<(&mut Body, bool)> {
     match e {
         Exp::If { then_b, else_b, .. } => vec![(then_b, false), (else_b, false)],
@@ -106,7 +111,7 @@ fn nested(e: &mut Exp) -> Vec<(&mut Body, bool)> {
                 .iter_mut()
                 .filter_map(|i| i.op.as_mut().map(|op| (&mut op.lam.body, true)))
                 .collect();
-            v.push((&mut lam.body, true));
+            v.push((&mut lam.body, false));
             v
         }
         _ => vec![],
@@ -229,7 +234,13 @@ fn split(ns: &mut NameSource, s: &Stm) -> Option<(Stm, Stm)> {
                 }
             }
         }
-        if !ok {
+        // The second map reads the rows again from the input arrays: the rest of the
+        // function must not consume (update in place) those rows.
+        let consumed = crate::passes::fusion::consumed_body(&Body {
+            stms: rest.clone(),
+            result: Vec::new(),
+        });
+        if !ok || rows.iter().any(|&i| consumed.contains(&lam.params[i].name)) {
             continue;
         }
         return Some(build(
@@ -433,5 +444,40 @@ entry main [n][d] (q: [n][d][d]f64) (x: [n][d]f64) : ([n][d]f64, [n][d][d]f64) =
 ";
         let (before, after) = rewrite_and_compare(local, "main", ARGS, |p| fission(p).0);
         assert_eq!(before.funs, after.funs);
+    }
+
+    #[test]
+    fn a_row_the_function_updates_in_place_is_not_read_again() {
+        let src = "
+entry main [n][d] (q: *[n][d][d]f64) (x: [n][d]f64) : [n][d]([d]f64, [d]f64) =
+  map2 (\\(qk: *[d][d]f64) xk ->
+          map (\\(row: *[d]f64) -> let s = f64.sum (map2 (*) row xk)
+                                  let z = map (\\v -> v * s) row
+                                  in (row with [0] = s, z)) qk) q x
+";
+        let c = crate::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
+        // As lowered, the update writes a copy of the row: the split is safe.
+        assert_eq!(fission(c.ir.clone()).1, 1);
+        // Where the function updates the row itself (a map over rows it may consume), the
+        // second map would read the updated row: no split.
+        let mut p = c.ir;
+        super::super::traverse::map_bodies(&mut p, &mut |b| {
+            let copies: HashMap<VName, VName> = b
+                .stms
+                .iter()
+                .filter_map(|s| match &s.exp {
+                    Exp::Copy(v) => Some((s.pat.elems[0].name.clone(), v.clone())),
+                    _ => None,
+                })
+                .collect();
+            for s in &mut b.stms {
+                if let Exp::Update(a, ..) = &mut s.exp {
+                    if let Some(v) = copies.get(a) {
+                        *a = v.clone();
+                    }
+                }
+            }
+        });
+        assert_eq!(fission(p).1, 0);
     }
 }
