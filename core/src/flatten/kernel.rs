@@ -222,16 +222,7 @@ fn host_walk(stms: &[HostStm], bound: &mut HashSet<VName>, spaces: &mut Vec<Vec<
 /// A statement cheap enough to be recomputed by every thread of an inner map (rule 2).
 pub(super) fn cheap(s: &Stm) -> bool {
     s.pat.elems.iter().all(|p| matches!(p.ty, Type::Prim(_)))
-        && matches!(
-            s.exp,
-            Exp::SubExp(_)
-                | Exp::UnOp(..)
-                | Exp::BinOp(..)
-                | Exp::CmpOp(..)
-                | Exp::Conv(..)
-                | Exp::Math(..)
-                | Exp::Index(..)
-        )
+        && (s.exp.is_scalar_op() || matches!(s.exp, Exp::Index(..)))
 }
 
 /// The arrays a statement consumes (updates in place).

@@ -598,6 +598,22 @@ pub struct EntryPoint {
     pub result_counts: Vec<usize>,
 }
 
+impl Exp {
+    /// Whether this is an operation on scalars alone (an operand, a unary, binary, comparison
+    /// or conversion operator, a math function): no array, no control flow, no effect.
+    pub fn is_scalar_op(&self) -> bool {
+        matches!(
+            self,
+            Exp::SubExp(_)
+                | Exp::UnOp(..)
+                | Exp::BinOp(..)
+                | Exp::CmpOp(..)
+                | Exp::Conv(..)
+                | Exp::Math(..)
+        )
+    }
+}
+
 impl EntryPoint {
     /// How many of a function's `num_results` results are existential sizes, returned before
     /// the values the user asked for (see [`FunDef::num_ext_results`]).

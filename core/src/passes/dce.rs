@@ -12,9 +12,7 @@
 //! - Does not remove unused results of reductions/scans/hist/scatter/with_acc, or unused functions
 //!   (see [`inline`](super::inline) for those).
 
-use super::traverse::{
-    effectful_funs, has_effect, walk_body, walk_stm, walk_type, UseCounter, Visitor,
-};
+use super::traverse::{effectful_funs, has_effect, walk_stm, walk_type, UseCounter, Visitor};
 use crate::ir::*;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -23,16 +21,8 @@ use std::sync::Arc;
 pub fn dce(mut p: Program) -> Program {
     let eff = effectful_funs(&p);
     for f in &mut p.funs {
-        let mut uc = UseCounter::default();
-        walk_body(&mut uc, &mut f.body);
-        for t in &mut f.ret {
-            super::traverse::walk_ext_type(&mut uc, t);
-        }
-        for prm in &mut f.params {
-            walk_type(&mut uc, &mut prm.ty);
-        }
         let mut d = Dce {
-            uses: uc.uses,
+            uses: super::traverse::fun_uses(f),
             eff: &eff,
         };
         d.body(&mut f.body);

@@ -12,24 +12,17 @@
 //! indices are ignored, not errors), so without a use of those results it can go. The
 //! accumulator itself stays threaded through the code (its parameters and results), unused.
 
-use super::traverse::{walk_body, walk_ext_type, walk_type, UseCounter};
+use super::traverse::fun_uses;
 use crate::ir::*;
 use std::collections::{HashMap, HashSet};
 
 /// Drops the updates of every `with_acc` input whose arrays are not used.
 pub fn dead_acc(mut p: Program) -> Program {
     for f in &mut p.funs {
-        let mut uc = UseCounter::default();
-        walk_body(&mut uc, &mut f.body);
-        for t in &mut f.ret {
-            walk_ext_type(&mut uc, t);
-        }
-        for prm in &mut f.params {
-            walk_type(&mut uc, &mut prm.ty);
-        }
-        drop_extras(&mut f.body, &uc.uses);
+        let uses = fun_uses(f);
+        drop_extras(&mut f.body, &uses);
         let mut dead = HashSet::new();
-        find(&f.body, &uc.uses, &mut dead);
+        find(&f.body, &uses, &mut dead);
         if !dead.is_empty() {
             drop_updates(&mut f.body, &dead);
         }

@@ -124,29 +124,30 @@ fn is_acc(t: &Type) -> bool {
 
 /// Whether a body computes something worth not recomputing per element: a SOAC or a loop
 /// (at any depth, through branches).
-fn costly(b: &Body) -> bool {
-    b.stms.iter().any(|s| match &s.exp {
+fn costly(stms: &[Stm]) -> bool {
+    stms.iter().any(|s| match &s.exp {
         Exp::Soac(_) | Exp::Loop { .. } | Exp::WithAcc { .. } | Exp::Apply { .. } => true,
-        Exp::If { then_b, else_b, .. } => costly(then_b) || costly(else_b),
+        Exp::If { then_b, else_b, .. } => costly(&then_b.stms) || costly(&else_b.stms),
         _ => false,
     })
 }
 
-/// Whether a lambda is straight-line scalar code without assertions.
+/// Whether a lambda is straight-line scalar code without assertions (no indexing either: an
+/// array reaches it only as an input).
 fn cheap(lam: &Lambda) -> bool {
     lam.params.iter().all(|p| matches!(p.ty, Type::Prim(_)))
         && lam.body.stms.iter().all(|s| {
-            s.pat.elems.iter().all(|e| matches!(e.ty, Type::Prim(_)))
-                && matches!(
-                    s.exp,
-                    Exp::SubExp(_)
-                        | Exp::UnOp(..)
-                        | Exp::BinOp(..)
-                        | Exp::CmpOp(..)
-                        | Exp::Conv(..)
-                        | Exp::Math(..)
-                )
+            s.pat.elems.iter().all(|e| matches!(e.ty, Type::Prim(_))) && s.exp.is_scalar_op()
         })
+}
+
+/// `xs` without element `skip`.
+fn without<T: Clone>(xs: &[T], skip: usize) -> Vec<T> {
+    xs.iter()
+        .enumerate()
+        .filter(|&(j, _)| j != skip)
+        .map(|(_, x)| x.clone())
+        .collect()
 }
 
 /// The two maps replacing `s` (first the one computing the costly results and the scalars,
@@ -192,28 +193,12 @@ fn split(ns: &mut NameSource, s: &Stm) -> Option<(Stm, Stm)> {
             continue;
         }
         // `v` only as result `r`.
-        let others: Vec<SubExp> = lam
-            .body
-            .result
-            .iter()
-            .enumerate()
-            .filter(|&(j, _)| j != r)
-            .map(|(_, x)| x.clone())
-            .collect();
-        let rest: Vec<Stm> = lam
-            .body
-            .stms
-            .iter()
-            .enumerate()
-            .filter(|&(j, _)| j != k)
-            .map(|(_, t)| t.clone())
-            .collect();
-        if free_vars(&rest, &others).contains(v)
-            || !costly(&Body {
-                stms: rest.clone(),
-                result: Vec::new(),
-            })
-        {
+        let others = without(&lam.body.result, r);
+        let rest = Body {
+            stms: without(&lam.body.stms, k),
+            result: Vec::new(),
+        };
+        if free_vars(&rest.stms, &others).contains(v) || !costly(&rest.stms) {
             continue;
         }
         // What the inner map reads from the function: params (rows) and scalars.
@@ -236,15 +221,12 @@ fn split(ns: &mut NameSource, s: &Stm) -> Option<(Stm, Stm)> {
         }
         // The second map reads the rows again from the input arrays: the rest of the
         // function must not consume (update in place) those rows.
-        let consumed = crate::passes::fusion::consumed_body(&Body {
-            stms: rest.clone(),
-            result: Vec::new(),
-        });
+        let consumed = crate::passes::fusion::consumed_body(&rest);
         if !ok || rows.iter().any(|&i| consumed.contains(&lam.params[i].name)) {
             continue;
         }
         return Some(build(
-            ns, s, w, arrs, lam, r, k, &rows, &scalars, rest, others,
+            ns, s, w, arrs, lam, r, k, &rows, &scalars, rest.stms, others,
         ));
     }
     None
@@ -268,21 +250,8 @@ fn build(
 ) -> (Stm, Stm) {
     // First map: the other results, then the scalars that are not among them already.
     let mut result = others;
-    let mut ret: Vec<Type> = lam
-        .ret
-        .iter()
-        .enumerate()
-        .filter(|&(j, _)| j != r)
-        .map(|(_, t)| t.clone())
-        .collect();
-    let mut pat: Vec<Param> = s
-        .pat
-        .elems
-        .iter()
-        .enumerate()
-        .filter(|&(j, _)| j != r)
-        .map(|(_, p)| p.clone())
-        .collect();
+    let mut ret = without(&lam.ret, r);
+    let mut pat = without(&s.pat.elems, r);
     let mut cols: Vec<VName> = Vec::with_capacity(scalars.len());
     for (n, t) in scalars {
         match result.iter().position(|x| x.as_var() == Some(n)) {

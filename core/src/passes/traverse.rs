@@ -265,6 +265,20 @@ pub fn uses_in_exp(e: &Exp) -> HashSet<VName> {
     c.uses.into_keys().collect()
 }
 
+/// How many times each variable is used in function `f` (its body, result types and parameter
+/// types; names are unique program-wide, so the counts are exact).
+pub fn fun_uses(f: &mut FunDef) -> HashMap<VName, usize> {
+    let mut uc = UseCounter::default();
+    walk_body(&mut uc, &mut f.body);
+    for t in &mut f.ret {
+        walk_ext_type(&mut uc, t);
+    }
+    for prm in &mut f.params {
+        walk_type(&mut uc, &mut prm.ty);
+    }
+    uc.uses
+}
+
 /// The free variables of statements followed by operands (names are unique program-wide, so
 /// "used and not bound here" is exact).
 pub fn free_vars(stms: &[Stm], extra: &[SubExp]) -> HashSet<VName> {
