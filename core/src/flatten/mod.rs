@@ -117,7 +117,9 @@ pub const MAX_VERSIONED_DEPTH: usize = 2;
 pub type HostPasses<'a> = &'a dyn Fn(ir::Program) -> ir::Program;
 
 /// The kernel pipeline that follows [`crate::compile`]: the dead results of `with_acc`s removed
-/// ([`crate::passes::dead_accumulators`]), fusion of the final SOAC IR
+/// ([`crate::passes::dead_accumulators`]), reads through in-place updates moved before them
+/// ([`crate::passes::update_reads`], so that the additions into adjoint rows fuse), fusion of
+/// the final SOAC IR
 /// ([`crate::passes::fusion::fuse`]), fission of the cheap array results it gave nested maps
 /// and fusion again where that split any ([`crate::passes::fission`]), simplification, then
 /// flattening.
@@ -127,8 +129,8 @@ pub fn extract_kernels(p: &ir::Program) -> seg::Program {
 
 /// [`extract_kernels`] for a backend whose host-level passes are `host_passes`.
 pub fn extract_kernels_with(p: &ir::Program, host_passes: HostPasses) -> seg::Program {
-    use crate::passes::{fission, fusion};
-    let p = crate::passes::dead_accumulators(p.clone());
+    use crate::passes::{fission, fusion, update_reads};
+    let p = update_reads::update_reads(crate::passes::dead_accumulators(p.clone()));
     let fused = match fission::fission(fusion::fuse(p)) {
         (q, 0) => q,
         (q, _) => fusion::fuse(fission::unmark(fusion::fuse(q))),

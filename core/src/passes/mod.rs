@@ -44,6 +44,7 @@ pub mod inline;
 pub mod scan_columns;
 pub mod sort_lower;
 pub mod traverse;
+pub mod update_reads;
 
 use crate::ir::Program;
 

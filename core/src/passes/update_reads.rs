@@ -1,0 +1,393 @@
+//! Reads through in-place updates: a read of `b = a with [I] = v` that does not depend on the
+//! update reads `v` or `a` instead, and the update moves after it, so that the code reading it
+//! no longer waits for the update.
+//!
+//! Why: reverse mode adds the adjoint of each row `x[I]` that a function reads into `x`'s
+//! adjoint one row at a time, as a chain
+//!
+//! ```text
+//! let ys = map ... (the adjoints of the rows, one map per row read by the primal)
+//! let x1 = x0 with [i, 1, 3] = s1        -- s1 = x0[i, 1, 3] + y1
+//! let zs = map ...
+//! let e2 = x1[i, 0, 3]
+//! let s2 = map (+) e2 z2
+//! let x2 = x1 with [i, 0, 3] = s2
+//! ...
+//! ```
+//!
+//! Each `map (+)` reads a row of the array the previous update made, so fusion cannot put it
+//! (nor the maps after it) into one map with the first: the LSTM cell's eight weight and bias
+//! rows were eight read–add–write passes over memory per layer and time step. The rows read
+//! are not the rows written: `x1[i, 0, 3]` is `x0[i, 0, 3]`. This pass makes that visible:
+//!
+//! 1. **Read after write.** `b[I ++ K]`, after `b = a with [I] = v` (`I` all single indices,
+//!    the same operands), is `v[K]` (or `v` itself when `K` is empty); a constant in-bounds
+//!    index of a `replicate` is a smaller `replicate` (or its value): the zero rows of an
+//!    adjoint that AD clears and then reads.
+//! 2. **Updates sink past disjoint reads.** An update `b = a with [I] = v` moves down past the
+//!    statements after it up to the first that uses `b` otherwise than by a read `b[J]` with
+//!    `J` and `I` differing in a constant index at some position (`[i, 0, 3]` and `[i, 1, 3]`),
+//!    or that is another update; those reads now read `a`. Only where it passes such a read.
+//!
+//! Applied until nothing changes, the chain above becomes the maps and additions, each reading
+//! a row of `x0`, then the updates; [`super::fusion`] then fuses the additions into the maps
+//! making the adjoints, which read each old adjoint row and return the sums.
+//!
+//! Why it is safe: an update changes its array only at `I`, so a read at a disjoint `J` sees
+//! the same value before it. The update moves past no statement that consumes what it reads,
+//! that mentions an accumulator when it does or that contains an `assert` when it does (the
+//! checks of [`super::fusion::can_cross`]), and not where a view of `a` that the statements it
+//! passed made (a row read, a reshape of it, a branch returning it) is used after its new
+//! place or returned: `a` is consumed there. Out-of-bounds indices are still errors, possibly
+//! reported in another order (as fusion may; Futhark does not order them). Run by
+//! [`crate::flatten::extract_kernels`] before fusion.
+
+use super::fusion::infos;
+use super::traverse::{effectful_funs, map_bodies_in, uses_in_exp};
+use crate::ir::*;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// Rewrites reads through in-place updates in every body of `p` (see the module docs).
+pub fn update_reads(mut p: Program) -> Program {
+    let eff = effectful_funs(&p);
+    for f in &mut p.funs {
+        map_bodies_in(&mut f.body, &mut |b: &mut Body| rewrite_body(b, &eff));
+    }
+    p
+}
+
+/// Both rewrites on `b`'s own statements until nothing changes. Rule 1 removes a read of an
+/// update's result, and rule 2 moves an update after statements that were after it (never an
+/// update, never back), so the rounds are bounded; the bound below only guards against a
+/// mistake.
+fn rewrite_body(b: &mut Body, eff: &HashSet<Arc<str>>) {
+    if !b.stms.iter().any(|s| matches!(s.exp, Exp::Update(..))) {
+        return;
+    }
+    let limit = 4 * b.stms.len() * b.stms.len() + 16;
+    for _ in 0..limit {
+        if !(read_after_write(b, eff) || read_past_update(b, eff)) {
+            break;
+        }
+    }
+}
+
+/// The update `b = a with [idx] = v` that statement `s` is, as (`b`, `a`, `idx`, `v`).
+fn as_update(s: &Stm) -> Option<(&VName, &VName, &[DimIndex], &SubExp)> {
+    match (&s.exp, &s.pat.elems[..]) {
+        (Exp::Update(a, idx, v), [pe]) => Some((&pe.name, a, idx, v)),
+        _ => None,
+    }
+}
+
+/// The single index of `d`, if it is one.
+fn point(d: &DimIndex) -> Option<&SubExp> {
+    match d {
+        DimIndex::Fix(i) => Some(i),
+        DimIndex::Slice { .. } => None,
+    }
+}
+
+/// Whether `i` and `j` select disjoint parts of one array: at some position both are single
+/// constant indices that differ.
+fn disjoint(i: &[DimIndex], j: &[DimIndex]) -> bool {
+    i.iter().zip(j).any(|(x, y)| match (point(x), point(y)) {
+        (Some(SubExp::Const(a)), Some(SubExp::Const(b))) => a != b,
+        _ => false,
+    })
+}
+
+/// Rule 1: the first read `e = b[I ++ K]` of an update `b = a with [I] = v` (all of `I`
+/// single indices) becomes `e = v[K]` (`e = v` for an empty `K`). Not when `e` or `v` is
+/// consumed in the body: `e` would then alias `v` instead of `b`.
+fn read_after_write(b: &mut Body, eff: &HashSet<Arc<str>>) -> bool {
+    // (With the arrays the consumed ones may alias: a consumed view of `e` consumes `e`.)
+    let consumed_here: HashSet<VName> = infos(&b.stms, eff)
+        .into_iter()
+        .flat_map(|i| i.consumes)
+        .collect();
+    for p in 0..b.stms.len() {
+        let Some((upd, _, idx, v)) = as_update(&b.stms[p]) else {
+            continue;
+        };
+        if idx.iter().any(|d| point(d).is_none()) {
+            continue;
+        }
+        let (upd, idx, v) = (upd.clone(), idx.to_vec(), v.clone());
+        for q in p + 1..b.stms.len() {
+            let s = &b.stms[q];
+            let (Exp::Index(x, j), [pe]) = (&s.exp, &s.pat.elems[..]) else {
+                continue;
+            };
+            if *x != upd || j.len() < idx.len() || j[..idx.len()] != idx[..] {
+                continue;
+            }
+            if consumed_here.contains(&pe.name)
+                || v.as_var().is_some_and(|v| consumed_here.contains(v))
+            {
+                continue;
+            }
+            let rest = j[idx.len()..].to_vec();
+            let exp = match (&v, rest.is_empty()) {
+                (_, true) => Exp::SubExp(v.clone()),
+                (SubExp::Var(vn), false) => index_of(&b.stms[..p], vn, rest),
+                (SubExp::Const(_), false) => continue,
+            };
+            b.stms[q].exp = exp;
+            return true;
+        }
+    }
+    false
+}
+
+/// `vn[idx]`, or the rows of the replicate that `vn` is (bound by one of `stms`) where the
+/// indices are constants within its constant outer sizes: an index of a zero row that AD
+/// cleared then reads becomes a `replicate`, which fusion takes into a map as a scalar.
+fn index_of(stms: &[Stm], vn: &VName, idx: Vec<DimIndex>) -> Exp {
+    let replicate = stms.iter().find_map(|s| match (&s.exp, &s.pat.elems[..]) {
+        (Exp::Replicate { shape, value }, [pe]) if pe.name == *vn => Some((shape, value)),
+        _ => None,
+    });
+    let within = |(d, n): (&DimIndex, &SubExp)| match (point(d), n) {
+        (Some(SubExp::Const(i)), SubExp::Const(n)) => match (i.as_i128(), n.as_i128()) {
+            (Some(i), Some(n)) => 0 <= i && i < n,
+            _ => false,
+        },
+        _ => false,
+    };
+    match replicate {
+        Some((shape, value)) if idx.len() <= shape.len() && idx.iter().zip(shape).all(within) => {
+            if idx.len() == shape.len() {
+                Exp::SubExp(value.clone())
+            } else {
+                Exp::Replicate {
+                    shape: shape[idx.len()..].to_vec(),
+                    value: value.clone(),
+                }
+            }
+        }
+        _ => Exp::Index(vn.clone(), idx),
+    }
+}
+
+/// Rule 2: moves one update `b = a with [I] = v` down past the statements after it that do
+/// not use `b` but to read it at an index disjoint from `I` (those reads now read `a`), up to
+/// the first that does (or that it cannot cross, or the next update). Only where it passes
+/// such a read, and only where no view of `a` that a passed statement makes is used after the
+/// update's new place.
+fn read_past_update(b: &mut Body, eff: &HashSet<Arc<str>>) -> bool {
+    for p in 0..b.stms.len() {
+        let Some((upd, src, idx, _)) = as_update(&b.stms[p]) else {
+            continue;
+        };
+        let (upd, src, idx) = (upd.clone(), src.clone(), idx.to_vec());
+        // The disjoint reads of `b` after the update, up to the first other use of `b`.
+        let mut reads = Vec::new();
+        let mut t = p + 1;
+        while t < b.stms.len() {
+            let s = &b.stms[t];
+            if matches!(s.exp, Exp::Update(..)) {
+                break;
+            }
+            match &s.exp {
+                Exp::Index(x, j) if *x == upd && disjoint(&idx, j) => reads.push(t),
+                _ if uses_in_exp(&s.exp).contains(&upd) => break,
+                _ => {}
+            }
+            t += 1;
+        }
+        if reads.is_empty() {
+            continue;
+        }
+        let mut moved = b.stms.clone();
+        for &q in &reads {
+            if let Exp::Index(x, _) = &mut moved[q].exp {
+                *x = src.clone();
+            }
+        }
+        let upd_stm = moved.remove(p);
+        moved.insert(t - 1, upd_stm);
+        let moved = Body {
+            stms: moved,
+            result: b.result.clone(),
+        };
+        if !valid_move(&moved, p, t - 1, &src, eff) {
+            continue;
+        }
+        *b = moved;
+        return true;
+    }
+    false
+}
+
+/// Whether the update now at `at` (moved there from `from`, with the reads between rewritten
+/// to read `src`) is still valid: no statement it crossed consumes what it reads, or mentions
+/// an accumulator or contains an `assert` where it does, and nothing after it (nor the body's
+/// result) uses `src` or a view of it that a crossed statement made.
+fn valid_move(b: &Body, from: usize, at: usize, src: &VName, eff: &HashSet<Arc<str>>) -> bool {
+    let info = infos(&b.stms, eff);
+    let upd = &info[at];
+    if info[from..at].iter().any(|k| {
+        !k.consumes.is_disjoint(&upd.reads) || (k.acc && upd.acc) || (k.effect && upd.effect)
+    }) {
+        return false;
+    }
+    let mut views: HashSet<VName> = HashSet::from([src.clone()]);
+    for s in &b.stms[from..at] {
+        let aliases = match &s.exp {
+            Exp::Index(x, _) | Exp::Reshape(_, x) | Exp::Rearrange(_, x) => views.contains(x),
+            Exp::SubExp(SubExp::Var(x)) => views.contains(x),
+            Exp::If { .. } | Exp::Loop { .. } | Exp::Apply { .. } => {
+                !uses_in_exp(&s.exp).is_disjoint(&views)
+            }
+            _ => false,
+        };
+        if aliases {
+            let arrays = s
+                .pat
+                .elems
+                .iter()
+                .filter(|pe| !matches!(pe.ty, Type::Prim(_)));
+            views.extend(arrays.map(|pe| pe.name.clone()));
+        }
+    }
+    let used_after = b.stms[at + 1..]
+        .iter()
+        .any(|s| !uses_in_exp(&s.exp).is_disjoint(&views));
+    let returned = b
+        .result
+        .iter()
+        .any(|r| r.as_var().is_some_and(|v| views.contains(v)));
+    !used_after && !returned
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::passes::differential::{count_exps, rewrite_and_compare};
+
+    /// The additions of a chain of row adjoints move up past the updates, reading the old
+    /// array: after the pass no `map` reads a row of an updated array, and the values are the
+    /// interpreter's.
+    #[test]
+    fn row_additions_move_before_disjoint_updates() {
+        let src = "
+            entry main [b] (x: *[2][4][b]f64) (ys: [b]f64) (zs: [b]f64) : [2][4][b]f64 =
+              let s1 = map2 (+) x[1, 3] ys
+              let x1 = x with [1, 3] = s1
+              let s2 = map2 (+) x1[0, 3] zs
+              let x2 = x1 with [0, 3] = s2
+              let s3 = map2 (*) x2[1, 2] ys
+              let x3 = x2 with [1, 2] = s3
+              in x3
+        ";
+        let args = "[[[1f64,2f64],[3f64,4f64],[5f64,6f64],[7f64,8f64]],\
+                     [[9f64,10f64],[11f64,12f64],[13f64,14f64],[15f64,16f64]]] \
+                     [0.5f64, 0.25f64] [2f64, 3f64]";
+        let (before, after) = rewrite_and_compare(src, "main", args, update_reads);
+        let updated_reads = |p: &Program| {
+            p.funs
+                .iter()
+                .map(|f| {
+                    let upd: HashSet<VName> = f
+                        .body
+                        .stms
+                        .iter()
+                        .filter_map(|s| as_update(s).map(|u| u.0.clone()))
+                        .collect();
+                    f.body
+                        .stms
+                        .iter()
+                        .filter(|s| matches!(&s.exp, Exp::Index(a, _) if upd.contains(a)))
+                        .count()
+                })
+                .sum::<usize>()
+        };
+        assert_eq!(updated_reads(&before), 2, "{before}");
+        assert_eq!(updated_reads(&after), 0, "{after}");
+        // Every update now comes after every map.
+        let f = &after.funs[0];
+        let first_update = f.body.stms.iter().position(|s| as_update(s).is_some());
+        let last_map = f
+            .body
+            .stms
+            .iter()
+            .rposition(|s| matches!(s.exp, Exp::Soac(_)));
+        assert!(first_update > last_map, "{after}");
+        assert_eq!(count_exps(&after, &|e| matches!(e, Exp::Update(..))), 3);
+    }
+
+    /// A read of the row just written reads the written value; a read that may overlap the
+    /// update (`[i]` then `[j, 1]`, `i` and `j` variables) stays after it, reading its result.
+    #[test]
+    fn reads_of_the_written_row_and_overlapping_reads() {
+        let src = "
+            entry main [b] (x: *[3][b]f64) (ys: [b]f64) (i: i64) (j: i64) : ([3][b]f64, f64, f64) =
+              let x1 = x with [i] = ys
+              let a = x1[i, 0]
+              let c = x1[j, 1]
+              in (x1, a, c)
+        ";
+        for (i, j) in [(1, 1), (1, 2), (0, 2)] {
+            let args = format!("[[1f64,2f64],[3f64,4f64],[5f64,6f64]] [7f64, 8f64] {i}i64 {j}i64");
+            let (_, after) = rewrite_and_compare(src, "main", &args, update_reads);
+            let f = &after.funs[0];
+            let ys = &f.params[1].name;
+            let x1 = f
+                .body
+                .stms
+                .iter()
+                .find_map(|s| as_update(s).map(|u| u.0.clone()));
+            let reads = |a: &VName| {
+                f.body
+                    .stms
+                    .iter()
+                    .filter(|s| matches!(&s.exp, Exp::Index(x, _) if x == a))
+                    .count()
+            };
+            assert_eq!(reads(ys), 1, "{after}");
+            assert_eq!(reads(&x1.expect("the update")), 1, "{after}");
+        }
+    }
+
+    /// An update does not move past a disjoint read whose row is used after the update's new
+    /// place (here returned, and read by a later map past the next use of the update's
+    /// result): the row would alias the consumed array there.
+    #[test]
+    fn rows_used_after_the_update_keep_it_in_place() {
+        let src = "
+            entry main [b] (x: *[2][b]f64) (ys: [b]f64) : ([2][b]f64, [b]f64, [b]f64) =
+              let x1 = x with [1] = ys
+              let r = x1[0]
+              let n = length x1[1]
+              let x2 = x1 with [0] = map (+ f64.i64 n) ys
+              in (x2, r, map (* 2) r)
+        ";
+        let args = "[[1f64,2f64],[3f64,4f64]] [5f64, 6f64]";
+        let (before, after) = rewrite_and_compare(src, "main", args, update_reads);
+        let order = |p: &Program| {
+            p.funs[0]
+                .body
+                .stms
+                .iter()
+                .map(|s| matches!(s.exp, Exp::Update(..)))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(order(&before), order(&after), "{after}");
+    }
+
+    #[test]
+    fn disjointness_needs_different_constants() {
+        let c = |v: i64| DimIndex::Fix(SubExp::i64(v));
+        let n = VName {
+            id: 7,
+            base: Arc::from("i"),
+        };
+        let var = DimIndex::Fix(SubExp::Var(n));
+        assert!(disjoint(&[var.clone(), c(0)], &[var.clone(), c(1)]));
+        assert!(!disjoint(&[var.clone(), c(0)], &[var.clone(), c(0)]));
+        assert!(!disjoint(std::slice::from_ref(&var), &[c(1), c(0)]));
+        assert!(!disjoint(&[c(2)], &[var]));
+    }
+}
