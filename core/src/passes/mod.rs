@@ -23,7 +23,9 @@
 //! fuses into its consumer): fusion, fission, fusion run when flattening
 //! ([`crate::flatten::extract_kernels`]), after [`dead_accumulators`] (the dead results of
 //! `with_acc`s, [`dead_acc::dead_acc`], with simplification: after
-//! [`accumulations_to_reductions`], whose rewrites see the accumulators AD made).
+//! [`accumulations_to_reductions`], whose rewrites see the accumulators AD made), then
+//! [`update_reads::update_reads`] (reads of an in-place update's result at indices it did not
+//! write read the array before it, so that reverse mode's additions into adjoint rows fuse).
 
 pub mod acc_to_hist;
 pub mod acc_to_reduce;

@@ -42,7 +42,7 @@
 //! reported in another order (as fusion may; Futhark does not order them). Run by
 //! [`crate::flatten::extract_kernels`] before fusion.
 
-use super::fusion::infos;
+use super::fusion::{infos, StmInfo};
 use super::traverse::{effectful_funs, map_bodies_in, uses_in_exp};
 use crate::ir::*;
 use std::collections::HashSet;
@@ -102,11 +102,9 @@ fn disjoint(i: &[DimIndex], j: &[DimIndex]) -> bool {
 /// single indices) becomes `e = v[K]` (`e = v` for an empty `K`). Not when `e` or `v` is
 /// consumed in the body: `e` would then alias `v` instead of `b`.
 fn read_after_write(b: &mut Body, eff: &HashSet<Arc<str>>) -> bool {
-    // (With the arrays the consumed ones may alias: a consumed view of `e` consumes `e`.)
-    let consumed_here: HashSet<VName> = infos(&b.stms, eff)
-        .into_iter()
-        .flat_map(|i| i.consumes)
-        .collect();
+    // (With the arrays the consumed ones may alias: a consumed view of `e` consumes `e`.
+    // Found only when there is a read to rewrite.)
+    let mut consumed_here: Option<HashSet<VName>> = None;
     for p in 0..b.stms.len() {
         let Some((upd, _, idx, v)) = as_update(&b.stms[p]) else {
             continue;
@@ -123,6 +121,12 @@ fn read_after_write(b: &mut Body, eff: &HashSet<Arc<str>>) -> bool {
             if *x != upd || j.len() < idx.len() || j[..idx.len()] != idx[..] {
                 continue;
             }
+            let consumed_here = consumed_here.get_or_insert_with(|| {
+                infos(&b.stms, eff)
+                    .into_iter()
+                    .flat_map(|i| i.consumes)
+                    .collect()
+            });
             if consumed_here.contains(&pe.name)
                 || v.as_var().is_some_and(|v| consumed_here.contains(v))
             {
@@ -173,15 +177,20 @@ fn index_of(stms: &[Stm], vn: &VName, idx: Vec<DimIndex>) -> Exp {
 
 /// Rule 2: moves one update `b = a with [I] = v` down past the statements after it that do
 /// not use `b` but to read it at an index disjoint from `I` (those reads now read `a`), up to
-/// the first that does (or that it cannot cross, or the next update). Only where it passes
-/// such a read, and only where no view of `a` that a passed statement makes is used after the
-/// update's new place.
+/// the first that does (or the next update). Only where it passes such a read, and only where
+/// [`can_sink`] allows it.
 fn read_past_update(b: &mut Body, eff: &HashSet<Arc<str>>) -> bool {
+    let mut uses: Vec<Option<HashSet<VName>>> = vec![None; b.stms.len()];
+    let mut info = None;
     for p in 0..b.stms.len() {
         let Some((upd, src, idx, _)) = as_update(&b.stms[p]) else {
             continue;
         };
-        let (upd, src, idx) = (upd.clone(), src.clone(), idx.to_vec());
+        let disjoint_read =
+            |s: &Stm| matches!(&s.exp, Exp::Index(x, j) if x == upd && disjoint(idx, j));
+        if !b.stms[p + 1..].iter().any(disjoint_read) {
+            continue;
+        }
         // The disjoint reads of `b` after the update, up to the first other use of `b`.
         let mut reads = Vec::new();
         let mut t = p + 1;
@@ -190,59 +199,68 @@ fn read_past_update(b: &mut Body, eff: &HashSet<Arc<str>>) -> bool {
             if matches!(s.exp, Exp::Update(..)) {
                 break;
             }
-            match &s.exp {
-                Exp::Index(x, j) if *x == upd && disjoint(&idx, j) => reads.push(t),
-                _ if uses_in_exp(&s.exp).contains(&upd) => break,
-                _ => {}
+            if disjoint_read(s) {
+                reads.push(t);
+            } else if uses[t]
+                .get_or_insert_with(|| uses_in_exp(&s.exp))
+                .contains(upd)
+            {
+                break;
             }
             t += 1;
         }
         if reads.is_empty() {
             continue;
         }
-        let mut moved = b.stms.clone();
+        let info = info.get_or_insert_with(|| infos(&b.stms, eff));
+        if !can_sink(b, info, &mut uses, (p, t), &reads) {
+            continue;
+        }
+        let src = src.clone();
         for &q in &reads {
-            if let Exp::Index(x, _) = &mut moved[q].exp {
+            if let Exp::Index(x, _) = &mut b.stms[q].exp {
                 *x = src.clone();
             }
         }
-        let upd_stm = moved.remove(p);
-        moved.insert(t - 1, upd_stm);
-        let moved = Body {
-            stms: moved,
-            result: b.result.clone(),
-        };
-        if !valid_move(&moved, p, t - 1, &src, eff) {
-            continue;
-        }
-        *b = moved;
+        b.stms[p..t].rotate_left(1);
         return true;
     }
     false
 }
 
-/// Whether the update now at `at` (moved there from `from`, with the reads between rewritten
-/// to read `src`) is still valid: no statement it crossed consumes what it reads, or mentions
-/// an accumulator or contains an `assert` where it does, and nothing after it (nor the body's
-/// result) uses `src` or a view of it that a crossed statement made.
-fn valid_move(b: &Body, from: usize, at: usize, src: &VName, eff: &HashSet<Arc<str>>) -> bool {
-    let info = infos(&b.stms, eff);
-    let upd = &info[at];
-    if info[from..at].iter().any(|k| {
-        !k.consumes.is_disjoint(&upd.reads) || (k.acc && upd.acc) || (k.effect && upd.effect)
+/// Whether the update at `p` may move to just before statement `t`, its disjoint reads
+/// `reads` reading its source array `a` instead: no statement it passes consumes what it
+/// reads (or a view of its result), mentions an accumulator or contains an `assert` where it
+/// does, and no view of `a` that the passed statements make (the rewritten reads, views of
+/// them, branches or loops returning them) is used from `t` on or returned by the body: `a`
+/// is consumed there. `info` and `uses` describe `b`'s statements as they are.
+fn can_sink(
+    b: &Body,
+    info: &[StmInfo],
+    uses: &mut [Option<HashSet<VName>>],
+    (p, t): (usize, usize),
+    reads: &[usize],
+) -> bool {
+    let upd = &info[p];
+    if info[p + 1..t].iter().any(|k| {
+        !k.consumes.is_disjoint(&upd.reads)
+            || !k.consumes.is_disjoint(&upd.binds)
+            || (k.acc && upd.acc)
+            || (k.effect && upd.effect)
     }) {
         return false;
     }
-    let mut views: HashSet<VName> = HashSet::from([src.clone()]);
-    for s in &b.stms[from..at] {
-        let aliases = match &s.exp {
-            Exp::Index(x, _) | Exp::Reshape(_, x) | Exp::Rearrange(_, x) => views.contains(x),
-            Exp::SubExp(SubExp::Var(x)) => views.contains(x),
-            Exp::If { .. } | Exp::Loop { .. } | Exp::Apply { .. } => {
-                !uses_in_exp(&s.exp).is_disjoint(&views)
-            }
-            _ => false,
-        };
+    let mut views: HashSet<VName> = HashSet::new();
+    for (k, s) in b.stms.iter().enumerate().take(t).skip(p + 1) {
+        let aliases = reads.contains(&k)
+            || match &s.exp {
+                Exp::Index(x, _) | Exp::Reshape(_, x) | Exp::Rearrange(_, x) => views.contains(x),
+                Exp::SubExp(SubExp::Var(x)) => views.contains(x),
+                Exp::If { .. } | Exp::Loop { .. } | Exp::Apply { .. } => !uses[k]
+                    .get_or_insert_with(|| uses_in_exp(&s.exp))
+                    .is_disjoint(&views),
+                _ => false,
+            };
         if aliases {
             let arrays = s
                 .pat
@@ -252,9 +270,14 @@ fn valid_move(b: &Body, from: usize, at: usize, src: &VName, eff: &HashSet<Arc<s
             views.extend(arrays.map(|pe| pe.name.clone()));
         }
     }
-    let used_after = b.stms[at + 1..]
-        .iter()
-        .any(|s| !uses_in_exp(&s.exp).is_disjoint(&views));
+    if views.is_empty() {
+        return true;
+    }
+    let used_after = (t..b.stms.len()).any(|k| {
+        !uses[k]
+            .get_or_insert_with(|| uses_in_exp(&b.stms[k].exp))
+            .is_disjoint(&views)
+    });
     let returned = b
         .result
         .iter()
