@@ -43,7 +43,7 @@
 //! [`crate::flatten::extract_kernels`] before fusion.
 
 use super::fusion::{infos, StmInfo};
-use super::traverse::{effectful_funs, map_bodies_in, uses_in_exp};
+use super::traverse::{effectful_funs, nested_bodies, uses_in_exp};
 use crate::ir::*;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -52,22 +52,38 @@ use std::sync::Arc;
 pub fn update_reads(mut p: Program) -> Program {
     let eff = effectful_funs(&p);
     for f in &mut p.funs {
-        map_bodies_in(&mut f.body, &mut |b: &mut Body| rewrite_body(b, &eff));
+        rewrite_nest(&mut f.body, true, &eff);
     }
     p
 }
 
-/// Both rewrites on `b`'s own statements until nothing changes. Rule 1 removes a read of an
+/// [`rewrite_body`] on `b` and the bodies nested in it, innermost first. `host`: whether `b`
+/// runs as host code (a function's body, or a loop, branch or `with_acc` body in one), not in
+/// the lambda of a SOAC. Updates move (rule 2) only in host code: flattening distributes a
+/// lambda's statements over several kernels and recomputes its cheap ones (reads included)
+/// where they are used, which could put a rewritten read after the kernel of the update that
+/// consumes its array.
+fn rewrite_nest(b: &mut Body, host: bool, eff: &HashSet<Arc<str>>) {
+    for s in &mut b.stms {
+        let inner = host && !matches!(s.exp, Exp::Soac(_));
+        for nb in nested_bodies(&mut s.exp) {
+            rewrite_nest(nb, inner, eff);
+        }
+    }
+    rewrite_body(b, host, eff);
+}
+
+/// Both rewrites (rule 2 only in host code) on `b`'s own statements until nothing changes. Rule 1 removes a read of an
 /// update's result, and rule 2 moves an update after statements that were after it (never an
 /// update, never back), so the rounds are bounded; the bound below only guards against a
 /// mistake.
-fn rewrite_body(b: &mut Body, eff: &HashSet<Arc<str>>) {
+fn rewrite_body(b: &mut Body, host: bool, eff: &HashSet<Arc<str>>) {
     if !b.stms.iter().any(|s| matches!(s.exp, Exp::Update(..))) {
         return;
     }
     let limit = 4 * b.stms.len() * b.stms.len() + 16;
     for _ in 0..limit {
-        if !(read_after_write(b, eff) || read_past_update(b, eff)) {
+        if !(read_after_write(b, eff) || (host && read_past_update(b, eff))) {
             break;
         }
     }
