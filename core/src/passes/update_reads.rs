@@ -42,10 +42,10 @@
 //! reported in another order (as fusion may; Futhark does not order them). Run by
 //! [`crate::flatten::extract_kernels`] before fusion.
 
-use super::fusion::{infos, StmInfo};
+use super::fusion::{close, infos, record_aliases, StmInfo};
 use super::traverse::{effectful_funs, nested_bodies, uses_in_exp};
 use crate::ir::*;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// Rewrites reads through in-place updates in every body of `p` (see the module docs).
@@ -66,17 +66,21 @@ pub fn update_reads(mut p: Program) -> Program {
 fn rewrite_nest(b: &mut Body, host: bool, eff: &HashSet<Arc<str>>) {
     for s in &mut b.stms {
         let inner = host && !matches!(s.exp, Exp::Soac(_));
-        for nb in nested_bodies(&mut s.exp) {
-            rewrite_nest(nb, inner, eff);
+        let with_acc = matches!(s.exp, Exp::WithAcc { .. });
+        let nested = nested_bodies(&mut s.exp);
+        let last = nested.len().saturating_sub(1);
+        for (k, nb) in nested.into_iter().enumerate() {
+            // (A `with_acc`'s operators, before its lambda, run where the updates do.)
+            rewrite_nest(nb, inner && (!with_acc || k == last), eff);
         }
     }
     rewrite_body(b, host, eff);
 }
 
-/// Both rewrites (rule 2 only in host code) on `b`'s own statements until nothing changes. Rule 1 removes a read of an
-/// update's result, and rule 2 moves an update after statements that were after it (never an
-/// update, never back), so the rounds are bounded; the bound below only guards against a
-/// mistake.
+/// Both rewrites (rule 2 only in host code) on `b`'s own statements until nothing changes.
+/// Rule 1 removes a read of an update's result, and rule 2 moves an update after statements
+/// that were after it (never an update, never back), so the rounds are bounded; the bound
+/// below only guards against a mistake.
 fn rewrite_body(b: &mut Body, host: bool, eff: &HashSet<Arc<str>>) {
     if !b.stms.iter().any(|s| matches!(s.exp, Exp::Update(..))) {
         return;
@@ -229,7 +233,7 @@ fn read_past_update(b: &mut Body, eff: &HashSet<Arc<str>>) -> bool {
             continue;
         }
         let info = info.get_or_insert_with(|| infos(&b.stms, eff));
-        if !can_sink(b, info, &mut uses, (p, t), &reads) {
+        if !can_sink(b, info, (p, t), &reads) {
             continue;
         }
         let src = src.clone();
@@ -247,16 +251,10 @@ fn read_past_update(b: &mut Body, eff: &HashSet<Arc<str>>) -> bool {
 /// Whether the update at `p` may move to just before statement `t`, its disjoint reads
 /// `reads` reading its source array `a` instead: no statement it passes consumes what it
 /// reads (or a view of its result), mentions an accumulator or contains an `assert` where it
-/// does, and no view of `a` that the passed statements make (the rewritten reads, views of
-/// them, branches or loops returning them) is used from `t` on or returned by the body: `a`
-/// is consumed there. `info` and `uses` describe `b`'s statements as they are.
-fn can_sink(
-    b: &Body,
-    info: &[StmInfo],
-    uses: &mut [Option<HashSet<VName>>],
-    (p, t): (usize, usize),
-    reads: &[usize],
-) -> bool {
+/// does, and no row that a rewritten read makes (nor a view of one: a slice, a branch or loop
+/// returning it, as [`super::fusion`] tracks aliases) is used from `t` on or returned by the
+/// body: `a` is consumed there. `info` describes `b`'s statements as they are.
+fn can_sink(b: &Body, info: &[StmInfo], (p, t): (usize, usize), reads: &[usize]) -> bool {
     let upd = &info[p];
     if info[p + 1..t].iter().any(|k| {
         !k.consumes.is_disjoint(&upd.reads)
@@ -266,39 +264,30 @@ fn can_sink(
     }) {
         return false;
     }
-    let mut views: HashSet<VName> = HashSet::new();
-    for (k, s) in b.stms.iter().enumerate().take(t).skip(p + 1) {
-        let aliases = reads.contains(&k)
-            || match &s.exp {
-                Exp::Index(x, _) | Exp::Reshape(_, x) | Exp::Rearrange(_, x) => views.contains(x),
-                Exp::SubExp(SubExp::Var(x)) => views.contains(x),
-                Exp::If { .. } | Exp::Loop { .. } | Exp::Apply { .. } => !uses[k]
-                    .get_or_insert_with(|| uses_in_exp(&s.exp))
-                    .is_disjoint(&views),
-                _ => false,
-            };
-        if aliases {
-            let arrays = s
-                .pat
-                .elems
-                .iter()
-                .filter(|pe| !matches!(pe.ty, Type::Prim(_)));
-            views.extend(arrays.map(|pe| pe.name.clone()));
-        }
-    }
-    if views.is_empty() {
+    // The rows the rewritten reads make (a scalar read is a value, not a view).
+    let rows: HashSet<VName> = reads
+        .iter()
+        .flat_map(|&q| &b.stms[q].pat.elems)
+        .filter(|pe| !matches!(pe.ty, Type::Prim(_)))
+        .map(|pe| pe.name.clone())
+        .collect();
+    if rows.is_empty() {
         return true;
     }
-    let used_after = (t..b.stms.len()).any(|k| {
-        !uses[k]
-            .get_or_insert_with(|| uses_in_exp(&b.stms[k].exp))
-            .is_disjoint(&views)
-    });
-    let returned = b
+    // (A statement's reads include the arrays they may alias.)
+    if info[t..].iter().any(|k| !k.reads.is_disjoint(&rows)) {
+        return false;
+    }
+    let mut alias = HashMap::new();
+    for s in &b.stms {
+        record_aliases(&mut alias, s);
+    }
+    let returned: HashSet<VName> = b
         .result
         .iter()
-        .any(|r| r.as_var().is_some_and(|v| views.contains(v)));
-    !used_after && !returned
+        .filter_map(|r| r.as_var().cloned())
+        .collect();
+    close(&alias, returned).is_disjoint(&rows)
 }
 
 #[cfg(test)]

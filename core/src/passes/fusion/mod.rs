@@ -261,7 +261,10 @@ pub(crate) fn infos(stms: &[Stm], eff: &HashSet<Arc<str>>) -> Vec<StmInfo> {
 }
 
 /// `names` and every array they may alias.
-fn close(alias: &HashMap<VName, HashSet<VName>>, names: HashSet<VName>) -> HashSet<VName> {
+pub(crate) fn close(
+    alias: &HashMap<VName, HashSet<VName>>,
+    names: HashSet<VName>,
+) -> HashSet<VName> {
     let mut out = names.clone();
     let mut todo: Vec<VName> = names.into_iter().collect();
     while let Some(v) = todo.pop() {
@@ -276,7 +279,7 @@ fn close(alias: &HashMap<VName, HashSet<VName>>, names: HashSet<VName>) -> HashS
 
 /// Records the arrays each result of `s` may alias: views (`Index`, `Reshape`, `Rearrange`),
 /// copies of variables, and the results of branches and loops (which may be an input array).
-fn record_aliases(alias: &mut HashMap<VName, HashSet<VName>>, s: &Stm) {
+pub(crate) fn record_aliases(alias: &mut HashMap<VName, HashSet<VName>>, s: &Stm) {
     let arrays = |p: &Param| !matches!(p.ty, Type::Prim(_));
     let mut add = |name: &VName, srcs: HashSet<VName>| {
         if !srcs.is_empty() {
