@@ -20,6 +20,13 @@
 //! ```
 //!
 //! with `op` the accumulator's operator (from its `with_acc`): each element is updated once.
+//! The `segred` stores every value before it sums (the runtime's segmented reductions run over
+//! stored operands); where there are elements enough to fill the device with a thread each,
+//! `segmap (gj < k, gl < d) { reduce op (map (\gi -> ...; v) (iota n)) }` sums in the thread
+//! and stores nothing (thread code computes the inner `map` where the `reduce` uses it). Both
+//! are generated, chosen by `seg_threads_threshold(seg_threads_N) (k * d)` (rule 5's choice
+//! between the versions of a nest, with a default of its own: on lavapipe the stores cost
+//! more than a loop over the values, so 64 threads suffice there).
 //! Accumulators the kernel passes through without updating them (those whose results nothing
 //! uses, [`crate::passes::dead_acc`]) pass through the second kernel.
 //! The sum is the same up to the order of the operator's applications, which atomics do not
@@ -34,7 +41,9 @@
 //! host arrays stay recognisable as such to the backend.
 
 use super::kernel::{versioned, Flattener};
-use crate::ir::{Body, DimIndex, Exp, Lambda, Operator, Param, Pat, Stm, SubExp, Type, VName};
+use crate::ir::{
+    Body, DimIndex, Exp, Lambda, Operator, Param, Pat, Soac, Stm, SubExp, Type, VName,
+};
 use crate::prim::PrimValue;
 use crate::seg::ThresholdKind;
 use crate::seg::{HostBody, HostExp, HostStm, KernelBody, KernelResult, SegKind, SegOp, SegSpace};
@@ -45,6 +54,183 @@ impl Flattener<'_> {
     /// module doc's pattern.
     pub(super) fn reduce_acc_updates(&mut self, body: &mut HostBody) {
         Env::default().body(body, self);
+    }
+}
+
+/// The product of `sizes` (host statements into `out`).
+fn product(fl: &mut Flattener, sizes: &[SubExp], out: &mut Vec<HostStm>) -> SubExp {
+    let i64t = crate::prim::PrimType::Int(crate::prim::IntType::I64);
+    let mut it = sizes.iter().cloned();
+    let mut size = it.next().unwrap_or(SubExp::i64(1));
+    for d in it {
+        let p = fl.fresh_param(
+            &VName {
+                id: 0,
+                base: "kept_size".into(),
+            },
+            Type::Prim(i64t),
+        );
+        out.push(HostStm {
+            pat: Pat {
+                elems: vec![p.clone()],
+            },
+            exp: HostExp::Plain(Exp::BinOp(crate::ir::BinOp::Mul(i64t), size, d)),
+            attrs: Default::default(),
+            loc: None,
+        });
+        size = SubExp::Var(p.name);
+    }
+    size
+}
+
+/// The reduction of rule 7 as a `segmap` over the kept dimensions whose threads each sum
+/// their element's values over the reduced one (the last of `space`): `body` (the values at
+/// a point of `space`) mapped over `iota` of the reduced size, then reduced by `operators`
+/// combined into one. Thread code computes an inner `map` where it is used, so nothing is
+/// stored: where there are enough elements to fill the device, this saves the segmented
+/// reduction's kernel storing every value first.
+fn thread_reduction(
+    fl: &mut Flattener,
+    space: &[(VName, SubExp)],
+    body: &Body,
+    val_types: &[Type],
+    operators: &[&Operator],
+    pat: &[Param],
+    s: &HostStm,
+) -> HostStm {
+    let i64t = Type::Prim(crate::prim::PrimType::Int(crate::prim::IntType::I64));
+    let lam = crate::passes::traverse::fresh_lambda(
+        fl.ns,
+        &Lambda {
+            params: space
+                .iter()
+                .map(|(g, _)| Param {
+                    name: g.clone(),
+                    ty: i64t.clone(),
+                })
+                .collect(),
+            body: body.clone(),
+            ret: val_types.to_vec(),
+        },
+    );
+    let (kept, reduced) = lam.params.split_at(space.len() - 1);
+    let n = space[space.len() - 1].1.clone();
+    let is = fl.ns.fresh("iota");
+    let mut stms = vec![Stm {
+        pat: Pat {
+            elems: vec![Param {
+                name: is.clone(),
+                ty: Type::array(
+                    crate::prim::PrimType::Int(crate::prim::IntType::I64),
+                    vec![n.clone()],
+                ),
+            }],
+        },
+        exp: Exp::Iota {
+            n: n.clone(),
+            start: SubExp::i64(0),
+            stride: SubExp::i64(1),
+            it: crate::prim::IntType::I64,
+        },
+        attrs: Default::default(),
+        loc: None,
+    }];
+    let vs: Vec<Param> = val_types
+        .iter()
+        .map(|t| Param {
+            name: fl.ns.fresh("acc_val"),
+            ty: t.array_of(n.clone()),
+        })
+        .collect();
+    stms.push(Stm {
+        pat: Pat { elems: vs.clone() },
+        exp: Exp::Soac(Soac::Map {
+            w: n.clone(),
+            arrs: vec![is],
+            lam: Lambda {
+                params: reduced.to_vec(),
+                body: lam.body.clone(),
+                ret: val_types.to_vec(),
+            },
+        }),
+        attrs: Default::default(),
+        loc: s.loc.clone(),
+    });
+    let sums: Vec<Param> = val_types
+        .iter()
+        .map(|t| Param {
+            name: fl.ns.fresh("acc_sum"),
+            ty: t.clone(),
+        })
+        .collect();
+    stms.push(Stm {
+        pat: Pat {
+            elems: sums.clone(),
+        },
+        exp: Exp::Soac(Soac::Reduce {
+            w: n,
+            arrs: vs.iter().map(|p| p.name.clone()).collect(),
+            op: combined(fl, operators),
+        }),
+        attrs: Default::default(),
+        loc: s.loc.clone(),
+    });
+    HostStm {
+        pat: Pat {
+            elems: pat.to_vec(),
+        },
+        exp: HostExp::Seg(SegOp {
+            kind: SegKind::Map,
+            space: SegSpace {
+                dims: kept
+                    .iter()
+                    .zip(space)
+                    .map(|(p, (_, d))| (p.name.clone(), d.clone()))
+                    .collect(),
+            },
+            ret: val_types.to_vec(),
+            body: KernelBody::returning(Body {
+                stms,
+                result: sums.iter().map(|p| SubExp::Var(p.name.clone())).collect(),
+            }),
+        }),
+        attrs: s.attrs.clone(),
+        loc: s.loc.clone(),
+    }
+}
+
+/// One operator over the tuples of `operators`' values side by side (each applied to its
+/// own components), with fresh names.
+fn combined(fl: &mut Flattener, operators: &[&Operator]) -> Operator {
+    let lams: Vec<Lambda> = operators
+        .iter()
+        .map(|o| crate::passes::traverse::fresh_lambda(fl.ns, &o.lam))
+        .collect();
+    let mut xs = Vec::new();
+    let mut ys = Vec::new();
+    let mut stms = Vec::new();
+    let mut result = Vec::new();
+    let mut ret = Vec::new();
+    for (l, o) in lams.into_iter().zip(operators) {
+        let k = o.neutral.len();
+        xs.extend(l.params[..k].iter().cloned());
+        ys.extend(l.params[k..].iter().cloned());
+        stms.extend(l.body.stms);
+        result.extend(l.body.result);
+        ret.extend(l.ret);
+    }
+    xs.extend(ys);
+    Operator {
+        lam: Lambda {
+            params: xs,
+            body: Body { stms, result },
+            ret,
+        },
+        neutral: operators
+            .iter()
+            .flat_map(|o| o.neutral.iter().cloned())
+            .collect(),
+        commutative: operators.iter().all(|o| o.commutative),
     }
 }
 
@@ -104,7 +290,19 @@ impl Env {
     /// ([`super::acc_split`]) and at least one of those matches: the kernels, each rewritten
     /// where it matches.
     fn rewrite_split(&self, s: &HostStm, fl: &mut Flattener) -> Option<Vec<HostStm>> {
-        let pieces = super::acc_split::split(s, fl.ns)?;
+        let pieces = match super::acc_split::split(s, fl.ns) {
+            Some(pieces) => pieces,
+            None => {
+                // Costly values first, stored ([`super::acc_store::materialize`]).
+                let (values, updates) = super::acc_store::materialize(s, fl.ns)?;
+                let mut pieces = vec![values];
+                match super::acc_split::split(&updates, fl.ns) {
+                    Some(split) => pieces.extend(split),
+                    None => pieces.push(updates),
+                }
+                pieces
+            }
+        };
         let mut any = false;
         let mut out = Vec::new();
         for p in pieces {
@@ -273,9 +471,23 @@ impl Env {
             .zip(red_space)
             .map(|(p, (_, d))| (p.name, d))
             .collect();
+        let operators: Vec<&Operator> = accs.iter().map(|a| a.1).collect();
+        let mut pre = Vec::new();
+        let kept_size = product(fl, &sizes, &mut pre);
+        let thread_pat = fl.fresh_params(&red_pat);
+        let thread_red = thread_reduction(
+            fl,
+            &red_space,
+            &copy.body,
+            &val_types,
+            &operators,
+            &thread_pat,
+            s,
+        );
+        let dist_pat = fl.fresh_params(&red_pat);
         let red = HostStm {
             pat: Pat {
-                elems: red_pat.clone(),
+                elems: dist_pat.clone(),
             },
             exp: HostExp::Seg(SegOp {
                 kind: SegKind::Red(
@@ -360,7 +572,24 @@ impl Env {
             attrs: s.attrs.clone(),
             loc: s.loc.clone(),
         };
-        let mut out = Vec::new();
+        // Many elements: a thread each, summing over the reduced dimension; few: the
+        // segmented reduction (rule 5's choice between a map of reductions' versions).
+        let mut out = pre;
+        let nest = fl.threshold(
+            "seg_threads",
+            kept_size,
+            ThresholdKind::SegThreads,
+            &s.loc,
+            &mut out,
+        );
+        let red = versioned(
+            &red_pat,
+            nest,
+            (vec![thread_red], &thread_pat),
+            (vec![red], &dist_pat),
+            true,
+            &s.loc,
+        );
         let cond = fl.threshold(
             "acc_red",
             reduced.1.clone(),

@@ -23,15 +23,22 @@
 //! segmap (gi < n, gk < k, gl < d) { ...; return upd_acc(acc2, [gk, gl], w) }
 //! ```
 //!
-//! which rule 7 then reduces over `gi`. (GMM's gradient no longer has this form: since fusion
-//! moved the update of the Q matrices' adjoint into the kernel of the point's own adjoint,
-//! [`crate::passes::fusion::into_with_acc`], that kernel's statements are not cheap, and it is
-//! left to atomics rather than materialising every point's `[K][d][d]` rows.) Splitting is valid because updates of an accumulator
+//! which rule 7 then reduces over `gi`. Splitting is valid because updates of an accumulator
 //! with an operator commute with everything else the kernels do (they only read their
 //! inputs). It is done only where every statement the kernels keep is cheap scalar or indexing
 //! code (a made dimension repeats the statements before the inner `map` once per element of
 //! it), the inner `map`s' widths are known on the host, and rule 7 then applies to at least one
 //! of the kernels; otherwise the kernel is left as it is.
+//!
+//! GMM's gradient no longer has the cheap form: since fusion moved the update of the Q
+//! matrices' adjoint into the kernel of the point's own adjoint
+//! ([`crate::passes::fusion::into_with_acc`]), the kernel over `(n, K)` computes `Q (x - μ)`
+//! and its adjoint (d² steps each) before its updates. `acc_store::materialize` splits such a kernel
+//! in two first (module `acc_store`): one kernel runs the costly code and stores the values
+//! the updates read (the point's `[d]` vectors, `[n][K][d]` in all, never the `[n][K][d][d]`
+//! outer products), and one of cheap code reads them and makes the updates, which [`split`]
+//! then splits as above.
+//! A result that passes an accumulator through unchanged goes with the first kernel.
 
 use crate::ir::{Attrs, DimIndex, Exp, Lambda, NameSource, Param, Pat, Soac, Stm, SubExp, Type};
 use crate::ir::{Body, VName};
@@ -53,10 +60,17 @@ pub(super) fn split(s: &HostStm, ns: &mut NameSource) -> Option<Vec<HostStm>> {
     }
     let mut pieces = Vec::new();
     let mut expanded = false;
+    // Results that are a host accumulator passed through without an update: the first
+    // kernel returns them too.
+    let mut passed = Vec::new();
     for (i, r) in op.body.results.iter().enumerate() {
         let KernelResult::Returns(SubExp::Var(r)) = r else {
             return None;
         };
+        if passes_through(&op.body.stms, r) {
+            passed.push((r.clone(), i));
+            continue;
+        }
         let mut stms = op.body.stms.clone();
         let mut dims = op.space.dims.clone();
         let mut result = r.clone();
@@ -92,13 +106,32 @@ pub(super) fn split(s: &HostStm, ns: &mut NameSource) -> Option<Vec<HostStm>> {
         }
         pieces.push((dims, stms, result, i));
     }
-    if pieces.len() < 2 && !expanded {
+    if pieces.len() < 2 && !expanded || pieces.is_empty() {
         return None;
     }
     let i64t = Type::Prim(crate::prim::PrimType::Int(crate::prim::IntType::I64));
     let out = pieces
         .into_iter()
-        .map(|(dims, stms, result, i)| {
+        .enumerate()
+        .map(|(k, (dims, stms, result, i))| {
+            let mut results = vec![(result, i)];
+            if k == 0 {
+                results.extend(passed.iter().cloned());
+            }
+            let mut stms = stms;
+            if k == 0 {
+                let mut chains = Vec::new();
+                for (r, _) in &passed {
+                    chains.extend(alias_chain(&op.body.stms, r));
+                }
+                let bound: HashSet<VName> = stms
+                    .iter()
+                    .flat_map(|st| st.pat.elems.iter().map(|p| p.name.clone()))
+                    .collect();
+                chains.retain(|st| !bound.contains(&st.pat.elems[0].name));
+                chains.extend(stms);
+                stms = chains;
+            }
             // Fresh names for each kernel (they copy the original's statements).
             let lam = crate::passes::traverse::fresh_lambda(
                 ns,
@@ -112,14 +145,20 @@ pub(super) fn split(s: &HostStm, ns: &mut NameSource) -> Option<Vec<HostStm>> {
                         .collect(),
                     body: Body {
                         stms,
-                        result: vec![SubExp::Var(result)],
+                        result: results
+                            .iter()
+                            .map(|(r, _)| SubExp::Var(r.clone()))
+                            .collect(),
                     },
-                    ret: vec![op.ret[i].clone()],
+                    ret: results.iter().map(|&(_, i)| op.ret[i].clone()).collect(),
                 },
             );
             HostStm {
                 pat: Pat {
-                    elems: vec![s.pat.elems[i].clone()],
+                    elems: results
+                        .iter()
+                        .map(|&(_, i)| s.pat.elems[i].clone())
+                        .collect(),
                 },
                 exp: HostExp::Seg(SegOp {
                     kind: SegKind::Map,
@@ -131,7 +170,7 @@ pub(super) fn split(s: &HostStm, ns: &mut NameSource) -> Option<Vec<HostStm>> {
                             .map(|(p, (_, d))| (p.name.clone(), d.clone()))
                             .collect(),
                     },
-                    ret: vec![op.ret[i].clone()],
+                    ret: results.iter().map(|&(_, i)| op.ret[i].clone()).collect(),
                     body: KernelBody::returning(lam.body),
                 }),
                 attrs: s.attrs.clone(),
@@ -140,6 +179,37 @@ pub(super) fn split(s: &HostStm, ns: &mut NameSource) -> Option<Vec<HostStm>> {
         })
         .collect();
     Some(out)
+}
+
+/// The alias statements (`let a = b`) of `stms` leading from `r` back to a name they do not
+/// bind, in the order of `stms`; empty where `r` is not bound by such a chain.
+fn alias_chain(stms: &[Stm], r: &VName) -> Vec<Stm> {
+    let mut chain = Vec::new();
+    let mut at = r;
+    while let Some(st) = stms
+        .iter()
+        .find(|st| st.pat.elems.iter().any(|p| &p.name == at))
+    {
+        match &st.exp {
+            Exp::SubExp(SubExp::Var(v)) if st.pat.elems.len() == 1 => {
+                chain.push(st.clone());
+                at = v;
+            }
+            _ => return Vec::new(),
+        }
+    }
+    chain.reverse();
+    chain
+}
+
+/// Whether result `r` of a kernel of statements `stms` is an accumulator the kernel passes
+/// through without an update: an alias chain back to a name from outside the kernel.
+fn passes_through(stms: &[Stm], r: &VName) -> bool {
+    let chain = alias_chain(stms, r);
+    !chain.is_empty()
+        && chain
+            .iter()
+            .all(|st| matches!(st.pat.elems[0].ty, Type::Acc { .. }))
 }
 
 /// Statement `st` binds `result` by a `map` of accumulator updates whose width is known outside
@@ -194,7 +264,7 @@ fn inline_map(
 }
 
 /// A `map` all of whose results are accumulators (a map of accumulator updates).
-fn acc_map(st: &Stm) -> bool {
+pub(super) fn acc_map(st: &Stm) -> bool {
     matches!(st.exp, Exp::Soac(Soac::Map { .. }))
         && st
             .pat
@@ -206,7 +276,7 @@ fn acc_map(st: &Stm) -> bool {
 /// What a kernel may repeat per element of a made dimension: scalar code (rule 2's
 /// [`super::kernel::cheap`]), rows of arrays (point indexes), aliases of accumulators,
 /// accumulator updates and maps of them.
-fn cheap(st: &Stm) -> bool {
+pub(super) fn cheap(st: &Stm) -> bool {
     super::kernel::cheap(st)
         || match &st.exp {
             Exp::SubExp(_) | Exp::UpdAcc { .. } => true,

@@ -9,12 +9,13 @@
 //! adjoint into the `[k][d]` centres), every element is updated by every outer thread, and on
 //! a GPU those atomic updates serialise: 681 ms of kernels for n = 494,019 points on an H200,
 //! where the flattened version, whose updates rule 7 turned into a segmented reduction, takes
-//! about 0.9 ms per 20,000 points. A CPU (lavapipe) runs few threads at once, and there the
-//! sequentialised version is the faster one (0.83 s against 1.39 s at n = 20,000). The size
-//! alone cannot choose, so such a nest's threshold becomes a [`ThresholdKind::ContendedNest`]
-//! (printed `contended_threshold`), which [`crate::seg::Thresholds::get_on`] never meets on a
-//! GPU unless set by name or by `nest`/`contended_nest`, and which is the nest threshold on a
-//! CPU.
+//! about 0.9 ms per 20,000 points. On a CPU (lavapipe) the flattened version wins too, now
+//! that its reductions run a thread per element where there are enough elements (k-means at
+//! n = 20,000: 44-63 ms against 58-70 ms; it lost, 1.39 s against 0.83 s, while its reductions
+//! stored every value first). The size alone cannot choose, so such a nest's threshold becomes
+//! a [`ThresholdKind::ContendedNest`] (printed `contended_threshold`), which the Vulkan
+//! runtime's thresholds never meet unless set by name or by `nest`/`contended_nest`, and
+//! which is the nest threshold where there is no device (the kernel IR's evaluator).
 //!
 //! Recognised: `let c = threshold(name) size` of kind `Nest` and, later in the same body,
 //! the nest's two versions `if versions c then A else B` where a `segmap` of `A` updates an accumulator that is not its own

@@ -68,16 +68,20 @@
 //!    whose every result is one update of a host accumulator, at indices that are distinct
 //!    thread indices of its space, with exactly one thread index left over, updates each
 //!    element from as many threads as that dimension is wide (k-means' Newton step: 20,000
-//!    per element). It is versioned on that width (`acc_threshold(acc_red_N)`): a `segred`
+//!    per element). It is versioned on that width (`acc_threshold(acc_red_N)`): the sums
 //!    over the left-over dimension followed by one update per element, or the atomic kernel.
+//!    The sums are a `segmap` thread per element looping over the dimension, or a `segred`,
+//!    by the number of elements (`seg_threads_threshold(seg_threads_N)`).
 //!    A kernel of updates that does not have that form because it updates several
 //!    accumulators at different indices, or one through inner `map`s of updates (a
 //!    `[K][d][d]` adjoint, module `acc_split`), is first split into one kernel per
 //!    accumulator with the inner maps as further dimensions, where its statements are cheap
-//!    enough to repeat and rule 7 then applies to one of the kernels. Then (module
+//!    enough to repeat and rule 7 then applies to one of the kernels; where they are not, a
+//!    kernel first stores the values the updates need (`acc_store::materialize`). Then (module
 //!    `contention`) a nest whose sequentialised kernel contends on an accumulator that its
 //!    flattened version reduces gets a threshold of its own kind (`contended_threshold`),
-//!    which a GPU never meets unless it is set: the size alone cannot tell the versions apart.
+//!    which the Vulkan runtime never meets unless it is set: the size alone cannot tell the
+//!    versions apart.
 //!
 //! Where distribution applies, both versions are generated (incremental flattening): the host
 //! compares the nest's size with a run-time threshold ([`crate::seg::HostExp::Threshold`]) and
@@ -94,6 +98,7 @@
 
 mod acc_red;
 mod acc_split;
+mod acc_store;
 mod array_ops;
 mod contention;
 mod host_map;

@@ -421,14 +421,31 @@ fn accumulator_updates_from_many_threads_become_a_versioned_segmented_reduction(
             match &s.exp {
                 HostExp::If { then_b, else_b, .. } => {
                     // The reduction's version: a segred whose space is the updated element's
-                    // indices plus the reduced one, then a segmap over the elements.
-                    if let [red, upd] = then_b.stms.as_slice() {
-                        if let (HostExp::Seg(r), HostExp::Seg(u)) = (&red.exp, &upd.exp) {
-                            if matches!(r.kind, SegKind::Red(_))
-                                && u.kind == SegKind::Map
-                                && r.space.dims.len() == u.space.dims.len() + 1
+                    // indices plus the reduced one (or, in its other version, a segmap over
+                    // the elements summing in each thread), then a segmap over the elements.
+                    if let [.., red, upd] = then_b.stms.as_slice() {
+                        if let (
+                            HostExp::If {
+                                then_b: by_thread,
+                                else_b: by_seg,
+                                nest_versions: true,
+                                ..
+                            },
+                            HostExp::Seg(u),
+                        ) = (&red.exp, &upd.exp)
+                        {
+                            if let ([t], [r]) = (by_thread.stms.as_slice(), by_seg.stms.as_slice())
                             {
-                                out.push((r.clone(), u.clone()));
+                                if let (HostExp::Seg(t), HostExp::Seg(r)) = (&t.exp, &r.exp) {
+                                    if matches!(r.kind, SegKind::Red(_))
+                                        && t.kind == SegKind::Map
+                                        && u.kind == SegKind::Map
+                                        && r.space.dims.len() == u.space.dims.len() + 1
+                                        && t.space.dims.len() == u.space.dims.len()
+                                    {
+                                        out.push((r.clone(), u.clone()));
+                                    }
+                                }
                             }
                         }
                     }
@@ -460,11 +477,12 @@ fn accumulator_updates_from_many_threads_become_a_versioned_segmented_reduction(
     let args = "[[0.0, 0.0], [4.0, 4.0], [1.0, 2.0], [3.0, 3.5]] [[1.0, 0.0], [3.0, 5.0]]";
     let args = || crate::values::parse_values(args.as_bytes()).expect("values");
     let want = c.run_interp("newton", args()).expect("interpreter");
-    for v in [0, i64::MAX] {
+    for (v, s) in [(0, 0), (0, i64::MAX), (i64::MAX, 0)] {
         let mut th = crate::seg::Thresholds::default();
         th.set(&format!("acc_red={v}")).unwrap();
+        th.set(&format!("seg_threads={s}")).unwrap();
         let (got, _) = c.run_kernels("newton", args(), &th).expect("kernel IR");
-        assert_eq!(got, want, "acc_red threshold {v}");
+        assert_eq!(got, want, "acc_red threshold {v}, seg_threads {s}");
     }
 }
 
@@ -499,16 +517,67 @@ fn gmm_gradient_materialises_no_per_point_adjoint_of_the_q_matrices() {
         rank <= 3,
         "an array of rank {rank} in the kernel IR:\n{printed}"
     );
-    // The per-point and the flattened versions agree with the interpreter.
+    // The flattened version stores the points' `[K][d]` vectors its updates need, and
+    // reduces the updates over the points (`acc_store::materialize`, rule 7).
+    assert!(printed.contains("_rows_"), "{printed}");
+    // The per-point and the flattened versions agree with the interpreter, the flattened
+    // one with its reductions as a thread per element and as segmented reductions.
     let data = std::fs::read(root.join("small/gmm_small.in")).expect("gmm_small.in");
     let args = || crate::values::parse_values(&data).expect("values");
     let want = c.run_interp("grad", args()).expect("interpreter");
-    for v in [0, i64::MAX] {
+    for (v, s) in [(0, 0), (i64::MAX, 0), (i64::MAX, i64::MAX)] {
         let mut th = crate::seg::Thresholds::default();
         th.set(&format!("nest={v}")).unwrap();
+        th.set(&format!("seg_threads={s}")).unwrap();
         let (got, _) = c.run_kernels("grad", args(), &th).expect("kernel IR");
         let mismatches = crate::testing::compare_values(&got, &want);
-        assert!(mismatches.is_empty(), "nest threshold {v}: {mismatches:?}");
+        assert!(
+            mismatches.is_empty(),
+            "nest {v}, seg_threads {s}: {mismatches:?}"
+        );
+    }
+}
+
+#[test]
+fn costly_values_of_contended_updates_are_stored_and_the_updates_reduced() {
+    // Every point adds the outer product of 2 (m x) and x into the adjoint of the matrix it
+    // reads whole. The flattened kernel over (point, row) computes (m x)_i by an inner
+    // reduction, then updates row i of the adjoint: the reduction is not cheap enough to
+    // repeat per element, so a kernel stores it per point and row, and the updates, over
+    // (point, row, column), become a reduction over the points (rule 7): a thread per
+    // element summing over the points, or a segmented reduction, chosen by a `seg_threads`
+    // threshold.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/programs/ad_vjp_outer_products.fut");
+    let src = std::fs::read_to_string(path).expect("ad_vjp_outer_products.fut");
+    let c = crate::compile("t.fut", &src).unwrap_or_else(|e| panic!("{}", e.render()));
+    let p = super::extract_kernels(&c.ir);
+    crate::seg::check::check_program(&p).expect("checked kernel IR");
+    let printed = crate::seg::print::program_to_string(&p);
+    assert!(printed.contains("_rows_"), "a stored value:\n{printed}");
+    assert!(
+        printed.contains("seg_threads_threshold(seg_threads_"),
+        "a thread per element:\n{printed}"
+    );
+    let args = "[[0.5, -1.0, 2.0], [1.5, 0.25, -0.5], [0.1, 0.2, 0.3]] \
+                [[1.0, 0.5, -0.4], [0.2, 0.3, 0.4], [-0.7, 0.9, 1.1], [2.0, -1.0, 0.5]]";
+    let args = || crate::values::parse_values(args.as_bytes()).expect("values");
+    let want = c.run_interp("grad", args()).expect("interpreter");
+    for nest in [0, i64::MAX] {
+        for seg_threads in [0, i64::MAX] {
+            for acc_red in [0, i64::MAX] {
+                let mut th = crate::seg::Thresholds::default();
+                th.set(&format!("nest={nest}")).unwrap();
+                th.set(&format!("seg_threads={seg_threads}")).unwrap();
+                th.set(&format!("acc_red={acc_red}")).unwrap();
+                let (got, _) = c.run_kernels("grad", args(), &th).expect("kernel IR");
+                let mismatches = crate::testing::compare_values(&got, &want);
+                assert!(
+                    mismatches.is_empty(),
+                    "nest {nest}, seg_threads {seg_threads}, acc_red {acc_red}: {mismatches:?}"
+                );
+            }
+        }
     }
 }
 
@@ -516,8 +585,8 @@ fn gmm_gradient_materialises_no_per_point_adjoint_of_the_q_matrices() {
 fn a_nest_contending_on_an_accumulator_its_flattened_version_reduces_gets_a_contended_threshold() {
     // k-means' Newton step: the per-point version of the reverse sweep adds each point's
     // one-hot adjoint into the [k][d] accumulator (every thread, the same elements), while
-    // the flattened version reduces those updates (rule 7). GMM's gradient has contended
-    // updates in both versions, so its nests keep the plain nest threshold.
+    // the flattened version reduces those updates (rule 7). So does GMM's gradient, since its
+    // flattened version stores the values its updates need (`acc_store::materialize`).
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../benches/paper");
     let kinds = |file: &str| {
         let src = std::fs::read_to_string(root.join(file)).expect("source");
@@ -541,7 +610,7 @@ fn a_nest_contending_on_an_accumulator_its_flattened_version_reduces_gets_a_cont
     let (c, km) = kinds("kmeans.fut");
     assert!(km.contains(&ThresholdKind::ContendedNest), "{km:?}");
     let (_, gmm) = kinds("gmm.fut");
-    assert!(!gmm.contains(&ThresholdKind::ContendedNest), "{gmm:?}");
+    assert!(gmm.contains(&ThresholdKind::ContendedNest), "{gmm:?}");
     // Both versions of the contended nests agree with the interpreter.
     let data = std::fs::read(root.join("small/kmeans_small.in")).expect("kmeans_small.in");
     let args = || crate::values::parse_values(&data).expect("values");

@@ -118,7 +118,9 @@ pub enum SegErrorKind {
     ExtOutOfRange { index: usize, count: usize },
     #[error("while loop condition {cond} is not a bool loop parameter")]
     WhileCondition { cond: VName },
-    #[error("the condition {cond} of an `if versions` is not bound by a nest threshold")]
+    #[error(
+        "the condition {cond} of an `if versions` is not bound by a nest or seg_threads threshold"
+    )]
     VersionsCondition { cond: SubExp },
     #[error("a segmented operation with no dimension")]
     EmptySpace,
@@ -504,7 +506,7 @@ impl SegChecker<'_> {
 
     fn check_host_stm(&mut self, s: &HostStm) -> R<()> {
         if let HostExp::Threshold {
-            kind: ThresholdKind::Nest | ThresholdKind::ContendedNest,
+            kind: ThresholdKind::Nest | ThresholdKind::ContendedNest | ThresholdKind::SegThreads,
             ..
         } = s.exp
         {

@@ -131,9 +131,9 @@ pub enum HostExp {
         else_b: HostBody,
         ret: Vec<ExtType>,
         /// Whether this `if` chooses between two versions of one map nest (flattening's
-        /// rules 4 and 5): `then_b` the sequentialised version, taken where `cond` (a
-        /// `threshold` or `contended_threshold` of the nest's size) holds, `else_b` the
-        /// distributed one. Both compute the same, so a device that cannot run the first
+        /// rules 4 and 5, and rule 7's reductions): `then_b` the sequentialised version, taken
+        /// where `cond` (a `threshold`, `contended_threshold` or `seg_threads_threshold` of the
+        /// nest's size) holds, `else_b` the distributed one. Both compute the same, so a device that cannot run the first
         /// (lavapipe's per-thread loop limit) may run the second instead. Printed
         /// `if versions cond`.
         nest_versions: bool,
@@ -332,6 +332,12 @@ pub enum ThresholdKind {
     /// points instead (true; rule 5's fallback, `flatten/host_map.rs`). Its default
     /// ([`Thresholds::host_map_default`]) is never met.
     HostMap,
+    /// Whether the segments of a reduction are many enough for a thread each, summing its
+    /// segment sequentially with nothing stored, rather than a segmented reduction that
+    /// stores every value first (true: a thread per segment; rule 7's reduction,
+    /// `flatten/acc_red.rs`). Its default ([`Thresholds::seg_threads_default`]) is about the
+    /// number of threads that fill the device.
+    SegThreads,
 }
 
 /// Tuning values for [`HostExp::Threshold`], by name; a name not listed uses the default of
@@ -350,6 +356,9 @@ pub struct Thresholds {
     /// points is never chosen, only run where the device cannot run the nest's one-thread
     /// version; 0 always chooses it. [`Thresholds::all`] leaves it.
     pub host_map_default: i64,
+    /// The default of [`ThresholdKind::SegThreads`]: [`Thresholds::SEG_THREADS_DEFAULT`], or
+    /// [`Thresholds::CPU_SEG_THREADS_DEFAULT`] on a CPU device.
+    pub seg_threads_default: i64,
     /// The iterations per launch of every one-thread loop run in chunks ([`SeqChunk`]);
     /// `None`: the whole loop in one launch. Any value gives the same results.
     pub seq_chunk: Option<i64>,
@@ -366,11 +375,19 @@ impl Thresholds {
     /// first rather than made atomically.
     pub const ACC_RED_DEFAULT: i64 = 32;
     /// The nest default of a CPU device (lavapipe): a few workgroups of threads fill its
-    /// cores, and a nest's sequentialised version beats its distributed one from there
-    /// (k-means' Newton step at n = 20,000 on 2 cores: 413 ms against 730 ms). Where a thread
+    /// cores, and a nest's sequentialised version beats its distributed one from there. Where a thread
     /// has more work than lavapipe's loop limiter allows, the Vulkan runtime runs the other
     /// version instead.
     pub const CPU_NEST_DEFAULT: i64 = 256;
+    /// The default of [`ThresholdKind::SegThreads`] on a GPU: segments that give this many
+    /// threads fill one (the runtime's choice between a thread per row and teams of threads
+    /// per row in `segmented` uses the same figure).
+    pub const SEG_THREADS_DEFAULT: i64 = 8192;
+    /// [`Thresholds::SEG_THREADS_DEFAULT`] on a CPU device, whose threads are SIMD lanes of a
+    /// few cores: 64 threads are 8 subgroups of lavapipe's 8 lanes. Storing a value costs
+    /// lavapipe about as much as ten steps of a thread's loop (k-means' Newton step: 175 sums
+    /// of 5,000 values took 15 ms as a segmented reduction).
+    pub const CPU_SEG_THREADS_DEFAULT: i64 = 64;
 
     /// Every threshold at `v` (0: always take the sequentialised version of a map nest, the
     /// flattened version of a host loop and the reduction of accumulator updates; `i64::MAX`:
@@ -383,6 +400,7 @@ impl Thresholds {
             acc_red_default: v,
             contended_default: Some(v),
             host_map_default: i64::MAX,
+            seg_threads_default: v,
             seq_chunk: None,
         }
     }
@@ -396,8 +414,9 @@ impl Thresholds {
     /// nest not set by name or by `nest`/`contended_nest` takes its flattened version at every
     /// size (contended atomics serialise there: k-means' Newton step at n = 494,019 took 681 ms
     /// of kernels in its per-point version on an H200, where the reduction takes about 0.9 ms
-    /// per 20,000 points); on a CPU it is the nest default (lavapipe runs the per-point version
-    /// of the same step at n = 20,000 in 0.83 s against 1.39 s).
+    /// per 20,000 points); elsewhere it is [`Thresholds::contended_default`], or the nest
+    /// default where that is not set (the Vulkan runtime's thresholds for a CPU device set it:
+    /// `spirv-backend`'s `device_thresholds`).
     pub fn get_on(&self, name: &str, kind: ThresholdKind, gpu: bool) -> i64 {
         self.values.get(name).copied().unwrap_or(match kind {
             ThresholdKind::Nest => self.nest_default,
@@ -409,6 +428,7 @@ impl Thresholds {
                 None => self.nest_default,
             },
             ThresholdKind::HostMap => self.host_map_default,
+            ThresholdKind::SegThreads => self.seg_threads_default,
         })
     }
 }
@@ -417,7 +437,8 @@ impl Thresholds {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error(
     "invalid threshold setting `{0}`: expected NAME=VALUE, VALUE an integer and NAME `nest`, \
-     `contended_nest`, `loop`, `acc_red` or `host_map` (the defaults of each kind), `seq_chunk`, or a \
+     `contended_nest`, `loop`, `acc_red`, `host_map` or `seg_threads` (the defaults of each kind), \
+     `seq_chunk`, or a \
      threshold's name as \
      `vkad dump-ir --kernels` prints it (`loop_par_3`)"
 )]
@@ -425,7 +446,7 @@ pub struct ThresholdSettingError(pub String);
 
 impl Thresholds {
     /// Applies the setting `NAME=VALUE`: `nest` (for contended nests too), `contended_nest`,
-    /// `loop` and `acc_red` set the default of their kind, `seq_chunk` the iterations per launch
+    /// `loop`, `acc_red`, `host_map` and `seg_threads` set the default of their kind, `seq_chunk` the iterations per launch
     /// of chunked one-thread loops, any other name that threshold.
     pub fn set(&mut self, setting: &str) -> Result<(), ThresholdSettingError> {
         let bad = || ThresholdSettingError(setting.to_string());
@@ -442,6 +463,7 @@ impl Thresholds {
             "loop" => self.loop_default = value,
             "acc_red" => self.acc_red_default = value,
             "host_map" => self.host_map_default = value,
+            "seg_threads" => self.seg_threads_default = value,
             "seq_chunk" if value >= 1 => self.seq_chunk = Some(value),
             "seq_chunk" => return Err(bad()),
             _ => {
@@ -461,6 +483,7 @@ impl Default for Thresholds {
             acc_red_default: Thresholds::ACC_RED_DEFAULT,
             contended_default: None,
             host_map_default: i64::MAX,
+            seg_threads_default: Thresholds::SEG_THREADS_DEFAULT,
             seq_chunk: None,
         }
     }

@@ -110,6 +110,7 @@ fn write_host_exp(out: &mut String, e: &HostExp, level: usize) {
                 ThresholdKind::AccRed => "acc_threshold",
                 ThresholdKind::ContendedNest => "contended_threshold",
                 ThresholdKind::HostMap => "host_map_threshold",
+                ThresholdKind::SegThreads => "seg_threads_threshold",
             };
             let _ = write!(out, "{k}({name}) {size}");
         }
