@@ -9,33 +9,45 @@
 //! adjoint into the `[k][d]` centres), every element is updated by every outer thread, and on
 //! a GPU those atomic updates serialise: 681 ms of kernels for n = 494,019 points on an H200,
 //! where the flattened version, whose updates rule 7 turned into a segmented reduction, takes
-//! about 0.9 ms per 20,000 points. On a CPU (lavapipe) the flattened version wins too, now
-//! that its reductions run a thread per element where there are enough elements (k-means at
-//! n = 20,000: 44-63 ms against 58-70 ms; it lost, 1.39 s against 0.83 s, while its reductions
-//! stored every value first). The size alone cannot choose, so such a nest's threshold becomes
-//! a [`ThresholdKind::ContendedNest`] (printed `contended_threshold`), which the Vulkan
-//! runtime's thresholds never meet unless set by name or by `nest`/`contended_nest`, and
-//! which is the nest threshold where there is no device (the kernel IR's evaluator).
+//! about 0.9 ms per 20,000 points. On a CPU (lavapipe) the flattened version wins where the
+//! updates are many (k-means at n = 20,000: 44-63 ms against 58-70 ms; GMM's gradient at
+//! d = 10, K = 25: 30-44 against 45-67 ms), and loses where they are few, to its extra
+//! launches (GMM at d = 2, K = 5: 4.1-5.6 ms against 2.6-3.9 ms). The nest's size cannot
+//! tell these apart (both GMMs have n = 1,000), so such a nest's threshold becomes a
+//! [`ThresholdKind::ContendedNest`] (printed `contended_threshold`) whose size, where the host
+//! can count them, is `i64::MAX` minus the contended updates of the sequentialised version:
+//! the product of the kernel's space and of the widths of the `map`s and the bounds of the
+//! `for` loops around each update, summed over the updates (k-means: `n * k * d`; GMM:
+//! `n * (2 K + K d + K d²)`). With the usual `size >= value`, the value `i64::MAX - u` takes
+//! the sequentialised version up to `u` updates: `u` is [`crate::seg::Thresholds::CONTENDED_UPDATES`]
+//! on a CPU device or without one (the kernel IR's evaluator), and the Vulkan runtime never
+//! takes it on a GPU unless set by name or by `nest`/`contended_nest`. Where the updates
+//! cannot be counted (a width computed in the kernel, a `while` loop), the size stays the
+//! nest's, which such a value never reaches: the flattened version.
 //!
 //! Recognised: `let c = threshold(name) size` of kind `Nest` and, later in the same body,
 //! the nest's two versions `if versions c then A else B` where a `segmap` of `A` updates an accumulator that is not its own
 //! (not made by a `with_acc` inside the kernel) at indices none of which is one of its thread
 //! indices, and `B` holds an accumulator-reduction threshold (rule 7's versioning).
 
-use crate::ir::{Body, Exp, SubExp, Type, VName};
-use crate::passes::traverse::nested_bodies_ref;
-use crate::seg::{HostBody, HostExp, SegKind, SegOp, ThresholdKind};
+use crate::ir::{
+    BinOp, Body, Exp, LoopForm, NameSource, Param, Pat, Soac, Stm, SubExp, Type, VName,
+};
+use crate::passes::traverse::{free_vars, nested_bodies_ref};
+use crate::prim::{IntType, PrimType};
+use crate::seg::{HostBody, HostExp, HostStm, SegKind, SegOp, ThresholdKind};
 use std::collections::HashSet;
 
-/// Gives every contended nest threshold of `body` (and of the bodies nested in it) its kind.
-pub(super) fn mark_contended_nests(body: &mut HostBody) {
+/// Gives every contended nest threshold of `body` (and of the bodies nested in it) its kind,
+/// and where the contended updates of the nest's sequentialised version can be counted on the
+/// host, the size `i64::MAX - u` for `u` updates (see the module doc).
+pub(super) fn mark_contended_nests(body: &mut HostBody, ns: &mut NameSource) {
     for s in &mut body.stms {
-        s.exp
-            .host_bodies_mut()
-            .into_iter()
-            .for_each(mark_contended_nests);
+        for b in s.exp.host_bodies_mut() {
+            mark_contended_nests(b, ns);
+        }
     }
-    let contended: Vec<VName> = body
+    let contended: Vec<(VName, Option<Vec<Vec<SubExp>>>)> = body
         .stms
         .iter()
         .filter_map(|s| match &s.exp {
@@ -45,17 +57,154 @@ pub(super) fn mark_contended_nests(body: &mut HostBody) {
                 else_b,
                 nest_versions: true,
                 ..
-            } if has_contended_kernel(then_b) && has_acc_reduction(else_b) => Some(c.clone()),
+            } if has_contended_kernel(then_b) && has_acc_reduction(else_b) => {
+                Some((c.clone(), contended_updates(then_b)))
+            }
             _ => None,
         })
         .collect();
-    for s in &mut body.stms {
-        if let HostExp::Threshold { kind, .. } = &mut s.exp {
-            if *kind == ThresholdKind::Nest
-                && s.pat.elems.iter().any(|p| contended.contains(&p.name))
-            {
+    let old = std::mem::take(&mut body.stms);
+    // Names bound from each statement on: a count's sizes must be bound before its threshold.
+    let mut later: Vec<HashSet<VName>> = vec![HashSet::new(); old.len() + 1];
+    for (i, s) in old.iter().enumerate().rev() {
+        let mut names = later[i + 1].clone();
+        names.extend(s.pat.elems.iter().map(|p| p.name.clone()));
+        later[i] = names;
+    }
+    for (i, mut s) in old.into_iter().enumerate() {
+        if let HostExp::Threshold { kind, size, .. } = &mut s.exp {
+            let sites = contended
+                .iter()
+                .find(|(c, _)| s.pat.elems.iter().any(|p| &p.name == c))
+                .map(|(_, sites)| sites);
+            if let (ThresholdKind::Nest, Some(sites)) = (*kind, sites) {
                 *kind = ThresholdKind::ContendedNest;
+                let in_scope = |d: &SubExp| !matches!(d, SubExp::Var(v) if later[i].contains(v));
+                if let Some(sites) = sites
+                    .as_ref()
+                    .filter(|ss| ss.iter().flatten().all(in_scope))
+                {
+                    *size = headroom(sites, ns, &mut body.stms);
+                }
             }
+        }
+        body.stms.push(s);
+    }
+}
+
+/// `i64::MAX - Σ Π site` as host statements (into `out`).
+fn headroom(sites: &[Vec<SubExp>], ns: &mut NameSource, out: &mut Vec<HostStm>) -> SubExp {
+    let i64t = PrimType::Int(IntType::I64);
+    let mut op = |op: BinOp, a: SubExp, b: SubExp, base: &str| {
+        let p = Param {
+            name: ns.fresh(base),
+            ty: Type::Prim(i64t),
+        };
+        out.push(HostStm {
+            pat: Pat {
+                elems: vec![p.clone()],
+            },
+            exp: HostExp::Plain(Exp::BinOp(op, a, b)),
+            attrs: Default::default(),
+            loc: None,
+        });
+        SubExp::Var(p.name)
+    };
+    let mut total: Option<SubExp> = None;
+    for site in sites {
+        let mut n: Option<SubExp> = None;
+        for d in site {
+            n = Some(match n {
+                None => d.clone(),
+                Some(n) => op(BinOp::Mul(i64t), n, d.clone(), "contended_updates"),
+            });
+        }
+        let n = n.unwrap_or(SubExp::i64(1));
+        total = Some(match total {
+            None => n,
+            Some(t) => op(BinOp::Add(i64t), t, n, "contended_updates"),
+        });
+    }
+    let total = total.unwrap_or(SubExp::i64(0));
+    op(
+        BinOp::Sub(i64t),
+        SubExp::i64(i64::MAX),
+        total,
+        "contended_headroom",
+    )
+}
+
+/// The contended updates the kernels of `b` make, one entry per place in thread code that
+/// makes them: the sizes whose product is how many times it runs (the kernel's space, the
+/// widths of the `map`s and the bounds of the `for` loops around it). `None` where that is not
+/// known on the host (a size computed inside a kernel, a `while` loop, a kernel inside host
+/// control flow).
+fn contended_updates(b: &HostBody) -> Option<Vec<Vec<SubExp>>> {
+    let mut sites = Vec::new();
+    for s in &b.stms {
+        match &s.exp {
+            HostExp::Seg(op) if op.kind == SegKind::Map => {
+                let gtids: HashSet<&VName> = op.space.dims.iter().map(|(g, _)| g).collect();
+                let body = Body {
+                    stms: op.body.stms.clone(),
+                    result: Vec::new(),
+                };
+                let mut local = HashSet::new();
+                local_certs(&body, &mut local);
+                let space: Vec<SubExp> = op.space.dims.iter().map(|(_, d)| d.clone()).collect();
+                // Names from outside the kernel: its free names and its space's sizes.
+                let outside: HashSet<VName> = free_vars(&body.stms, &space)
+                    .into_iter()
+                    .filter(|v| !gtids.contains(v))
+                    .collect();
+                let mut found = Vec::new();
+                count_updates(&body, &gtids, &local, &space, &mut found);
+                let known = |d: &SubExp| !matches!(d, SubExp::Var(v) if !outside.contains(v));
+                if !found.iter().flatten().all(known) {
+                    return None;
+                }
+                sites.extend(found);
+            }
+            HostExp::Seg(_) | HostExp::Plain(_) | HostExp::Threshold { .. } => {}
+            e => {
+                if e.host_bodies().into_iter().any(has_contended_kernel) {
+                    return None;
+                }
+            }
+        }
+    }
+    Some(sites)
+}
+
+/// The places in `b` that make contended updates (as [`any_contended`]), each with the sizes
+/// `around` it times those of the constructs in `b` around it. A `while` loop's condition
+/// stands for its unknown trip count (a name of the kernel, so the count is not known).
+fn count_updates(
+    b: &Body,
+    gtids: &HashSet<&VName>,
+    local: &HashSet<VName>,
+    around: &[SubExp],
+    out: &mut Vec<Vec<SubExp>>,
+) {
+    for s in &b.stms {
+        if contended_update(s, gtids, local) {
+            out.push(around.to_vec());
+        }
+        let mut inner = around.to_vec();
+        match &s.exp {
+            Exp::Soac(Soac::Map { w, .. }) => inner.push(w.clone()),
+            Exp::Loop {
+                form: LoopForm::For { bound, .. },
+                ..
+            } => inner.push(bound.clone()),
+            Exp::Loop {
+                form: LoopForm::While(c),
+                ..
+            } => inner.push(SubExp::Var(c.clone())),
+            _ => {}
+        }
+        for nb in nested_bodies_ref(&s.exp) {
+            count_updates(nb, gtids, local, &inner, out);
         }
     }
 }
@@ -103,17 +252,23 @@ fn local_certs(b: &Body, out: &mut HashSet<VName>) {
 
 fn any_contended(b: &Body, gtids: &HashSet<&VName>, local: &HashSet<VName>) -> bool {
     b.stms.iter().any(|s| {
-        let own = match (&s.exp, s.pat.elems.first().map(|p| &p.ty)) {
-            (Exp::UpdAcc { idx, .. }, Some(Type::Acc { cert, .. })) => {
-                !local.contains(cert)
-                    && !idx
-                        .iter()
-                        .any(|i| matches!(i, SubExp::Var(v) if gtids.contains(v)))
-            }
-            _ => false,
-        };
-        own || nested_bodies_ref(&s.exp)
-            .into_iter()
-            .any(|nb| any_contended(nb, gtids, local))
+        contended_update(s, gtids, local)
+            || nested_bodies_ref(&s.exp)
+                .into_iter()
+                .any(|nb| any_contended(nb, gtids, local))
     })
+}
+
+/// Whether `s` updates an accumulator not made in the kernel (`local`: the certificates of
+/// those that are) at indices none of which is a thread index (`gtids`).
+fn contended_update(s: &Stm, gtids: &HashSet<&VName>, local: &HashSet<VName>) -> bool {
+    match (&s.exp, s.pat.elems.first().map(|p| &p.ty)) {
+        (Exp::UpdAcc { idx, .. }, Some(Type::Acc { cert, .. })) => {
+            !local.contains(cert)
+                && !idx
+                    .iter()
+                    .any(|i| matches!(i, SubExp::Var(v) if gtids.contains(v)))
+        }
+        _ => false,
+    }
 }

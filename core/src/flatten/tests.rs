@@ -605,12 +605,21 @@ fn a_nest_contending_on_an_accumulator_its_flattened_version_reduces_gets_a_cont
         for f in &p.funs {
             walk(&f.body, &mut out);
         }
-        (c, out)
+        (c, out, crate::seg::print::program_to_string(&p))
     };
-    let (c, km) = kinds("kmeans.fut");
+    // Their sizes count the updates of the per-point versions (`i64::MAX` minus them).
+    let counted = |printed: &str| {
+        printed
+            .lines()
+            .filter(|l| l.contains("contended_threshold("))
+            .all(|l| l.contains(") contended_headroom_"))
+    };
+    let (c, km, printed) = kinds("kmeans.fut");
     assert!(km.contains(&ThresholdKind::ContendedNest), "{km:?}");
-    let (_, gmm) = kinds("gmm.fut");
+    assert!(counted(&printed), "{printed}");
+    let (_, gmm, printed) = kinds("gmm.fut");
     assert!(gmm.contains(&ThresholdKind::ContendedNest), "{gmm:?}");
+    assert!(counted(&printed), "{printed}");
     // Both versions of the contended nests agree with the interpreter.
     let data = std::fs::read(root.join("small/kmeans_small.in")).expect("kmeans_small.in");
     let args = || crate::values::parse_values(&data).expect("values");

@@ -325,8 +325,11 @@ pub enum ThresholdKind {
     AccRed,
     /// [`ThresholdKind::Nest`] of a nest whose sequentialised version updates an accumulator
     /// from every outer thread at indices that are not the thread's (contended atomics) while
-    /// its flattened version reduces those updates (rule 7; `flatten/contention.rs`). Its
-    /// default ([`Thresholds::contended_default`]) depends on the device where it is not set.
+    /// its flattened version reduces those updates (rule 7; `flatten/contention.rs`). Its size
+    /// is `i64::MAX` minus the number of those updates where the host can count them (the
+    /// nest's size otherwise), so that a value `i64::MAX - u` takes the sequentialised version
+    /// up to `u` updates, 0 always and `i64::MAX` never. Its default
+    /// ([`Thresholds::contended_default`]) depends on the device where it is not set.
     ContendedNest,
     /// Whether a sequentialised nest with inner parallelism runs as a host loop over its
     /// points instead (true; rule 5's fallback, `flatten/host_map.rs`). Its default
@@ -349,15 +352,15 @@ pub struct Thresholds {
     pub loop_default: i64,
     pub acc_red_default: i64,
     /// The default of [`ThresholdKind::ContendedNest`]; `None` (the default): the device
-    /// decides ([`Thresholds::get_on`]), the nest default where there is no device. Setting
-    /// `nest` sets it too.
+    /// decides ([`Thresholds::get_on`]; without a device, as a CPU). Setting `nest` sets it
+    /// too (0 and `i64::MAX` mean for contended nests what they mean for the others).
     pub contended_default: Option<i64>,
     /// The default of [`ThresholdKind::HostMap`]: `i64::MAX`, the host loop over a nest's
     /// points is never chosen, only run where the device cannot run the nest's one-thread
     /// version; 0 always chooses it. [`Thresholds::all`] leaves it.
     pub host_map_default: i64,
     /// The default of [`ThresholdKind::SegThreads`]: [`Thresholds::SEG_THREADS_DEFAULT`], or
-    /// [`Thresholds::CPU_SEG_THREADS_DEFAULT`] on a CPU device.
+    /// [`Thresholds::CPU_SEG_THREADS_PER_4_CORES`] per 4 cores on a CPU device.
     pub seg_threads_default: i64,
     /// The iterations per launch of every one-thread loop run in chunks ([`SeqChunk`]);
     /// `None`: the whole loop in one launch. Any value gives the same results.
@@ -379,15 +382,26 @@ impl Thresholds {
     /// has more work than lavapipe's loop limiter allows, the Vulkan runtime runs the other
     /// version instead.
     pub const CPU_NEST_DEFAULT: i64 = 256;
+    /// The contended updates (every outer thread of a nest updating the same accumulator
+    /// elements) from which a CPU device takes a contended nest's flattened version, whose
+    /// updates are reduced: below, the flattened version's extra launches cost more than the
+    /// updates (lavapipe, 2 cores: GMM's gradient at n = 1,000, d = 2, K = 5, 40,000 updates,
+    /// 2.6-3.9 ms per point against 4.1-5.6 ms flattened; at d = 10, K = 25, 2.8 million
+    /// updates, 45-67 ms against 30-44 ms; k-means' Newton step at n = 5,000, d = 35, k = 5,
+    /// 875,000 updates, 15-25 ms against 13-17 ms).
+    pub const CONTENDED_UPDATES: i64 = 1 << 18;
     /// The default of [`ThresholdKind::SegThreads`] on a GPU: segments that give this many
     /// threads fill one (the runtime's choice between a thread per row and teams of threads
     /// per row in `segmented` uses the same figure).
     pub const SEG_THREADS_DEFAULT: i64 = 8192;
-    /// [`Thresholds::SEG_THREADS_DEFAULT`] on a CPU device, whose threads are SIMD lanes of a
-    /// few cores: 64 threads are 8 subgroups of lavapipe's 8 lanes. Storing a value costs
-    /// lavapipe about as much as ten steps of a thread's loop (k-means' Newton step: 175 sums
-    /// of 5,000 values took 15 ms as a segmented reduction).
-    pub const CPU_SEG_THREADS_DEFAULT: i64 = 64;
+    /// [`Thresholds::SEG_THREADS_DEFAULT`] on a CPU device, per 4 cores (at least 1): storing
+    /// a value costs lavapipe about five times a step of a thread's loop (k-means' Newton step:
+    /// 175 sums of 5,000 values took 15 ms as a segmented reduction; GMM's gradient at d = 2,
+    /// K = 5, whose sums have 5 to 20 elements, 4.1-5.6 ms with a thread each against
+    /// 5.0-6.9 ms), so one thread per segment, though it leaves cores idle where the segments
+    /// are fewer than the cores' SIMD lanes, wins unless they are fewer than a fifth of the
+    /// cores.
+    pub const CPU_SEG_THREADS_PER_4_CORES: i64 = 1;
 
     /// Every threshold at `v` (0: always take the sequentialised version of a map nest, the
     /// flattened version of a host loop and the reduction of accumulator updates; `i64::MAX`:
@@ -410,13 +424,13 @@ impl Thresholds {
         self.get_on(name, kind, false)
     }
 
-    /// The value of threshold `name` of kind `kind` on a device: on a GPU (`gpu`), a contended
-    /// nest not set by name or by `nest`/`contended_nest` takes its flattened version at every
-    /// size (contended atomics serialise there: k-means' Newton step at n = 494,019 took 681 ms
-    /// of kernels in its per-point version on an H200, where the reduction takes about 0.9 ms
-    /// per 20,000 points); elsewhere it is [`Thresholds::contended_default`], or the nest
-    /// default where that is not set (the Vulkan runtime's thresholds for a CPU device set it:
-    /// `spirv-backend`'s `device_thresholds`).
+    /// The value of threshold `name` of kind `kind` on a device. A contended nest not set by
+    /// name or by `nest`/`contended_nest` (whose size is `i64::MAX` minus the contended updates
+    /// of its sequentialised version, where the host can count them: `flatten/contention.rs`)
+    /// takes its flattened version at every size on a GPU (`gpu`; contended atomics serialise
+    /// there: k-means' Newton step at n = 494,019 took 681 ms of kernels in its per-point
+    /// version on an H200, where the reduction takes about 0.9 ms per 20,000 points), and
+    /// elsewhere from [`Thresholds::CONTENDED_UPDATES`] updates on.
     pub fn get_on(&self, name: &str, kind: ThresholdKind, gpu: bool) -> i64 {
         self.values.get(name).copied().unwrap_or(match kind {
             ThresholdKind::Nest => self.nest_default,
@@ -425,7 +439,7 @@ impl Thresholds {
             ThresholdKind::ContendedNest => match self.contended_default {
                 Some(v) => v,
                 None if gpu => i64::MAX,
-                None => self.nest_default,
+                None => i64::MAX - Thresholds::CONTENDED_UPDATES,
             },
             ThresholdKind::HostMap => self.host_map_default,
             ThresholdKind::SegThreads => self.seg_threads_default,

@@ -1212,20 +1212,17 @@ fn program_errors() {
 }
 
 #[test]
-fn a_contended_nest_threshold_is_never_met_on_a_gpu_unless_set_and_is_the_nest_threshold_on_a_cpu()
-{
+fn a_contended_nest_threshold_is_never_met_on_a_gpu_unless_set_and_counts_updates_on_a_cpu() {
     use crate::seg::{ThresholdKind::*, Thresholds};
     let t = Thresholds::default();
     assert_eq!(t.get_on("suff_outer_par_3", ContendedNest, true), i64::MAX);
-    assert_eq!(
-        t.get_on("suff_outer_par_3", ContendedNest, false),
-        Thresholds::DEFAULT
-    );
-    // Without a device (the kernel IR's evaluator), the nest default.
-    assert_eq!(
-        t.get("suff_outer_par_3", ContendedNest),
-        Thresholds::DEFAULT
-    );
+    // Its size is `i64::MAX` minus the contended updates: met up to CONTENDED_UPDATES.
+    let cpu = t.get_on("suff_outer_par_3", ContendedNest, false);
+    assert_eq!(cpu, i64::MAX - Thresholds::CONTENDED_UPDATES);
+    assert!(i64::MAX - Thresholds::CONTENDED_UPDATES >= cpu);
+    assert!(i64::MAX - (Thresholds::CONTENDED_UPDATES + 1) < cpu);
+    // Without a device (the kernel IR's evaluator), as on a CPU.
+    assert_eq!(t.get("suff_outer_par_3", ContendedNest), cpu);
     // Other kinds do not depend on the device.
     assert_eq!(
         t.get_on("suff_outer_par_1", Nest, true),

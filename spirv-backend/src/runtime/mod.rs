@@ -242,12 +242,11 @@ pub struct RunOutput {
 }
 
 /// The default thresholds for the device of `ctx`: a nest's outer parallelism fills a GPU at
-/// [`Thresholds::DEFAULT`] threads, a CPU device at [`Thresholds::CPU_NEST_DEFAULT`]; a nest
-/// contending on an accumulator takes its flattened version, whose updates are reduced, on
-/// every device (on lavapipe, 2 cores: k-means' Newton step at n = 20,000, d = 35, k = 5,
-/// 44-63 ms against 58-70 ms per point, and GMM's gradient at n = 1,000, d = 10, K = 25,
-/// 30-44 ms against 45-67 ms, since the flattened version's reductions run a thread per
-/// element, [`Thresholds::CPU_SEG_THREADS_DEFAULT`]); a host loop's kernels run in one thread below
+/// [`Thresholds::DEFAULT`] threads, a CPU device at [`Thresholds::CPU_NEST_DEFAULT`] (a nest
+/// contending on an accumulator takes its flattened version on a GPU, and on a CPU from
+/// [`Thresholds::CONTENDED_UPDATES`] contended updates on); the sums of reduced accumulator
+/// updates run a thread per element from [`Thresholds::SEG_THREADS_DEFAULT`] elements on a
+/// GPU, [`Thresholds::CPU_SEG_THREADS_PER_4_CORES`] per 4 cores on a CPU; a host loop's kernels run in one thread below
 /// about the number of element operations one thread does in the time of one more launch:
 /// [`Thresholds::LOOP_DEFAULT`] on a GPU (a launch in a batch costs a few microseconds), 2^14
 /// on a CPU device such as lavapipe (about 50 µs per launch, a fast thread); accumulator
@@ -258,8 +257,9 @@ pub fn device_thresholds(ctx: &Context) -> Thresholds {
     if crate::exec::cpu_device(ctx) {
         th.nest_default = Thresholds::CPU_NEST_DEFAULT;
         th.loop_default = 1 << 14;
-        th.seg_threads_default = Thresholds::CPU_SEG_THREADS_DEFAULT;
-        th.contended_default = Some(i64::MAX);
+        // lavapipe runs its threads on the host's cores.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as i64;
+        th.seg_threads_default = (cores / 4 * Thresholds::CPU_SEG_THREADS_PER_4_CORES).max(1);
     }
     th
 }
