@@ -30,7 +30,7 @@ use std::collections::HashSet;
 /// matrices) split in two: a kernel `c` running the thread's code and returning the values
 /// the updates read that are not cheap to recompute (the `[d]` vectors, as `[n][K][d]`
 /// arrays), and a kernel `u` of the updates and the cheap code between, which reads those
-/// values as rows of `c`'s results. [`split`] and rule 7 then apply to `u` as to any kernel
+/// values as rows of `c`'s results. [`super::acc_split::split`] and rule 7 then apply to `u` as to any kernel
 /// of cheap code: the outer products become a segmented reduction over the points instead of
 /// `n` contended atomic updates of each element.
 ///
@@ -118,6 +118,13 @@ pub(super) fn materialize(s: &HostStm, ns: &mut NameSource) -> Option<(HostStm, 
         }
     }
     stored.reverse();
+    // What the updates read (stored or through cheap code) must not be consumed by the
+    // values' code, which runs whole before them now.
+    // (`needed` holds the stored values too.)
+    let consumed: HashSet<VName> = values.iter().flat_map(super::kernel::consumed).collect();
+    if needed.iter().any(|v| consumed.contains(v)) {
+        return None;
+    }
     // Sizes of the stored values must be known outside the kernel.
     let bound: HashSet<&VName> = values
         .iter()

@@ -226,7 +226,7 @@ pub(super) fn cheap(s: &Stm) -> bool {
 }
 
 /// The arrays a statement consumes (updates in place).
-fn consumed(s: &Stm) -> Vec<VName> {
+pub(super) fn consumed(s: &Stm) -> Vec<VName> {
     match &s.exp {
         Exp::Update(v, ..) => vec![v.clone()],
         Exp::Soac(Soac::Hist { dest, .. }) | Exp::Soac(Soac::Scatter { dest, .. }) => dest.clone(),
