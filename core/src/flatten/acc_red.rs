@@ -25,8 +25,9 @@
 //! `segmap (gj < k, gl < d) { reduce op (map (\gi -> ...; v) (iota n)) }` sums in the thread
 //! and stores nothing (thread code computes the inner `map` where the `reduce` uses it). Both
 //! are generated, chosen by `seg_threads_threshold(seg_threads_N) (k * d)` (rule 5's choice
-//! between the versions of a nest, with a default of its own: on lavapipe the stores cost
-//! more than a loop over the values, so 64 threads suffice there).
+//! between the versions of a nest, with a default of its own: on lavapipe a stored value
+//! costs about five steps of a thread's loop, so a thread per element wins there unless the
+//! elements are fewer than a fifth of the cores).
 //! Accumulators the kernel passes through without updating them (those whose results nothing
 //! uses, [`crate::passes::dead_acc`]) pass through the second kernel.
 //! The sum is the same up to the order of the operator's applications, which atomics do not
