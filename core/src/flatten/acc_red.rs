@@ -22,8 +22,10 @@
 //! with `op` the accumulator's operator (from its `with_acc`): each element is updated once.
 //! The `segred` stores every value before it sums (the runtime's segmented reductions run over
 //! stored operands); where there are elements enough to fill the device with a thread each,
-//! `segmap (gj < k, gl < d) { reduce op (map (\gi -> ...; v) (iota n)) }` sums in the thread
-//! and stores nothing (thread code computes the inner `map` where the `reduce` uses it). Both
+//! `segmap (gj < k, gl < d, gp < 8) { reduce op (map (\gi -> ...; v) (iota piece_p)) }`
+//! sums an eighth of each element's values in a thread, storing nothing else (thread code
+//! computes the inner `map` where the `reduce` uses it), and a `segmap (gj < k, gl < d)`
+//! sums the eight (`thread_reduction`). Both
 //! are generated, chosen by `seg_threads_threshold(seg_threads_N) (k * d)` (rule 5's choice
 //! between the versions of a nest, with a default of its own: on lavapipe a stored value
 //! costs about five steps of a thread's loop, so a thread per element wins there unless the
@@ -84,12 +86,19 @@ fn product(fl: &mut Flattener, sizes: &[SubExp], out: &mut Vec<HostStm>) -> SubE
     size
 }
 
-/// The reduction of rule 7 as a `segmap` over the kept dimensions whose threads each sum
-/// their element's values over the reduced one (the last of `space`): `body` (the values at
-/// a point of `space`) mapped over `iota` of the reduced size, then reduced by `operators`
-/// combined into one. Thread code computes an inner `map` where it is used, so nothing is
-/// stored: where there are enough elements to fill the device, this saves the segmented
-/// reduction's kernel storing every value first.
+/// The pieces each element's values are summed in by [`thread_reduction`]: a thread per
+/// element and piece, then a thread per element summing its pieces. Pieces let a few elements
+/// still use several cores of a CPU device (lavapipe runs a workgroup of 256 threads on one
+/// core: k-means' 175 sums of 5,000 values were one workgroup) and more of a GPU's threads.
+const PIECES: i64 = 8;
+
+/// The reduction of rule 7 as kernels of threads that each sum values in a loop, storing
+/// nothing but partial sums: a `segmap` over the kept dimensions and [`PIECES`] pieces of the
+/// reduced one (the last of `space`), whose threads map `body` (the values at a point of
+/// `space`) over their piece's `iota` and reduce it by `operators` combined into one, then a
+/// `segmap` over the kept dimensions summing each element's pieces. Thread code computes an
+/// inner `map` where it is used: where there are enough elements to fill the device, this
+/// saves the segmented reduction's kernel storing every value first. Binds `pat`.
 fn thread_reduction(
     fl: &mut Flattener,
     space: &[(VName, SubExp)],
@@ -98,8 +107,37 @@ fn thread_reduction(
     operators: &[&Operator],
     pat: &[Param],
     s: &HostStm,
-) -> HostStm {
-    let i64t = Type::Prim(crate::prim::PrimType::Int(crate::prim::IntType::I64));
+) -> Vec<HostStm> {
+    let i64p = crate::prim::PrimType::Int(crate::prim::IntType::I64);
+    let i64t = Type::Prim(i64p);
+    let n = space[space.len() - 1].1.clone();
+    let mut out = Vec::new();
+    // The piece length, ceil(n / PIECES).
+    let mut host_op = |fl: &mut Flattener, op: crate::ir::BinOp, a: SubExp, b: SubExp| {
+        let p = fl.fresh_param(
+            &VName {
+                id: 0,
+                base: "piece_len".into(),
+            },
+            Type::Prim(i64p),
+        );
+        out.push(HostStm {
+            pat: Pat {
+                elems: vec![p.clone()],
+            },
+            exp: HostExp::Plain(Exp::BinOp(op, a, b)),
+            attrs: Default::default(),
+            loc: None,
+        });
+        SubExp::Var(p.name)
+    };
+    let up = host_op(
+        fl,
+        crate::ir::BinOp::Add(i64p),
+        n.clone(),
+        SubExp::i64(PIECES - 1),
+    );
+    let piece = host_op(fl, crate::ir::BinOp::Div(i64p), up, SubExp::i64(PIECES));
     let lam = crate::passes::traverse::fresh_lambda(
         fl.ns,
         &Lambda {
@@ -115,38 +153,74 @@ fn thread_reduction(
         },
     );
     let (kept, reduced) = lam.params.split_at(space.len() - 1);
-    let n = space[space.len() - 1].1.clone();
+    let gp = fl.ns.fresh("gtid_piece");
+    // The thread's piece: [lo, min(lo + piece, n)).
+    let mut stms = Vec::new();
+    let mut scalar = |fl: &mut Flattener, base: &str, exp: Exp| {
+        let v = fl.ns.fresh(base);
+        stms.push(Stm {
+            pat: Pat {
+                elems: vec![Param {
+                    name: v.clone(),
+                    ty: i64t.clone(),
+                }],
+            },
+            exp,
+            attrs: Default::default(),
+            loc: None,
+        });
+        SubExp::Var(v)
+    };
+    use crate::ir::BinOp;
+    let lo = scalar(
+        fl,
+        "piece_lo",
+        Exp::BinOp(BinOp::Mul(i64p), SubExp::Var(gp.clone()), piece.clone()),
+    );
+    let end = scalar(
+        fl,
+        "piece_end",
+        Exp::BinOp(BinOp::Add(i64p), lo.clone(), piece),
+    );
+    let hi = scalar(fl, "piece_hi", Exp::BinOp(BinOp::Min(i64p), end, n.clone()));
+    let diff = scalar(
+        fl,
+        "piece_len",
+        Exp::BinOp(BinOp::Sub(i64p), hi, lo.clone()),
+    );
+    let len = scalar(
+        fl,
+        "piece_len",
+        Exp::BinOp(BinOp::Max(i64p), diff, SubExp::i64(0)),
+    );
     let is = fl.ns.fresh("iota");
-    let mut stms = vec![Stm {
+    stms.push(Stm {
         pat: Pat {
             elems: vec![Param {
                 name: is.clone(),
-                ty: Type::array(
-                    crate::prim::PrimType::Int(crate::prim::IntType::I64),
-                    vec![n.clone()],
-                ),
+                ty: Type::array(i64p, vec![len.clone()]),
             }],
         },
         exp: Exp::Iota {
-            n: n.clone(),
-            start: SubExp::i64(0),
+            n: len.clone(),
+            start: lo,
             stride: SubExp::i64(1),
             it: crate::prim::IntType::I64,
         },
         attrs: Default::default(),
         loc: None,
-    }];
+    });
     let vs: Vec<Param> = val_types
         .iter()
         .map(|t| Param {
             name: fl.ns.fresh("acc_val"),
-            ty: t.array_of(n.clone()),
+            ty: t.array_of(len.clone()),
         })
         .collect();
     stms.push(Stm {
         pat: Pat { elems: vs.clone() },
         exp: Exp::Soac(Soac::Map {
-            w: n.clone(),
+            w: len.clone(),
             arrs: vec![is],
             lam: Lambda {
                 params: reduced.to_vec(),
@@ -160,7 +234,7 @@ fn thread_reduction(
     let sums: Vec<Param> = val_types
         .iter()
         .map(|t| Param {
-            name: fl.ns.fresh("acc_sum"),
+            name: fl.ns.fresh("acc_part"),
             ty: t.clone(),
         })
         .collect();
@@ -169,26 +243,43 @@ fn thread_reduction(
             elems: sums.clone(),
         },
         exp: Exp::Soac(Soac::Reduce {
-            w: n,
+            w: len,
             arrs: vs.iter().map(|p| p.name.clone()).collect(),
             op: combined(fl, operators),
         }),
         attrs: Default::default(),
         loc: s.loc.clone(),
     });
-    HostStm {
+    let kept_dims: Vec<(VName, SubExp)> = kept
+        .iter()
+        .zip(space)
+        .map(|(p, (_, d))| (p.name.clone(), d.clone()))
+        .collect();
+    let mut piece_dims = kept_dims.clone();
+    piece_dims.push((gp, SubExp::i64(PIECES)));
+    let parts: Vec<Param> = val_types
+        .iter()
+        .map(|t| {
+            let whole = piece_dims
+                .iter()
+                .rev()
+                .fold(t.clone(), |t, (_, d)| t.array_of(d.clone()));
+            fl.fresh_param(
+                &VName {
+                    id: 0,
+                    base: "acc_parts".into(),
+                },
+                whole,
+            )
+        })
+        .collect();
+    out.push(HostStm {
         pat: Pat {
-            elems: pat.to_vec(),
+            elems: parts.clone(),
         },
         exp: HostExp::Seg(SegOp {
             kind: SegKind::Map,
-            space: SegSpace {
-                dims: kept
-                    .iter()
-                    .zip(space)
-                    .map(|(p, (_, d))| (p.name.clone(), d.clone()))
-                    .collect(),
-            },
+            space: SegSpace { dims: piece_dims },
             ret: val_types.to_vec(),
             body: KernelBody::returning(Body {
                 stms,
@@ -197,7 +288,71 @@ fn thread_reduction(
         }),
         attrs: s.attrs.clone(),
         loc: s.loc.clone(),
+    });
+    // A thread per element: its pieces' sums, summed.
+    let gtids: Vec<VName> = kept_dims.iter().map(|(g, _)| fl.ns.fresh_like(g)).collect();
+    let at: Vec<DimIndex> = gtids
+        .iter()
+        .map(|g| DimIndex::Fix(SubExp::Var(g.clone())))
+        .collect();
+    let mut stms = Vec::new();
+    let mut rows = Vec::new();
+    for (p, t) in parts.iter().zip(val_types) {
+        let row = fl.ns.fresh("acc_pieces");
+        stms.push(Stm {
+            pat: Pat {
+                elems: vec![Param {
+                    name: row.clone(),
+                    ty: t.array_of(SubExp::i64(PIECES)),
+                }],
+            },
+            exp: Exp::Index(p.name.clone(), at.clone()),
+            attrs: crate::ir::Attrs(vec!["unsafe".into()]),
+            loc: None,
+        });
+        rows.push(row);
     }
+    let totals: Vec<Param> = val_types
+        .iter()
+        .map(|t| Param {
+            name: fl.ns.fresh("acc_sum"),
+            ty: t.clone(),
+        })
+        .collect();
+    stms.push(Stm {
+        pat: Pat {
+            elems: totals.clone(),
+        },
+        exp: Exp::Soac(Soac::Reduce {
+            w: SubExp::i64(PIECES),
+            arrs: rows,
+            op: combined(fl, operators),
+        }),
+        attrs: Default::default(),
+        loc: s.loc.clone(),
+    });
+    out.push(HostStm {
+        pat: Pat {
+            elems: pat.to_vec(),
+        },
+        exp: HostExp::Seg(SegOp {
+            kind: SegKind::Map,
+            space: SegSpace {
+                dims: gtids
+                    .into_iter()
+                    .zip(kept_dims.iter().map(|(_, d)| d.clone()))
+                    .collect(),
+            },
+            ret: val_types.to_vec(),
+            body: KernelBody::returning(Body {
+                stms,
+                result: totals.iter().map(|p| SubExp::Var(p.name.clone())).collect(),
+            }),
+        }),
+        attrs: s.attrs.clone(),
+        loc: s.loc.clone(),
+    });
+    out
 }
 
 /// One operator over the tuples of `operators`' values side by side (each applied to its
@@ -586,7 +741,7 @@ impl Env {
         let red = versioned(
             &red_pat,
             nest,
-            (vec![thread_red], &thread_pat),
+            (thread_red, &thread_pat),
             (vec![red], &dist_pat),
             true,
             &s.loc,
