@@ -60,32 +60,6 @@ impl Flattener<'_> {
     }
 }
 
-/// The product of `sizes` (host statements into `out`).
-fn product(fl: &mut Flattener, sizes: &[SubExp], out: &mut Vec<HostStm>) -> SubExp {
-    let i64t = crate::prim::PrimType::Int(crate::prim::IntType::I64);
-    let mut it = sizes.iter().cloned();
-    let mut size = it.next().unwrap_or(SubExp::i64(1));
-    for d in it {
-        let p = fl.fresh_param(
-            &VName {
-                id: 0,
-                base: "kept_size".into(),
-            },
-            Type::Prim(i64t),
-        );
-        out.push(HostStm {
-            pat: Pat {
-                elems: vec![p.clone()],
-            },
-            exp: HostExp::Plain(Exp::BinOp(crate::ir::BinOp::Mul(i64t), size, d)),
-            attrs: Default::default(),
-            loc: None,
-        });
-        size = SubExp::Var(p.name);
-    }
-    size
-}
-
 /// The pieces each element's values are summed in by [`thread_reduction`]: a thread per
 /// element and piece, then a thread per element summing its pieces. Pieces let a few elements
 /// still use several cores of a CPU device (lavapipe runs a workgroup of 256 threads on one
@@ -113,31 +87,21 @@ fn thread_reduction(
     let n = space[space.len() - 1].1.clone();
     let mut out = Vec::new();
     // The piece length, ceil(n / PIECES).
-    let mut host_op = |fl: &mut Flattener, op: crate::ir::BinOp, a: SubExp, b: SubExp| {
-        let p = fl.fresh_param(
-            &VName {
-                id: 0,
-                base: "piece_len".into(),
-            },
-            Type::Prim(i64p),
-        );
-        out.push(HostStm {
-            pat: Pat {
-                elems: vec![p.clone()],
-            },
-            exp: HostExp::Plain(Exp::BinOp(op, a, b)),
-            attrs: Default::default(),
-            loc: None,
-        });
-        SubExp::Var(p.name)
-    };
-    let up = host_op(
-        fl,
-        crate::ir::BinOp::Add(i64p),
+    use crate::ir::BinOp;
+    let up = fl.i64_op(
+        "piece_len",
+        BinOp::Add(i64p),
         n.clone(),
         SubExp::i64(PIECES - 1),
+        &mut out,
     );
-    let piece = host_op(fl, crate::ir::BinOp::Div(i64p), up, SubExp::i64(PIECES));
+    let piece = fl.i64_op(
+        "piece_len",
+        BinOp::Div(i64p),
+        up,
+        SubExp::i64(PIECES),
+        &mut out,
+    );
     let lam = crate::passes::traverse::fresh_lambda(
         fl.ns,
         &Lambda {
@@ -171,7 +135,6 @@ fn thread_reduction(
         });
         SubExp::Var(v)
     };
-    use crate::ir::BinOp;
     let lo = scalar(
         fl,
         "piece_lo",
@@ -629,7 +592,7 @@ impl Env {
             .collect();
         let operators: Vec<&Operator> = accs.iter().map(|a| a.1).collect();
         let mut pre = Vec::new();
-        let kept_size = product(fl, &sizes, &mut pre);
+        let kept_size = fl.size_product(sizes.clone(), "kept_size", &mut pre);
         let thread_pat = fl.fresh_params(&red_pat);
         let thread_red = thread_reduction(
             fl,

@@ -67,8 +67,8 @@ pub(super) fn split(s: &HostStm, ns: &mut NameSource) -> Option<Vec<HostStm>> {
         let KernelResult::Returns(SubExp::Var(r)) = r else {
             return None;
         };
-        if passes_through(&op.body.stms, r) {
-            passed.push((r.clone(), i));
+        if let Some(chain) = pass_through_chain(&op.body.stms, r) {
+            passed.push((r.clone(), i, chain));
             continue;
         }
         let mut stms = op.body.stms.clone();
@@ -115,15 +115,13 @@ pub(super) fn split(s: &HostStm, ns: &mut NameSource) -> Option<Vec<HostStm>> {
         .enumerate()
         .map(|(k, (dims, stms, result, i))| {
             let mut results = vec![(result, i)];
-            if k == 0 {
-                results.extend(passed.iter().cloned());
-            }
             let mut stms = stms;
             if k == 0 {
-                let mut chains = Vec::new();
-                for (r, _) in &passed {
-                    chains.extend(alias_chain(&op.body.stms, r));
-                }
+                results.extend(passed.iter().map(|(r, i, _)| (r.clone(), *i)));
+                let mut chains: Vec<Stm> = passed
+                    .iter()
+                    .flat_map(|(_, _, c)| c.iter().cloned())
+                    .collect();
                 let bound: HashSet<VName> = stms
                     .iter()
                     .flat_map(|st| st.pat.elems.iter().map(|p| p.name.clone()))
@@ -202,14 +200,14 @@ fn alias_chain(stms: &[Stm], r: &VName) -> Vec<Stm> {
     chain
 }
 
-/// Whether result `r` of a kernel of statements `stms` is an accumulator the kernel passes
-/// through without an update: an alias chain back to a name from outside the kernel.
-fn passes_through(stms: &[Stm], r: &VName) -> bool {
+/// Where result `r` of a kernel of statements `stms` is an accumulator the kernel passes
+/// through without an update, the alias chain back to the name from outside the kernel.
+fn pass_through_chain(stms: &[Stm], r: &VName) -> Option<Vec<Stm>> {
     let chain = alias_chain(stms, r);
-    !chain.is_empty()
-        && chain
-            .iter()
-            .all(|st| matches!(st.pat.elems[0].ty, Type::Acc { .. }))
+    let accs = chain
+        .iter()
+        .all(|st| matches!(st.pat.elems[0].ty, Type::Acc { .. }));
+    (!chain.is_empty() && accs).then_some(chain)
 }
 
 /// Statement `st` binds `result` by a `map` of accumulator updates whose width is known outside

@@ -151,13 +151,24 @@ pub(super) fn materialize(s: &HostStm, ns: &mut NameSource) -> Option<(HostStm, 
             ty: i64t.clone(),
         })
         .collect();
-    let space_of = |lam: &Lambda| SegSpace {
-        dims: lam
-            .params
-            .iter()
-            .zip(&op.space.dims)
-            .map(|(p, (_, d))| (p.name.clone(), d.clone()))
-            .collect(),
+    // A `segmap` over `op`'s space (whose thread indices are `lam`'s params) running `lam`.
+    let kernel = |elems: Vec<Param>, lam: Lambda| HostStm {
+        pat: Pat { elems },
+        exp: HostExp::Seg(SegOp {
+            kind: SegKind::Map,
+            space: SegSpace {
+                dims: lam
+                    .params
+                    .iter()
+                    .zip(&op.space.dims)
+                    .map(|(p, (_, d))| (p.name.clone(), d.clone()))
+                    .collect(),
+            },
+            ret: lam.ret,
+            body: KernelBody::returning(lam.body),
+        }),
+        attrs: s.attrs.clone(),
+        loc: s.loc.clone(),
     };
     // `c`: every value statement (as the kernel ran them), returning the stored values.
     let c_lam = crate::passes::traverse::fresh_lambda(
@@ -185,19 +196,7 @@ pub(super) fn materialize(s: &HostStm, ns: &mut NameSource) -> Option<(HostStm, 
             ty: whole(t),
         })
         .collect();
-    let c = HostStm {
-        pat: Pat {
-            elems: arrays.clone(),
-        },
-        exp: HostExp::Seg(SegOp {
-            kind: SegKind::Map,
-            space: space_of(&c_lam),
-            ret: c_lam.ret.clone(),
-            body: KernelBody::returning(c_lam.body),
-        }),
-        attrs: s.attrs.clone(),
-        loc: s.loc.clone(),
-    };
+    let c = kernel(arrays.clone(), c_lam);
     // `u`: the stored values read back, the cheap values recomputed, the updates.
     let at: Vec<DimIndex> = op
         .space
@@ -247,18 +246,7 @@ pub(super) fn materialize(s: &HostStm, ns: &mut NameSource) -> Option<(HostStm, 
             ret: op.ret.clone(),
         },
     );
-    let u = HostStm {
-        pat: s.pat.clone(),
-        exp: HostExp::Seg(SegOp {
-            kind: SegKind::Map,
-            space: space_of(&u_lam),
-            ret: op.ret.clone(),
-            body: KernelBody::returning(u_lam.body),
-        }),
-        attrs: s.attrs.clone(),
-        loc: s.loc.clone(),
-    };
-    Some((c, u))
+    Some((c, kernel(s.pat.elems.clone(), u_lam)))
 }
 
 /// `st` without the accumulators a `map` passes through unchanged next to other results (a

@@ -30,9 +30,8 @@
 //! (not made by a `with_acc` inside the kernel) at indices none of which is one of its thread
 //! indices, and `B` holds an accumulator-reduction threshold (rule 7's versioning).
 
-use crate::ir::{
-    BinOp, Body, Exp, LoopForm, NameSource, Param, Pat, Soac, Stm, SubExp, Type, VName,
-};
+use super::kernel::Flattener;
+use crate::ir::{BinOp, Exp, LoopForm, Soac, Stm, SubExp, Type, VName};
 use crate::passes::traverse::{free_vars, nested_bodies_ref};
 use crate::prim::{IntType, PrimType};
 use crate::seg::{HostBody, HostExp, HostStm, SegKind, SegOp, ThresholdKind};
@@ -41,10 +40,10 @@ use std::collections::HashSet;
 /// Gives every contended nest threshold of `body` (and of the bodies nested in it) its kind,
 /// and where the contended updates of the nest's sequentialised version can be counted on the
 /// host, the size `i64::MAX - u` for `u` updates (see the module doc).
-pub(super) fn mark_contended_nests(body: &mut HostBody, ns: &mut NameSource) {
+pub(super) fn mark_contended_nests(body: &mut HostBody, fl: &mut Flattener) {
     for s in &mut body.stms {
         for b in s.exp.host_bodies_mut() {
-            mark_contended_nests(b, ns);
+            mark_contended_nests(b, fl);
         }
     }
     let contended: Vec<(VName, Option<Vec<Vec<SubExp>>>)> = body
@@ -84,7 +83,7 @@ pub(super) fn mark_contended_nests(body: &mut HostBody, ns: &mut NameSource) {
                     .as_ref()
                     .filter(|ss| ss.iter().flatten().all(in_scope))
                 {
-                    *size = headroom(sites, ns, &mut body.stms);
+                    *size = headroom(sites, fl, &mut body.stms);
                 }
             }
         }
@@ -93,44 +92,23 @@ pub(super) fn mark_contended_nests(body: &mut HostBody, ns: &mut NameSource) {
 }
 
 /// `i64::MAX - Σ Π site` as host statements (into `out`).
-fn headroom(sites: &[Vec<SubExp>], ns: &mut NameSource, out: &mut Vec<HostStm>) -> SubExp {
+fn headroom(sites: &[Vec<SubExp>], fl: &mut Flattener, out: &mut Vec<HostStm>) -> SubExp {
     let i64t = PrimType::Int(IntType::I64);
-    let mut op = |op: BinOp, a: SubExp, b: SubExp, base: &str| {
-        let p = Param {
-            name: ns.fresh(base),
-            ty: Type::Prim(i64t),
-        };
-        out.push(HostStm {
-            pat: Pat {
-                elems: vec![p.clone()],
-            },
-            exp: HostExp::Plain(Exp::BinOp(op, a, b)),
-            attrs: Default::default(),
-            loc: None,
-        });
-        SubExp::Var(p.name)
-    };
     let mut total: Option<SubExp> = None;
     for site in sites {
-        let mut n: Option<SubExp> = None;
-        for d in site {
-            n = Some(match n {
-                None => d.clone(),
-                Some(n) => op(BinOp::Mul(i64t), n, d.clone(), "contended_updates"),
-            });
-        }
-        let n = n.unwrap_or(SubExp::i64(1));
+        let n = fl.size_product(site.iter().cloned(), "contended_updates", out);
         total = Some(match total {
             None => n,
-            Some(t) => op(BinOp::Add(i64t), t, n, "contended_updates"),
+            Some(t) => fl.i64_op("contended_updates", BinOp::Add(i64t), t, n, out),
         });
     }
     let total = total.unwrap_or(SubExp::i64(0));
-    op(
+    fl.i64_op(
+        "contended_headroom",
         BinOp::Sub(i64t),
         SubExp::i64(i64::MAX),
         total,
-        "contended_headroom",
+        out,
     )
 }
 
@@ -144,21 +122,13 @@ fn contended_updates(b: &HostBody) -> Option<Vec<Vec<SubExp>>> {
     for s in &b.stms {
         match &s.exp {
             HostExp::Seg(op) if op.kind == SegKind::Map => {
-                let gtids: HashSet<&VName> = op.space.dims.iter().map(|(g, _)| g).collect();
-                let body = Body {
-                    stms: op.body.stms.clone(),
-                    result: Vec::new(),
-                };
-                let mut local = HashSet::new();
-                local_certs(&body, &mut local);
-                let space: Vec<SubExp> = op.space.dims.iter().map(|(_, d)| d.clone()).collect();
+                let found = kernel_updates(op);
                 // Names from outside the kernel: its free names and its space's sizes.
-                let outside: HashSet<VName> = free_vars(&body.stms, &space)
+                let space: Vec<SubExp> = op.space.dims.iter().map(|(_, d)| d.clone()).collect();
+                let outside: HashSet<VName> = free_vars(&op.body.stms, &space)
                     .into_iter()
-                    .filter(|v| !gtids.contains(v))
+                    .filter(|v| !op.space.dims.iter().any(|(g, _)| g == v))
                     .collect();
-                let mut found = Vec::new();
-                count_updates(&body, &gtids, &local, &space, &mut found);
                 let known = |d: &SubExp| !matches!(d, SubExp::Var(v) if !outside.contains(v));
                 if !found.iter().flatten().all(known) {
                     return None;
@@ -176,17 +146,18 @@ fn contended_updates(b: &HostBody) -> Option<Vec<Vec<SubExp>>> {
     Some(sites)
 }
 
-/// The places in `b` that make contended updates (as [`any_contended`]), each with the sizes
-/// `around` it times those of the constructs in `b` around it. A `while` loop's condition
-/// stands for its unknown trip count (a name of the kernel, so the count is not known).
+/// The places in `stms` that make contended updates ([`contended_update`]), each with the
+/// sizes `around` it times those of the constructs in `stms` around it. A `while` loop's
+/// condition stands for its unknown trip count (a name of the kernel, so the count is not
+/// known).
 fn count_updates(
-    b: &Body,
+    stms: &[Stm],
     gtids: &HashSet<&VName>,
     local: &HashSet<VName>,
     around: &[SubExp],
     out: &mut Vec<Vec<SubExp>>,
 ) {
-    for s in &b.stms {
+    for s in stms {
         if contended_update(s, gtids, local) {
             out.push(around.to_vec());
         }
@@ -204,7 +175,7 @@ fn count_updates(
             _ => {}
         }
         for nb in nested_bodies_ref(&s.exp) {
-            count_updates(nb, gtids, local, &inner, out);
+            count_updates(&nb.stms, gtids, local, &inner, out);
         }
     }
 }
@@ -228,35 +199,31 @@ fn has_acc_reduction(b: &HostBody) -> bool {
 /// Whether kernel `op` updates an accumulator it did not make at indices none of which is a
 /// thread index of its space.
 fn contends(op: &SegOp) -> bool {
-    let gtids: HashSet<&VName> = op.space.dims.iter().map(|(g, _)| g).collect();
-    let body = Body {
-        stms: op.body.stms.clone(),
-        result: Vec::new(),
-    };
-    let mut local = HashSet::new();
-    local_certs(&body, &mut local);
-    any_contended(&body, &gtids, &local)
+    !kernel_updates(op).is_empty()
 }
 
-/// The certificates of the accumulators that `with_acc`s inside `b` make.
-fn local_certs(b: &Body, out: &mut HashSet<VName>) {
-    for s in &b.stms {
+/// The places in kernel `op` that make contended updates, with the sizes whose product is how
+/// often each runs ([`count_updates`] from the kernel's space).
+fn kernel_updates(op: &SegOp) -> Vec<Vec<SubExp>> {
+    let gtids: HashSet<&VName> = op.space.dims.iter().map(|(g, _)| g).collect();
+    let mut local = HashSet::new();
+    local_certs(&op.body.stms, &mut local);
+    let space: Vec<SubExp> = op.space.dims.iter().map(|(_, d)| d.clone()).collect();
+    let mut found = Vec::new();
+    count_updates(&op.body.stms, &gtids, &local, &space, &mut found);
+    found
+}
+
+/// The certificates of the accumulators that `with_acc`s inside `stms` make.
+fn local_certs(stms: &[Stm], out: &mut HashSet<VName>) {
+    for s in stms {
         if let Exp::WithAcc { lam, .. } = &s.exp {
             out.extend(lam.params.iter().map(|p| p.name.clone()));
         }
         for nb in nested_bodies_ref(&s.exp) {
-            local_certs(nb, out);
+            local_certs(&nb.stms, out);
         }
     }
-}
-
-fn any_contended(b: &Body, gtids: &HashSet<&VName>, local: &HashSet<VName>) -> bool {
-    b.stms.iter().any(|s| {
-        contended_update(s, gtids, local)
-            || nested_bodies_ref(&s.exp)
-                .into_iter()
-                .any(|nb| any_contended(nb, gtids, local))
-    })
 }
 
 /// Whether `s` updates an accumulator not made in the kernel (`local`: the certificates of

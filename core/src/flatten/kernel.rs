@@ -810,24 +810,45 @@ impl Flattener<'_> {
 
     /// The number of threads of `nest`, computed on the host.
     pub(super) fn nest_size(&mut self, nest: &Nest, out: &mut Vec<HostStm>) -> SubExp {
-        let mut widths = nest.widths().into_iter();
-        let mut size = widths.next().unwrap_or(SubExp::i64(1));
-        for w in widths {
-            let p = self.fresh_param(
-                &VName {
-                    id: 0,
-                    base: "nest_size".into(),
-                },
-                i64t(),
-            );
-            out.push(host(
-                vec![p.clone()],
-                HostExp::Plain(Exp::BinOp(BinOp::Mul(PrimType::Int(IntType::I64)), size, w)),
-                &None,
-            ));
-            size = SubExp::Var(p.name);
-        }
-        size
+        self.size_product(nest.widths(), "nest_size", out)
+    }
+
+    /// The product of `sizes` (1 for none), by host statements into `out` that bind fresh
+    /// names of base `base`.
+    pub(super) fn size_product(
+        &mut self,
+        sizes: impl IntoIterator<Item = SubExp>,
+        base: &str,
+        out: &mut Vec<HostStm>,
+    ) -> SubExp {
+        let mut sizes = sizes.into_iter();
+        let first = sizes.next().unwrap_or(SubExp::i64(1));
+        let mul = BinOp::Mul(PrimType::Int(IntType::I64));
+        sizes.fold(first, |n, d| self.i64_op(base, mul, n, d, out))
+    }
+
+    /// `a op b` on `i64`s as a host statement into `out`, binding a fresh name of base `base`.
+    pub(super) fn i64_op(
+        &mut self,
+        base: &str,
+        op: BinOp,
+        a: SubExp,
+        b: SubExp,
+        out: &mut Vec<HostStm>,
+    ) -> SubExp {
+        let p = self.fresh_param(
+            &VName {
+                id: 0,
+                base: base.into(),
+            },
+            i64t(),
+        );
+        out.push(host(
+            vec![p.clone()],
+            HostExp::Plain(Exp::BinOp(op, a, b)),
+            &None,
+        ));
+        SubExp::Var(p.name)
     }
 
     /// A `SegMap` over `nest` running `stms` per thread and returning `results` (bound to `pat`).

@@ -171,7 +171,7 @@ pub fn flatten_program_with(p: &ir::Program, host_passes: HostPasses) -> seg::Pr
             };
             let mut body = fl.host_body(&f.body);
             fl.reduce_acc_updates(&mut body);
-            contention::mark_contended_nests(&mut body, fl.ns);
+            contention::mark_contended_nests(&mut body, &mut fl);
             seg::FunDef {
                 name: f.name.clone(),
                 entry: f.entry.clone(),
