@@ -490,19 +490,24 @@ fn try_split(
                     op,
                 }),
             ),
-            mk_stm(
-                vec![Param {
-                    name: old.clone(),
-                    ty: et.clone(),
-                }],
-                Exp::Index(
-                    d0,
-                    idx_levels
-                        .iter()
-                        .map(|&l| DimIndex::Fix(SubExp::Var(iters[l].clone())))
-                        .collect(),
-                ),
-            ),
+            // In bounds by construction (the iterators range over the accumulator's shape):
+            // `unsafe`, which also lets index folding read a `replicate`d array's value.
+            Stm {
+                attrs: Attrs(vec!["unsafe".into()]),
+                ..mk_stm(
+                    vec![Param {
+                        name: old.clone(),
+                        ty: et.clone(),
+                    }],
+                    Exp::Index(
+                        d0,
+                        idx_levels
+                            .iter()
+                            .map(|&l| DimIndex::Fix(SubExp::Var(iters[l].clone())))
+                            .collect(),
+                    ),
+                )
+            },
             mk_stm(
                 vec![Param {
                     name: new.clone(),

@@ -15,6 +15,12 @@
 //! which encloses every use of `b`). The folded index checks the bounds of both parts, as the
 //! two indexes did; `b` itself is left for [`dce`](super::dce) to remove when nothing else uses
 //! it. Chains (`c = b[j]`, `d = c[k]`) fold to one index of `a`.
+//!
+//! An index of a `replicate` is folded too: `let z = replicate([n], v)` then an `unsafe`
+//! `z[i]` (in bounds by construction, so no bounds check is lost) is `v` itself, and
+//! `z[i, j]` of a `replicate([n], row)` is `row[j]`. Reverse mode starts its accumulations
+//! from zero arrays that the reductions made of them ([`acc_to_reduce`](super::acc_to_reduce))
+//! read element by element; folded, the zeros are neither made nor read.
 
 use super::traverse::map_bodies_in;
 use crate::ir::*;
@@ -24,16 +30,32 @@ use std::collections::HashMap;
 pub fn index_fold(mut p: Program) -> Program {
     for f in &mut p.funs {
         let mut rows: HashMap<VName, (VName, Vec<DimIndex>)> = HashMap::new();
+        let mut replicates: HashMap<VName, (usize, SubExp)> = HashMap::new();
         map_bodies_in(&mut f.body, &mut |b: &mut Body| {
             for s in &b.stms {
-                if let (Exp::Index(a, idx), [pe]) = (&s.exp, &s.pat.elems[..]) {
-                    let point = idx.iter().all(|d| matches!(d, DimIndex::Fix(_)));
-                    if point && !idx.is_empty() && matches!(pe.ty, Type::Array { .. }) {
-                        rows.insert(pe.name.clone(), (a.clone(), idx.clone()));
+                match (&s.exp, &s.pat.elems[..]) {
+                    (Exp::Index(a, idx), [pe]) => {
+                        let point = idx.iter().all(|d| matches!(d, DimIndex::Fix(_)));
+                        if point && !idx.is_empty() && matches!(pe.ty, Type::Array { .. }) {
+                            rows.insert(pe.name.clone(), (a.clone(), idx.clone()));
+                        }
                     }
+                    (Exp::Replicate { shape, value }, [pe]) => {
+                        replicates.insert(pe.name.clone(), (shape.len(), value.clone()));
+                    }
+                    _ => {}
                 }
             }
         });
+        if !replicates.is_empty() {
+            map_bodies_in(&mut f.body, &mut |b: &mut Body| {
+                for s in &mut b.stms {
+                    if let Some(e) = replicate_read(&s.exp, &s.attrs, &replicates) {
+                        s.exp = e;
+                    }
+                }
+            });
+        }
         if rows.is_empty() {
             continue;
         }
@@ -67,6 +89,29 @@ pub fn index_fold(mut p: Program) -> Program {
         });
     }
     p
+}
+
+/// What an `unsafe` point index of a `replicate` (`replicates`: the arrays made by one, with
+/// the rank of their replicated shape and the value) reads: the value, or the value indexed
+/// by the remaining indexes.
+fn replicate_read(
+    e: &Exp,
+    attrs: &Attrs,
+    replicates: &HashMap<VName, (usize, SubExp)>,
+) -> Option<Exp> {
+    let Exp::Index(a, idx) = e else { return None };
+    let (rank, value) = replicates.get(a)?;
+    if !attrs.has("unsafe")
+        || idx.len() < *rank
+        || !idx.iter().all(|d| matches!(d, DimIndex::Fix(_)))
+    {
+        return None;
+    }
+    match (&idx[*rank..], value) {
+        ([], v) => Some(Exp::SubExp(v.clone())),
+        (rest, SubExp::Var(row)) => Some(Exp::Index(row.clone(), rest.to_vec())),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -169,6 +214,33 @@ mod tests {
             })
             .sum();
         assert_eq!(nested_replicates, 0, "{}", after);
+    }
+
+    /// An unchecked index of a `replicate` (as reverse mode's reductions read their zero
+    /// arrays) is the replicated value, or an index of the replicated row, and the array is
+    /// gone; a checked index keeps the array and its bounds check. The interpreter's results
+    /// either way, and the checked one's out-of-bounds error.
+    #[test]
+    fn an_unchecked_index_of_a_replicate_is_its_value() {
+        let src = |attr: &str| {
+            format!(
+                "entry main [k] (n: i64) (v: f64) (row: [k]f64) (is: []i64) : ([]f64, []f64) =
+                   let z = replicate n v
+                   let zz = replicate n row
+                   in (map (\\i -> {attr} z[i] * 2) is, map (\\i -> {attr} zz[i, 1] + 1) is)"
+            )
+        };
+        let args = "3i64 1.5f64 [4.0f64, 5.0f64] [2i64, 0i64]";
+        let replicates = |p: &Program| {
+            super::super::differential::count_exps(p, &|e| matches!(e, Exp::Replicate { .. }))
+        };
+        let (_, unchecked) = rewrite_and_compare(&src("#[unsafe]"), "main", args, |p| p);
+        assert_eq!(replicates(&unchecked), 0, "{unchecked}");
+        let (_, checked) = rewrite_and_compare(&src(""), "main", args, |p| p);
+        assert_eq!(replicates(&checked), 2, "{checked}");
+        let c = crate::compile("t.fut", &src("")).unwrap_or_else(|e| panic!("{}", e.render()));
+        let oob = crate::values::parse_values(b"3i64 1.5f64 [4.0f64, 5.0f64] [3i64]").unwrap();
+        assert!(c.run_interp("main", oob).is_err(), "index 3 of 3 elements");
     }
 
     /// A chain `r = a[i]; s = r[j]; x = s[k]` folds to `x = a[i, j, k]`.

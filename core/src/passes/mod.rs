@@ -5,7 +5,8 @@
 //! - [`inline::inline`]: inlines calls, drops functions no longer called.
 //! - [`copy_prop::copy_prop`]: substitutes `let x = y` / `let x = c` into uses.
 //! - [`index_fold::index_fold`]: an index of a row `b = a[i]` reads `a` itself (`b[j]` becomes
-//!   `a[i, j]`), so that reverse mode updates single elements of `a`'s adjoint.
+//!   `a[i, j]`), so that reverse mode updates single elements of `a`'s adjoint; an unchecked
+//!   index of a `replicate` is the replicated value.
 //! - [`const_fold::const_fold`]: evaluates constant scalar operations, algebraic identities,
 //!   constant `if` conditions, loops of zero or one iteration, `assert(true)`.
 //! - [`cse::cse`]: reuses identical pure expressions.

@@ -46,6 +46,7 @@ pub mod eval;
 pub mod print;
 #[cfg(test)]
 mod tests;
+pub mod uses;
 
 use crate::diag::SrcLoc;
 use crate::ir::{self, AccInput, Attrs, EntryPoint, ExtType, LoopForm, NameSource, Operator};

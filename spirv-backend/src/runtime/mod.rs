@@ -312,10 +312,13 @@ impl<'a> Runtime<'a> {
     /// Runs a body; its variables are forgotten afterwards.
     fn body(&mut self, b: &'a PlanBody, loc: &Option<SrcLoc>) -> E<Vec<HVal>> {
         let mut r = Ok(());
-        for s in &b.steps {
+        for (k, s) in b.steps.iter().enumerate() {
             r = self.step(s);
             if r.is_err() {
                 break;
+            }
+            for v in b.dead_after.get(k).into_iter().flatten() {
+                self.ex.unset(v);
             }
         }
         let out = r.and_then(|_| b.result.iter().map(|se| self.ex.val(se, loc)).collect());

@@ -66,6 +66,10 @@ pub struct PlanFun {
 pub struct PlanBody {
     pub steps: Vec<Step>,
     pub result: Vec<SubExp>,
+    /// For each step, the arrays bound in this body that nothing after it uses (nor the
+    /// result): the runtime forgets them after the step, so that an in-place update of an
+    /// array whose views are dead writes it without copying it first.
+    pub dead_after: Vec<Vec<VName>>,
 }
 
 #[derive(Debug)]
@@ -187,6 +191,29 @@ struct Planner {
     types: HashMap<u32, Type>,
 }
 
+/// For each statement of `b`, the arrays bound by `b`'s statements whose last use (by
+/// [`seg::uses::host_stm_uses`]) it is, or that are never used after their statement; not
+/// those in `b`'s result.
+fn dead_arrays(b: &HostBody) -> Vec<Vec<VName>> {
+    let uses: Vec<_> = b.stms.iter().map(seg::uses::host_stm_uses).collect();
+    let in_result: std::collections::HashSet<&VName> =
+        b.result.iter().filter_map(|r| r.as_var()).collect();
+    let mut dead = vec![Vec::new(); b.stms.len()];
+    for (j, s) in b.stms.iter().enumerate() {
+        for pe in &s.pat.elems {
+            if !matches!(pe.ty, Type::Array { .. }) || in_result.contains(&pe.name) {
+                continue;
+            }
+            let last = (j + 1..b.stms.len())
+                .rev()
+                .find(|&i| uses[i].contains(&pe.name))
+                .unwrap_or(j);
+            dead[last].push(pe.name.clone());
+        }
+    }
+    dead
+}
+
 fn stm(pat: Pat, exp: Exp, loc: &Option<SrcLoc>) -> Stm {
     Stm {
         pat,
@@ -203,12 +230,20 @@ fn var(v: &VName) -> SubExp {
 impl Planner {
     fn body(&mut self, b: &HostBody) -> crate::error::Result<PlanBody> {
         let mut steps = Vec::with_capacity(b.stms.len());
-        for s in &b.stms {
+        let mut dead_after: Vec<Vec<VName>> = Vec::with_capacity(b.stms.len());
+        for (s, dead) in b.stms.iter().zip(dead_arrays(b)) {
             self.host_stm(s, &mut steps)?;
+            dead_after.resize_with(steps.len(), Vec::new);
+            // (A statement planned as no step uses nothing: its dead arrays go after the
+            // step before it.)
+            if let Some(d) = dead_after.last_mut() {
+                d.extend(dead);
+            }
         }
         Ok(PlanBody {
             steps,
             result: b.result.clone(),
+            dead_after,
         })
     }
 
