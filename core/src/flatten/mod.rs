@@ -82,6 +82,9 @@
 //!    flattened version reduces gets a threshold of its own kind (`contended_threshold`),
 //!    which the Vulkan runtime never meets unless it is set: the size alone cannot tell the
 //!    versions apart.
+//! 8. A nest whose sequentialised version does little work, counted on the host, takes it
+//!    whatever its size on a CPU device (module `small_nest`: its condition is or-ed with a
+//!    `small_nest_threshold` of that work).
 //!
 //! Where distribution applies, both versions are generated (incremental flattening): the host
 //! compares the nest's size with a run-time threshold ([`crate::seg::HostExp::Threshold`]) and
@@ -105,6 +108,7 @@ mod host_map;
 mod kernel;
 mod nest;
 mod seq_loop;
+mod small_nest;
 mod with_acc;
 
 use crate::ir::{self, Type, VName};
@@ -172,6 +176,7 @@ pub fn flatten_program_with(p: &ir::Program, host_passes: HostPasses) -> seg::Pr
             let mut body = fl.host_body(&f.body);
             fl.reduce_acc_updates(&mut body);
             contention::mark_contended_nests(&mut body, &mut fl);
+            small_nest::mark_small_nests(&mut body, &mut fl);
             seg::FunDef {
                 name: f.name.clone(),
                 entry: f.entry.clone(),

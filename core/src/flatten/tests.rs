@@ -721,3 +721,58 @@ fn an_irregular_nest_with_inner_parallelism_also_runs_as_a_host_loop_over_its_po
     assert_eq!(got, want);
     assert!(stats.kernels >= 3 * 2, "kernels per row: {stats:?}");
 }
+
+/// A nest of few threads with little work each (rows of a batch summed per hidden unit, as the
+/// RNN's gradient does per gate) takes its sequentialised version by default although its size
+/// is below the nest default: its `threshold` is or-ed with a `small_nest_threshold` whose size
+/// is `i64::MAX` minus the version's work. With `small_nest=MAX` (or `nest=MAX`) it takes the
+/// flattened version, with more kernels; a nest with much work (long rows) takes the flattened
+/// version by default. All agree with the interpreter.
+#[test]
+fn a_nest_with_little_work_takes_its_sequentialised_version_whatever_its_size() {
+    let src = "entry main [b][h] (xss: [b][h]f64) (ys: [h]f64) : [h]f64 =
+      map2 (\\j y -> y + f64.sum (map (\\r -> r[j] * 2) xss)) (iota h) ys";
+    let c = crate::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
+    let p = super::extract_kernels(&c.ir);
+    crate::seg::check::check_program(&p).expect("checked kernel IR");
+    let printed = crate::seg::print::program_to_string(&p);
+    assert!(
+        printed
+            .lines()
+            .any(|l| l.contains("small_nest_threshold(") && l.contains(") nest_work_headroom_")),
+        "{printed}"
+    );
+    let args = |b: usize, h: usize| {
+        let xs: Vec<String> = (0..b)
+            .map(|i| {
+                let row: Vec<String> = (0..h).map(|j| format!("{}f64", i * h + j)).collect();
+                format!("[{}]", row.join(", "))
+            })
+            .collect();
+        let ys: Vec<String> = (0..h).map(|j| format!("{j}f64")).collect();
+        crate::values::parse_values(format!("[{}] [{}]", xs.join(", "), ys.join(", ")).as_bytes())
+            .expect("values")
+    };
+    let run = |b: usize, h: usize, setting: Option<&str>| {
+        let want = c.run_interp("main", args(b, h)).expect("interpreter");
+        let mut th = crate::seg::Thresholds {
+            nest_default: crate::seg::Thresholds::CPU_NEST_DEFAULT,
+            ..Default::default()
+        };
+        if let Some(s) = setting {
+            th.set(s).unwrap();
+        }
+        let (got, stats) = c.run_kernels("main", args(b, h), &th).expect("kernel IR");
+        let mismatches = crate::testing::compare_values(&got, &want);
+        assert!(mismatches.is_empty(), "{b}x{h} {setting:?}: {mismatches:?}");
+        stats.kernels
+    };
+    // 8 threads of 64 rows: one kernel; flattened: more.
+    let small = run(64, 8, None);
+    assert_eq!(small, 1, "the sequentialised version");
+    for s in ["small_nest=9223372036854775807", "nest=9223372036854775807"] {
+        assert!(run(64, 8, Some(s)) > small, "{s}: the flattened version");
+    }
+    // 8 threads of 5,000 rows each (over the CPU's work limit): flattened.
+    assert!(run(5000, 8, None) > 1, "much work: the flattened version");
+}

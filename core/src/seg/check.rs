@@ -10,7 +10,8 @@
 //!   checker ([`crate::ir::check`]) types it; `if`, `loop` and `with_acc` are checked as there,
 //!   with host bodies; a threshold takes an `i64` size and gives one `bool`; the condition of
 //!   an `if versions` (the two versions of a map nest) is a `bool` bound by a nest threshold
-//!   (`threshold` or `contended_threshold`);
+//!   (`threshold`, `contended_threshold`, `seg_threads_threshold` or `small_nest_threshold`), or
+//!   by the `||` of two such `bool`s;
 //! - **segmented operations**: the space has at least one dimension and its sizes are `i64`;
 //!   the thread indices are bound as `i64`; the thread body is checked as SOAC IR statements
 //!   (SOACs are allowed there: they run sequentially in the thread); the body has one result per
@@ -38,7 +39,7 @@
 
 use super::*;
 use crate::ir::check::{loop_result_types, same_type, type_matches, Checker, IrError};
-use crate::ir::{ExtDim, TypeBase};
+use crate::ir::{BinOp, Exp, ExtDim, TypeBase};
 use crate::passes::traverse::uses_in_exp;
 use crate::prim::{IntType, PrimType};
 use std::collections::HashSet;
@@ -337,8 +338,9 @@ fn drop_dims(t: &Type, k: usize) -> Type {
 struct SegChecker<'p> {
     ir: Checker<'p>,
     fun: Option<Arc<str>>,
-    /// The ids of the `bool`s bound by nest thresholds (`threshold`, `contended_threshold`):
-    /// the only conditions of `if versions`.
+    /// The ids of the `bool`s bound by nest thresholds (`threshold`, `contended_threshold`,
+    /// `seg_threads_threshold`, `small_nest_threshold`) or by the `||` of two of them: the only
+    /// conditions of `if versions`.
     nest_conds: HashSet<u32>,
 }
 
@@ -505,11 +507,22 @@ impl SegChecker<'_> {
     }
 
     fn check_host_stm(&mut self, s: &HostStm) -> R<()> {
-        if let HostExp::Threshold {
-            kind: ThresholdKind::Nest | ThresholdKind::ContendedNest | ThresholdKind::SegThreads,
-            ..
-        } = s.exp
-        {
+        let is_cond =
+            |c: &SubExp, conds: &HashSet<u32>| matches!(c, SubExp::Var(v) if conds.contains(&v.id));
+        let nest_cond = match &s.exp {
+            HostExp::Threshold { kind, .. } => matches!(
+                kind,
+                ThresholdKind::Nest
+                    | ThresholdKind::ContendedNest
+                    | ThresholdKind::SegThreads
+                    | ThresholdKind::SmallNest
+            ),
+            HostExp::Plain(Exp::BinOp(BinOp::LogOr, a, b)) => {
+                is_cond(a, &self.nest_conds) && is_cond(b, &self.nest_conds)
+            }
+            _ => false,
+        };
+        if nest_cond {
             self.nest_conds
                 .extend(s.pat.elems.iter().map(|p| p.name.id));
         }

@@ -342,6 +342,15 @@ pub enum ThresholdKind {
     /// `flatten/acc_red.rs`). Its default ([`Thresholds::seg_threads_default`]) is about the
     /// number of threads that fill the device.
     SegThreads,
+    /// Whether a nest's sequentialised version does so little work in all that it beats the
+    /// flattened version's extra launches although its outer parallelism does not fill the
+    /// device (true: the sequentialised version, as for [`ThresholdKind::Nest`], with which
+    /// it is or-ed; `flatten/small_nest.rs`). Its size is `i64::MAX` minus that work (the
+    /// statements the version's threads run, counted on the host), so that a value
+    /// `i64::MAX - w` takes the sequentialised version up to `w`, 0 always and `i64::MAX`
+    /// never. Its default ([`Thresholds::small_nest_default`]) depends on the device where it
+    /// is not set.
+    SmallNest,
 }
 
 /// Tuning values for [`HostExp::Threshold`], by name; a name not listed uses the default of
@@ -363,6 +372,9 @@ pub struct Thresholds {
     /// The default of [`ThresholdKind::SegThreads`]: [`Thresholds::SEG_THREADS_DEFAULT`], or
     /// [`Thresholds::CPU_SEG_THREADS_PER_4_CORES`] per 4 cores on a CPU device.
     pub seg_threads_default: i64,
+    /// The default of [`ThresholdKind::SmallNest`]; `None` (the default): the device decides
+    /// ([`Thresholds::get_on`]; without a device, as a CPU). Setting `nest` sets it too.
+    pub small_nest_default: Option<i64>,
     /// The iterations per launch of every one-thread loop run in chunks ([`SeqChunk`]);
     /// `None`: the whole loop in one launch. Any value gives the same results.
     pub seq_chunk: Option<i64>,
@@ -403,6 +415,12 @@ impl Thresholds {
     /// are fewer than the cores' SIMD lanes, wins unless they are fewer than a fifth of the
     /// cores.
     pub const CPU_SEG_THREADS_PER_4_CORES: i64 = 1;
+    /// The work (statements run by all the threads of a nest's sequentialised version) up to
+    /// which a CPU device takes that version whatever the nest's size
+    /// ([`ThresholdKind::SmallNest`]): about what lavapipe's cores run in the time of the one or
+    /// two launches more that the flattened version makes (the RNN's gradient sums 32 rows of
+    /// 64 batch elements, about 4,000 statements, in one launch instead of three).
+    pub const SMALL_NEST_WORK: i64 = 1 << 15;
 
     /// Every threshold at `v` (0: always take the sequentialised version of a map nest, the
     /// flattened version of a host loop and the reduction of accumulator updates; `i64::MAX`:
@@ -416,6 +434,7 @@ impl Thresholds {
             contended_default: Some(v),
             host_map_default: i64::MAX,
             seg_threads_default: v,
+            small_nest_default: Some(v),
             seq_chunk: None,
         }
     }
@@ -431,7 +450,9 @@ impl Thresholds {
     /// takes its flattened version at every size on a GPU (`gpu`; contended atomics serialise
     /// there: k-means' Newton step at n = 494,019 took 681 ms of kernels in its per-point
     /// version on an H200, where the reduction takes about 0.9 ms per 20,000 points), and
-    /// elsewhere from [`Thresholds::CONTENDED_UPDATES`] updates on.
+    /// elsewhere from [`Thresholds::CONTENDED_UPDATES`] updates on. A small nest's threshold
+    /// (`flatten/small_nest.rs`) not set by name or by `nest`/`small_nest` is never met on a
+    /// GPU, and elsewhere up to [`Thresholds::SMALL_NEST_WORK`] statements of work.
     pub fn get_on(&self, name: &str, kind: ThresholdKind, gpu: bool) -> i64 {
         self.values.get(name).copied().unwrap_or(match kind {
             ThresholdKind::Nest => self.nest_default,
@@ -444,6 +465,11 @@ impl Thresholds {
             },
             ThresholdKind::HostMap => self.host_map_default,
             ThresholdKind::SegThreads => self.seg_threads_default,
+            ThresholdKind::SmallNest => match self.small_nest_default {
+                Some(v) => v,
+                None if gpu => i64::MAX,
+                None => i64::MAX - Thresholds::SMALL_NEST_WORK,
+            },
         })
     }
 }
@@ -452,7 +478,8 @@ impl Thresholds {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error(
     "invalid threshold setting `{0}`: expected NAME=VALUE, VALUE an integer and NAME `nest`, \
-     `contended_nest`, `loop`, `acc_red`, `host_map` or `seg_threads` (the defaults of each kind), \
+     `contended_nest`, `small_nest`, `loop`, `acc_red`, `host_map` or `seg_threads` (the defaults \
+     of each kind), \
      `seq_chunk`, or a \
      threshold's name as \
      `vkad dump-ir --kernels` prints it (`loop_par_3`)"
@@ -473,8 +500,10 @@ impl Thresholds {
             "nest" => {
                 self.nest_default = value;
                 self.contended_default = Some(value);
+                self.small_nest_default = Some(value);
             }
             "contended_nest" => self.contended_default = Some(value),
+            "small_nest" => self.small_nest_default = Some(value),
             "loop" => self.loop_default = value,
             "acc_red" => self.acc_red_default = value,
             "host_map" => self.host_map_default = value,
@@ -499,6 +528,7 @@ impl Default for Thresholds {
             contended_default: None,
             host_map_default: i64::MAX,
             seg_threads_default: Thresholds::SEG_THREADS_DEFAULT,
+            small_nest_default: None,
             seq_chunk: None,
         }
     }

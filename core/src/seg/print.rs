@@ -111,6 +111,7 @@ fn write_host_exp(out: &mut String, e: &HostExp, level: usize) {
                 ThresholdKind::ContendedNest => "contended_threshold",
                 ThresholdKind::HostMap => "host_map_threshold",
                 ThresholdKind::SegThreads => "seg_threads_threshold",
+                ThresholdKind::SmallNest => "small_nest_threshold",
             };
             let _ = write!(out, "{k}({name}) {size}");
         }
