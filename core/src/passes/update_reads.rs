@@ -26,8 +26,10 @@
 //!    adjoint that AD clears and then reads.
 //! 2. **Updates sink past disjoint reads.** An update `b = a with [I] = v` moves down past the
 //!    statements after it up to the first that uses `b` otherwise than by a read `b[J]` with
-//!    `J` and `I` differing in a constant index at some position (`[i, 0, 3]` and `[i, 1, 3]`),
-//!    or that is another update; those reads now read `a`. Only where it passes such a read.
+//!    `J` and `I` differing in a constant index at some position (`[i, 0, 3]` and `[i, 1, 3]`);
+//!    those reads now read `a`. Only where it passes such a read. It passes updates of other
+//!    arrays too (the RNN's gradient adds each gate's rows into three weight adjoints in turn:
+//!    the chains interleave), unless they consume what it reads ([`can_sink`]).
 //!
 //! Applied until nothing changes, the chain above becomes the maps and additions, each reading
 //! a row of `x0`, then the updates; [`super::fusion`] then fuses the additions into the maps
@@ -197,8 +199,8 @@ fn index_of(stms: &[Stm], vn: &VName, idx: Vec<DimIndex>) -> Exp {
 
 /// Rule 2: moves one update `b = a with [I] = v` down past the statements after it that do
 /// not use `b` but to read it at an index disjoint from `I` (those reads now read `a`), up to
-/// the first that does (or the next update). Only where it passes such a read, and only where
-/// [`can_sink`] allows it.
+/// the first that does (updates of other arrays included). Only where it passes such a read,
+/// and only where [`can_sink`] allows it.
 fn read_past_update(b: &mut Body, eff: &HashSet<Arc<str>>) -> bool {
     let mut uses: Vec<Option<HashSet<VName>>> = vec![None; b.stms.len()];
     let mut info = None;
@@ -216,9 +218,6 @@ fn read_past_update(b: &mut Body, eff: &HashSet<Arc<str>>) -> bool {
         let mut t = p + 1;
         while t < b.stms.len() {
             let s = &b.stms[t];
-            if matches!(s.exp, Exp::Update(..)) {
-                break;
-            }
             if disjoint_read(s) {
                 reads.push(t);
             } else if uses[t]
@@ -344,6 +343,40 @@ mod tests {
             .rposition(|s| matches!(s.exp, Exp::Soac(_)));
         assert!(first_update > last_map, "{after}");
         assert_eq!(count_exps(&after, &|e| matches!(e, Exp::Update(..))), 3);
+    }
+
+    /// Two chains of row additions interleaved (the RNN's gradient adds each gate's rows into
+    /// the adjoints of its input and recurrent weights, one array after the other): an update
+    /// of one array moves past the updates of the other, so that every addition reads the
+    /// arrays from before the chains and fusion can put them into one map.
+    #[test]
+    fn updates_of_different_arrays_do_not_stop_each_other() {
+        let src = "
+            entry main [b] (x: *[2][b]f64) (y: *[2][b]f64) (ys: [b]f64) : ([2][b]f64, [2][b]f64) =
+              let x1 = x with [1] = map2 (+) x[1] ys
+              let y1 = y with [1] = map2 (*) y[1] ys
+              let x2 = x1 with [0] = map2 (+) x1[0] ys
+              let y2 = y1 with [0] = map2 (*) y1[0] ys
+              in (x2, y2)
+        ";
+        let args = "[[1f64,2f64],[3f64,4f64]] [[5f64,6f64],[7f64,8f64]] [0.5f64, 0.25f64]";
+        let (before, after) = rewrite_and_compare(src, "main", args, update_reads);
+        let reads_of_updates = |p: &Program| {
+            let f = &p.funs[0];
+            let upd: HashSet<VName> = f
+                .body
+                .stms
+                .iter()
+                .filter_map(|s| as_update(s).map(|u| u.0.clone()))
+                .collect();
+            f.body
+                .stms
+                .iter()
+                .filter(|s| matches!(&s.exp, Exp::Index(a, _) if upd.contains(a)))
+                .count()
+        };
+        assert_eq!(reads_of_updates(&before), 2, "{before}");
+        assert_eq!(reads_of_updates(&after), 0, "{after}");
     }
 
     /// A read of the row just written reads the written value; a read that may overlap the
