@@ -62,34 +62,43 @@ def run_process(vkad, fut, entry, backend, data, timeout):
     return dt
 
 
-def run_vkad_bench(vkad, bench, entry, data, reps, timeout):
-    """`vkad bench -e ENTRY` (Vulkan, in process) on a copy of the program whose only test block
-    is DATA: (wall mean s, kernel mean s, launches, submissions), or a string saying why not."""
+def run_vkad_bench(vkad, bench, entries, data, reps, timeout):
+    """`vkad bench -e E...` (Vulkan, in process, the entries' timed runs interleaved) on a copy of
+    the program whose only test block is DATA: for each entry, (wall mean s, kernel mean s,
+    launches, submissions), or a string saying why not."""
     src = strip_tests(open(os.path.join(here, f"{bench}.fut")).read())
     # Outside benches/paper, so that `vkad test benches/paper` never meets it.
     wrapper = os.path.join(tempfile.mkdtemp(prefix="vkad-paper-"), f"{bench}.fut")
     with open(wrapper, "w") as f:
         f.write(src + "\n-- ==\n-- entry: " + " ".join(benchmarks.entries(bench)) + f"\n-- input @ {os.path.abspath(data)}\n")
+    cmd = [vkad, "bench", wrapper, "--reps", str(reps)]
+    for e in entries:
+        cmd += ["-e", e]
     try:
-        r = subprocess.run([vkad, "bench", wrapper, "-e", entry, "--reps", str(reps)], capture_output=True,
-                           timeout=timeout)
+        r = subprocess.run(cmd, capture_output=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        return f"over {timeout:.0f} s"
+        return {e: f"over {timeout:.0f} s" for e in entries}
     out = r.stdout.decode(errors="replace")
     err = r.stderr.decode(errors="replace")
     # The table's columns are found by its header (`wall mean`, `kernels mean`, ...).
     lines = out.splitlines()
     head = next((ln for ln in lines if ln.startswith("entry") and "wall mean" in ln), None)
-    row = next((ln for ln in lines if ln.split()[:1] == [entry]), None)
-    if head and row:
-        cols = re.split(r"\s{2,}", head.strip())
-        cells = re.split(r"\s{2,}", row.strip())
-        if len(cells) == len(cols):
-            return (float(cells[cols.index("wall mean")]) / 1e6, float(cells[cols.index("kernels mean")]) / 1e6,
-                    int(cells[cols.index("launches")]), int(cells[cols.index("submissions")]))
-    if f"`{entry}`: skipped" in err:
-        return "not supported"
-    return "error: " + (err.strip().splitlines() or ["?"])[-1]
+    result = {}
+    for entry in entries:
+        row = next((ln for ln in lines if ln.split()[:1] == [entry]), None)
+        if head and row:
+            cols = re.split(r"\s{2,}", head.strip())
+            cells = re.split(r"\s{2,}", row.strip())
+            if len(cells) == len(cols):
+                result[entry] = (float(cells[cols.index("wall mean")]) / 1e6,
+                                 float(cells[cols.index("kernels mean")]) / 1e6,
+                                 int(cells[cols.index("launches")]), int(cells[cols.index("submissions")]))
+                continue
+        if f"`{entry}`: skipped" in err:
+            result[entry] = "not supported"
+        else:
+            result[entry] = "error: " + (err.strip().splitlines() or ["?"])[-1]
+    return result
 
 
 def run_peer(py, system, bench, data, runs, timeout, device):
@@ -291,15 +300,17 @@ def main():
                 "one whole `vkad run` process (compile, read input, run, print)")
             if be == "vulkan":
                 log(f"{name}: vkad bench (Vulkan, in process)")
-                b = {}
-                for e, proc in ((p_e, p), (g_e, g)):
-                    # An entry whose process did not finish in time is not run again here.
-                    b[e] = proc if isinstance(proc, str) else \
-                        run_vkad_bench(args.vkad, bench, e, data, args.reps, 2 * args.timeout)
+                # An entry whose process did not finish in time is not run again here; the
+                # others run in one `vkad bench`, their timed runs interleaved.
+                b = {e: proc for e, proc in ((p_e, p), (g_e, g)) if isinstance(proc, str)}
+                todo = [e for e in (p_e, g_e) if e not in b]
+                if todo:
+                    b.update(run_vkad_bench(args.vkad, bench, todo, data, args.reps, 4 * args.timeout))
                 wall = {e: (v if isinstance(v, str) else v[0]) for e, v in b.items()}
                 kern = {e: (v if isinstance(v, str) else v[1]) for e, v in b.items()}
                 row(data, "vkad `bench` (Vulkan) wall", "vkad wall", wall[p_e], wall[g_e],
-                    f"`vkad bench`: mean wall time of {args.reps} run(s) after a warm-up, in process",
+                    f"`vkad bench`: mean wall time of {args.reps} run(s) after a warm-up, in process, "
+                    "the primal's and the gradient's runs interleaved",
                     counts(b, p_e, g_e))
                 row(data, "vkad `bench` (Vulkan) kernels", "vkad kernels", kern[p_e], kern[g_e],
                     "`vkad bench`: mean of the summed kernel timestamps of the same runs")

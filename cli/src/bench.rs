@@ -3,8 +3,10 @@
 //!
 //! Each entry point (those given with `-e`, or every entry point that has a dataset) runs on
 //! the first dataset of its test block (`-- ==`) that is not tagged `nobench` or `disable` and
-//! does not expect an error: one warm-up run, then `--reps` timed runs. Per entry the mean and
-//! the minimum of the wall time (host, uploads and downloads included) and of the kernel time
+//! does not expect an error: one warm-up run of each, then `--reps` rounds of one timed run of
+//! each (interleaved, so that a machine whose speed drifts slows every entry alike). Per entry
+//! the mean and the minimum of the wall time (host, uploads and downloads included) and of the
+//! kernel time
 //! (the sum of the launches' device timestamps) are printed, and, when there are primal and
 //! gradient entry points (see `vkad_spirv::profile::run_kind`), the AD overhead: the mean
 //! kernel time of the gradient entries divided by that of the primal entries. `--profile-out`
@@ -174,7 +176,7 @@ pub(crate) fn bench_program(args: BenchProgram) -> Result<ExitCode, Failure> {
     let path = file.display().to_string();
     let mut profile = vkad_spirv::profile::new_profile(&compiled, &path, &source, info);
     println!(
-        "{path} on {} ({}, driver {}): {reps} timed runs per entry point after one warm-up",
+        "{path} on {} ({}, driver {}): {reps} timed runs per entry point, interleaved, after one warm-up each",
         info.name, info.device_type, info.driver
     );
     if info.timestamp_bits == 0 {
@@ -210,54 +212,84 @@ pub(crate) fn bench_program(args: BenchProgram) -> Result<ExitCode, Failure> {
         run.cold = Some(ctx.cached_kernels() > pipelines);
         Ok((values, run))
     };
-    let mut runs = Vec::new();
+    // Every entry warms up first; then the timed runs go round the entries (one run of each
+    // per round), so that a machine whose speed drifts (a shared CPU) slows every entry alike
+    // and the AD overhead compares runs made under the same conditions.
+    struct Active<'d> {
+        input: Vec<Value>,
+        t: Timed,
+        best: Option<vkad_profile::Run>,
+        d: &'d Dataset,
+    }
+    let report = |d: &Dataset, e: AttemptError, failed: &mut bool| match e {
+        AttemptError::Run(e) if e.is_not_supported() => {
+            eprintln!("{path}: entry `{}`: skipped: {e}", d.entry);
+        }
+        e => {
+            eprintln!("{path}: entry `{}`: {e}", d.entry);
+            *failed = true;
+        }
+    };
+    let mut active: Vec<Active> = Vec::new();
     for d in chosen {
-        let attempt = || -> Result<(Timed, vkad_profile::Run), AttemptError> {
+        let warm = || -> Result<Vec<Value>, AttemptError> {
             let input = load(&file, d).map_err(AttemptError::Input)?;
             run_once(&d.entry, input.clone())?;
-            let mut t = Timed {
-                entry: d.entry.clone(),
-                dataset: d.run.description.clone(),
-                kind: vkad_spirv::profile::run_kind(&compiled, &d.entry),
-                wall_ns: Vec::new(),
-                kernel_ns: Vec::new(),
-                launches: 0,
-                submissions: 0,
-            };
-            let mut best: Option<vkad_profile::Run> = None;
-            for _ in 0..reps {
-                let (_, run) = run_once(&d.entry, input.clone())?;
-                t.wall_ns.push(run.wall_ns);
-                t.kernel_ns.push(run.kernel_ns());
-                t.launches = run.launches.len();
-                t.submissions = run
-                    .launches
-                    .iter()
-                    .map(|l| l.submission)
-                    .collect::<std::collections::BTreeSet<_>>()
-                    .len();
-                if best
-                    .as_ref()
-                    .is_none_or(|b| run.kernel_ns() < b.kernel_ns())
-                {
-                    best = Some(run);
+            Ok(input)
+        };
+        match warm() {
+            Ok(input) => active.push(Active {
+                input,
+                t: Timed {
+                    entry: d.entry.clone(),
+                    dataset: d.run.description.clone(),
+                    kind: vkad_spirv::profile::run_kind(&compiled, &d.entry),
+                    wall_ns: Vec::new(),
+                    kernel_ns: Vec::new(),
+                    launches: 0,
+                    submissions: 0,
+                },
+                best: None,
+                d,
+            }),
+            Err(e) => report(d, e, &mut failed),
+        }
+    }
+    for _ in 0..reps {
+        let mut k = 0;
+        while k < active.len() {
+            let a = &mut active[k];
+            match run_once(&a.d.entry, a.input.clone()) {
+                Ok((_, run)) => {
+                    a.t.wall_ns.push(run.wall_ns);
+                    a.t.kernel_ns.push(run.kernel_ns());
+                    a.t.launches = run.launches.len();
+                    a.t.submissions = run
+                        .launches
+                        .iter()
+                        .map(|l| l.submission)
+                        .collect::<std::collections::BTreeSet<_>>()
+                        .len();
+                    if a.best
+                        .as_ref()
+                        .is_none_or(|b| run.kernel_ns() < b.kernel_ns())
+                    {
+                        a.best = Some(run);
+                    }
+                    k += 1;
+                }
+                Err(e) => {
+                    let a = active.remove(k);
+                    report(a.d, AttemptError::Run(e), &mut failed);
                 }
             }
-            let run = best.ok_or_else(|| AttemptError::Input("no timed run".into()))?;
-            Ok((t, run))
-        };
-        match attempt() {
-            Ok((t, run)) => {
-                timed.push(t);
-                runs.push(run);
-            }
-            Err(AttemptError::Run(e)) if e.is_not_supported() => {
-                eprintln!("{path}: entry `{}`: skipped: {e}", d.entry);
-            }
-            Err(e) => {
-                eprintln!("{path}: entry `{}`: {e}", d.entry);
-                failed = true;
-            }
+        }
+    }
+    let mut runs = Vec::new();
+    for a in active {
+        if let Some(run) = a.best {
+            timed.push(a.t);
+            runs.push(run);
         }
     }
     profile.runs.extend(runs);
