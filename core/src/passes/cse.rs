@@ -9,7 +9,11 @@
 //!   function containing one);
 //! - expressions with array results in a function that consumes arrays anywhere (an `Update`,
 //!   `scatter`, `hist`, `with_acc` or a call with arguments): sharing an array that is later
-//!   consumed would be wrong, and aliasing is not tracked. Scalar results are always eligible.
+//!   consumed would be wrong, and aliasing is not tracked. Scalar results are always eligible,
+//!   and so is an `iota` that the function only reads (every use of its name an index of it or
+//!   an input of a `map`, `reduce` or `scan`, or the indices or values of a `scatter` or
+//!   `reduce_by_index`): reverse mode's reductions and hoisting leave several identical index
+//!   arrays in one body (GMM's gradient: ten, each one more launch on a device).
 //!
 //! Expressions are compared by their printed form after renaming the variables bound inside them
 //! (lambda params, loop params, nested statements) canonically, so two `reduce`s with the same
@@ -31,15 +35,57 @@ pub fn cse(mut p: Program) -> Program {
     let eff = effectful_funs(&p);
     for f in &mut p.funs {
         let arrays_ok = !consumes(&mut f.body);
+        let read_only = if arrays_ok {
+            HashSet::new()
+        } else {
+            read_only_iotas(f)
+        };
         let mut c = Cse {
             eff: &eff,
             arrays_ok,
+            read_only,
             avail: HashMap::new(),
             log: Vec::new(),
         };
         c.body(&mut f.body);
     }
     p
+}
+
+/// The `iota`s of `f` whose every use only reads them (see the module documentation).
+fn read_only_iotas(f: &mut FunDef) -> HashSet<VName> {
+    fn reads(b: &Body, iotas: &mut HashSet<VName>, n: &mut HashMap<VName, usize>) {
+        for s in &b.stms {
+            if let (Exp::Iota { .. }, [pe]) = (&s.exp, &s.pat.elems[..]) {
+                iotas.insert(pe.name.clone());
+            }
+            let read: Vec<&VName> = match &s.exp {
+                Exp::Index(a, _) => vec![a],
+                Exp::Soac(
+                    Soac::Map { arrs, .. } | Soac::Reduce { arrs, .. } | Soac::Scan { arrs, .. },
+                ) => arrs.iter().collect(),
+                Exp::Soac(Soac::Hist { inds, vals, .. }) => {
+                    std::iter::once(inds).chain(vals).collect()
+                }
+                Exp::Soac(Soac::Scatter { inds, vals, .. }) => inds.iter().chain(vals).collect(),
+                _ => vec![],
+            };
+            for v in read {
+                *n.entry(v.clone()).or_default() += 1;
+            }
+            for nb in super::traverse::nested_bodies_ref(&s.exp) {
+                reads(nb, iotas, n);
+            }
+        }
+    }
+    let mut iotas = HashSet::new();
+    let mut read = HashMap::new();
+    reads(&f.body, &mut iotas, &mut read);
+    let uses = super::traverse::fun_uses(f);
+    iotas
+        .into_iter()
+        .filter(|v| uses.get(v).copied().unwrap_or(0) == read.get(v).copied().unwrap_or(0))
+        .collect()
 }
 
 /// Whether the body (or anything nested in it) consumes an array or calls a function with
@@ -87,6 +133,8 @@ fn key_of(e: &Exp) -> String {
 struct Cse<'a> {
     eff: &'a HashSet<Arc<str>>,
     arrays_ok: bool,
+    /// The `iota`s that may be shared although `arrays_ok` is false.
+    read_only: HashSet<VName>,
     avail: HashMap<String, Vec<VName>>,
     log: Vec<String>,
 }
@@ -122,7 +170,10 @@ impl Cse<'_> {
         }
         s.pat.elems.iter().all(|pe| match &pe.ty {
             TypeBase::Prim(_) => true,
-            TypeBase::Array { .. } => self.arrays_ok,
+            TypeBase::Array { .. } => {
+                self.arrays_ok
+                    || (matches!(s.exp, Exp::Iota { .. }) && self.read_only.contains(&pe.name))
+            }
             TypeBase::Acc { .. } => false,
         })
     }
@@ -259,6 +310,28 @@ mod tests {
         let q = cse(program(ns, vec![f]));
         check_program(&q).unwrap();
         assert!(matches!(q.funs[0].body.stms[1].exp, Exp::Iota { .. }));
+    }
+
+    /// In a function that consumes an array, two identical `iota`s that are only read (an
+    /// index, a map's input) are one; an identical one that is returned (so may alias what a
+    /// caller consumes) stays. The interpreter's results before and after.
+    #[test]
+    fn shares_read_only_iotas_when_the_function_consumes() {
+        let src = "entry main (xs: *[4]i64) : ([4]i64, i64, [4]i64, [4]i64) =
+          let ys = xs with [0] = 9
+          let a = iota 4
+          let b = iota 4
+          let c = iota 4
+          in (ys, a[2] + b[3], map (+1) b, c)";
+        let (_, after) = super::super::differential::rewrite_and_compare(
+            src,
+            "main",
+            "[5i64, 6i64, 7i64, 8i64]",
+            |p| p,
+        );
+        let iotas =
+            super::super::differential::count_exps(&after, &|e| matches!(e, Exp::Iota { .. }));
+        assert_eq!(iotas, 2, "{after}");
     }
 
     #[test]
