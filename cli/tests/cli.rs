@@ -587,7 +587,9 @@ fn kernel_ir_after_the_vulkan_passes_is_printed() {
 }
 
 /// The kernel IR from the command line: `dump-ir --kernels` prints segmented operations,
-/// `run -b kernels` gives the interpreter's results and `--profile` counts the kernels.
+/// `run -b kernels` gives the interpreter's results and `--profile` counts the kernels: one
+/// for this small input at the defaults (a nest of little work takes its sequentialised
+/// version, `flatten/small_nest.rs`), three with `small_nest=MAX` (the flattened version).
 #[test]
 fn kernel_ir_is_printed_and_run() {
     let dump = vkad(&["dump-ir", "examples/normalise.fut", "--kernels"], b"");
@@ -601,22 +603,26 @@ fn kernel_ir_is_printed_and_run() {
         assert!(text.contains(needle), "no `{needle}` in:\n{text}");
     }
     let input = b"[[1.0, 2.0], [3.0, 4.0]] [[1.0, 1.0], [1.0, 1.0]]";
-    let run = |backend: &str, profile: bool| {
+    let max = format!("small_nest={}", i64::MAX);
+    let run = |backend: &str, extra: &[&str]| {
         let mut args = vec!["run", "examples/normalise.fut", "-e", "grad", "-b", backend];
-        if profile {
-            args.push("--profile");
-        }
+        args.extend_from_slice(extra);
         vkad(&args, input)
     };
-    let interp = run("interp", false);
-    let kernels = run("kernels", true);
-    assert_eq!(kernels.status.code(), Some(0));
-    assert_eq!(kernels.stdout, interp.stdout);
-    let err = String::from_utf8_lossy(&kernels.stderr);
-    assert!(
-        err.contains("kernels: 3 (1 segmap, 2 segred)"),
-        "unexpected profile: {err}"
-    );
+    let interp = run("interp", &[]);
+    for (extra, want) in [
+        (vec!["--profile"], "kernels: 1 (1 segmap)"),
+        (
+            vec!["--profile", "--threshold", max.as_str()],
+            "kernels: 3 (1 segmap, 2 segred)",
+        ),
+    ] {
+        let kernels = run("kernels", &extra);
+        assert_eq!(kernels.status.code(), Some(0));
+        assert_eq!(kernels.stdout, interp.stdout);
+        let err = String::from_utf8_lossy(&kernels.stderr);
+        assert!(err.contains(want), "{extra:?}: unexpected profile: {err}");
+    }
 }
 
 #[test]
