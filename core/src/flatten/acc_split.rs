@@ -151,32 +151,42 @@ pub(super) fn split(s: &HostStm, ns: &mut NameSource) -> Option<Vec<HostStm>> {
                     ret: results.iter().map(|&(_, i)| op.ret[i].clone()).collect(),
                 },
             );
-            HostStm {
-                pat: Pat {
-                    elems: results
-                        .iter()
-                        .map(|&(_, i)| s.pat.elems[i].clone())
-                        .collect(),
-                },
-                exp: HostExp::Seg(SegOp {
-                    kind: SegKind::Map,
-                    space: SegSpace {
-                        dims: lam
-                            .params
-                            .iter()
-                            .zip(&dims)
-                            .map(|(p, (_, d))| (p.name.clone(), d.clone()))
-                            .collect(),
-                    },
-                    ret: results.iter().map(|&(_, i)| op.ret[i].clone()).collect(),
-                    body: KernelBody::returning(lam.body),
-                }),
-                attrs: s.attrs.clone(),
-                loc: s.loc.clone(),
-            }
+            let elems = results
+                .iter()
+                .map(|&(_, i)| s.pat.elems[i].clone())
+                .collect();
+            lambda_segmap(s, elems, lam, &dims)
         })
         .collect();
     Some(out)
+}
+
+/// A `segmap` bound to `elems` (with `s`'s attributes and location) whose thread indices are
+/// `lam`'s params, over the sizes of `dims` (one per param), running `lam`'s body.
+pub(super) fn lambda_segmap(
+    s: &HostStm,
+    elems: Vec<Param>,
+    lam: Lambda,
+    dims: &[(VName, SubExp)],
+) -> HostStm {
+    HostStm {
+        pat: Pat { elems },
+        exp: HostExp::Seg(SegOp {
+            kind: SegKind::Map,
+            space: SegSpace {
+                dims: lam
+                    .params
+                    .iter()
+                    .zip(dims)
+                    .map(|(p, (_, d))| (p.name.clone(), d.clone()))
+                    .collect(),
+            },
+            ret: lam.ret,
+            body: KernelBody::returning(lam.body),
+        }),
+        attrs: s.attrs.clone(),
+        loc: s.loc.clone(),
+    }
 }
 
 /// The alias statements (`let a = b`) of `stms` leading from `r` back to a name they do not

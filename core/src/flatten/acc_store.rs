@@ -17,11 +17,11 @@
 //! which is of the form `acc_split` splits and rule 7 reduces over `gi`: `[n][K][d]` vectors
 //! stored, where the outer products, `[n][K][d][d]`, would not fit a GPU at the paper's sizes.
 
-use super::acc_split::{acc_map, cheap};
+use super::acc_split::{acc_map, cheap, lambda_segmap};
 use crate::ir::{
     Attrs, Body, DimIndex, Exp, Lambda, NameSource, Param, Pat, Soac, Stm, SubExp, Type, VName,
 };
-use crate::seg::{HostExp, HostStm, KernelBody, KernelResult, SegKind, SegOp, SegSpace};
+use crate::seg::{HostExp, HostStm, KernelResult, SegKind};
 use std::collections::HashSet;
 
 /// A kernel of accumulator updates whose values come from costly per-thread code (GMM's
@@ -152,24 +152,7 @@ pub(super) fn materialize(s: &HostStm, ns: &mut NameSource) -> Option<(HostStm, 
         })
         .collect();
     // A `segmap` over `op`'s space (whose thread indices are `lam`'s params) running `lam`.
-    let kernel = |elems: Vec<Param>, lam: Lambda| HostStm {
-        pat: Pat { elems },
-        exp: HostExp::Seg(SegOp {
-            kind: SegKind::Map,
-            space: SegSpace {
-                dims: lam
-                    .params
-                    .iter()
-                    .zip(&op.space.dims)
-                    .map(|(p, (_, d))| (p.name.clone(), d.clone()))
-                    .collect(),
-            },
-            ret: lam.ret,
-            body: KernelBody::returning(lam.body),
-        }),
-        attrs: s.attrs.clone(),
-        loc: s.loc.clone(),
-    };
+    let kernel = |elems: Vec<Param>, lam: Lambda| lambda_segmap(s, elems, lam, &op.space.dims);
     // `c`: every value statement (as the kernel ran them), returning the stored values.
     let c_lam = crate::passes::traverse::fresh_lambda(
         ns,

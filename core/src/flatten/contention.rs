@@ -31,10 +31,9 @@
 //! indices, and `B` holds an accumulator-reduction threshold (rule 7's versioning).
 
 use super::kernel::Flattener;
-use crate::ir::{BinOp, Exp, LoopForm, Soac, Stm, SubExp, Type, VName};
+use crate::ir::{Exp, LoopForm, Soac, Stm, SubExp, Type, VName};
 use crate::passes::traverse::{free_vars, nested_bodies_ref};
-use crate::prim::{IntType, PrimType};
-use crate::seg::{HostBody, HostExp, HostStm, SegKind, SegOp, ThresholdKind};
+use crate::seg::{HostBody, HostExp, SegKind, SegOp, ThresholdKind};
 use std::collections::HashSet;
 
 /// Gives every contended nest threshold of `body` (and of the bodies nested in it) its kind,
@@ -83,33 +82,16 @@ pub(super) fn mark_contended_nests(body: &mut HostBody, fl: &mut Flattener) {
                     .as_ref()
                     .filter(|ss| ss.iter().flatten().all(in_scope))
                 {
-                    *size = headroom(sites, fl, &mut body.stms);
+                    *size = fl.headroom(
+                        sites,
+                        ("contended_updates", "contended_headroom"),
+                        &mut body.stms,
+                    );
                 }
             }
         }
         body.stms.push(s);
     }
-}
-
-/// `i64::MAX - Σ Π site` as host statements (into `out`).
-fn headroom(sites: &[Vec<SubExp>], fl: &mut Flattener, out: &mut Vec<HostStm>) -> SubExp {
-    let i64t = PrimType::Int(IntType::I64);
-    let mut total: Option<SubExp> = None;
-    for site in sites {
-        let n = fl.size_product(site.iter().cloned(), "contended_updates", out);
-        total = Some(match total {
-            None => n,
-            Some(t) => fl.i64_op("contended_updates", BinOp::Add(i64t), t, n, out),
-        });
-    }
-    let total = total.unwrap_or(SubExp::i64(0));
-    fl.i64_op(
-        "contended_headroom",
-        BinOp::Sub(i64t),
-        SubExp::i64(i64::MAX),
-        total,
-        out,
-    )
 }
 
 /// The contended updates the kernels of `b` make, one entry per place in thread code that

@@ -539,41 +539,18 @@ impl Flattener<'_> {
         out: &mut Vec<HostStm>,
     ) {
         let loc = &s.loc;
-        let i64_ = PrimType::Int(IntType::I64);
         let mut size: Option<SubExp> = None;
         for dims in spaces {
-            // Only the widths of this nest are used.
-            let work = Nest {
-                levels: dims
-                    .into_iter()
-                    .map(|width| Level {
-                        gtid: VName {
-                            id: 0,
-                            base: "unused".into(),
-                        },
-                        width,
-                    })
-                    .collect(),
-                entries: Vec::new(),
-            };
-            let w = self.nest_size(&work, out);
+            let w = self.size_product(dims, "nest_size", out);
             size = Some(match size {
                 None => w,
-                Some(m) => {
-                    let p = self.fresh_param(
-                        &VName {
-                            id: 0,
-                            base: "loop_work".into(),
-                        },
-                        i64t(),
-                    );
-                    out.push(host(
-                        vec![p.clone()],
-                        HostExp::Plain(Exp::BinOp(BinOp::Max(i64_), m, w)),
-                        &None,
-                    ));
-                    SubExp::Var(p.name)
-                }
+                Some(m) => self.i64_op(
+                    "loop_work",
+                    BinOp::Max(PrimType::Int(IntType::I64)),
+                    m,
+                    w,
+                    out,
+                ),
             });
         }
         let size = size.expect("a loop with kernels");
@@ -827,6 +804,35 @@ impl Flattener<'_> {
         sizes.fold(first, |n, d| self.i64_op(base, mul, n, d, out))
     }
 
+    /// `i64::MAX - Σ Π product` (each product a list of sizes) by host statements into `out`,
+    /// the products and their sum binding names of base `sum`, the difference one of base
+    /// `headroom`: a threshold size that a value `i64::MAX - u` meets up to a total of `u`
+    /// (contended nests' updates, small nests' work).
+    pub(super) fn headroom(
+        &mut self,
+        products: &[Vec<SubExp>],
+        (sum, headroom): (&str, &str),
+        out: &mut Vec<HostStm>,
+    ) -> SubExp {
+        let i64_ = PrimType::Int(IntType::I64);
+        let mut total: Option<SubExp> = None;
+        for sizes in products {
+            let n = self.size_product(sizes.iter().cloned(), sum, out);
+            total = Some(match total {
+                None => n,
+                Some(t) => self.i64_op(sum, BinOp::Add(i64_), t, n, out),
+            });
+        }
+        let total = total.unwrap_or(SubExp::i64(0));
+        self.i64_op(
+            headroom,
+            BinOp::Sub(i64_),
+            SubExp::i64(i64::MAX),
+            total,
+            out,
+        )
+    }
+
     /// `a op b` on `i64`s as a host statement into `out`, binding a fresh name of base `base`.
     pub(super) fn i64_op(
         &mut self,
@@ -834,6 +840,19 @@ impl Flattener<'_> {
         op: BinOp,
         a: SubExp,
         b: SubExp,
+        out: &mut Vec<HostStm>,
+    ) -> SubExp {
+        self.i64_op_at(base, op, a, b, &None, out)
+    }
+
+    /// [`Flattener::i64_op`] whose statement reports errors at `loc`.
+    pub(super) fn i64_op_at(
+        &mut self,
+        base: &str,
+        op: BinOp,
+        a: SubExp,
+        b: SubExp,
+        loc: &Option<SrcLoc>,
         out: &mut Vec<HostStm>,
     ) -> SubExp {
         let p = self.fresh_param(
@@ -846,7 +865,7 @@ impl Flattener<'_> {
         out.push(host(
             vec![p.clone()],
             HostExp::Plain(Exp::BinOp(op, a, b)),
-            &None,
+            loc,
         ));
         SubExp::Var(p.name)
     }

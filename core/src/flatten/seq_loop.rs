@@ -132,19 +132,7 @@ impl Flattener<'_> {
         loc: &Option<SrcLoc>,
         out: &mut Vec<HostStm>,
     ) -> SubExp {
-        let p = self.fresh_param(
-            &VName {
-                id: 0,
-                base: base.into(),
-            },
-            i64t(),
-        );
-        out.push(host(
-            vec![p.clone()],
-            HostExp::Plain(Exp::BinOp(op(I64), a, b)),
-            loc,
-        ));
-        SubExp::Var(p.name)
+        self.i64_op_at(base, op(I64), a, b, loc, out)
     }
 
     /// The chunked one-thread version of `loop params for i < bound do body` (module docs).

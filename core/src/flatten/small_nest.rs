@@ -23,9 +23,9 @@
 //! with host control flow around its kernels, a `while` loop in thread code, a width computed
 //! inside the version; and contended nests (`contention.rs`, which counts their updates).
 
-use super::kernel::Flattener;
+use super::kernel::{host, Flattener};
 use crate::ir::{BinOp, Exp, LoopForm, Param, Soac, Stm, SubExp, Type, VName};
-use crate::passes::traverse::{free_vars, nested_bodies_ref};
+use crate::passes::traverse::{nested_bodies_ref, walk_stm, Binders};
 use crate::prim::{IntType, PrimType};
 use crate::seg::{HostBody, HostExp, HostStm, ThresholdKind};
 use std::collections::HashSet;
@@ -78,18 +78,15 @@ pub(super) fn mark_small_nests(body: &mut HostBody, fl: &mut Flattener) {
                         },
                         Type::Prim(PrimType::Bool),
                     );
-                    body.stms.push(HostStm {
-                        pat: crate::ir::Pat {
-                            elems: vec![or.clone()],
-                        },
-                        exp: HostExp::Plain(Exp::BinOp(
+                    body.stms.push(host(
+                        vec![or.clone()],
+                        HostExp::Plain(Exp::BinOp(
                             BinOp::LogOr,
                             SubExp::Var(c.clone()),
                             SubExp::Var(small.name),
                         )),
-                        attrs: Default::default(),
-                        loc: None,
-                    });
+                        &None,
+                    ));
                     *c = or.name;
                 }
             }
@@ -105,27 +102,15 @@ fn small_cond(
     loc: &Option<crate::diag::SrcLoc>,
     out: &mut Vec<HostStm>,
 ) -> Param {
-    let i64t = PrimType::Int(IntType::I64);
-    let mut total: Option<SubExp> = None;
-    for (count, sizes) in terms {
-        let n = fl.size_product(
-            std::iter::once(SubExp::i64(*count)).chain(sizes.iter().cloned()),
-            "nest_work",
-            out,
-        );
-        total = Some(match total {
-            None => n,
-            Some(t) => fl.i64_op("nest_work", BinOp::Add(i64t), t, n, out),
-        });
-    }
-    let total = total.unwrap_or(SubExp::i64(0));
-    let headroom = fl.i64_op(
-        "nest_work_headroom",
-        BinOp::Sub(i64t),
-        SubExp::i64(i64::MAX),
-        total,
-        out,
-    );
+    let products: Vec<Vec<SubExp>> = terms
+        .iter()
+        .map(|(count, sizes)| {
+            std::iter::once(SubExp::i64(*count))
+                .chain(sizes.iter().cloned())
+                .collect()
+        })
+        .collect();
+    let headroom = fl.headroom(&products, ("nest_work", "nest_work_headroom"), out);
     fl.threshold("small_nest", headroom, ThresholdKind::SmallNest, loc, out)
 }
 
@@ -144,9 +129,13 @@ fn version_work(b: &HostBody, fl: &Flattener) -> Option<Terms> {
         match &s.exp {
             HostExp::Seg(op) => {
                 let space: Vec<SubExp> = op.space.sizes().cloned().collect();
-                let mut local: HashSet<VName> = op.space.indices().cloned().collect();
-                let outside = free_vars(&op.body.stms, &space);
-                local_names(&op.body.stms, &outside, &mut local);
+                // The kernel's own names: its thread indices and what its statements bind.
+                let mut binders = Binders::default();
+                for st in &op.body.stms {
+                    walk_stm(&mut binders, &mut st.clone());
+                }
+                let local: HashSet<VName> =
+                    op.space.indices().cloned().chain(binders.names).collect();
                 // One per thread, then its statements.
                 add_term(&mut terms, 1, space.clone());
                 count_stms(&op.body.stms, &space, &mut terms)?;
@@ -174,21 +163,6 @@ fn version_work(b: &HostBody, fl: &Flattener) -> Option<Terms> {
             Some((count, sizes))
         })
         .collect()
-}
-
-/// The names of `stms` that are not free in them (bound by them, at any depth), into `out`.
-fn local_names(stms: &[Stm], free: &HashSet<VName>, out: &mut HashSet<VName>) {
-    struct Binders<'a>(&'a mut HashSet<VName>);
-    impl crate::passes::traverse::Visitor for Binders<'_> {
-        fn bind_name(&mut self, v: &mut VName) {
-            self.0.insert(v.clone());
-        }
-    }
-    for s in stms {
-        let mut s = s.clone();
-        crate::passes::traverse::walk_stm(&mut Binders(out), &mut s);
-    }
-    out.retain(|v| !free.contains(v));
 }
 
 /// Adds `count · Π sizes` to `terms`, merging it with an equal product.

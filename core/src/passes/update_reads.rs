@@ -313,26 +313,8 @@ mod tests {
                      [[9f64,10f64],[11f64,12f64],[13f64,14f64],[15f64,16f64]]] \
                      [0.5f64, 0.25f64] [2f64, 3f64]";
         let (before, after) = rewrite_and_compare(src, "main", args, update_reads);
-        let updated_reads = |p: &Program| {
-            p.funs
-                .iter()
-                .map(|f| {
-                    let upd: HashSet<VName> = f
-                        .body
-                        .stms
-                        .iter()
-                        .filter_map(|s| as_update(s).map(|u| u.0.clone()))
-                        .collect();
-                    f.body
-                        .stms
-                        .iter()
-                        .filter(|s| matches!(&s.exp, Exp::Index(a, _) if upd.contains(a)))
-                        .count()
-                })
-                .sum::<usize>()
-        };
-        assert_eq!(updated_reads(&before), 2, "{before}");
-        assert_eq!(updated_reads(&after), 0, "{after}");
+        assert_eq!(reads_of_updates(&before), 2, "{before}");
+        assert_eq!(reads_of_updates(&after), 0, "{after}");
         // Every update now comes after every map.
         let f = &after.funs[0];
         let first_update = f.body.stms.iter().position(|s| as_update(s).is_some());
@@ -343,6 +325,26 @@ mod tests {
             .rposition(|s| matches!(s.exp, Exp::Soac(_)));
         assert!(first_update > last_map, "{after}");
         assert_eq!(count_exps(&after, &|e| matches!(e, Exp::Update(..))), 3);
+    }
+
+    /// The indexes, in the functions' bodies, of arrays that updates there made.
+    fn reads_of_updates(p: &Program) -> usize {
+        p.funs
+            .iter()
+            .map(|f| {
+                let upd: HashSet<VName> = f
+                    .body
+                    .stms
+                    .iter()
+                    .filter_map(|s| as_update(s).map(|u| u.0.clone()))
+                    .collect();
+                f.body
+                    .stms
+                    .iter()
+                    .filter(|s| matches!(&s.exp, Exp::Index(a, _) if upd.contains(a)))
+                    .count()
+            })
+            .sum()
     }
 
     /// Two chains of row additions interleaved (the RNN's gradient adds each gate's rows into
@@ -361,20 +363,6 @@ mod tests {
         ";
         let args = "[[1f64,2f64],[3f64,4f64]] [[5f64,6f64],[7f64,8f64]] [0.5f64, 0.25f64]";
         let (before, after) = rewrite_and_compare(src, "main", args, update_reads);
-        let reads_of_updates = |p: &Program| {
-            let f = &p.funs[0];
-            let upd: HashSet<VName> = f
-                .body
-                .stms
-                .iter()
-                .filter_map(|s| as_update(s).map(|u| u.0.clone()))
-                .collect();
-            f.body
-                .stms
-                .iter()
-                .filter(|s| matches!(&s.exp, Exp::Index(a, _) if upd.contains(a)))
-                .count()
-        };
         assert_eq!(reads_of_updates(&before), 2, "{before}");
         assert_eq!(reads_of_updates(&after), 0, "{after}");
     }

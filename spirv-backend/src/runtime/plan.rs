@@ -195,7 +195,11 @@ struct Planner {
 /// [`seg::uses::host_stm_uses`]) it is, or that are never used after their statement; not
 /// those in `b`'s result.
 fn dead_arrays(b: &HostBody) -> Vec<Vec<VName>> {
-    let uses: Vec<_> = b.stms.iter().map(seg::uses::host_stm_uses).collect();
+    // The last statement using each name (a later one overwrites an earlier one).
+    let mut last_use: HashMap<VName, usize> = HashMap::new();
+    for (i, s) in b.stms.iter().enumerate() {
+        last_use.extend(seg::uses::host_stm_uses(s).into_iter().map(|v| (v, i)));
+    }
     let in_result: std::collections::HashSet<&VName> =
         b.result.iter().filter_map(|r| r.as_var()).collect();
     let mut dead = vec![Vec::new(); b.stms.len()];
@@ -204,9 +208,10 @@ fn dead_arrays(b: &HostBody) -> Vec<Vec<VName>> {
             if !matches!(pe.ty, Type::Array { .. }) || in_result.contains(&pe.name) {
                 continue;
             }
-            let last = (j + 1..b.stms.len())
-                .rev()
-                .find(|&i| uses[i].contains(&pe.name))
+            let last = last_use
+                .get(&pe.name)
+                .copied()
+                .filter(|&i| i > j)
                 .unwrap_or(j);
             dead[last].push(pe.name.clone());
         }
