@@ -966,7 +966,7 @@ fn print_results(results: &[Value], binary: bool) -> std::io::Result<()> {
             vkad_core::values::write_binary(v, &mut buf);
             out.write_all(&buf)?;
         } else {
-            writeln!(out, "{}", vkad_core::values::write_text(v))?;
+            vkad_core::values::write_text_line(v, &mut out)?;
         }
     }
     out.flush()

@@ -35,7 +35,7 @@ mod text;
 
 pub use binary::{read_binary, write_binary};
 pub(crate) use text::Reader;
-pub use text::{format_float, format_prim, write_text};
+pub use text::{format_float, format_prim, write_text, write_text_line};
 
 use crate::prim::PrimType;
 use crate::value::Value;
@@ -428,6 +428,50 @@ mod tests {
         }
         let all = write_text_all(&sample_values());
         assert_eq!(parse_values(all.as_bytes()).unwrap(), sample_values());
+    }
+
+    /// A writer that takes `room` bytes, then fails.
+    struct Full {
+        got: Vec<u8>,
+        room: usize,
+    }
+
+    impl std::io::Write for Full {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            if self.got.len() + b.len() > self.room {
+                return Err(std::io::Error::other("full"));
+            }
+            self.got.extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_large_value_is_written_in_pieces_as_write_text_makes_it() {
+        // About 1.6 MB of text: written in pieces, the same as write_text's whole string.
+        let big = arr(
+            vec![300, 300],
+            Buffer::F64((0..90_000).map(|i| f64::from(i) / 7.0 - 1e4).collect()),
+        );
+        for v in sample_values().into_iter().chain([big]) {
+            let mut w = Full {
+                got: Vec::new(),
+                room: usize::MAX,
+            };
+            write_text_line(&v, &mut w).unwrap();
+            assert_eq!(String::from_utf8(w.got).unwrap(), write_text(&v) + "\n");
+        }
+        // A failing writer's error is returned, and nothing after it is written.
+        let big = arr(vec![100_000], Buffer::I64((0..100_000).collect()));
+        let mut w = Full {
+            got: Vec::new(),
+            room: 100_000,
+        };
+        assert!(write_text_line(&big, &mut w).is_err());
+        assert!(w.got.len() <= 100_000);
     }
 
     #[test]

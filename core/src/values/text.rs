@@ -592,83 +592,174 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Haskell's `show` for a non-negative finite float, given its shortest decimal digits `ds` and
-/// exponent `e` such that the value is `0.ds * 10^e`.
-fn haskell_show(ds: &str, e: i32) -> String {
-    if !(0..=7).contains(&e) {
-        let (first, rest) = ds.split_at(1);
-        let rest = if rest.is_empty() { "0" } else { rest };
-        format!("{first}.{rest}e{}", e - 1)
-    } else if e == 0 {
-        format!("0.{ds}")
-    } else {
-        let e = e as usize;
-        let (int_part, frac) = if ds.len() > e {
-            (ds[..e].to_string(), ds[e..].to_string())
-        } else {
-            (format!("{ds}{}", "0".repeat(e - ds.len())), "0".to_string())
-        };
-        format!("{int_part}.{frac}")
+/// A fixed-capacity byte buffer that Rust's float formatting writes into, so that printing a
+/// float allocates nothing (printing a large array is millions of them). 40 bytes hold the
+/// longest `{:e}` of a non-negative `f64` ("4.9406564584124654e-324", 23 bytes).
+struct SciBuf {
+    buf: [u8; 40],
+    len: usize,
+}
+
+impl std::fmt::Write for SciBuf {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        let dst = self.buf.get_mut(self.len..end).ok_or(std::fmt::Error)?;
+        dst.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
     }
 }
 
-/// Shortest round-trip digits and exponent from Rust's `{:e}` formatting ("1.25e3").
-fn digits_of(sci: &str) -> (String, i32) {
-    let (mant, exp) = sci.split_once('e').unwrap_or((sci, "0"));
-    let ds: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
-    let ds = ds.trim_end_matches('0');
-    let ds = if ds.is_empty() { "0" } else { ds };
-    (ds.to_string(), exp.parse::<i32>().unwrap_or(0) + 1)
+/// The shortest round-trip decimal digits of a positive finite `x` of type `t` (`f16` through
+/// `f32`), with trailing zeros dropped, and the exponent `e` such that `x = 0.digits * 10^e`:
+/// `(digits, count, e)`, read from Rust's `{:e}` formatting ("1.25e3" is `125`, `e = 4`).
+fn shortest_digits(t: FloatType, x: f64) -> ([u8; 40], usize, i32) {
+    use std::fmt::Write;
+    let mut sci = SciBuf {
+        buf: [0; 40],
+        len: 0,
+    };
+    // Cannot fail: the buffer holds the longest output (see SciBuf).
+    let _ = match t {
+        FloatType::F16 | FloatType::F32 => write!(sci, "{:e}", x as f32),
+        FloatType::F64 => write!(sci, "{:e}", x),
+    };
+    let text = &sci.buf[..sci.len];
+    let (mant, exp) = match text.iter().position(|&b| b == b'e') {
+        Some(i) => (&text[..i], &text[i + 1..]),
+        None => (text, &b"0"[..]),
+    };
+    let mut digits = [0u8; 40];
+    let mut n = 0;
+    for &b in mant.iter().filter(|b| b.is_ascii_digit()) {
+        digits[n] = b;
+        n += 1;
+    }
+    while n > 1 && digits[n - 1] == b'0' {
+        n -= 1;
+    }
+    if n == 0 {
+        digits[0] = b'0';
+        n = 1;
+    }
+    let e = std::str::from_utf8(exp)
+        .ok()
+        .and_then(|e| e.parse::<i32>().ok())
+        .unwrap_or(0);
+    (digits, n, e + 1)
 }
 
-/// A float printed as Futhark does, without the type suffix: `1.0`, `-2.5e-3`, `nan` and
-/// `inf` are printed as `f32.nan`, `-f64.inf` and so on. The digits are the shortest that read
-/// back as the same value of type `t` (`f16` values are shown through `f32`, as Haskell does).
-pub fn format_float(t: FloatType, x: f64) -> String {
+/// Appends a float as Futhark prints it, without the type suffix: `1.0`, `-2.5e-3`; NaN and
+/// infinities as `f32.nan`, `-f64.inf` and so on. The digits are the shortest that read back
+/// as the same value of type `t` (`f16` values are shown through `f32`, as Haskell does), laid
+/// out as Haskell's `show`: positional for exponents 0 to 7 (`0.ds * 10^e`), else scientific.
+fn write_float(out: &mut String, t: FloatType, x: f64) {
     if x.is_nan() {
-        return format!("{}.nan", t.name());
+        out.push_str(t.name());
+        out.push_str(".nan");
+        return;
     }
     if x.is_infinite() {
-        return format!("{}{}.inf", if x < 0.0 { "-" } else { "" }, t.name());
+        if x < 0.0 {
+            out.push('-');
+        }
+        out.push_str(t.name());
+        out.push_str(".inf");
+        return;
     }
     if x == 0.0 {
-        return if x.is_sign_negative() {
-            "-0.0".to_string()
-        } else {
-            "0.0".to_string()
-        };
+        out.push_str(if x.is_sign_negative() { "-0.0" } else { "0.0" });
+        return;
     }
-    let sci = match t {
-        FloatType::F16 | FloatType::F32 => format!("{:e}", (x as f32).abs()),
-        FloatType::F64 => format!("{:e}", x.abs()),
+    if x < 0.0 {
+        out.push('-');
+    }
+    let (digits, n, e) = shortest_digits(t, x.abs());
+    let ds = &digits[..n];
+    // (The digits are ASCII, read from a `str`.)
+    let push = |out: &mut String, bytes: &[u8]| {
+        out.push_str(std::str::from_utf8(bytes).unwrap_or_default());
     };
-    let (ds, e) = digits_of(&sci);
-    let sign = if x < 0.0 { "-" } else { "" };
-    format!("{sign}{}", haskell_show(&ds, e))
+    if !(0..=7).contains(&e) {
+        push(out, &ds[..1]);
+        out.push('.');
+        if n > 1 {
+            push(out, &ds[1..]);
+        } else {
+            out.push('0');
+        }
+        out.push('e');
+        // (An i32 is written without allocating through String's fmt::Write.)
+        let _ = std::fmt::Write::write_fmt(out, format_args!("{}", e - 1));
+    } else if e == 0 {
+        out.push_str("0.");
+        push(out, ds);
+    } else {
+        let e = e as usize;
+        if n > e {
+            push(out, &ds[..e]);
+            out.push('.');
+            push(out, &ds[e..]);
+        } else {
+            push(out, ds);
+            out.extend(std::iter::repeat_n('0', e - n));
+            out.push_str(".0");
+        }
+    }
+}
+
+/// A float printed as Futhark does, without the type suffix (see [`write_float`]).
+pub fn format_float(t: FloatType, x: f64) -> String {
+    let mut s = String::new();
+    write_float(&mut s, t, x);
+    s
+}
+
+/// Appends a scalar in Futhark's text format, with its type suffix (`1i32`, `2.5f32`, `true`).
+fn write_prim(out: &mut String, p: PrimValue) {
+    let float = |out: &mut String, t: FloatType, x: f64| {
+        write_float(out, t, x);
+        if x.is_finite() {
+            out.push_str(t.name());
+        }
+    };
+    match p {
+        PrimValue::Bool(b) => out.push_str(if b { "true" } else { "false" }),
+        PrimValue::F16(x) => float(out, FloatType::F16, x.to_f64()),
+        PrimValue::F32(x) => float(out, FloatType::F32, x as f64),
+        PrimValue::F64(x) => float(out, FloatType::F64, x),
+        p => {
+            let _ = std::fmt::Write::write_fmt(
+                out,
+                format_args!("{}{}", p.as_i128().unwrap_or(0), p.prim_type().name()),
+            );
+        }
+    }
 }
 
 /// A scalar in Futhark's text format, with its type suffix (`1i32`, `2.5f32`, `true`).
 pub fn format_prim(p: PrimValue) -> String {
-    match p {
-        PrimValue::Bool(b) => b.to_string(),
-        PrimValue::F16(x) => float_with_suffix(FloatType::F16, x.to_f64()),
-        PrimValue::F32(x) => float_with_suffix(FloatType::F32, x as f64),
-        PrimValue::F64(x) => float_with_suffix(FloatType::F64, x),
-        p => format!("{}{}", p.as_i128().unwrap_or(0), p.prim_type().name()),
-    }
+    let mut s = String::new();
+    write_prim(&mut s, p);
+    s
 }
 
-fn float_with_suffix(t: FloatType, x: f64) -> String {
-    if x.is_nan() || x.is_infinite() {
-        format_float(t, x)
-    } else {
-        format!("{}{}", format_float(t, x), t.name())
-    }
-}
-
-fn write_array(out: &mut String, data: &Buffer, shape: &[usize], offset: usize) {
+/// Appends the array of `shape` at `offset` of `data`; `flush` is offered the text so far
+/// after each element (to write it out and clear it: a large array is not held whole).
+fn write_array(
+    out: &mut String,
+    data: &Buffer,
+    shape: &[usize],
+    offset: usize,
+    flush: &mut dyn FnMut(&mut String),
+) {
     match shape.split_first() {
-        None => out.push_str(&data.get(offset).map(format_prim).unwrap_or_default()),
+        None => {
+            if let Some(p) = data.get(offset) {
+                write_prim(out, p);
+            }
+            flush(out);
+        }
         Some((&n, rest)) => {
             let row: usize = rest.iter().product();
             out.push('[');
@@ -676,24 +767,53 @@ fn write_array(out: &mut String, data: &Buffer, shape: &[usize], offset: usize) 
                 if i > 0 {
                     out.push_str(", ");
                 }
-                write_array(out, data, rest, offset + i * row);
+                write_array(out, data, rest, offset + i * row, flush);
             }
             out.push(']');
         }
     }
 }
 
-/// A value in Futhark's text format, as Futhark programs print it.
-pub fn write_text(v: &Value) -> String {
+/// Appends `v` in Futhark's text format, offering the text so far to `flush` as it grows.
+fn write_value(out: &mut String, v: &Value, flush: &mut dyn FnMut(&mut String)) {
     match v {
-        Value::Scalar(p) => format_prim(*p),
+        Value::Scalar(p) => write_prim(out, *p),
         Value::Array(a) => {
             if a.shape.iter().product::<usize>() == 0 {
-                return format!("empty({})", super::type_text(&a.shape, a.elem_type()));
+                out.push_str(&format!(
+                    "empty({})",
+                    super::type_text(&a.shape, a.elem_type())
+                ));
+            } else {
+                write_array(out, &a.data, &a.shape, 0, flush);
             }
-            let mut s = String::new();
-            write_array(&mut s, &a.data, &a.shape, 0);
-            s
         }
     }
+}
+
+/// [`write_text`] of `v` written to `w` as it is made (in pieces of about 64 KiB), followed by
+/// a newline: what printing a large result takes without holding all of its text.
+pub fn write_text_line(v: &Value, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    const PIECE: usize = 1 << 16;
+    let mut out = String::with_capacity(2 * PIECE);
+    let mut failed = None;
+    let mut flush = |out: &mut String| {
+        if out.len() >= PIECE && failed.is_none() {
+            failed = w.write_all(out.as_bytes()).err();
+            out.clear();
+        }
+    };
+    write_value(&mut out, v, &mut flush);
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    out.push('\n');
+    w.write_all(out.as_bytes())
+}
+
+/// A value in Futhark's text format, as Futhark programs print it.
+pub fn write_text(v: &Value) -> String {
+    let mut s = String::new();
+    write_value(&mut s, v, &mut |_| {});
+    s
 }
