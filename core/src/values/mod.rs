@@ -28,6 +28,8 @@
 //! format Futhark's interpreter and `futhark-data` use (Haskell's `show`: the shortest digits
 //! that read back to the same value, always with a decimal point, exponent notation below 0.1
 //! and from 10^7 on: `1.0f32`, `0.1f64`, `1.0e-10f64`, `1.2345678e7f64`).
+//! [`write_text_line`] writes the same text to an `io::Write` as it is made, in pieces, for
+//! results too large to hold twice (`vkad run` prints with it); neither allocates per element.
 
 mod binary;
 pub mod gzip;
