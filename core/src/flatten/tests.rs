@@ -776,3 +776,43 @@ fn a_nest_with_little_work_takes_its_sequentialised_version_whatever_its_size() 
     // 8 threads of 5,000 rows each (over the CPU's work limit): flattened.
     assert!(run(5000, 8, None) > 1, "much work: the flattened version");
 }
+
+#[test]
+fn an_elementwise_map_fuses_into_its_producer_before_a_row_reader_can_take_it() {
+    // `e` reads `a` element by element; `b` and `c` read whole rows of `a` and `e`. Fusing the
+    // outer maps makes one lambda whose inner maps fuse in the next round: `e` must join `a`
+    // (vertically) before horizontal fusion pairs it with `b`, which reads `a`'s rows and so
+    // comes after a kernel boundary, or `c` would wait for a third kernel (the RNN gradient's
+    // gates: each gate's adjoint was computed with the previous gate's matrix product).
+    let src = "entry main [n][m] (xs: [n][m]f32) (w: [m][m]f32) : ([n][m]f32, [n][m]f32) =
+      let a = map (map (\\x -> x * 2)) xs
+      let b = map (\\r -> map (\\j -> f32.sum (map2 (*) r w[j])) (iota m)) a
+      let e = map (map (\\x -> x + 1)) a
+      let c = map (\\r -> map (\\j -> f32.sum (map2 (*) r w[j])) (iota m)) e
+      in (b, c)";
+    let c = crate::compile("t.fut", src).unwrap_or_else(|e| panic!("{}", e.render()));
+    let p = super::extract_kernels(&c.ir);
+    crate::seg::check::check_program(&p).expect("checked kernel IR");
+    let mut ks = Vec::new();
+    collect(&p.entry("main").expect("entry").body, &mut ks);
+    // The flattened version: `a` and `e` in one kernel, both products in the next (their
+    // reductions are the segmented reductions); before, `a` | `b` with `e` | `c`.
+    assert_eq!(
+        shape(&ks),
+        vec![
+            ("segmap", 1),
+            ("segmap", 2),
+            ("segmap", 2),
+            ("segmap", 2),
+            ("segred", 3),
+            ("segred", 3)
+        ],
+        "{}",
+        crate::seg::print::program_to_string(&p)
+    );
+    check_both_versions(
+        src,
+        "main",
+        "[[1f32, 2f32], [3f32, 4f32], [5f32, 6f32]] [[1f32, 0f32], [2f32, -1f32]]",
+    );
+}

@@ -12,7 +12,8 @@
 //!   results of the same `map` become one `reduce` ([`reductions`]).
 //!
 //! [`fuse`] runs them on every body of the program (lambda, loop, branch and `with_acc` bodies
-//! included, innermost first) until nothing changes (at most [`MAX_ROUNDS`] rounds). Fusing never
+//! included, innermost first) until nothing changes (at most [`MAX_ROUNDS`] rounds), vertical
+//! fusion until it finds nothing before horizontal fusion in each round (see [`fuse`]). Fusing never
 //! creates names: the fused lambda reuses the params and bound names of the two lambdas it is
 //! made of (their statements are removed), so names stay unique. The producer's row results are
 //! substituted for the consumer's params; a constant result is bound with a `let`, and a
@@ -92,14 +93,23 @@ use crate::prim::PrimType;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-/// The most rounds of vertical and horizontal fusion [`fuse`] runs.
+/// The most rounds of vertical and horizontal fusion [`fuse`] runs (and the most passes of
+/// vertical fusion in one round).
 pub const MAX_ROUNDS: usize = 16;
 
 /// Fuses `map`s vertically and horizontally in every body of `p` until nothing changes (at
 /// most [`MAX_ROUNDS`] rounds). See the module documentation for the rules.
+///
+/// Each round fuses vertically until nothing more fuses that way, and only then horizontally.
+/// Fusing two outer maps makes a new lambda whose inner maps can fuse only in the next pass,
+/// and a horizontal fusion made first could take a map that its producer would have taken:
+/// a `map` reading its producer's rows element by element, paired instead with an independent
+/// `map` that reads the producer's rows whole, ends up after the kernel boundary that the
+/// whole-row read makes when flattening (RNN's gradient computed each gate's adjoint with the
+/// previous gate's matrix product, one gate per kernel).
 pub fn fuse(mut p: Program) -> Program {
     for _ in 0..MAX_ROUNDS {
-        let (q, v) = vertical::fuse_vertical_counted(p);
+        let (q, v) = vertical_until_done(p);
         let (q, h) = horizontal::fuse_horizontal_counted(q);
         let (q, s) = into_with_acc::sink_counted(q);
         let (q, r) = reductions::fuse_reductions_counted(q);
@@ -109,6 +119,21 @@ pub fn fuse(mut p: Program) -> Program {
         }
     }
     p
+}
+
+/// Vertical fusion of `p` repeated until it fuses nothing (at most [`MAX_ROUNDS`] passes), and
+/// how many fusions it made.
+fn vertical_until_done(mut p: Program) -> (Program, usize) {
+    let mut total = 0;
+    for _ in 0..MAX_ROUNDS {
+        let (q, v) = vertical::fuse_vertical_counted(p);
+        p = q;
+        total += v;
+        if v == 0 {
+            break;
+        }
+    }
+    (p, total)
 }
 
 /// A fusion of the statements of one body, given what is known at its start and the functions
