@@ -4,6 +4,7 @@
 use super::{as_map, can_cross, certs, infos, map_stm, on_every_body, Facts, StmInfo};
 use super::{shared_param, substitute_lambda};
 use crate::ir::*;
+use crate::passes::traverse::effectful_funs;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -13,12 +14,68 @@ pub fn fuse_horizontal(p: Program) -> Program {
 }
 
 /// [`fuse_horizontal`], and how many fusions it made.
-pub fn fuse_horizontal_counted(p: Program) -> (Program, usize) {
+pub fn fuse_horizontal_counted(mut p: Program) -> (Program, usize) {
+    hoist_host_views(&mut p);
     on_every_body(p, &mut fuse_body)
 }
 
 fn fuse_body(b: &mut Body, outer: &Facts, eff: &HashSet<Arc<str>>) -> usize {
     fuse_pairs(b, |b| find(b, outer, eff), fuse_pair)
+}
+
+/// [`hoist_views`] in every host-level body of `p`: function bodies and the bodies of the
+/// loops, branches and `with_acc`s in them, not the lambdas of SOACs (whose statements
+/// flattening distributes: there a view's place decides what each kernel reads).
+fn hoist_host_views(p: &mut Program) {
+    fn each(b: &mut Body, eff: &HashSet<Arc<str>>) {
+        for s in &mut b.stms {
+            match &mut s.exp {
+                Exp::Loop { body, .. } => each(body, eff),
+                Exp::If { then_b, else_b, .. } => {
+                    each(then_b, eff);
+                    each(else_b, eff);
+                }
+                Exp::WithAcc { lam, .. } => each(&mut lam.body, eff),
+                _ => {}
+            }
+        }
+        hoist_views(b, eff);
+    }
+    let eff = effectful_funs(p);
+    for f in &mut p.funs {
+        each(&mut f.body, &eff);
+    }
+}
+
+/// Moves each statement of `b` that makes a view of an array (an index or slice whose result
+/// is an array: no computation, no data moved) up to just after the last statement it
+/// depends on or may not cross (rule 9), so that a later map reading the view can move up to
+/// an earlier map with it. Returns how many moved.
+fn hoist_views(b: &mut Body, eff: &HashSet<Arc<str>>) -> usize {
+    let is_view =
+        |s: &Stm| matches!(s.exp, Exp::Index(..)) && s.pat.elems.iter().all(|p| p.ty.rank() > 0);
+    let mut moved = 0;
+    for k in 0..b.stms.len() {
+        if !is_view(&b.stms[k]) {
+            continue;
+        }
+        let info = infos(&b.stms, eff);
+        let mut to = k;
+        // (Views keep their order among themselves, so that hoisting again moves nothing.)
+        while to > 0
+            && !is_view(&b.stms[to - 1])
+            && info[k].reads.is_disjoint(&info[to - 1].binds)
+            && can_cross(&info[k], &info[to - 1])
+        {
+            to -= 1;
+        }
+        if to < k {
+            let s = b.stms.remove(k);
+            b.stms.insert(to, s);
+            moved += 1;
+        }
+    }
+    moved
 }
 
 /// Fuses pairs of statements of `b` while `find` finds one (`(i, j, late)`: statements

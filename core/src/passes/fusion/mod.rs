@@ -53,6 +53,13 @@
 //! 8. **Reductions over one map** ([`reductions`]): two independent `reduce`s to scalars of the
 //!    same width whose arrays are all results of one `map` become one `reduce` with both
 //!    operators side by side, so that the map's function runs once per element for both.
+//! 9. **Views move up** (before horizontal fusion, in host-level bodies: function, loop,
+//!    branch and `with_acc` bodies, not SOAC lambdas): a statement that only makes a view of
+//!    an array (an index or slice whose result is an array) moves up to just after what it
+//!    depends on or may not cross, keeping its order among views. A map reading the view can
+//!    then move up to an earlier map that statements in between keep from moving down (the
+//!    RNN gradient's first gate reads its weight adjoint's row after the other gates' updates,
+//!    and its weight sums now fuse with theirs).
 //!
 //! What does not fuse, and why:
 //! - Never across a consumption: a statement moves past another only if neither consumes (in-place

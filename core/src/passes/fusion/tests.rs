@@ -655,3 +655,23 @@ fn reductions_of_an_input_and_of_a_map_stay_apart() {
     let (before, after) = rewrite_and_compare(src, "main", "[1.0, -2.5, 3.0]", fuse);
     assert_eq!((reduces(&before), reduces(&after)), (2, 2));
 }
+
+#[test]
+fn a_row_view_moves_up_so_that_its_reader_fuses_with_an_earlier_map() {
+    // `b` reads the row `r`, bound after `s` uses `a`'s result: `a` cannot move down to `b`,
+    // and `b` could not move up past `r` to `a` (the RNN gradient's weight sums of its first
+    // gate, whose adjoint row is read after the other gates' updates). The view moves up
+    // first (rule 9), then the two maps fuse where `a` is.
+    let src = "entry main [n] (xss: [2][n]f64) (ys: [n]f64) : ([n]f64, f64, [n]f64) =
+  let a = map (\\y -> y * 2) ys
+  let s = f64.sum a
+  let r = xss[1]
+  let b = map (\\x -> x + 1) r
+  in (a, s, b)";
+    let (b, a, _) = fused(
+        src,
+        "main",
+        "[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]] [0.5, 0.25, 4.0]",
+    );
+    assert_eq!((b, a), (2, 1));
+}
