@@ -773,8 +773,8 @@ fn a_nest_with_little_work_takes_its_sequentialised_version_whatever_its_size() 
     for s in ["small_nest=9223372036854775807", "nest=9223372036854775807"] {
         assert!(run(64, 8, Some(s)) > small, "{s}: the flattened version");
     }
-    // 8 threads of 5,000 rows each (over the CPU's work limit): flattened.
-    assert!(run(5000, 8, None) > 1, "much work: the flattened version");
+    // 8 threads of 20,000 rows each (over the CPU's work limit): flattened.
+    assert!(run(20000, 8, None) > 1, "much work: the flattened version");
 }
 
 #[test]

@@ -418,9 +418,14 @@ impl Thresholds {
     /// The work (statements run by all the threads of a nest's sequentialised version) up to
     /// which a CPU device takes that version whatever the nest's size
     /// ([`ThresholdKind::SmallNest`]): about what lavapipe's cores run in the time of the one or
-    /// two launches more that the flattened version makes (the RNN's gradient sums 32 rows of
-    /// 64 batch elements, about 4,000 statements, in one launch instead of three).
-    pub const SMALL_NEST_WORK: i64 = 1 << 15;
+    /// two launches more that the flattened version makes, 40-90 µs each (the RNN's gradient
+    /// sums 32 rows of 64 batch elements, about 4,000 statements, in one launch instead of
+    /// three). 2^17 rather than 2^15: GMM's gradient at n = 1,000, d = 10, K = 25 then makes 39
+    /// launches instead of 48 and the RNN's at a batch of 16 267 instead of 297, and in four
+    /// alternating rounds each took at most the time it took with 2^15 (GMM 32.5-42.9 ms
+    /// against 41.1-48.8, RNN 22.4-29.8 against 28.3-37.9); RSBench, k-means and the others
+    /// make the same launches either way.
+    pub const SMALL_NEST_WORK: i64 = 1 << 17;
 
     /// Every threshold at `v` (0: always take the sequentialised version of a map nest, the
     /// flattened version of a host loop and the reduction of accumulator updates; `i64::MAX`:
