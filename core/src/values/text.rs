@@ -797,9 +797,13 @@ pub fn write_text_line(v: &Value, w: &mut dyn std::io::Write) -> std::io::Result
     const PIECE: usize = 1 << 16;
     let mut out = String::with_capacity(2 * PIECE);
     let mut failed = None;
+    // After a failed write nothing more is written, and the text is still dropped piece by
+    // piece (so that it does not grow to the whole value).
     let mut flush = |out: &mut String| {
-        if out.len() >= PIECE && failed.is_none() {
-            failed = w.write_all(out.as_bytes()).err();
+        if out.len() >= PIECE {
+            if failed.is_none() {
+                failed = w.write_all(out.as_bytes()).err();
+            }
             out.clear();
         }
     };

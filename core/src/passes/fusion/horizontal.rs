@@ -50,16 +50,17 @@ fn hoist_host_views(p: &mut Program) {
 /// Moves each statement of `b` that makes a view of an array (an index or slice whose result
 /// is an array: no computation, no data moved) up to just after the last statement it
 /// depends on or may not cross (rule 9), so that a later map reading the view can move up to
-/// an earlier map with it. Returns how many moved.
-fn hoist_views(b: &mut Body, eff: &HashSet<Arc<str>>) -> usize {
+/// an earlier map with it.
+fn hoist_views(b: &mut Body, eff: &HashSet<Arc<str>>) {
     let is_view =
         |s: &Stm| matches!(s.exp, Exp::Index(..)) && s.pat.elems.iter().all(|p| p.ty.rank() > 0);
-    let mut moved = 0;
+    // What fusion knows of each statement, made again only after a statement has moved.
+    let mut known: Option<Vec<StmInfo>> = None;
     for k in 0..b.stms.len() {
         if !is_view(&b.stms[k]) {
             continue;
         }
-        let info = infos(&b.stms, eff);
+        let info = known.get_or_insert_with(|| infos(&b.stms, eff));
         let mut to = k;
         // (Views keep their order among themselves, so that hoisting again moves nothing.)
         while to > 0
@@ -72,10 +73,9 @@ fn hoist_views(b: &mut Body, eff: &HashSet<Arc<str>>) -> usize {
         if to < k {
             let s = b.stms.remove(k);
             b.stms.insert(to, s);
-            moved += 1;
+            known = None;
         }
     }
-    moved
 }
 
 /// Fuses pairs of statements of `b` while `find` finds one (`(i, j, late)`: statements
