@@ -191,7 +191,8 @@ pub struct Launch {
     /// Device timestamps in ns, relative to the run's first launch.
     pub start_ns: u64,
     pub end_ns: u64,
-    /// Workgroups dispatched (x, y, z).
+    /// Workgroups dispatched (x, y, z); all 0 for a copy or fill that ran as a transfer
+    /// command rather than a kernel.
     pub workgroups: [u32; 3],
     /// Bytes the launch must read and write (sum of its buffer bindings' used ranges).
     pub bytes: u64,

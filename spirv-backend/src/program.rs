@@ -257,6 +257,7 @@ impl Entry<'_> {
         }
         let run_opts = RunOptions {
             profile: opts.profile,
+            device_time: false,
             record: false,
             device_out: opts.device_results,
         };

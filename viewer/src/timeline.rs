@@ -62,15 +62,16 @@ pub fn launch_at(placed: &[Placed], x: f64, y: f64) -> Option<usize> {
 }
 
 fn describe(l: &Launch) -> String {
+    let what = match l.workgroups {
+        [0, 0, 0] => "transfer command (no kernel)".to_string(),
+        [x, y, z] => format!("workgroups {x}×{y}×{z}"),
+    };
     format!(
-        "{}\n{} · {} · {:.2} GB/s · workgroups {}×{}×{}",
+        "{}\n{} · {} · {:.2} GB/s · {what}",
         l.name,
         fmt_ns(l.duration_ns() as f64),
         fmt_bytes(l.bytes),
         l.gb_per_s(),
-        l.workgroups[0],
-        l.workgroups[1],
-        l.workgroups[2]
     )
 }
 

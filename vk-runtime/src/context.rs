@@ -264,6 +264,7 @@ impl std::fmt::Debug for Kernel {
 
 /// One kernel launch: `buffers[i]` is bound at set 0, binding i; `push` is the push-constant
 /// block (exactly the kernel's `push_bytes`); `groups` is the workgroup count.
+#[derive(Clone)]
 pub struct Dispatch<'a> {
     /// The kernel to run.
     pub kernel: &'a Kernel,
@@ -273,6 +274,97 @@ pub struct Dispatch<'a> {
     pub push: Vec<u8>,
     /// Workgroups in x, y, z.
     pub groups: [u32; 3],
+}
+
+/// `size` bytes of `src` from byte `src_offset` written to `dst` from byte `dst_offset`
+/// (`vkCmdCopyBuffer`). The two ranges must not overlap when `src` and `dst` are one buffer.
+#[derive(Clone)]
+pub struct CopyRegion<'a> {
+    pub src: &'a Buffer,
+    pub src_offset: u64,
+    pub dst: &'a Buffer,
+    pub dst_offset: u64,
+    pub size: u64,
+}
+
+/// `size` bytes of `dst` from byte `offset` set to the 4-byte word `word` repeated
+/// (`vkCmdFillBuffer`): `offset` and `size` are multiples of 4.
+#[derive(Clone)]
+pub struct FillRegion<'a> {
+    pub dst: &'a Buffer,
+    pub offset: u64,
+    pub size: u64,
+    pub word: u32,
+}
+
+/// What a submission ([`Context::run_with`]) times on the device with timestamp queries.
+///
+/// Timestamps are not free: lavapipe (Mesa 22.3) runs each as a scene of its own on its
+/// rasterizer threads, about 25 µs, so that timing every command of a run of small kernels
+/// costs as much as the kernels (8 tiny dispatches: 0.93 ms with a pair each, 0.49 ms
+/// without; 8 copies of 1 KiB: 0.63 ms against 0.03 ms).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Timing {
+    /// No timestamps: [`Ran::timings`] is empty and [`Ran::device_ns`] 0.
+    #[default]
+    Off,
+    /// One timestamp before the first command and one after the last: [`Ran::device_ns`].
+    Submission,
+    /// A pair around every command: [`Ran::timings`] has one per command.
+    Commands,
+}
+
+/// What [`Context::run_with`] returns.
+#[derive(Clone, Debug, Default)]
+pub struct Ran {
+    /// One per command, in order, with [`Timing::Commands`]; empty otherwise.
+    pub timings: Vec<KernelTiming>,
+    /// Device time from the start of the first command to the end of the last, in ns (0 with
+    /// [`Timing::Off`] or where the queue has no timestamps).
+    pub device_ns: u64,
+    /// The bytes read back (empty without a read).
+    pub read: Vec<u8>,
+}
+
+/// One command of a submission ([`Context::run_with`]). Each runs after the one before it has
+/// finished with memory (a barrier separates consecutive commands) and is timed on its own.
+///
+/// A contiguous copy or a fill is a transfer command rather than a kernel: a driver runs it
+/// without a dispatch (lavapipe as a `memcpy`/`memset` on its queue thread, in a few µs,
+/// where its smallest dispatch takes about 50 µs; a GPU on its copy path).
+#[derive(Clone)]
+pub enum Command<'a> {
+    Dispatch(Dispatch<'a>),
+    Copy(CopyRegion<'a>),
+    Fill(FillRegion<'a>),
+}
+
+impl Command<'_> {
+    /// The pipeline stage the command runs in.
+    fn stage(&self) -> vk::PipelineStageFlags {
+        match self {
+            Command::Dispatch(_) => vk::PipelineStageFlags::COMPUTE_SHADER,
+            Command::Copy(_) | Command::Fill(_) => vk::PipelineStageFlags::TRANSFER,
+        }
+    }
+
+    /// The memory accesses the command makes.
+    fn access(&self) -> vk::AccessFlags {
+        match self {
+            Command::Dispatch(_) => vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
+            Command::Copy(_) => vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::TRANSFER_WRITE,
+            Command::Fill(_) => vk::AccessFlags::TRANSFER_WRITE,
+        }
+    }
+
+    /// The command's name in timings.
+    fn name(&self) -> &str {
+        match self {
+            Command::Dispatch(x) => &x.kernel.name,
+            Command::Copy(_) => "copy",
+            Command::Fill(_) => "fill",
+        }
+    }
 }
 
 /// The device time one dispatch took: timestamps (in ns of the device's clock) written before
@@ -285,11 +377,12 @@ pub struct KernelTiming {
     pub start_ns: u64,
     /// Device time after the dispatch, in nanoseconds (>= `start_ns`).
     pub end_ns: u64,
-    /// Workgroups dispatched (x, y, z).
+    /// Workgroups dispatched (x, y, z); all 0 for a transfer command (a copy or a fill).
     pub groups: [u32; 3],
     /// Bytes bound: the sum of the sizes of the distinct buffers bound to the dispatch. An
     /// upper bound on the memory the kernel can touch (a kernel that reads a slice of a
-    /// buffer is charged the whole buffer), not a measurement.
+    /// buffer is charged the whole buffer), not a measurement. For a copy, the bytes read and
+    /// written; for a fill, the bytes written.
     pub bytes: u64,
     /// Which [`Context::run`] call of this context made the dispatch (from 0, one per call
     /// that submits work; all dispatches of one call share it).
@@ -1773,6 +1866,49 @@ impl Context {
         self.kernels.lock().map_or(0, |c| c.len())
     }
 
+    /// Checks that a command of a run can be recorded: its kernel and buffers are this
+    /// device's, and its ranges lie in its buffers.
+    fn check_command(&self, i: usize, command: &Command<'_>) -> Result<()> {
+        let bad = |why: String| {
+            Err(VkError::Vk(format!(
+                "command {i} ({}): {why}",
+                command.name()
+            )))
+        };
+        match command {
+            Command::Dispatch(x) => self.check_dispatch(i, x),
+            Command::Copy(x) => {
+                self.check_own_buffer(x.src)?;
+                self.check_own_buffer(x.dst)?;
+                Self::check_range(x.src, x.src_offset, x.size)?;
+                Self::check_range(x.dst, x.dst_offset, x.size)?;
+                if x.size == 0 {
+                    return bad("a copy of 0 bytes".into());
+                }
+                let overlap =
+                    x.src_offset < x.dst_offset + x.size && x.dst_offset < x.src_offset + x.size;
+                if x.src.buffer == x.dst.buffer && overlap {
+                    return bad(format!(
+                        "the ranges {}+{} and {}+{} of one buffer overlap",
+                        x.src_offset, x.size, x.dst_offset, x.size
+                    ));
+                }
+                Ok(())
+            }
+            Command::Fill(x) => {
+                self.check_own_buffer(x.dst)?;
+                Self::check_range(x.dst, x.offset, x.size)?;
+                if x.size == 0 || x.offset % 4 != 0 || x.size % 4 != 0 {
+                    return bad(format!(
+                        "a fill of {} bytes at {}: must be at least 4 bytes, 4-aligned",
+                        x.size, x.offset
+                    ));
+                }
+                Ok(())
+            }
+        }
+    }
+
     fn check_dispatch(&self, i: usize, dispatch: &Dispatch<'_>) -> Result<()> {
         let k = dispatch.kernel;
         let bad = |why: String| Err(VkError::Vk(format!("dispatch {i} ({}): {why}", k.name)));
@@ -1828,23 +1964,28 @@ impl Context {
     /// (fence with timeout), and returns one timing per dispatch. Validation-layer messages
     /// collected meanwhile are returned as [`VkError::Validation`].
     pub fn run(&self, dispatches: &[Dispatch<'_>]) -> Result<Vec<KernelTiming>> {
-        self.run_with(&[], dispatches, None).map(|(t, _)| t)
+        let commands: Vec<Command<'_>> =
+            dispatches.iter().cloned().map(Command::Dispatch).collect();
+        self.run_with(&[], &commands, None, Timing::Commands)
+            .map(|r| r.timings)
     }
 
-    /// [`Context::run`] with small writes before the dispatches and a read after them, all in
-    /// the same submission (one wait instead of three): each `(buffer, offset, bytes)` of
-    /// `updates` is written with `vkCmdUpdateBuffer` (offset and length multiples of 4, at most
-    /// [`MAX_INLINE_WRITE`] bytes each), and `read = (buffer, offset, len)` is copied back after
-    /// the last dispatch and returned with the timings (empty when `read` is `None`).
+    /// [`Context::run`] with transfer commands among the dispatches, small writes before them
+    /// and a read after them, all in the same submission (one wait instead of three): each
+    /// `(buffer, offset, bytes)` of `updates` is written with `vkCmdUpdateBuffer` (offset and
+    /// length multiples of 4, at most [`MAX_INLINE_WRITE`] bytes each), and `read = (buffer,
+    /// offset, len)` is copied back after the last command and returned with the device times
+    /// that `timing` asks for.
     pub fn run_with(
         &self,
         updates: &[(&Buffer, u64, &[u8])],
-        dispatches: &[Dispatch<'_>],
+        commands: &[Command<'_>],
         read: Option<(&Buffer, u64, u64)>,
-    ) -> Result<(Vec<KernelTiming>, Vec<u8>)> {
+        timing: Timing,
+    ) -> Result<Ran> {
         self.check_alive()?;
-        for (i, dispatch) in dispatches.iter().enumerate() {
-            self.check_dispatch(i, dispatch)?;
+        for (i, command) in commands.iter().enumerate() {
+            self.check_command(i, command)?;
         }
         for (buf, offset, bytes) in updates {
             self.check_own_buffer(buf)?;
@@ -1870,69 +2011,106 @@ impl Context {
                 )));
             }
         }
-        if dispatches.is_empty() {
+        if commands.is_empty() {
             if updates.is_empty() && read.is_none() {
                 self.check_messages()?;
-                return Ok((Vec::new(), Vec::new()));
+                return Ok(Ran::default());
             }
             return Err(VkError::Vk(
-                "writes or a read-back without a dispatch: use upload/download".into(),
+                "writes or a read-back without a command: use upload/download".into(),
             ));
         }
-        let total: u64 = dispatches
+        let total: u64 = commands
             .iter()
-            .map(|x| u64::from(x.kernel.pipe.bindings))
+            .map(|x| match x {
+                Command::Dispatch(x) => u64::from(x.kernel.pipe.bindings),
+                Command::Copy(_) | Command::Fill(_) => 0,
+            })
             .sum();
-        let n = match u32::try_from(dispatches.len()) {
-            Ok(n) if n <= u32::MAX / 2 && total <= u64::from(u32::MAX) => n,
+        match u32::try_from(commands.len()) {
+            Ok(n) if n <= u32::MAX / 2 && total <= u64::from(u32::MAX) => {}
             _ => {
                 return Err(VkError::Vk(format!(
-                    "{} dispatches in one run: too many",
-                    dispatches.len()
+                    "{} commands in one run: too many",
+                    commands.len()
                 )))
             }
-        };
+        }
         let total = total as u32;
         let submission = self.submissions.fetch_add(1, Ordering::Relaxed);
         let mut exec = self.lock_exec()?;
-        let r = self.run_locked(&mut exec, updates, dispatches, read, n, total);
+        let timing = if self.timestamp_bits > 0 {
+            timing
+        } else {
+            Timing::Off
+        };
+        let r = self.run_locked(&mut exec, updates, commands, read, total, timing);
         Self::trim_staging(&mut exec);
         drop(exec);
-        let (ticks, readback) = r?;
+        let (ticks, read) = r?;
         self.check_messages()?;
-        let t = timings(
-            dispatches,
-            &ticks,
-            self.timestamp_bits,
-            self.info.timestamp_period_ns,
-            submission,
-        );
-        Ok((t, readback))
+        let mask = if self.timestamp_bits >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.timestamp_bits) - 1
+        };
+        let period = f64::from(self.info.timestamp_period_ns);
+        let (timings, device_ns) = match timing {
+            Timing::Off => (Vec::new(), 0),
+            Timing::Submission => {
+                let (start, end) = timing_ns(ticks[0], ticks[1], mask, period);
+                (Vec::new(), end.saturating_sub(start))
+            }
+            Timing::Commands => {
+                let t = timings(commands, &ticks, mask, period, submission);
+                let start = t.first().map_or(0, |t| t.start_ns);
+                let end = t.last().map_or(0, |t| t.end_ns);
+                (t, end.saturating_sub(start))
+            }
+        };
+        Ok(Ran {
+            timings,
+            device_ns,
+            read,
+        })
     }
 
-    /// [`Context::run_with`] with `exec` locked and the arguments checked (`n` dispatches with
-    /// `total` bindings): returns the raw timestamps and the bytes read back.
+    /// [`Context::run_with`] with `exec` locked and the arguments checked (the commands'
+    /// dispatches have `total` bindings): returns the raw timestamps and the bytes read back.
     fn run_locked(
         &self,
         exec: &mut Exec,
         updates: &[(&Buffer, u64, &[u8])],
-        dispatches: &[Dispatch<'_>],
+        commands: &[Command<'_>],
         read: Option<(&Buffer, u64, u64)>,
-        n: u32,
         total: u32,
+        timing: Timing,
     ) -> Result<(Vec<u64>, Vec<u8>)> {
         let d = &self.shared.device;
+        // At most u32::MAX / 2 (checked by `run_with`).
+        let n = commands.len() as u32;
         let read_len = read.map_or(0, |(_, _, len)| len);
         let staging = if read_len > 0 {
             Some(self.staging(exec, Staging::Readback, read_len)?)
         } else {
             None
         };
+        let dispatches: Vec<&Dispatch<'_>> = commands
+            .iter()
+            .filter_map(|c| match c {
+                Command::Dispatch(x) => Some(x),
+                Command::Copy(_) | Command::Fill(_) => None,
+            })
+            .collect();
         let layouts: Vec<_> = dispatches
             .iter()
             .map(|x| x.kernel.pipe.set_layout)
             .collect();
-        let sets = self.descriptor_sets(exec, &layouts, total)?;
+        let sets = if layouts.is_empty() {
+            Vec::new()
+        } else {
+            self.descriptor_sets(exec, &layouts, total)?
+        };
         let buffer_infos: Vec<Vec<vk::DescriptorBufferInfo>> = dispatches
             .iter()
             .map(|x| {
@@ -1963,35 +2141,41 @@ impl Context {
         // was checked to belong to this device and to fit maxStorageBufferRange.
         unsafe { d.update_descriptor_sets(&writes, &[]) };
 
-        let timestamps = self.timestamp_bits > 0;
-        let query_pool = if timestamps {
-            self.query_pool(exec, 2 * n)?
+        let queries = match timing {
+            Timing::Off => 0,
+            Timing::Submission => 2,
+            Timing::Commands => 2 * n,
+        };
+        let timestamps = timing == Timing::Commands;
+        let query_pool = if queries > 0 {
+            self.query_pool(exec, queries)?
         } else {
             vk::QueryPool::null()
         };
+        let any = vk::AccessFlags::SHADER_READ
+            | vk::AccessFlags::SHADER_WRITE
+            | vk::AccessFlags::TRANSFER_READ
+            | vk::AccessFlags::TRANSFER_WRITE;
+        let any_stage = vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER;
         self.submit(exec, |d, cmd| {
             // SAFETY: recording into a command buffer in the recording state; every object
             // used (pipelines, layouts, sets, buffers, query pool) is alive until the fence
             // signals: the kernels and buffers are borrowed for this call, which waits, and the
-            // sets, query pool and staging buffer are the context's.
+            // sets, query pool and staging buffer are the context's. Every copy and fill range
+            // was checked to lie in its buffer (and a copy's two ranges not to overlap).
             unsafe {
-                if timestamps {
-                    d.cmd_reset_query_pool(cmd, query_pool, 0, 2 * n);
+                if queries > 0 {
+                    d.cmd_reset_query_pool(cmd, query_pool, 0, queries);
                 }
                 if !updates.is_empty() {
                     // Earlier kernels and copies finish with the buffers before they are
-                    // written; the barrier below orders the writes before the dispatches.
+                    // written; the barrier below orders the writes before the commands.
                     let before = vk::MemoryBarrier::default()
-                        .src_access_mask(
-                            vk::AccessFlags::SHADER_READ
-                                | vk::AccessFlags::SHADER_WRITE
-                                | vk::AccessFlags::TRANSFER_READ
-                                | vk::AccessFlags::TRANSFER_WRITE,
-                        )
+                        .src_access_mask(any)
                         .dst_access_mask(vk::AccessFlags::TRANSFER_WRITE);
                     d.cmd_pipeline_barrier(
                         cmd,
-                        vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
+                        any_stage,
                         vk::PipelineStageFlags::TRANSFER,
                         vk::DependencyFlags::empty(),
                         &[before],
@@ -2002,74 +2186,81 @@ impl Context {
                         d.cmd_update_buffer(cmd, buf.buffer, *offset, bytes);
                     }
                 }
-                // Uploads and earlier kernels (other submissions) before the first dispatch.
+                // Uploads and earlier kernels (other submissions) before the first command.
                 let first = vk::MemoryBarrier::default()
-                    .src_access_mask(
-                        vk::AccessFlags::TRANSFER_WRITE
-                            | vk::AccessFlags::TRANSFER_READ
-                            | vk::AccessFlags::SHADER_WRITE
-                            | vk::AccessFlags::SHADER_READ,
-                    )
-                    .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE);
+                    .src_access_mask(any)
+                    .dst_access_mask(any);
                 d.cmd_pipeline_barrier(
                     cmd,
-                    vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::COMPUTE_SHADER,
-                    vk::PipelineStageFlags::COMPUTE_SHADER,
+                    any_stage,
+                    any_stage,
                     vk::DependencyFlags::empty(),
                     &[first],
                     &[],
                     &[],
                 );
-                for (i, (x, &set)) in dispatches.iter().zip(&sets).enumerate() {
+                if let (Timing::Submission, Some(c)) = (timing, commands.first()) {
+                    d.cmd_write_timestamp(cmd, c.stage(), query_pool, 0);
+                }
+                let mut sets = sets.iter();
+                let mut prev: Option<&Command<'_>> = None;
+                for (i, c) in commands.iter().enumerate() {
                     let i = i as u32;
-                    if i > 0 {
+                    if let Some(p) = prev {
                         let between = vk::MemoryBarrier::default()
-                            .src_access_mask(
-                                vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::SHADER_READ,
-                            )
-                            .dst_access_mask(
-                                vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
-                            );
+                            .src_access_mask(p.access())
+                            .dst_access_mask(c.access());
                         d.cmd_pipeline_barrier(
                             cmd,
-                            vk::PipelineStageFlags::COMPUTE_SHADER,
-                            vk::PipelineStageFlags::COMPUTE_SHADER,
+                            p.stage(),
+                            c.stage(),
                             vk::DependencyFlags::empty(),
                             &[between],
                             &[],
                             &[],
                         );
                     }
-                    let p = &x.kernel.pipe;
+                    prev = Some(c);
                     if timestamps {
-                        // Written once earlier commands (the previous dispatch, behind the
-                        // barrier) have finished their compute stage.
-                        d.cmd_write_timestamp(
-                            cmd,
-                            vk::PipelineStageFlags::COMPUTE_SHADER,
-                            query_pool,
-                            2 * i,
-                        );
+                        // Written once earlier commands (the previous one, behind the
+                        // barrier) have finished their stage.
+                        d.cmd_write_timestamp(cmd, c.stage(), query_pool, 2 * i);
                     }
-                    d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, p.pipeline);
-                    d.cmd_bind_descriptor_sets(
-                        cmd,
-                        vk::PipelineBindPoint::COMPUTE,
-                        p.layout,
-                        0,
-                        &[set],
-                        &[],
-                    );
-                    if p.push_bytes > 0 {
-                        d.cmd_push_constants(
-                            cmd,
-                            p.layout,
-                            vk::ShaderStageFlags::COMPUTE,
-                            0,
-                            &x.push,
-                        );
+                    match c {
+                        Command::Dispatch(x) => {
+                            let set = *sets.next().unwrap_or(&vk::DescriptorSet::null());
+                            let p = &x.kernel.pipe;
+                            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, p.pipeline);
+                            d.cmd_bind_descriptor_sets(
+                                cmd,
+                                vk::PipelineBindPoint::COMPUTE,
+                                p.layout,
+                                0,
+                                &[set],
+                                &[],
+                            );
+                            if p.push_bytes > 0 {
+                                d.cmd_push_constants(
+                                    cmd,
+                                    p.layout,
+                                    vk::ShaderStageFlags::COMPUTE,
+                                    0,
+                                    &x.push,
+                                );
+                            }
+                            d.cmd_dispatch(cmd, x.groups[0], x.groups[1], x.groups[2]);
+                        }
+                        Command::Copy(x) => {
+                            let region = vk::BufferCopy::default()
+                                .src_offset(x.src_offset)
+                                .dst_offset(x.dst_offset)
+                                .size(x.size);
+                            d.cmd_copy_buffer(cmd, x.src.buffer, x.dst.buffer, &[region]);
+                        }
+                        Command::Fill(x) => {
+                            d.cmd_fill_buffer(cmd, x.dst.buffer, x.offset, x.size, x.word);
+                        }
                     }
-                    d.cmd_dispatch(cmd, x.groups[0], x.groups[1], x.groups[2]);
                     if timestamps {
                         d.cmd_write_timestamp(
                             cmd,
@@ -2079,13 +2270,23 @@ impl Context {
                         );
                     }
                 }
+                if timing == Timing::Submission {
+                    d.cmd_write_timestamp(
+                        cmd,
+                        vk::PipelineStageFlags::BOTTOM_OF_PIPE,
+                        query_pool,
+                        1,
+                    );
+                }
                 // Make the results available to later copies (downloads).
                 let last = vk::MemoryBarrier::default()
-                    .src_access_mask(vk::AccessFlags::SHADER_WRITE)
+                    .src_access_mask(
+                        vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE,
+                    )
                     .dst_access_mask(vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::HOST_READ);
                 d.cmd_pipeline_barrier(
                     cmd,
-                    vk::PipelineStageFlags::COMPUTE_SHADER,
+                    any_stage,
                     vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::HOST,
                     vk::DependencyFlags::empty(),
                     &[last],
@@ -2126,10 +2327,10 @@ impl Context {
                 None => return Err(VkError::Vk("staging memory is not host-visible".into())),
             }
         }
-        let mut ticks = vec![0u64; 2 * n as usize];
-        if timestamps {
+        let mut ticks = vec![0u64; queries as usize];
+        if queries > 0 {
             // SAFETY: the submission that wrote every query has finished; `ticks` has room for
-            // 2n 64-bit results, and the pool has at least 2n queries.
+            // `queries` 64-bit results, and the pool has at least that many queries.
             unsafe {
                 d.get_query_pool_results(
                     query_pool,
@@ -2232,30 +2433,29 @@ impl Context {
 /// multiplied by `period_ns`. Each timing also gets its dispatch's workgroups, bytes bound
 /// ([`bytes_bound`]) and the submission number.
 fn timings(
-    dispatches: &[Dispatch<'_>],
+    commands: &[Command<'_>],
     ticks: &[u64],
-    valid_bits: u32,
-    period_ns: f32,
+    mask: u64,
+    period: f64,
     submission: u64,
 ) -> Vec<KernelTiming> {
-    let mask = if valid_bits >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << valid_bits) - 1
-    };
-    let period = f64::from(period_ns);
-    dispatches
+    commands
         .iter()
         .zip(ticks.chunks(2))
-        .map(|(x, t)| {
+        .map(|(c, t)| {
             let (start_ns, end_ns) =
                 timing_ns(t[0], t.get(1).copied().unwrap_or(t[0]), mask, period);
+            let (groups, bytes) = match c {
+                Command::Dispatch(x) => (x.groups, bytes_bound(&x.buffers)),
+                Command::Copy(x) => ([0; 3], x.size.saturating_mul(2)),
+                Command::Fill(x) => ([0; 3], x.size),
+            };
             KernelTiming {
-                name: x.kernel.name.to_string(),
+                name: c.name().to_string(),
                 start_ns,
                 end_ns,
-                groups: x.groups,
-                bytes: bytes_bound(&x.buffers),
+                groups,
+                bytes,
                 submission,
             }
         })

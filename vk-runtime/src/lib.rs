@@ -95,7 +95,8 @@ mod pipeline_cache;
 mod spirv;
 
 pub use context::{
-    Buffer, Context, Dispatch, Kernel, KernelTiming, ObjectCounts, TimelinePoint, MAX_INLINE_WRITE,
+    Buffer, Command, Context, CopyRegion, Dispatch, FillRegion, Kernel, KernelTiming, ObjectCounts,
+    Ran, TimelinePoint, Timing, MAX_INLINE_WRITE,
 };
 pub use device::{list_devices, ContextOptions, DeviceInfo};
 pub use pipeline_cache::{CacheRejection, PipelineCacheMode, PipelineCacheStatus, MAX_FILE_BYTES};

@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use vkad_vk::{Dispatch, ObjectCounts};
+use vkad_vk::{Command, Dispatch, ObjectCounts, Timing};
 
 #[test]
 fn fifty_submissions_make_each_object_once() {
@@ -36,10 +36,17 @@ fn fifty_submissions_make_each_object_once() {
         match round % 4 {
             0 => {
                 let at = u64::from(round) * 4;
-                let (t, back) = ctx.run_with(&[], &[dispatch], Some((&buf, at, 8))).unwrap();
-                assert_eq!(t.len(), 1);
+                let r = ctx
+                    .run_with(
+                        &[],
+                        &[Command::Dispatch(dispatch)],
+                        Some((&buf, at, 8)),
+                        Timing::Commands,
+                    )
+                    .unwrap();
+                assert_eq!(r.timings.len(), 1);
                 let i = round as usize;
-                assert_eq!(f32s(&back), want[i..i + 2], "round {round}");
+                assert_eq!(f32s(&r.read), want[i..i + 2], "round {round}");
             }
             1 => {
                 let t = ctx.run(&[dispatch]).unwrap();

@@ -5,7 +5,9 @@ mod common;
 
 use common::*;
 use rspirv::spirv::Capability;
-use vkad_vk::{list_devices, validate_spirv, Dispatch, VkError};
+use vkad_vk::{
+    list_devices, validate_spirv, Command, CopyRegion, Dispatch, FillRegion, Timing, VkError,
+};
 
 #[test]
 fn list_devices_finds_lavapipe() {
@@ -503,34 +505,167 @@ fn run_with_writes_before_and_reads_back_in_one_submission() {
     // read-back returns elements 8..24 after it. The validation layer's synchronization
     // checks (on in every test) also check the barriers around the write and the read.
     let patch = f32_bytes(&(0..10).map(|i| i as f32).collect::<Vec<_>>());
-    let (t, back) = ctx
+    let r = ctx
         .run_with(
             &[(&buf, 40, &patch)],
-            &[Dispatch {
+            &[Command::Dispatch(Dispatch {
                 kernel: &k,
                 buffers: vec![&buf],
                 push: axpb_push(n, 2.0, 0.0),
                 groups: groups(n),
-            }],
+            })],
             Some((&buf, 32, 64)),
+            Timing::Commands,
         )
         .unwrap();
+    let (t, back) = (r.timings, r.read);
     assert_eq!(t.len(), 1);
     let mut want = vec![14.0, 14.0];
     want.extend((0..10).map(|i| 2.0 * i as f32));
     want.extend([14.0; 4]);
     assert_eq!(f32s(&back), want);
     // Misaligned or oversized writes and a read outside the buffer are errors.
-    let d = || Dispatch {
-        kernel: &k,
-        buffers: vec![&buf],
-        push: axpb_push(n, 1.0, 0.0),
-        groups: groups(n),
+    let d = || {
+        Command::Dispatch(Dispatch {
+            kernel: &k,
+            buffers: vec![&buf],
+            push: axpb_push(n, 1.0, 0.0),
+            groups: groups(n),
+        })
     };
-    assert!(ctx.run_with(&[(&buf, 2, &patch)], &[d()], None).is_err());
+    assert!(ctx
+        .run_with(&[(&buf, 2, &patch)], &[d()], None, Timing::Off)
+        .is_err());
     let big = vec![0u8; 65540];
     let large = ctx.alloc(70_000).unwrap();
-    assert!(ctx.run_with(&[(&large, 0, &big)], &[d()], None).is_err());
-    assert!(ctx.run_with(&[], &[d()], Some((&buf, 3996, 8))).is_err());
+    assert!(ctx
+        .run_with(&[(&large, 0, &big)], &[d()], None, Timing::Off)
+        .is_err());
+    assert!(ctx
+        .run_with(&[], &[d()], Some((&buf, 3996, 8)), Timing::Off)
+        .is_err());
+    assert!(ctx.take_validation_messages().is_empty());
+}
+
+#[test]
+fn copies_and_fills_run_in_order_with_the_dispatches_around_them() {
+    let ctx = context();
+    let k = ctx
+        .kernel("scale", &axpb(true, &[]), "main", 1, 12)
+        .unwrap();
+    let n = 1000u32;
+    let a = ctx.alloc(4 * u64::from(n)).unwrap();
+    let b = ctx.alloc(4 * u64::from(n)).unwrap();
+    let xs: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    ctx.upload(&a, 0, &f32_bytes(&xs)).unwrap();
+    ctx.upload(&b, 0, &f32_bytes(&vec![-1.0; n as usize]))
+        .unwrap();
+    // b[0..100] = 3; b[100..200] = a[0..100]; b *= 2; a[500..550] = b[0..50]; then the
+    // dispatch doubles a, so it reads the copy's result. Each command depends on the one
+    // before it (the validation layer's synchronization checks are on).
+    let scale = |buf| {
+        Command::Dispatch(Dispatch {
+            kernel: &k,
+            buffers: vec![buf],
+            push: axpb_push(n, 2.0, 0.0),
+            groups: groups(n),
+        })
+    };
+    let commands = [
+        Command::Fill(FillRegion {
+            dst: &b,
+            offset: 0,
+            size: 400,
+            word: 3.0f32.to_bits(),
+        }),
+        Command::Copy(CopyRegion {
+            src: &a,
+            src_offset: 0,
+            dst: &b,
+            dst_offset: 400,
+            size: 400,
+        }),
+        scale(&b),
+        Command::Copy(CopyRegion {
+            src: &b,
+            src_offset: 0,
+            dst: &a,
+            dst_offset: 2000,
+            size: 200,
+        }),
+        scale(&a),
+    ];
+    let r = ctx
+        .run_with(
+            &[],
+            &commands,
+            Some((&b, 0, 4 * u64::from(n))),
+            Timing::Commands,
+        )
+        .unwrap();
+    let (t, back) = (r.timings, r.read);
+    let names: Vec<&str> = t.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["fill", "copy", "scale", "copy", "scale"]);
+    assert_eq!(t[0].groups, [0; 3]);
+    assert_eq!((t[0].bytes, t[1].bytes), (400, 800));
+    assert!(t.iter().all(|t| t.end_ns >= t.start_ns), "{t:?}");
+    let mut want_b = vec![6.0f32; 100];
+    want_b.extend((0..100).map(|i| 2.0 * i as f32));
+    want_b.extend(vec![-2.0; 800]);
+    assert_eq!(f32s(&back), want_b);
+    let got_a = f32s(&ctx.download(&a, 0, 4 * u64::from(n)).unwrap());
+    let want_a: Vec<f32> = (0..n as usize)
+        .map(|i| {
+            if (500..550).contains(&i) {
+                12.0
+            } else {
+                2.0 * i as f32
+            }
+        })
+        .collect();
+    assert_eq!(got_a, want_a);
+    // Ranges outside their buffer, overlapping ranges of one buffer and misaligned fills are
+    // errors, before anything is recorded.
+    let copy = |src_offset, dst, dst_offset, size| {
+        Command::Copy(CopyRegion {
+            src: &a,
+            src_offset,
+            dst,
+            dst_offset,
+            size,
+        })
+    };
+    assert!(ctx
+        .run_with(&[], &[copy(3900, &b, 0, 200)], None, Timing::Off)
+        .is_err());
+    assert!(ctx
+        .run_with(&[], &[copy(0, &b, 3900, 200)], None, Timing::Off)
+        .is_err());
+    assert!(ctx
+        .run_with(&[], &[copy(0, &a, 100, 200)], None, Timing::Off)
+        .is_err());
+    assert!(ctx
+        .run_with(&[], &[copy(0, &b, 0, 0)], None, Timing::Off)
+        .is_err());
+    ctx.run_with(&[], &[copy(0, &a, 200, 200)], None, Timing::Off)
+        .unwrap();
+    let fill = |offset, size| {
+        Command::Fill(FillRegion {
+            dst: &a,
+            offset,
+            size,
+            word: 0,
+        })
+    };
+    // One timestamp pair for the whole submission: its span, and no per-command timings.
+    let r = ctx
+        .run_with(&[], &commands, None, Timing::Submission)
+        .unwrap();
+    assert!(r.timings.is_empty() && r.device_ns > 0, "{r:?}");
+    assert!(ctx.run_with(&[], &[fill(2, 8)], None, Timing::Off).is_err());
+    assert!(ctx.run_with(&[], &[fill(0, 6)], None, Timing::Off).is_err());
+    assert!(ctx
+        .run_with(&[], &[fill(3996, 8)], None, Timing::Off)
+        .is_err());
     assert!(ctx.take_validation_messages().is_empty());
 }

@@ -9,10 +9,13 @@
 //! (`sort`).
 
 use crate::codegen::copy;
-use crate::codegen::gen::{word_kind, Addressing, WordKind, MAX_ERROR_ARGS, STATUS_SLOT_WORDS, WG};
+use crate::codegen::gen::{word_kind, Addressing, WordKind, WG};
 use crate::codegen::module::CompiledModule;
 use crate::codegen::{self, ArgSrc, BindSrc, HostTy, KernelCode};
 use crate::error::{Error, RuntimeKind};
+pub(crate) use batch::timing_for;
+pub use batch::RunStats;
+use batch::{Batch, Launch, TransferOp, SLOT_BYTES, STATUS_SLOTS};
 pub(crate) use pipeline::Kernel;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -22,11 +25,12 @@ use vkad_core::ir::{self, Body, DimIndex, Exp, LoopForm, Stm, SubExp, Type};
 use vkad_core::prim::{FloatType, IntType, PrimType, PrimValue};
 use vkad_core::primops;
 use vkad_core::value::{ArrayValue, Buffer as HBuf};
-use vkad_vk::{Buffer, Context, Dispatch, KernelTiming};
+use vkad_vk::{Buffer, Context, KernelTiming, Timing};
 
 pub type E<T> = crate::error::Result<T>;
 
 pub(crate) mod acc;
+mod batch;
 pub(crate) mod map_scratch;
 mod pipeline;
 mod prim;
@@ -91,53 +95,6 @@ pub(crate) struct KernelCache {
     /// The iterations per launch of the chunked one-thread loops (by versioned loop) that
     /// lavapipe's loop limit cut at a larger chunk.
     pub seq_chunks: std::collections::HashMap<usize, i64>,
-}
-
-/// Launches a batch may hold before it is submitted.
-const MAX_BATCH: usize = 256;
-
-/// The most threads that make the new pipelines of one batch at once ([`Exec::pipelines`]).
-const PIPELINE_THREADS: usize = 8;
-
-/// Status slots (of 4 words) in the status buffer: launches that can fail in one batch.
-pub(crate) const STATUS_SLOTS: usize = 256;
-/// Bytes per status slot ([`STATUS_SLOT_WORDS`] words).
-const SLOT_BYTES: usize = STATUS_SLOT_WORDS * 4;
-
-/// A kernel launch recorded for the next submission.
-struct Launch {
-    /// The kernel, whose pipeline (with `bindings` descriptor bindings) is made, if it is not
-    /// yet, when the batch is submitted (see [`Exec::pipelines`]).
-    code: Arc<Kernel>,
-    bindings: u32,
-    /// The argument words' bytes.
-    args: Vec<u8>,
-    /// Every array the kernel reaches (kept alive until the launch has run); the first
-    /// `bound` are its descriptor bindings 2.. (none when it uses device addresses).
-    arrays: Vec<Arc<Buffer>>,
-    bound: usize,
-    groups: u32,
-    /// The kernel's error sites (empty: it cannot fail and gets no status slot).
-    errors: Vec<crate::codegen::gen::ErrorSite>,
-    loc: Option<SrcLoc>,
-    /// The name profiles show.
-    name: String,
-}
-
-/// The launches recorded since the last submission.
-#[derive(Default)]
-struct Batch {
-    /// Each with its status slot and argument buffer.
-    launches: Vec<(Launch, Option<usize>, Arc<Buffer>)>,
-    /// Status slots given out in this batch.
-    slots: usize,
-    /// Argument buffers free for the next batch.
-    free_args: Vec<Arc<Buffer>>,
-    /// Small uploads into fresh buffers, written at the start of the next submission.
-    writes: Vec<(Arc<Buffer>, Vec<u8>)>,
-    /// Kernels (with their descriptor bindings) whose pipelines the next submission makes
-    /// without launching them ([`Exec::prepare`]).
-    prepare: Vec<(Arc<Kernel>, u32)>,
 }
 
 /// A device array: a contiguous row-major view into a buffer.
@@ -313,7 +270,8 @@ pub struct Exec<'a> {
     env: HashMap<u32, HVal>,
     /// Kernels made so far (kept across runs by the runtime).
     pub(crate) kernels: KernelCache,
-    /// The status buffer: [`STATUS_SLOTS`] slots of [`STATUS_SLOT_WORDS`] words, one per launch of a batch that
+    /// The status buffer: [`STATUS_SLOTS`] slots of
+    /// [`STATUS_SLOT_WORDS`](crate::codegen::gen::STATUS_SLOT_WORDS) words, one per launch of a batch that
     /// can fail (a kernel writes its errors into the slot its push constant names).
     pub(crate) status: Arc<Buffer>,
     /// Launches recorded but not yet submitted, and their argument buffers.
@@ -327,6 +285,10 @@ pub struct Exec<'a> {
     pass: u32,
     /// Timings of every launch, when profiling.
     pub(crate) timings: std::cell::RefCell<Option<Vec<KernelTiming>>>,
+    /// What the submissions time ([`Timing::Commands`] when profiling).
+    pub(crate) timing: Timing,
+    /// What the submissions did so far.
+    pub(crate) stats: std::cell::RefCell<RunStats>,
     /// When set, every kernel module made during the run is recorded here (`vkad spirv`).
     pub record: Option<Vec<CompiledModule>>,
     /// The statement or primitive being run (innermost) and its location, for recording.
@@ -335,7 +297,7 @@ pub struct Exec<'a> {
     pub(crate) addressing: Addressing,
     /// The accumulators of the running `withacc`s, innermost last.
     accs: Vec<acc::AccState<'a>>,
-    /// Launches recorded so far by this run (see [`undo::Pristine`]).
+    /// Launches and transfers recorded so far by this run (see [`undo::Pristine`]).
     launches_made: u64,
     /// The copies a one-thread version took before it ran, while they may still stand for
     /// the arrays' current contents ([`Exec::undo_copies`]).
@@ -371,6 +333,8 @@ impl<'a> Exec<'a> {
             label: "kernel",
             pass: 0,
             timings: Default::default(),
+            timing: Timing::Off,
+            stats: Default::default(),
             record: None,
             cur: None,
             addressing: device_addressing(ctx),
@@ -660,13 +624,7 @@ impl<'a> Exec<'a> {
         }
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
         let bound = self.bound(arrays.len());
-        let name = {
-            self.pass += 1;
-            match loc {
-                Some(l) => format!("{}.{} @ {l}", self.label, self.pass),
-                None => format!("{}.{}", self.label, self.pass),
-            }
-        };
+        let name = self.launch_name(loc);
         self.enqueue(Launch {
             code: code.clone(),
             bindings: 2 + bound as u32,
@@ -680,199 +638,14 @@ impl<'a> Exec<'a> {
         })
     }
 
-    /// Adds a launch to the batch (submitting the batch first when it is full).
-    fn enqueue(&self, l: Launch) -> E<()> {
-        let full = {
-            let b = self.batch.borrow();
-            b.launches.len() >= MAX_BATCH
-                || (!l.errors.is_empty() && b.slots >= STATUS_SLOTS)
-                || l.args.len() as u64 > vkad_vk::MAX_INLINE_WRITE
-        };
-        if full {
-            self.flush()?;
+    /// The name profiles show for the next launch (or transfer) of the statement being run:
+    /// `label.pass @ loc`.
+    fn launch_name(&mut self, loc: &Option<SrcLoc>) -> String {
+        self.pass += 1;
+        match loc {
+            Some(l) => format!("{}.{} @ {l}", self.label, self.pass),
+            None => format!("{}.{}", self.label, self.pass),
         }
-        let mut b = self.batch.borrow_mut();
-        let slot = if l.errors.is_empty() {
-            None
-        } else {
-            b.slots += 1;
-            Some(b.slots - 1)
-        };
-        // An argument buffer of the pool, written in the batch's own submission (or uploaded
-        // now when too large for that: the batch is empty then).
-        let need = l.args.len().max(8) as u64;
-        let argbuf = match b.free_args.iter().position(|a| a.size() >= need) {
-            Some(k) => b.free_args.swap_remove(k),
-            None => Arc::new(self.ctx.alloc(need.max(256))?),
-        };
-        if l.args.len() as u64 > vkad_vk::MAX_INLINE_WRITE {
-            self.ctx.upload(&argbuf, 0, &l.args)?;
-        }
-        b.launches.push((l, slot, argbuf));
-        Ok(())
-    }
-
-    /// The pipelines of `launches`, in order. Those not made yet, and those of the `prepare`d
-    /// kernels, are made first, on as many threads as the host has (up to
-    /// [`PIPELINE_THREADS`]) when there are several: a driver compiles each module on the
-    /// thread that asks for it, so a batch's new kernels then compile side by side. Errors are
-    /// reported in launch order.
-    fn pipelines(
-        &self,
-        launches: &[(Launch, Option<usize>, Arc<Buffer>)],
-        prepare: &[(Arc<Kernel>, u32)],
-    ) -> E<Vec<vkad_vk::Kernel>> {
-        let mut missing: Vec<(&Arc<Kernel>, u32)> = Vec::new();
-        let wanted = launches.iter().map(|(l, _, _)| (&l.code, l.bindings));
-        for (code, bindings) in wanted.chain(prepare.iter().map(|(k, b)| (k, *b))) {
-            let seen = missing
-                .iter()
-                .any(|(k, b)| Arc::ptr_eq(k, code) && *b == bindings);
-            if !seen && !code.has_pipeline(self.ctx, bindings) {
-                missing.push((code, bindings));
-            }
-        }
-        // (The host's parallelism is asked only when there is a choice: on Linux it reads the
-        // cgroup's CPU limit from files.)
-        let threads = if missing.len() > 1 {
-            std::thread::available_parallelism()
-                .map_or(1, |n| n.get())
-                .min(PIPELINE_THREADS)
-                .min(missing.len())
-        } else {
-            1
-        };
-        if threads > 1 {
-            // Each thread takes the next pipeline to make; a failure is kept in the kernel's
-            // place and reported below, when its launch asks for its pipeline again (a
-            // prepared kernel's, when a later launch does).
-            let next = std::sync::atomic::AtomicUsize::new(0);
-            std::thread::scope(|s| {
-                for _ in 0..threads {
-                    s.spawn(|| loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some((k, b)) = missing.get(i) else { break };
-                        k.make_pipeline(self.ctx, *b);
-                    });
-                }
-            });
-        } else {
-            for (k, b) in &missing {
-                k.make_pipeline(self.ctx, *b);
-            }
-        }
-        launches
-            .iter()
-            .map(|(l, _, _)| Ok(l.code.pipeline(self.ctx, l.bindings)?))
-            .collect()
-    }
-
-    /// Submits the recorded launches (one submission, a barrier between consecutive launches)
-    /// and waits for them; reports the first kernel error in launch order.
-    pub(crate) fn flush(&self) -> E<()> {
-        let mut b = self.batch.borrow_mut();
-        if b.launches.is_empty() {
-            // Uploads with no launch after them: written now.
-            for (buf, bytes) in std::mem::take(&mut b.writes) {
-                self.ctx.upload(&buf, 0, &bytes)?;
-            }
-            return Ok(());
-        }
-        let launches = std::mem::take(&mut b.launches);
-        let uploads = std::mem::take(&mut b.writes);
-        let slots = std::mem::replace(&mut b.slots, 0);
-        let prepare = std::mem::take(&mut b.prepare);
-        let kernels = match self.pipelines(&launches, &prepare) {
-            Ok(k) => k,
-            Err(e) => {
-                for (_, _, a) in &launches {
-                    b.free_args.push(a.clone());
-                }
-                return Err(e);
-            }
-        };
-        let push: Vec<[u8; 4]> = launches
-            .iter()
-            .map(|(_, s, _)| (s.unwrap_or(0) as u32).to_le_bytes())
-            .collect();
-        let writes: Vec<(&Buffer, u64, &[u8])> = uploads
-            .iter()
-            .map(|(buf, bytes)| (&**buf, 0u64, &bytes[..]))
-            .chain(
-                launches
-                    .iter()
-                    .filter(|(l, _, _)| l.args.len() as u64 <= vkad_vk::MAX_INLINE_WRITE)
-                    .map(|(l, _, a)| {
-                        let bytes: &[u8] = if l.args.is_empty() {
-                            &[0u8; 8]
-                        } else {
-                            &l.args
-                        };
-                        (&**a, 0u64, bytes)
-                    }),
-            )
-            .collect();
-        let dispatches: Vec<Dispatch<'_>> = launches
-            .iter()
-            .zip(&push)
-            .zip(&kernels)
-            .map(|(((l, _, a), p), kernel)| {
-                let mut buffers: Vec<&Buffer> = vec![&self.status, a];
-                buffers.extend(l.arrays[..l.bound].iter().map(|b| &**b));
-                Dispatch {
-                    kernel,
-                    buffers,
-                    push: p.to_vec(),
-                    groups: [l.groups, 1, 1],
-                }
-            })
-            .collect();
-        let read = (slots > 0).then_some((&*self.status, 0u64, (slots * SLOT_BYTES) as u64));
-        let r = self.ctx.run_with(&writes, &dispatches, read);
-        drop(dispatches);
-        for (_, _, a) in &launches {
-            b.free_args.push(a.clone());
-        }
-        drop(b);
-        let (timings, st) = r?;
-        if let Some(prof) = &mut *self.timings.borrow_mut() {
-            prof.extend(
-                timings
-                    .into_iter()
-                    .zip(&launches)
-                    .map(|(t, (l, _, _))| KernelTiming {
-                        name: l.name.clone(),
-                        ..t
-                    }),
-            );
-        }
-        let word = |i: usize| {
-            st.get(4 * i..4 * i + 4)
-                .map_or(0, |w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-        };
-        for (l, slot, _) in &launches {
-            let Some(k) = slot else { continue };
-            let z = STATUS_SLOT_WORDS * k;
-            if word(z) != 0 {
-                self.ctx
-                    .upload(&self.status, 0, &vec![0u8; slots * SLOT_BYTES])?;
-                let site = l.errors.get(word(z + 2) as usize);
-                let args: Vec<i64> = (0..MAX_ERROR_ARGS)
-                    .map(|i| {
-                        let (lo, hi) = (word(z + 4 + 2 * i), word(z + 5 + 2 * i));
-                        (((hi as u64) << 32) | lo as u64) as i64
-                    })
-                    .collect();
-                return Err(crate::codegen::gen::kernel_error(
-                    word(z + 1),
-                    site,
-                    &l.loc,
-                    &self.ctx.info().name,
-                    &args,
-                ));
-            }
-        }
-        Ok(())
     }
 
     /// Whether kernels should be laid out for a GPU (coalesced accesses, tree combinations)
@@ -919,6 +692,9 @@ impl<'a> Exec<'a> {
             return Ok(());
         }
         let dims = &merge_dims(dims);
+        if let Some(op) = transfer_op(src, sbase, value, dst, elem, dbase, dims) {
+            return self.enqueue_transfer(op, loc);
+        }
         let wk = word_kind(elem);
         let rank = dims.len();
         let scalar = src.is_none();
@@ -963,19 +739,7 @@ impl<'a> Exec<'a> {
     /// launches), so an update recorded now may write in place the buffer they read or
     /// write.
     fn unique(&mut self, a: DArr, loc: &Option<SrcLoc>) -> E<DArr> {
-        let pending = {
-            let b = self.batch.borrow();
-            let launches: usize = b
-                .launches
-                .iter()
-                .map(|(l, _, _)| l.arrays.iter().filter(|x| Arc::ptr_eq(x, &a.buf)).count())
-                .sum();
-            launches
-                + b.writes
-                    .iter()
-                    .filter(|(x, _)| Arc::ptr_eq(x, &a.buf))
-                    .count()
-        };
+        let pending = self.batch.borrow().uses(&a.buf);
         if Arc::strong_count(&a.buf) == 1 + pending {
             Ok(a)
         } else {
@@ -1633,6 +1397,49 @@ fn merge_dims(dims: &[(usize, i64, i64)]) -> Vec<(usize, i64, i64)> {
         out.push((1, 0, 0));
     }
     out
+}
+
+/// A strided copy or fill ([`Exec::strided`], its dimensions merged) as a transfer command,
+/// where it is one: a copy of one contiguous range into another buffer, or a fill of a
+/// contiguous range with a value whose storage repeats a 4-byte word.
+#[allow(clippy::too_many_arguments)] // the two sides of a strided copy
+fn transfer_op(
+    src: Option<&Arc<Buffer>>,
+    sbase: i64,
+    value: u64,
+    dst: &Arc<Buffer>,
+    elem: PrimType,
+    dbase: i64,
+    dims: &[(usize, i64, i64)],
+) -> Option<TransferOp> {
+    let &[(n, ss, ds)] = dims else {
+        return None;
+    };
+    let ws = wsize(elem) as u64;
+    let size = (n as u64).checked_mul(ws)?;
+    let dst_offset = u64::try_from(dbase).ok()?.checked_mul(ws)?;
+    let contiguous = |stride: i64| n == 1 || stride == 1;
+    match src {
+        Some(s) if contiguous(ss) && contiguous(ds) && !Arc::ptr_eq(s, dst) => {
+            Some(TransferOp::Copy {
+                src: s.clone(),
+                src_offset: u64::try_from(sbase).ok()?.checked_mul(ws)?,
+                dst: dst.clone(),
+                dst_offset,
+                size,
+            })
+        }
+        None if contiguous(ds) => {
+            let (lo, hi) = (value as u32, (value >> 32) as u32);
+            (ws == 4 || lo == hi).then(|| TransferOp::Fill {
+                dst: dst.clone(),
+                offset: dst_offset,
+                size,
+                word: lo,
+            })
+        }
+        _ => None,
+    }
 }
 
 /// Row-major strides of a shape.

@@ -22,6 +22,7 @@ use crate::codegen::gen::Addressing;
 use crate::codegen::HostTy;
 use crate::device::{Arg, DeviceArray, Out};
 use crate::error::{Error, RuntimeKind};
+pub use crate::exec::RunStats;
 use crate::exec::{map_scratch, DArr, Exec, HVal, KernelCache, E};
 use args::{check_arg_descs, describe_args};
 use plan::{MapStep, Plan, PlanBody, Step};
@@ -89,21 +90,38 @@ impl DeviceProgram {
         thresholds: &Thresholds,
         profile: bool,
     ) -> E<(Vec<Value>, Vec<KernelTiming>)> {
-        let args = args.into_iter().map(Arg::Host).collect();
         let opts = RunOptions {
             profile,
             ..Default::default()
         };
-        let r = self.run_args(ctx, entry, args, thresholds, &opts)?;
-        let values = r
-            .outs
+        let (values, r) = self.run_host(ctx, entry, args, thresholds, &opts)?;
+        Ok((values, r.timings))
+    }
+
+    /// Runs entry point `entry` on host values (one per IR parameter) as `opts` says (without
+    /// [`RunOptions::device_out`]): the results, and the rest of what the run returns.
+    pub fn run_host(
+        &self,
+        ctx: &Context,
+        entry: &str,
+        args: Vec<Value>,
+        thresholds: &Thresholds,
+        opts: &RunOptions,
+    ) -> E<(Vec<Value>, RunOutput)> {
+        let args = args.into_iter().map(Arg::Host).collect();
+        let opts = RunOptions {
+            device_out: false,
+            ..opts.clone()
+        };
+        let mut r = self.run_args(ctx, entry, args, thresholds, &opts)?;
+        let values = std::mem::take(&mut r.outs)
             .into_iter()
             .map(|o| match o {
                 Out::Host(v) => Ok(v),
                 Out::Device(_) => Err(Error::bug("a device result of a host run")),
             })
             .collect::<E<Vec<_>>>()?;
-        Ok((values, r.timings))
+        Ok((values, r))
     }
 
     /// Runs entry point `entry` on `args` (host values or arrays in device buffers of `ctx`,
@@ -150,6 +168,7 @@ impl DeviceProgram {
         if opts.profile {
             *ex.timings.get_mut() = Some(Vec::new());
         }
+        ex.timing = crate::exec::timing_for(opts.profile, opts.device_time);
         if opts.record {
             ex.record = Some(Vec::new());
         }
@@ -202,6 +221,7 @@ impl DeviceProgram {
             Ok(RunOutput {
                 outs,
                 timings: rt.ex.timings.take().unwrap_or_default(),
+                stats: *rt.ex.stats.borrow(),
                 modules: rt.ex.record.take().unwrap_or_default(),
             })
         });
@@ -221,8 +241,12 @@ impl DeviceProgram {
 /// What a run of [`DeviceProgram::run_args`] does besides computing the results.
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
-    /// Time every launch ([`RunOutput::timings`]).
+    /// Time every launch ([`RunOutput::timings`]): a pair of device timestamps around each
+    /// (on lavapipe each timestamp costs about 25 µs, see [`vkad_vk::Timing`]).
     pub profile: bool,
+    /// Time the run's submissions as a whole ([`RunStats::device_ns`]): one pair of
+    /// timestamps per submission.
+    pub device_time: bool,
     /// Record every kernel module the run makes ([`RunOutput::modules`]; the run starts from
     /// no kernels, and its kernels use descriptor bindings, as `vkad spirv` writes them).
     pub record: bool,
@@ -237,6 +261,8 @@ pub struct RunOutput {
     pub outs: Vec<Out>,
     /// With [`RunOptions::profile`]: the timing of every launch, in order.
     pub timings: Vec<KernelTiming>,
+    /// Launches, transfers and submissions made, and their device time where timed.
+    pub stats: RunStats,
     /// With [`RunOptions::record`]: every module made, in order.
     pub modules: Vec<crate::codegen::module::CompiledModule>,
 }
