@@ -90,9 +90,13 @@ def run_vkad_bench(vkad, bench, entries, data, reps, timeout):
             cols = re.split(r"\s{2,}", head.strip())
             cells = re.split(r"\s{2,}", row.strip())
             if len(cells) == len(cols):
+                # (`transfers`: copies and fills that ran as transfer commands; older vkad
+                # binaries print no such column.)
+                transfers = int(cells[cols.index("transfers")]) if "transfers" in cols else 0
                 result[entry] = (float(cells[cols.index("wall mean")]) / 1e6,
                                  float(cells[cols.index("kernels mean")]) / 1e6,
-                                 int(cells[cols.index("launches")]), int(cells[cols.index("submissions")]))
+                                 int(cells[cols.index("launches")]), int(cells[cols.index("submissions")]),
+                                 transfers)
                 continue
         if f"`{entry}`: skipped" in err:
             result[entry] = "not supported"
@@ -145,9 +149,12 @@ def machine():
 
 
 def counts(b, p_e, g_e):
-    """'launches/submissions' of the primal and the gradient from run_vkad_bench results."""
+    """'launches(+transfers)/submissions' of the primal and the gradient from run_vkad_bench
+    results."""
     def one(v):
-        return "–" if isinstance(v, str) else f"{v[2]}/{v[3]}"
+        if isinstance(v, str):
+            return "–"
+        return f"{v[2]}+{v[4]}/{v[3]}" if v[4] else f"{v[2]}/{v[3]}"
     return f"{one(b[p_e])} · {one(b[g_e])}"
 
 
@@ -313,7 +320,7 @@ def main():
                     "the primal's and the gradient's runs interleaved",
                     counts(b, p_e, g_e))
                 row(data, "vkad `bench` (Vulkan) kernels", "vkad kernels", kern[p_e], kern[g_e],
-                    "`vkad bench`: mean of the summed kernel timestamps of the same runs")
+                    "`vkad bench`: mean device time of the same runs (one timestamp pair per submission)")
         for system in [p for p in args.peers.split(",") if p]:
             log(f"{name}: {system}")
             r = run_peer(args.python, system, bench, data, args.peer_runs, 2 * args.timeout, args.peer_device)
@@ -355,7 +362,8 @@ def write_section(meta, rows, results, section, with_plots):
         mod = benchmarks.module(bench)
         lines.append(f"- {bench}: `{mod.ENTRIES[0]}` · `{mod.ENTRIES[1]}`; {mod.WHAT}; paper: {mod.PAPER_OVERHEAD}.")
     lines += ["", "Overhead = gradient / primal time of the same system and timing method. Times in milliseconds. "
-              "Launches/submissions: kernel launches and queue submissions of one run (primal · gradient).", "",
+              "Launches/submissions: kernel launches (+ copies and fills run as transfer commands) and queue "
+              "submissions of one run (primal · gradient).", "",
               "| data set | system | primal (ms) | gradient (ms) | overhead | launches/submissions | how timed |",
               "|---|---|---:|---:|---:|---|---|"]
     for r in rows:

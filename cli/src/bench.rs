@@ -6,11 +6,15 @@
 //! does not expect an error: one warm-up run of each, then `--reps` rounds of one timed run of
 //! each (interleaved, so that a machine whose speed drifts slows every entry alike). Per entry
 //! the mean and the minimum of the wall time (host, uploads and downloads included) and of the
-//! kernel time
-//! (the sum of the launches' device timestamps) are printed, and, when there are primal and
-//! gradient entry points (see `vkad_spirv::profile::run_kind`), the AD overhead: the mean
-//! kernel time of the gradient entries divided by that of the primal entries. `--profile-out`
-//! writes a profile holding the fastest (least kernel time) timed run of each entry.
+//! kernel time are printed, with the kernel launches, the copies and fills recorded as transfer
+//! commands, and the submissions of a run. The kernel time is the device time of the run's
+//! submissions, each timed by one pair of device timestamps around its commands (a pair per
+//! launch would slow the run it measures: on lavapipe each timestamp costs about 25 µs, see
+//! `vkad_vk::Timing`). When there are primal and gradient entry points (see
+//! `vkad_spirv::profile::run_kind`), the AD overhead is printed too: the mean kernel time of
+//! the gradient entries divided by that of the primal entries. `--profile-out` writes a profile
+//! holding one more run of each entry, made after the timed runs with a timestamp pair around
+//! every launch.
 
 use super::{
     compile_while_device_opens, device_of, read_source, write_profile, BenchProgram, Failure,
@@ -115,6 +119,8 @@ struct Timed {
     wall_ns: Vec<u64>,
     kernel_ns: Vec<u64>,
     launches: usize,
+    /// Copies and fills of a run recorded as transfer commands rather than kernel launches.
+    transfers: usize,
     /// Submissions of a run (each one wait of the host for the device).
     submissions: usize,
 }
@@ -190,35 +196,50 @@ pub(crate) fn bench_program(args: BenchProgram) -> Result<ExitCode, Failure> {
         .map_err(|e| Failure(format!("error: {e}")))?;
     let thresholds = vkad_spirv::runtime::tuned_thresholds(&ctx, &args.thresholds)
         .map_err(|e| Failure(format!("error: {e}")))?;
+    // A timed run: the device time of each submission, no timestamps between launches.
     let run_once = |entry: &str,
                     input: Vec<Value>|
-     -> Result<(Vec<Value>, vkad_profile::Run), vkad_spirv::error::Error> {
+     -> Result<
+        (Vec<Value>, u64, vkad_spirv::runtime::RunStats),
+        vkad_spirv::error::Error,
+    > {
         vkad_spirv::entry_error(&compiled, entry)?;
-        let pipelines = ctx.cached_kernels();
+        let opts = vkad_spirv::runtime::RunOptions {
+            device_time: true,
+            ..Default::default()
+        };
         let start = std::time::Instant::now();
-        let (values, timings) = prepared.run(&ctx, entry, input, &thresholds, true)?;
+        let (values, out) = prepared.run_host(&ctx, entry, input, &thresholds, &opts)?;
         let wall_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        let fun = compiled.ir_ad.entry(entry).map(|f| f.name.to_string());
-        let kind = vkad_spirv::profile::run_kind(&compiled, entry);
-        let mut run = vkad_spirv::profile::run_from_timings(
-            &profile,
-            entry,
-            fun.as_deref(),
-            kind,
-            wall_ns,
-            &timings,
-        );
-        // The timed runs follow a warm-up run: warm, unless a run made pipelines after all.
-        run.cold = Some(ctx.cached_kernels() > pipelines);
-        Ok((values, run))
+        Ok((values, wall_ns, out.stats))
     };
+    // A profiled run, with a timestamp pair around every launch.
+    let profile_once =
+        |entry: &str, input: Vec<Value>| -> Result<vkad_profile::Run, vkad_spirv::error::Error> {
+            let pipelines = ctx.cached_kernels();
+            let start = std::time::Instant::now();
+            let (_, timings) = prepared.run(&ctx, entry, input, &thresholds, true)?;
+            let wall_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            let fun = compiled.ir_ad.entry(entry).map(|f| f.name.to_string());
+            let kind = vkad_spirv::profile::run_kind(&compiled, entry);
+            let mut run = vkad_spirv::profile::run_from_timings(
+                &profile,
+                entry,
+                fun.as_deref(),
+                kind,
+                wall_ns,
+                &timings,
+            );
+            // It follows the warm-up and timed runs: warm, unless it made pipelines after all.
+            run.cold = Some(ctx.cached_kernels() > pipelines);
+            Ok(run)
+        };
     // Every entry warms up first; then the timed runs go round the entries (one run of each
     // per round), so that a machine whose speed drifts (a shared CPU) slows every entry alike
     // and the AD overhead compares runs made under the same conditions.
     struct Active<'d> {
         input: Vec<Value>,
         t: Timed,
-        best: Option<vkad_profile::Run>,
         d: &'d Dataset,
     }
     let report = |d: &Dataset, e: AttemptError, failed: &mut bool| match e {
@@ -247,9 +268,9 @@ pub(crate) fn bench_program(args: BenchProgram) -> Result<ExitCode, Failure> {
                     wall_ns: Vec::new(),
                     kernel_ns: Vec::new(),
                     launches: 0,
+                    transfers: 0,
                     submissions: 0,
                 },
-                best: None,
                 d,
             }),
             Err(e) => report(d, e, &mut failed),
@@ -260,22 +281,12 @@ pub(crate) fn bench_program(args: BenchProgram) -> Result<ExitCode, Failure> {
         while k < active.len() {
             let a = &mut active[k];
             match run_once(&a.d.entry, a.input.clone()) {
-                Ok((_, run)) => {
-                    a.t.wall_ns.push(run.wall_ns);
-                    a.t.kernel_ns.push(run.kernel_ns());
-                    a.t.launches = run.launches.len();
-                    a.t.submissions = run
-                        .launches
-                        .iter()
-                        .map(|l| l.submission)
-                        .collect::<std::collections::BTreeSet<_>>()
-                        .len();
-                    if a.best
-                        .as_ref()
-                        .is_none_or(|b| run.kernel_ns() < b.kernel_ns())
-                    {
-                        a.best = Some(run);
-                    }
+                Ok((_, wall_ns, stats)) => {
+                    a.t.wall_ns.push(wall_ns);
+                    a.t.kernel_ns.push(stats.device_ns);
+                    a.t.launches = stats.launches;
+                    a.t.transfers = stats.transfers;
+                    a.t.submissions = stats.submissions;
                     k += 1;
                 }
                 Err(e) => {
@@ -287,10 +298,13 @@ pub(crate) fn bench_program(args: BenchProgram) -> Result<ExitCode, Failure> {
     }
     let mut runs = Vec::new();
     for a in active {
-        if let Some(run) = a.best {
-            timed.push(a.t);
-            runs.push(run);
+        if args.profile_out.is_some() {
+            match profile_once(&a.d.entry, a.input) {
+                Ok(run) => runs.push(run),
+                Err(e) => report(a.d, AttemptError::Run(e), &mut failed),
+            }
         }
+        timed.push(a.t);
     }
     profile.runs.extend(runs);
     print!("{}", table(&timed));
@@ -318,9 +332,10 @@ fn table(timed: &[Timed]) -> String {
         "kernels mean",
         "kernels min",
         "launches",
+        "transfers",
         "submissions",
     ];
-    let rows: Vec<[String; 9]> = timed
+    let rows: Vec<[String; 10]> = timed
         .iter()
         .map(|t| {
             [
@@ -335,6 +350,7 @@ fn table(timed: &[Timed]) -> String {
                 us(mean(&t.kernel_ns)),
                 us(t.kernel_ns.iter().copied().min().unwrap_or(0) as f64),
                 t.launches.to_string(),
+                t.transfers.to_string(),
                 t.submissions.to_string(),
             ]
         })
@@ -345,7 +361,7 @@ fn table(timed: &[Timed]) -> String {
             w[k] = w[k].max(c.chars().count());
         }
     }
-    let line = |cells: [&str; 9]| {
+    let line = |cells: [&str; 10]| {
         let mut s = String::new();
         for (k, c) in cells.iter().enumerate() {
             let pad = w[k] - c.chars().count();
@@ -427,6 +443,7 @@ mod tests {
             wall_ns: vec![10 * k],
             kernel_ns: vec![k, k],
             launches: 3,
+            transfers: 1,
             submissions: 1,
         };
         let ts = [
