@@ -59,7 +59,8 @@ def main():
                     r = run_bench.run_vkad_bench(path, bench, entry, data, a.reps, a.timeout)
                     d = {"data": s, "entry": entry, "bin": name, "secs": round(time.time() - t0, 1)}
                     if isinstance(r, tuple):
-                        d.update(wall_ms=r[0] * 1e3, kern_ms=r[1] * 1e3, launches=r[2], subs=r[3])
+                        d.update(wall_ms=r[0] * 1e3, kern_ms=r[1] * 1e3, launches=r[2], subs=r[3],
+                                 transfers=r[4])
                     else:
                         d["error"] = r
                     emit(d)
@@ -77,13 +78,15 @@ def main():
 
 
 def table(rows):
-    """Wall / kernel milliseconds per data set, entry and binary; the peers' medians."""
-    print("\n| data set | entry | system | wall (ms) | kernels (ms) | launches/submissions |")
+    """Wall / kernel milliseconds per data set, entry and binary; the peers' medians. (The kernel
+    time is what `vkad bench` prints: since ea81af2 the device time of each submission, before
+    it the sum of per-launch timestamps.)"""
+    print("\n| data set | entry | system | wall (ms) | kernels (ms) | launches(+transfers)/submissions |")
     print("|---|---|---|---:|---:|---|")
     for r in rows:
         if "wall_ms" in r:
             print(f"| {r['data']} | {r['entry']} | {r['bin']} | {r['wall_ms']:.2f} | {r['kern_ms']:.2f} "
-                  f"| {r['launches']}/{r['subs']} |")
+                  f"| {r['launches']}{'+%d' % r['transfers'] if r.get('transfers') else ''}/{r['subs']} |")
         elif "primal_ms" in r:
             print(f"| {r['data']} | primal / gradient | {r['bin']} {r['version']} | "
                   f"{r['primal_ms']:.2f} / {r['grad_ms']:.2f} | | |")

@@ -299,9 +299,13 @@ pub(crate) fn bench_program(args: BenchProgram) -> Result<ExitCode, Failure> {
     let mut runs = Vec::new();
     for a in active {
         if args.profile_out.is_some() {
+            // (Its timed runs passed: a failure here is the profiled run's own.)
             match profile_once(&a.d.entry, a.input) {
                 Ok(run) => runs.push(run),
-                Err(e) => report(a.d, AttemptError::Run(e), &mut failed),
+                Err(e) => {
+                    eprintln!("{path}: entry `{}`: the profiled run: {e}", a.d.entry);
+                    failed = true;
+                }
             }
         }
         timed.push(a.t);

@@ -63,8 +63,8 @@ fn row_updates_are_copy_commands() {
 }
 
 /// A `replicate` of a scalar is a fill command where its storage repeats one 4-byte word (any
-/// 32-bit value, a 64-bit zero) and a fill kernel otherwise (a 64-bit value whose halves
-/// differ).
+/// 32-bit value, a 64-bit value with equal halves such as 0 or -1) and a fill kernel otherwise
+/// (a 64-bit value whose halves differ).
 #[test]
 fn fills_of_repeating_words_are_fill_commands() {
     let src = "entry main (n: i64) (x: f64) (y: f32) : ([n]f64, [n]f64, [n]f32, [n]i64) =

@@ -327,7 +327,8 @@ pub struct Ran {
 }
 
 /// One command of a submission ([`Context::run_with`]). Each runs after the one before it has
-/// finished with memory (a barrier separates consecutive commands) and is timed on its own.
+/// finished with memory (a barrier separates consecutive commands), and is timed on its own
+/// with [`Timing::Commands`].
 ///
 /// A contiguous copy or a fill is a transfer command rather than a kernel: a driver runs it
 /// without a dispatch (lavapipe as a `memcpy`/`memset` on its queue thread, in a few µs,
@@ -367,8 +368,9 @@ impl Command<'_> {
     }
 }
 
-/// The device time one dispatch took: timestamps (in ns of the device's clock) written before
-/// and after it (both are 0 when the queue has no timestamps), and what was dispatched.
+/// The device time one command (a dispatch, a copy or a fill) took: timestamps (in ns of the
+/// device's clock) written before and after it (both are 0 when the queue has no
+/// timestamps), and what it did.
 #[derive(Clone, Debug)]
 pub struct KernelTiming {
     /// The kernel's name.
@@ -2039,15 +2041,19 @@ impl Context {
         let total = total as u32;
         let submission = self.submissions.fetch_add(1, Ordering::Relaxed);
         let mut exec = self.lock_exec()?;
-        let timing = if self.timestamp_bits > 0 {
+        // A queue without timestamps records no queries: its timings are all 0.
+        let queried = if self.timestamp_bits > 0 {
             timing
         } else {
             Timing::Off
         };
-        let r = self.run_locked(&mut exec, updates, commands, read, total, timing);
+        let r = self.run_locked(&mut exec, updates, commands, read, total, queried);
         Self::trim_staging(&mut exec);
         drop(exec);
-        let (ticks, read) = r?;
+        let (mut ticks, read) = r?;
+        if queried != timing {
+            ticks = vec![0; 2 * commands.len()];
+        }
         self.check_messages()?;
         let mask = if self.timestamp_bits >= 64 {
             u64::MAX
@@ -2063,8 +2069,9 @@ impl Context {
             }
             Timing::Commands => {
                 let t = timings(commands, &ticks, mask, period, submission);
-                let start = t.first().map_or(0, |t| t.start_ns);
-                let end = t.last().map_or(0, |t| t.end_ns);
+                // (The first start to the last end, through a wrap of the counter.)
+                let last = ticks.len().saturating_sub(1);
+                let (start, end) = timing_ns(ticks[0], ticks[last], mask, period);
                 (t, end.saturating_sub(start))
             }
         };
@@ -2428,10 +2435,11 @@ impl Context {
     }
 }
 
-/// Turns raw timestamp pairs into nanoseconds: ticks are masked to `valid_bits`, the duration
-/// is computed modulo the mask (so a wrap-around does not give end < start) and both are
-/// multiplied by `period_ns`. Each timing also gets its dispatch's workgroups, bytes bound
-/// ([`bytes_bound`]) and the submission number.
+/// Turns raw timestamp pairs into nanoseconds: ticks are masked with `mask` (the queue's
+/// `timestampValidBits`), the duration is computed modulo the mask (so a wrap-around does not
+/// give end < start) and both are multiplied by `period` (ns per tick). Each timing also gets
+/// its command's workgroups (0 for a transfer), bytes (bound, [`bytes_bound`], or moved) and
+/// the submission number.
 fn timings(
     commands: &[Command<'_>],
     ticks: &[u64],

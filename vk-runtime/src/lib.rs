@@ -40,7 +40,10 @@
 //!   compute-to-compute memory barrier between consecutive dispatches and a timestamp before and
 //!   after each, submits it, waits on a fence with a timeout and returns one [`KernelTiming`] per
 //!   dispatch (device time in nanoseconds: ticks masked to `timestampValidBits`, multiplied by
-//!   `timestampPeriod`).
+//!   `timestampPeriod`). [`Context::run_with`] records [`Command`]s (dispatches, and copies and
+//!   fills as transfer commands) with small writes before them and a read after them, and times
+//!   them as its [`Timing`] says: not at all, one timestamp pair for the submission, or a pair
+//!   per command (timestamps are not free: on lavapipe each costs about 25 µs).
 //! - Submissions are cheap to make: a context keeps the objects a submission uses and reuses
 //!   them for the next one once its fence has signalled — one command buffer (its pool reset
 //!   and the buffer re-recorded), one fence (reset), one descriptor pool (reset with

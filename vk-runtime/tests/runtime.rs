@@ -608,7 +608,10 @@ fn copies_and_fills_run_in_order_with_the_dispatches_around_them() {
     assert_eq!(names, ["fill", "copy", "scale", "copy", "scale"]);
     assert_eq!(t[0].groups, [0; 3]);
     assert_eq!((t[0].bytes, t[1].bytes), (400, 800));
-    assert!(t.iter().all(|t| t.end_ns >= t.start_ns), "{t:?}");
+    // Each command starts after the one before it has ended (the barriers), and the run's
+    // device time spans them all.
+    assert!(t.windows(2).all(|w| w[1].start_ns >= w[0].end_ns), "{t:?}");
+    assert_eq!(r.device_ns, t[4].end_ns - t[0].start_ns, "{t:?}");
     let mut want_b = vec![6.0f32; 100];
     want_b.extend((0..100).map(|i| 2.0 * i as f32));
     want_b.extend(vec![-2.0; 800]);

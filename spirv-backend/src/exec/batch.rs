@@ -47,7 +47,7 @@ pub(crate) struct Launch {
 }
 
 /// A copy or fill recorded for the next submission: no kernel, no argument buffer, and it
-/// cannot fail (its ranges are checked when it is recorded).
+/// cannot fail (`transfer_op` makes one only where its ranges lie in its buffers).
 pub(crate) struct Transfer {
     pub op: TransferOp,
     /// The name profiles show.
@@ -297,7 +297,7 @@ impl<'a> Exec<'a> {
             }))
             .collect();
         let mut kernel = kernels.iter();
-        let commands: Vec<Command<'_>> = entries
+        let commands: E<Vec<Command<'_>>> = entries
             .iter()
             .map(|e| match e {
                 Entry::Kernel(l, slot, a) => {
@@ -339,7 +339,14 @@ impl<'a> Exec<'a> {
                     }),
                 }),
             })
-            .collect::<E<_>>()?;
+            .collect::<E<_>>();
+        let commands = match commands {
+            Ok(c) => c,
+            Err(e) => {
+                give_back(&mut b);
+                return Err(e);
+            }
+        };
         let read = (slots > 0).then_some((&*self.status, 0u64, (slots * SLOT_BYTES) as u64));
         let r = self.ctx.run_with(&writes, &commands, read, self.timing);
         drop(commands);

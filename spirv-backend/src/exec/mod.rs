@@ -3,8 +3,10 @@
 //! statement (the kernels of `crate::codegen`, kept in a [`KernelCache`] with the pipelines made
 //! from them, `pipeline`), and the plan's primitives (`prim`: reductions, scans, histograms,
 //! scatters and primitives per segment, one file each, their kernels cached by the
-//! primitive's [`KernelId`]). It owns device memory, uploads and downloads, and the batching
-//! of launches. Child modules: the host side of per-thread scratch memory (`map_scratch`),
+//! primitive's [`KernelId`]). It owns device memory, uploads and downloads. Contiguous copies
+//! and fills are transfer commands rather than kernels. Child modules: the batching of
+//! launches and transfers into submissions (`batch`), the host side of per-thread scratch
+//! memory (`map_scratch`),
 //! accumulators (`acc`), undoing abandoned one-thread loops (`undo`) and `sort_by_key`
 //! (`sort`).
 
@@ -274,7 +276,8 @@ pub struct Exec<'a> {
     /// [`STATUS_SLOT_WORDS`](crate::codegen::gen::STATUS_SLOT_WORDS) words, one per launch of a batch that
     /// can fail (a kernel writes its errors into the slot its push constant names).
     pub(crate) status: Arc<Buffer>,
-    /// Launches recorded but not yet submitted, and their argument buffers.
+    /// Launches and transfers recorded but not yet submitted, and the launches' argument
+    /// buffers.
     batch: std::cell::RefCell<Batch>,
     /// The location of the innermost enclosing host-level `loop`/`if`/`with_acc` (see
     /// [`Exec::stm`]).
@@ -283,7 +286,7 @@ pub struct Exec<'a> {
     label: &'static str,
     /// Launches made so far by that statement.
     pass: u32,
-    /// Timings of every launch, when profiling.
+    /// Timings of every launch and transfer, when profiling.
     pub(crate) timings: std::cell::RefCell<Option<Vec<KernelTiming>>>,
     /// What the submissions time ([`Timing::Commands`] when profiling).
     pub(crate) timing: Timing,
@@ -1198,8 +1201,9 @@ impl<'a> Exec<'a> {
         let shape: Vec<usize> = dims.iter().map(|d| d.0).collect();
         match x {
             HVal::P(p) => {
-                // A fill kernel (of one element for a single index): it runs in order with the
-                // launches before it, in the same submission.
+                // A fill (of one element for a single index), a transfer command or a kernel
+                // (`Exec::strided`): it runs in order with the launches before it, in the same
+                // submission.
                 let d: Vec<(usize, i64, i64)> = if dims.is_empty() {
                     vec![(1, 0, 1)]
                 } else {
@@ -1401,7 +1405,9 @@ fn merge_dims(dims: &[(usize, i64, i64)]) -> Vec<(usize, i64, i64)> {
 
 /// A strided copy or fill ([`Exec::strided`], its dimensions merged) as a transfer command,
 /// where it is one: a copy of one contiguous range into another buffer, or a fill of a
-/// contiguous range with a value whose storage repeats a 4-byte word.
+/// contiguous range with a value whose storage repeats a 4-byte word (any value of 32 bits or
+/// less, a 64-bit one with equal halves). Ranges outside their buffers (an error the kernel
+/// would report at this statement) and copies within one Vulkan buffer stay kernels.
 #[allow(clippy::too_many_arguments)] // the two sides of a strided copy
 fn transfer_op(
     src: Option<&Arc<Buffer>>,
@@ -1419,11 +1425,16 @@ fn transfer_op(
     let size = (n as u64).checked_mul(ws)?;
     let dst_offset = u64::try_from(dbase).ok()?.checked_mul(ws)?;
     let contiguous = |stride: i64| n == 1 || stride == 1;
+    let fits = |b: &Buffer, offset: u64| offset.checked_add(size).is_some_and(|e| e <= b.size());
+    if size == 0 || !fits(dst, dst_offset) {
+        return None;
+    }
     match src {
-        Some(s) if contiguous(ss) && contiguous(ds) && !Arc::ptr_eq(s, dst) => {
-            Some(TransferOp::Copy {
+        Some(s) if contiguous(ss) && contiguous(ds) && s.raw() != dst.raw() => {
+            let src_offset = u64::try_from(sbase).ok()?.checked_mul(ws)?;
+            fits(s, src_offset).then(|| TransferOp::Copy {
                 src: s.clone(),
-                src_offset: u64::try_from(sbase).ok()?.checked_mul(ws)?,
+                src_offset,
                 dst: dst.clone(),
                 dst_offset,
                 size,

@@ -31,8 +31,9 @@ enum Saved {
 }
 
 /// A buffer whose first `len` elements a `replicate` set to `word`: they still hold it while
-/// no launch binds the buffer (every device write to an existing array is a launch that binds
-/// it; uploads go to fresh buffers), which [`Exec::launch`] checks.
+/// no launch or transfer reaches the buffer (every device write to an existing array is a
+/// launch that binds it or a transfer that writes it; uploads go to fresh buffers), which
+/// [`Exec::launch`] and `Exec::enqueue_transfer` check.
 pub(crate) struct Fill {
     buf: std::sync::Weak<vkad_vk::Buffer>,
     len: usize,
@@ -71,9 +72,10 @@ impl Fill {
     }
 }
 
-/// A snapshot and the number of launches recorded ([`Exec`]'s `launches_made`) when its copies
-/// last equalled their arrays: taken, or restored. Every device write goes through a launch,
-/// so while the count is unchanged the copies still equal the arrays.
+/// A snapshot and the number of launches and transfers recorded ([`Exec`]'s `launches_made`)
+/// when its copies last equalled their arrays: taken, or restored. Every device write goes
+/// through a launch or a transfer, so while the count is unchanged the copies still equal the
+/// arrays.
 pub(crate) struct Pristine {
     snapshot: Rc<Snapshot>,
     at: u64,
