@@ -299,10 +299,10 @@ pub struct FillRegion<'a> {
 
 /// What a submission ([`Context::run_with`]) times on the device with timestamp queries.
 ///
-/// Timestamps are not free: lavapipe (Mesa 22.3) runs each as a scene of its own on its
-/// rasterizer threads, about 25 µs, so that timing every command of a run of small kernels
-/// costs as much as the kernels (8 tiny dispatches: 0.93 ms with a pair each, 0.49 ms
-/// without; 8 copies of 1 KiB: 0.63 ms against 0.03 ms).
+/// Timestamps are not free: on lavapipe (Mesa 22.3) each costs about 25 µs of wall time, so
+/// that timing every command of a run of small kernels costs as much as the kernels (8 tiny
+/// dispatches: 0.85 ms with a pair each, 0.47 ms without; 8 copies of 1 KiB: 0.57 ms against
+/// 0.03 ms; `examples/submission_cost`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Timing {
     /// No timestamps: [`Ran::timings`] is empty and [`Ran::device_ns`] 0.
