@@ -620,3 +620,58 @@ fn row_checkpoints() {
         );
     }
 }
+
+/// The loop parameters of `p` (in every loop) that hold checkpoints or kept results, by the
+/// `_saved` in their names (`x_saved_12: [n]t = ...`).
+fn saved_params(p: &Program) -> usize {
+    format!("{p}")
+        .lines()
+        .filter_map(|l| {
+            l.split_once("= loop {")
+                .map(|(_, params)| params.to_string())
+        })
+        .flat_map(|l| l.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+        .filter(|t| t.contains("_saved_") && t.ends_with(':'))
+        .count()
+}
+
+#[test]
+fn products_in_a_loop_body_are_kept_not_run_again() {
+    // z = W h (a map of sums, of h's type) is kept, one row per iteration, next to the
+    // checkpoint of h; tanh (elementwise) runs again in the return sweep.
+    let src = "entry f [n] (w: [n][n]f64) (h0: [n]f64) =
+                 loop h = h0 for _i < 3 do
+                   let z = map (\\row -> f64.sum (map2 (*) row h)) w
+                   in map (\\x -> f64.tanh x) z";
+    let args = "[[0.5, -0.25, 0.1], [0.3, 0.2, -0.4], [-0.1, 0.6, 0.2]] [0.7, -0.3, 0.2]";
+    check_vjp(src, args, "[1.0, -2.0, 0.5]");
+    assert_eq!(saved_params(&vjp_program(src).1), 2);
+    // A scalar sum is kept too (a scalar never outgrows a checkpoint).
+    let src = "entry f [n] (w: [n][n]f64) (h0: [n]f64) =
+                 loop h = h0 for _i < 3 do
+                   let s = f64.sum h
+                   let z = map (\\row -> f64.sum (map2 (*) row h)) w
+                   in map (\\x -> f64.tanh (x * s)) z";
+    check_vjp(src, args, "[1.0, -2.0, 0.5]");
+    assert_eq!(saved_params(&vjp_program(src).1), 3);
+}
+
+#[test]
+fn consumed_or_larger_results_are_run_again() {
+    let args = "[[0.5, -0.25, 0.1], [0.3, 0.2, -0.4], [-0.1, 0.6, 0.2]] [0.7, -0.3, 0.2]";
+    // z is updated in place: keeping it would keep a value the body consumes.
+    let src = "entry f [n] (w: [n][n]f64) (h0: [n]f64) =
+                 loop h = h0 for _i < 3 do
+                   let z = map (\\row -> f64.sum (map2 (*) row h)) w
+                   let z = z with [0] = z[1] * 2
+                   in map (\\x -> f64.tanh x) z";
+    check_vjp(src, args, "[1.0, -2.0, 0.5]");
+    assert_eq!(saved_params(&vjp_program(src).1), 1);
+    // An [n][n] product of an [n] state: larger than the checkpoint of h, not kept.
+    let src = "entry f [n] (w: [n][n]f64) (h0: [n]f64) =
+                 loop h = h0 for _i < 3 do
+                   let m = map (\\row -> map (\\x -> f64.sum (map2 (*) row h) * x) row) w
+                   in map (\\r -> f64.tanh (f64.sum r)) m";
+    check_vjp(src, args, "[1.0, -2.0, 0.5]");
+    assert_eq!(saved_params(&vjp_program(src).1), 1);
+}
