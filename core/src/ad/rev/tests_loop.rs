@@ -675,3 +675,60 @@ fn consumed_or_larger_results_are_run_again() {
     check_vjp(src, args, "[1.0, -2.0, 0.5]");
     assert_eq!(saved_params(&vjp_program(src).1), 1);
 }
+
+#[test]
+fn a_product_whose_size_changes_between_iterations_is_not_kept() {
+    // z: [m]f64 with m a loop parameter (not a size parameter) that shrinks: its type is h's
+    // only in the first iteration.
+    let src = "entry f [n] (w: [n][n]f64) (h0: [n]f64) =
+                 let (_, h) = loop (m, h) = (n, h0) for _i < 3 do
+                   let z = map (\\k -> f64.sum (map2 (*) w[k] h)) (iota m)
+                   in (m - 1, map (\\j -> if j < m then f64.tanh z[j] else h[j]) (iota n))
+                 in h";
+    let args = "[[0.5, -0.25, 0.1], [0.3, 0.2, -0.4], [-0.1, 0.6, 0.2]] [0.7, -0.3, 0.2]";
+    check_vjp(src, args, "[1.0, -2.0, 0.5]");
+    assert_eq!(saved_params(&vjp_program(src).1), 1);
+}
+
+#[test]
+fn kept_products_in_rows_nests_strip_mined_loops_and_several_results() {
+    let args = "[[0.5, -0.25, 0.1], [0.3, 0.2, -0.4], [-0.1, 0.6, 0.2]] [0.7, -0.3, 0.2]";
+    let seeds = "[1.0, -2.0, 0.5]";
+    // A row-checkpointed parameter: z has the type of a row of st.
+    check_vjp(
+        "entry f [n] (w: [n][n]f64) (h0: [n]f64) =
+           let st = loop st = replicate 2 h0 for i < 2 do
+             let z = map (\\row -> f64.sum (map2 (*) row st[i])) w
+             in st with [i] = map f64.tanh z
+           in st[1]",
+        args,
+        seeds,
+    );
+    // Nested loops: the inner loop keeps its product in each outer iteration.
+    check_vjp(
+        "entry f [n] (w: [n][n]f64) (h0: [n]f64) =
+           loop h = h0 for _j < 2 do
+             loop g = h for _i < 3 do
+               map f64.tanh (map (\\row -> f64.sum (map2 (*) row g)) w)",
+        args,
+        seeds,
+    );
+    // Strip-mined: each level of the nest keeps what its body computes.
+    check_vjp(
+        "entry f [n] (w: [n][n]f64) (h0: [n]f64) =
+           #[stripmine(2)]
+           loop h = h0 for _i < 5 do
+             map f64.tanh (map (\\row -> f64.sum (map2 (*) row h)) w)",
+        args,
+        seeds,
+    );
+    // A map with two results, and a scan: all three kept, next to h's checkpoint.
+    let src = "entry f [n] (w: [n][n]f64) (h0: [n]f64) =
+                 loop h = h0 for _i < 3 do
+                   let (a, b) = unzip (map (\\row -> (f64.sum (map2 (*) row h),
+                                                    f64.maximum (map2 (*) row h))) w)
+                   let c = scan (+) 0 h
+                   in map3 (\\x y z -> f64.tanh (x + y * z)) a b c";
+    check_vjp(src, args, seeds);
+    assert_eq!(saved_params(&vjp_program(src).1), 4);
+}
