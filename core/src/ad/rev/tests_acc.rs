@@ -582,3 +582,23 @@ fn vjp_of_map_of_vjp() {
     let lhs: f64 = adjs.iter().zip(&dirs).map(|(a, b)| a * b).sum();
     assert_close("⟨x̄, ẋ⟩ of vjp of map of vjp", lhs, rhs, &p);
 }
+
+#[test]
+fn second_order_through_a_loop_whose_products_are_kept() {
+    // The inner vjp's loop keeps W h of every iteration (`ad::rev::loops`, kept results); the
+    // outer transformation differentiates that forward sweep, its tapes included.
+    let src = "entry f [n] (w: [n][n]f64) (h0: [n]f64) =
+                 loop h = h0 for _i < 2 do
+                   map f64.tanh (map (\\row -> f64.sum (map2 (*) row h)) w)";
+    let args = "[[0.5, -0.25], [0.3, 0.2]] [0.7, -0.3] [1.0, -2.0]";
+    check_vjp_vjp(
+        src,
+        args,
+        "[0.5, 1.0] [[1.0, 0.5], [-0.5, 2.0]] [0.25, -1.0]",
+    );
+    check_jvp_vjp(
+        src,
+        args,
+        "[[0.5, 1.0], [0.0, -1.0]] [1.0, 0.5] [0.25, -1.0]",
+    );
+}
