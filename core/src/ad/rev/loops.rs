@@ -536,7 +536,6 @@ impl Rev<'_> {
         let mut restores = vec![];
         let mut checked = vec![];
         let mut cp_params: Vec<(Param, SubExp)> = vec![];
-        let mut cp_types = vec![];
         for (k, (p, _)) in params.iter().enumerate() {
             if matches!(p.ty, Type::Acc { .. }) {
                 return Err("a loop carrying an accumulator".into());
@@ -569,38 +568,18 @@ impl Rev<'_> {
             let ot = outer_type(&p.ty, params);
             let rows = ot.rank() > 0 && rows_only(body, k, &p.name, i);
             let ot = if rows { ot.row() } else { ot };
-            let cty = ot.array_of(n.clone());
-            let mut shape = vec![n.clone()];
-            shape.extend(ot.shape().iter().cloned());
-            let elem = ot.elem().unwrap_or(I64);
-            let init = self.bind(
-                &format!("{}_empty_saved", p.name.base),
-                cty.clone(),
-                Exp::Replicate {
-                    shape,
-                    value: SubExp::Const(PrimValue::zero(elem)),
-                },
-            );
-            let cp = self.fresh_param(&format!("{}_saved", p.name.base), cty.clone());
+            let (cp, init) = self.empty_tape(&p.name.base, &ot, &n);
             restores.push(if rows {
                 Restore::Rows(cp.name.clone())
             } else {
                 Restore::Saved(cp.name.clone())
             });
-            cp_params.push((cp, SubExp::Var(init)));
-            cp_types.push(cty);
+            cp_params.push((cp, init));
         }
 
-        // The kept statements, each result with its tape parameter (after the checkpoints).
-        let ckpt: Vec<Type> = params
-            .iter()
-            .zip(&restores)
-            .filter_map(|((p, _), r)| match r {
-                Restore::Saved(_) => Some(outer_type(&p.ty, params)),
-                Restore::Rows(_) => Some(outer_type(&p.ty, params).row()),
-                _ => None,
-            })
-            .collect();
+        // The kept statements, each result with its tape parameter (after the checkpoints),
+        // of the type of a checkpoint's row.
+        let ckpt: Vec<Type> = cp_params.iter().map(|(cp, _)| cp.ty.row()).collect();
         let consumed = crate::passes::fusion::consumed_body(body);
         let mut kept_stms: Vec<(usize, Vec<(VName, Param)>)> = vec![];
         for (j, s) in body.stms.iter().enumerate() {
@@ -609,22 +588,8 @@ impl Rev<'_> {
             }
             let mut tapes = vec![];
             for e in &s.pat.elems {
-                let ot = outer_type(&e.ty, params);
-                let cty = ot.array_of(n.clone());
-                let mut shape = vec![n.clone()];
-                shape.extend(ot.shape().iter().cloned());
-                let elem = ot.elem().unwrap_or(I64);
-                let init = self.bind(
-                    &format!("{}_empty_saved", e.name.base),
-                    cty.clone(),
-                    Exp::Replicate {
-                        shape,
-                        value: SubExp::Const(PrimValue::zero(elem)),
-                    },
-                );
-                let cp = self.fresh_param(&format!("{}_saved", e.name.base), cty.clone());
-                cp_params.push((cp.clone(), SubExp::Var(init)));
-                cp_types.push(cty);
+                let (cp, init) = self.empty_tape(&e.name.base, &outer_type(&e.ty, params), &n);
+                cp_params.push((cp.clone(), init));
                 tapes.push((e.name.clone(), cp));
             }
             kept_stms.push((j, tapes));
@@ -633,6 +598,7 @@ impl Rev<'_> {
         // The body: checks that the sizes are unchanged, saves, then the original body.
         let mut stms = vec![];
         let mut saved_res = vec![];
+        let at_i = || vec![DimIndex::Fix(SubExp::Var(i.clone()))];
         {
             let mut b = crate::ir::builder::Builder::new(self.ns);
             for (p, init) in params {
@@ -646,7 +612,6 @@ impl Rev<'_> {
                 }
             }
             let mut cps = cp_params.iter();
-            let at_i = || vec![DimIndex::Fix(SubExp::Var(i.clone()))];
             for ((p, _), r) in params.iter().zip(&restores) {
                 let saved = match r {
                     Restore::Saved(_) => SubExp::Var(p.name.clone()),
@@ -676,11 +641,7 @@ impl Rev<'_> {
                     let upd = b.bind(
                         &format!("{}_saved_upd", v.base),
                         cp.ty.clone(),
-                        Exp::Update(
-                            cp.name.clone(),
-                            vec![DimIndex::Fix(SubExp::Var(i.clone()))],
-                            SubExp::Var(v.clone()),
-                        ),
+                        Exp::Update(cp.name.clone(), at_i(), SubExp::Var(v.clone())),
                     );
                     saved_res.push(SubExp::Var(upd));
                 }
@@ -692,10 +653,10 @@ impl Rev<'_> {
 
         let mut all_params = params.to_vec();
         let mut cp_outs = vec![];
-        for ((cp, init), ty) in cp_params.into_iter().zip(cp_types) {
+        for (cp, init) in cp_params {
             cp_outs.push(Param {
                 name: self.ns.fresh(&format!("{}_tape", cp.name.base)),
-                ty,
+                ty: cp.ty.clone(),
             });
             all_params.push((cp, init));
         }
@@ -739,6 +700,24 @@ impl Rev<'_> {
             })
             .collect::<R<Vec<_>>>()?;
         Ok((restores, kept))
+    }
+
+    /// A fresh loop parameter `<base>_saved: [n]t` (a checkpoint or a kept result, one row
+    /// per iteration, of type `t`) and its initial value, zeros bound here.
+    fn empty_tape(&mut self, base: &str, t: &Type, n: &SubExp) -> (Param, SubExp) {
+        let ty = t.array_of(n.clone());
+        let mut shape = vec![n.clone()];
+        shape.extend(t.shape().iter().cloned());
+        let init = self.bind(
+            &format!("{base}_empty_saved"),
+            ty.clone(),
+            Exp::Replicate {
+                shape,
+                value: SubExp::Const(PrimValue::zero(t.elem().unwrap_or(I64))),
+            },
+        );
+        let cp = self.fresh_param(&format!("{base}_saved"), ty);
+        (cp, SubExp::Var(init))
     }
 
     /// `max(0, bound)` as an `i64` (the number of iterations of `for i < bound`).
