@@ -180,7 +180,13 @@ pub(crate) fn bench_program(args: BenchProgram) -> Result<ExitCode, Failure> {
     let ctx = device_of(ctx)?;
     let info = ctx.info();
     let path = file.display().to_string();
-    let mut profile = vkad_spirv::profile::new_profile(&compiled, &path, &source, info);
+    // The profile's skeleton (IR, AD report, scopes), made only when a profile is written.
+    let profile = args.profile_out.as_ref().map(|out| {
+        (
+            out,
+            vkad_spirv::profile::new_profile(&compiled, &path, &source, info),
+        )
+    });
     println!(
         "{path} on {} ({}, driver {}): {reps} timed runs per entry point, interleaved, after one warm-up each",
         info.name, info.device_type, info.driver
@@ -213,27 +219,30 @@ pub(crate) fn bench_program(args: BenchProgram) -> Result<ExitCode, Failure> {
         let wall_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
         Ok((values, wall_ns, out.stats))
     };
-    // A profiled run, with a timestamp pair around every launch.
-    let profile_once =
-        |entry: &str, input: Vec<Value>| -> Result<vkad_profile::Run, vkad_spirv::error::Error> {
-            let pipelines = ctx.cached_kernels();
-            let start = std::time::Instant::now();
-            let (_, timings) = prepared.run(&ctx, entry, input, &thresholds, true)?;
-            let wall_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-            let fun = compiled.ir_ad.entry(entry).map(|f| f.name.to_string());
-            let kind = vkad_spirv::profile::run_kind(&compiled, entry);
-            let mut run = vkad_spirv::profile::run_from_timings(
-                &profile,
-                entry,
-                fun.as_deref(),
-                kind,
-                wall_ns,
-                &timings,
-            );
-            // It follows the warm-up and timed runs: warm, unless it made pipelines after all.
-            run.cold = Some(ctx.cached_kernels() > pipelines);
-            Ok(run)
-        };
+    // A profiled run, with a timestamp pair around every launch, attributed to the scopes of
+    // `skeleton`.
+    let profile_once = |skeleton: &vkad_profile::Profile,
+                        entry: &str,
+                        input: Vec<Value>|
+     -> Result<vkad_profile::Run, vkad_spirv::error::Error> {
+        let pipelines = ctx.cached_kernels();
+        let start = std::time::Instant::now();
+        let (_, timings) = prepared.run(&ctx, entry, input, &thresholds, true)?;
+        let wall_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let fun = compiled.ir_ad.entry(entry).map(|f| f.name.to_string());
+        let kind = vkad_spirv::profile::run_kind(&compiled, entry);
+        let mut run = vkad_spirv::profile::run_from_timings(
+            skeleton,
+            entry,
+            fun.as_deref(),
+            kind,
+            wall_ns,
+            &timings,
+        );
+        // It follows the warm-up and timed runs: warm, unless it made pipelines after all.
+        run.cold = Some(ctx.cached_kernels() > pipelines);
+        Ok(run)
+    };
     // Every entry warms up first; then the timed runs go round the entries (one run of each
     // per round), so that a machine whose speed drifts (a shared CPU) slows every entry alike
     // and the AD overhead compares runs made under the same conditions.
@@ -298,9 +307,9 @@ pub(crate) fn bench_program(args: BenchProgram) -> Result<ExitCode, Failure> {
     }
     let mut runs = Vec::new();
     for a in active {
-        if args.profile_out.is_some() {
+        if let Some((_, skeleton)) = &profile {
             // (Its timed runs passed: a failure here is the profiled run's own.)
-            match profile_once(&a.d.entry, a.input) {
+            match profile_once(skeleton, &a.d.entry, a.input) {
                 Ok(run) => runs.push(run),
                 Err(e) => {
                     eprintln!("{path}: entry `{}`: the profiled run: {e}", a.d.entry);
@@ -310,13 +319,13 @@ pub(crate) fn bench_program(args: BenchProgram) -> Result<ExitCode, Failure> {
         }
         timed.push(a.t);
     }
-    profile.runs.extend(runs);
     print!("{}", table(&timed));
     if let Some(line) = overhead(&timed) {
         println!("{line}");
     }
-    if let Some(out) = &args.profile_out {
-        write_profile(&profile, out)?;
+    if let Some((out, mut p)) = profile {
+        p.runs.extend(runs);
+        write_profile(&p, out)?;
     }
     Ok(if failed {
         ExitCode::from(1)
