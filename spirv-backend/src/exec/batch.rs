@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::exec::pipeline::Kernel;
 use std::sync::Arc;
 use vkad_core::diag::SrcLoc;
-use vkad_vk::{Buffer, Command, CopyRegion, Dispatch, FillRegion, KernelTiming, Timing};
+use vkad_vk::{Buffer, Command, CopyRegion, Dispatch, FillRegion, KernelTiming};
 
 /// Commands a batch may hold before it is submitted.
 const MAX_BATCH: usize = 256;
@@ -126,7 +126,7 @@ impl Batch {
     }
 }
 
-/// What a run's submissions did ([`Exec::flush`]), counted whatever [`Timing`] it runs with.
+/// What a run's submissions did ([`Exec::flush`]), counted whatever [`vkad_vk::Timing`] it runs with.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RunStats {
     /// Kernel launches.
@@ -136,8 +136,8 @@ pub struct RunStats {
     /// Queue submissions with commands.
     pub submissions: usize,
     /// Device time of the submissions (from the start of each one's first command to the end
-    /// of its last), in ns: 0 unless the run is timed ([`Timing::Submission`] or
-    /// [`Timing::Commands`]).
+    /// of its last), in ns: 0 unless the run is timed ([`vkad_vk::Timing::Submission`] or
+    /// [`vkad_vk::Timing::Commands`]).
     pub device_ns: u64,
 }
 
@@ -406,15 +406,5 @@ impl<'a> Exec<'a> {
             }
         }
         Ok(())
-    }
-}
-
-/// The run's timing: a pair of timestamps around every command when profiling (`profile`),
-/// around each submission when only the device time is wanted (`device_time`), none otherwise.
-pub(crate) fn timing_for(profile: bool, device_time: bool) -> Timing {
-    match (profile, device_time) {
-        (true, _) => Timing::Commands,
-        (false, true) => Timing::Submission,
-        (false, false) => Timing::Off,
     }
 }

@@ -15,7 +15,6 @@ use crate::codegen::gen::{word_kind, Addressing, WordKind, WG};
 use crate::codegen::module::CompiledModule;
 use crate::codegen::{self, ArgSrc, BindSrc, HostTy, KernelCode};
 use crate::error::{Error, RuntimeKind};
-pub(crate) use batch::timing_for;
 pub use batch::RunStats;
 use batch::{Batch, Launch, TransferOp, SLOT_BYTES, STATUS_SLOTS};
 pub(crate) use pipeline::Kernel;
@@ -273,8 +272,9 @@ pub struct Exec<'a> {
     /// Kernels made so far (kept across runs by the runtime).
     pub(crate) kernels: KernelCache,
     /// The status buffer: [`STATUS_SLOTS`] slots of
-    /// [`STATUS_SLOT_WORDS`](crate::codegen::gen::STATUS_SLOT_WORDS) words, one per launch of a batch that
-    /// can fail (a kernel writes its errors into the slot its push constant names).
+    /// [`STATUS_SLOT_WORDS`](crate::codegen::gen::STATUS_SLOT_WORDS) words, one per launch of
+    /// a batch that can fail (a kernel writes its errors into the slot its push constant
+    /// names).
     pub(crate) status: Arc<Buffer>,
     /// Launches and transfers recorded but not yet submitted, and the launches' argument
     /// buffers.

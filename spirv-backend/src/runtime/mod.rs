@@ -168,7 +168,7 @@ impl DeviceProgram {
         if opts.profile {
             *ex.timings.get_mut() = Some(Vec::new());
         }
-        ex.timing = crate::exec::timing_for(opts.profile, opts.device_time);
+        ex.timing = opts.timing();
         if opts.record {
             ex.record = Some(Vec::new());
         }
@@ -252,6 +252,18 @@ pub struct RunOptions {
     pub record: bool,
     /// Leave array results on the device ([`Out::Device`]) instead of downloading them.
     pub device_out: bool,
+}
+
+impl RunOptions {
+    /// The run's timing: a pair of timestamps around every command when profiling, around
+    /// each submission when only the device time is wanted, none otherwise.
+    fn timing(&self) -> vkad_vk::Timing {
+        match (self.profile, self.device_time) {
+            (true, _) => vkad_vk::Timing::Commands,
+            (false, true) => vkad_vk::Timing::Submission,
+            (false, false) => vkad_vk::Timing::Off,
+        }
+    }
 }
 
 /// The results of [`DeviceProgram::run_args`].
