@@ -86,6 +86,11 @@ pub fn vjp_lambda_in(
         .collect();
     for p in &lam.params {
         r.types.insert(p.name.clone(), p.ty.clone());
+        for d in p.ty.shape() {
+            if let SubExp::Var(v) = d {
+                r.sizes.insert(v.clone());
+            }
+        }
     }
     r.carrying = Some(loops::Carrying::of(&lam.params, &lam.body));
     let seeds: Vec<Param> = lam
@@ -285,6 +290,10 @@ pub(crate) struct Rev<'a> {
     /// Which variables of the differentiated function may carry a derivative of its
     /// parameters (`None`: not analysed, so that no loop is taken to be inert).
     pub carrying: Option<loops::Carrying>,
+    /// Variables known not to be negative: the dimensions of the differentiated function's
+    /// parameters (arrays of those sizes exist). A loop over one of them runs that many
+    /// iterations, which its checkpoints' arrays then have as their size.
+    pub sizes: HashSet<VName>,
 }
 
 /// Does a value of this type have an adjoint? (Integers, floats and bools, scalars or arrays:
@@ -400,6 +409,7 @@ impl<'a> Rev<'a> {
             dry_runs: 0,
             dry_cache: HashMap::new(),
             carrying: None,
+            sizes: HashSet::new(),
         }
     }
 

@@ -602,3 +602,26 @@ fn second_order_through_a_loop_whose_products_are_kept() {
         "[[0.5, 1.0], [0.0, -1.0]] [1.0, 0.5] [0.25, -1.0]",
     );
 }
+
+#[test]
+fn second_order_through_an_inner_loop_whose_tapes_are_kept() {
+    // The inner vjp's time loop keeps the layer loop's checkpoints (`ad::rev::loops`, kept
+    // loops); the outer transformation differentiates that forward sweep, its tapes included.
+    let src = "entry f [l][n] (w: [l][n]f64) (s0: [l][n]f64) : [n]f64 =
+      let (_, x) = loop (s, x) = (s0, replicate n 0.5) for _t < 2 do
+        loop (st, x) = (s, x) for i < l do
+          let h = map3 (\\a b c -> f64.tanh (a * b + c)) w[i] x st[i]
+          in (st with [i] = h, h)
+      in x";
+    let args = "[[0.5, -0.25], [0.3, 0.2]] [[0.7, -0.3], [0.1, 0.4]] [1.0, -2.0]";
+    check_vjp_vjp(
+        src,
+        args,
+        "[0.25, -1.0] [[0.5, 1.0], [0.25, -0.5]] [[1.0, 0.5], [-0.5, 2.0]]",
+    );
+    check_jvp_vjp(
+        src,
+        args,
+        "[[0.5, 1.0], [0.0, -1.0]] [[1.0, 0.5], [0.25, 0.75]] [0.25, -1.0]",
+    );
+}

@@ -732,3 +732,67 @@ fn kept_products_in_rows_nests_strip_mined_loops_and_several_results() {
     check_vjp(src, args, seeds);
     assert_eq!(saved_params(&vjp_program(src).1), 4);
 }
+
+/// How many `loop`s `p` has (at any depth).
+fn loops_in(p: &Program) -> usize {
+    format!("{p}").matches("= loop {").count()
+}
+
+/// A loop over the layers of a stacked cell inside a loop over time steps (the ADBench LSTM's
+/// shape): the row-checkpointed state, a carried input, and a sum of the last layer's output.
+const LAYERS: &str = "entry f [l][n] (w: [l][n]f64) (s0: [l][n]f64) (x0: [n]f64) : f64 =
+  let (_, tot) = loop (s, tot) = (s0, 0f64) for _t < 3 do
+    let (s', x) = loop (st, x) = (s, x0) for i < l do
+      let h = map3 (\\a b c -> f64.tanh (a * b + c)) w[i] x st[i]
+      in (st with [i] = h, h)
+    in (s', tot + f64.sum (map (\\y -> y * y) x))
+  in tot";
+const LAYERS_ARGS: &str =
+    "[[0.5, -0.25, 0.1], [0.3, 0.2, -0.4]] [[0.7, -0.3, 0.2], [0.1, 0.4, -0.6]] [0.9, -0.2, 0.35]";
+
+#[test]
+fn inner_loops_run_once_in_the_return_sweep_of_the_outer_loop() {
+    // The forward sweep of the time loop runs the layer loop with its checkpoints and keeps
+    // them, with its results; the return sweep of the time loop reads them instead of running
+    // the layer loop's forward sweep again: four loops (time forward, layers forward, time
+    // reverse, layers reverse), not five.
+    check_vjp(LAYERS, LAYERS_ARGS, "1.0");
+    let (_, p) = vjp_program(LAYERS);
+    assert_eq!(loops_in(&p), 4, "{p}");
+    // Three levels, each updating rows of the one outside: the middle loop keeps the innermost
+    // one's tapes, the outer loop the middle one's.
+    let src = "entry f [n] (a: [n]f64) (s0: [n][n]f64) : f64 =
+      let s = loop s = s0 for _t < 2 do
+        loop s = s for j < n do
+          let row = loop r = copy s[j] for k < n do
+            r with [k] = f64.sin (r[k] * a[k] + a[(k + j) % n])
+          in s with [j] = row
+      in f64.sum (map f64.sum s)";
+    check_vjp(
+        src,
+        "[0.5, -0.75, 0.25] [[0.1, 0.2, 0.3], [-0.4, 0.5, 0.6], [0.7, -0.8, 0.9]]",
+        "1.0",
+    );
+    let (_, p) = vjp_program(src);
+    assert_eq!(loops_in(&p), 6, "{p}");
+}
+
+#[test]
+fn inner_loops_with_tapes_larger_than_a_checkpoint_run_again() {
+    // The layer loop's tape of `ys` is [n][n], the outer loop checkpoints a scalar: not kept.
+    let src = "entry f [n] (a: [n]f64) (x0: f64) : f64 =
+      loop x = x0 for _t < 3 do
+        let ys = loop ys = a for _i < n do map (\\y -> f64.sin (y * x)) ys
+        in f64.sum ys";
+    check_vjp(src, "[0.5, -0.75, 0.25] 0.3", "1.0");
+    let (_, p) = vjp_program(src);
+    assert_eq!(loops_in(&p), 5, "{p}");
+    // An inner loop restoring a parameter by inversion (`j + 2`): not kept either.
+    let src = "entry f [n] (a: [n]f64) (x0: f64) : f64 =
+      loop x = x0 for _t < 3 do
+        let (y, _) = loop (y, j) = (x, 0i64) for _i < 2 do (y * a[j % n] + f64.sin y, j + 2)
+        in y";
+    check_vjp(src, "[0.5, -0.75, 0.25] 0.3", "1.0");
+    let (_, p) = vjp_program(src);
+    assert_eq!(loops_in(&p), 5, "{p}");
+}
