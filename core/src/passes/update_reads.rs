@@ -286,7 +286,7 @@ fn can_sink(b: &Body, info: &[StmInfo], (p, t): (usize, usize), reads: &[usize])
         .iter()
         .filter_map(|r| r.as_var().cloned())
         .collect();
-    close(&alias, returned).is_disjoint(&rows)
+    close(&alias, &returned).is_disjoint(&rows)
 }
 
 #[cfg(test)]

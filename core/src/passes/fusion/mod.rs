@@ -263,30 +263,56 @@ pub(crate) struct StmInfo {
     pub acc: bool,
 }
 
+/// What [`StmInfo`] takes from a statement alone, before the aliases made by the statements
+/// before it are added: the costly part (a walk of the statement's nested bodies), which a pass
+/// changing a body a few statements at a time keeps for the statements it leaves alone.
+pub(crate) struct OwnInfo {
+    reads: HashSet<VName>,
+    consumes: HashSet<VName>,
+    effect: bool,
+    acc: bool,
+}
+
+/// The [`OwnInfo`] of statement `s` (`eff`: the functions with effects).
+pub(crate) fn own_info(s: &Stm, eff: &HashSet<Arc<str>>) -> OwnInfo {
+    let mut reads = uses_in_exp(&s.exp);
+    for p in &s.pat.elems {
+        let mut t = p.ty.clone();
+        let mut uc = UseCounter::default();
+        walk_type(&mut uc, &mut t);
+        reads.extend(uc.uses.into_keys());
+    }
+    OwnInfo {
+        reads,
+        consumes: consumed(&s.exp),
+        effect: has_effect(&s.exp, eff),
+        acc: s.pat.elems.iter().any(|p| matches!(p.ty, Type::Acc { .. }))
+            || super::fuse_acc::has_acc(&s.exp),
+    }
+}
+
 /// The [`StmInfo`] of every statement of `stms`. Aliases are those made by the statements
 /// themselves (views of arrays, branch and loop results); a consumption or a use of an alias
 /// counts for the arrays it may alias.
 pub(crate) fn infos(stms: &[Stm], eff: &HashSet<Arc<str>>) -> Vec<StmInfo> {
+    let own: Vec<OwnInfo> = stms.iter().map(|s| own_info(s, eff)).collect();
+    infos_of(stms, &own)
+}
+
+/// [`infos`] from the [`OwnInfo`] of each statement of `stms` (`own[k]` of `stms[k]`).
+pub(crate) fn infos_of(stms: &[Stm], own: &[OwnInfo]) -> Vec<StmInfo> {
     let mut alias: HashMap<VName, HashSet<VName>> = HashMap::new();
     let mut out = Vec::with_capacity(stms.len());
-    for s in stms {
-        let mut reads = uses_in_exp(&s.exp);
-        for p in &s.pat.elems {
-            let mut t = p.ty.clone();
-            let mut uc = UseCounter::default();
-            walk_type(&mut uc, &mut t);
-            reads.extend(uc.uses.into_keys());
-        }
-        let reads = close(&alias, reads);
-        let consumes = close(&alias, consumed(&s.exp));
+    for (s, o) in stms.iter().zip(own) {
+        let reads = close(&alias, &o.reads);
+        let consumes = close(&alias, &o.consumes);
         record_aliases(&mut alias, s);
         out.push(StmInfo {
             reads,
             binds: s.pat.elems.iter().map(|p| p.name.clone()).collect(),
             consumes,
-            effect: has_effect(&s.exp, eff),
-            acc: s.pat.elems.iter().any(|p| matches!(p.ty, Type::Acc { .. }))
-                || super::fuse_acc::has_acc(&s.exp),
+            effect: o.effect,
+            acc: o.acc,
         });
     }
     out
@@ -295,10 +321,13 @@ pub(crate) fn infos(stms: &[Stm], eff: &HashSet<Arc<str>>) -> Vec<StmInfo> {
 /// `names` and every array they may alias.
 pub(crate) fn close(
     alias: &HashMap<VName, HashSet<VName>>,
-    names: HashSet<VName>,
+    names: &HashSet<VName>,
 ) -> HashSet<VName> {
     let mut out = names.clone();
-    let mut todo: Vec<VName> = names.into_iter().collect();
+    if alias.is_empty() {
+        return out;
+    }
+    let mut todo: Vec<VName> = names.iter().cloned().collect();
     while let Some(v) = todo.pop() {
         for a in alias.get(&v).into_iter().flatten() {
             if out.insert(a.clone()) {
@@ -407,7 +436,7 @@ pub(crate) fn consumed_body(b: &Body) -> HashSet<VName> {
     let mut alias = HashMap::new();
     let mut out = HashSet::new();
     for s in &b.stms {
-        out.extend(close(&alias, consumed(&s.exp)));
+        out.extend(close(&alias, &consumed(&s.exp)));
         record_aliases(&mut alias, s);
     }
     out

@@ -2,8 +2,9 @@
 //! one `map` computing `g ∘ f`, returning `ys` too where other statements use it. See
 //! [`super`] for the rules.
 
-use super::{as_map, can_cross, certs, infos, is_acc, on_every_body, use_counts, Facts, StmInfo};
+use super::{as_map, can_cross, certs, infos_of, is_acc, on_every_body, own_info, use_counts};
 use super::{map_stm, shared_param, substitute_lambda};
+use super::{Facts, OwnInfo, StmInfo};
 use crate::ir::*;
 use crate::passes::traverse::mk_stm;
 use std::collections::{HashMap, HashSet};
@@ -39,8 +40,15 @@ struct Plan {
 
 fn fuse_body(b: &mut Body, outer: &Facts, eff: &HashSet<Arc<str>>) -> usize {
     let mut n = replicate_inputs(b, outer);
-    while let Some(plan) = find(b, outer, eff) {
-        apply(b, plan);
+    // What each statement uses and consumes, kept up to date for the statements a fusion
+    // leaves alone.
+    let mut own: Vec<OwnInfo> = b.stms.iter().map(|s| own_info(s, eff)).collect();
+    while let Some(plan) = find(b, &own, outer) {
+        let (i, j) = (plan.i, plan.j);
+        let at = apply(b, plan);
+        own.remove(j);
+        own.remove(i);
+        own.insert(at, own_info(&b.stms[at], eff));
         n += 1;
     }
     n
@@ -81,8 +89,8 @@ fn replicate_inputs(b: &mut Body, outer: &Facts) -> usize {
 }
 
 /// The first fusion possible in `b`: consumers in order, for each its producers nearest first.
-fn find(b: &Body, outer: &Facts, eff: &HashSet<Arc<str>>) -> Option<Plan> {
-    let info = infos(&b.stms, eff);
+fn find(b: &Body, own: &[OwnInfo], outer: &Facts) -> Option<Plan> {
+    let info = infos_of(&b.stms, own);
     let mut def: HashMap<&VName, usize> = HashMap::new();
     for (k, s) in b.stms.iter().enumerate() {
         for p in &s.pat.elems {
@@ -187,7 +195,8 @@ fn same_attrs(a: &Attrs, b: &Attrs) -> bool {
     a.0.iter().filter(keep).eq(b.0.iter().filter(keep))
 }
 
-fn apply(b: &mut Body, plan: Plan) {
+/// Applies `plan` to `b`; returns where the fused statement is.
+fn apply(b: &mut Body, plan: Plan) -> usize {
     let c = b.stms.remove(plan.j);
     let p = b.stms.remove(plan.i);
     let fused = fuse_pair(p, c, &plan.extra, plan.place);
@@ -196,6 +205,7 @@ fn apply(b: &mut Body, plan: Plan) {
         Place::Consumer => plan.j - 1,
     };
     b.stms.insert(at, fused);
+    at
 }
 
 /// The map computing producer `p` then consumer `c` in each iteration. It returns the
