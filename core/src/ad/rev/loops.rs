@@ -490,7 +490,8 @@ fn outer_type(ty: &Type, params: &[(Param, SubExp)]) -> Type {
 /// whole array and the loop saves it whole.
 fn rows_only(body: &Body, k: usize, p: &VName, i: &VName) -> bool {
     use crate::passes::traverse::{walk_body, UseCounter};
-    let at_i = |idx: &[DimIndex]| at_row(idx, i);
+    let row = row_indices(body, i);
+    let at_i = |idx: &[DimIndex]| at_row(idx, &row);
     let mut uses = UseCounter::default();
     walk_body(&mut uses, &mut body.clone());
     let count = |v: &VName| uses.uses.get(v).copied().unwrap_or(0);
@@ -524,21 +525,48 @@ fn rows_only(body: &Body, k: usize, p: &VName, i: &VName) -> bool {
     updates == 1 && copies.len() <= 1 && count(p) == reads + updates
 }
 
-/// Whether `idx` starts with the fixed index `i`: it reads or updates within row `i`.
-fn at_row(idx: &[DimIndex], i: &VName) -> bool {
-    matches!(idx.first(), Some(DimIndex::Fix(SubExp::Var(j))) if j == i)
+/// The names of the loop index `i` in `body`: `i` itself and its conversions to integer types
+/// at least as wide, made by statements of the body itself (`i64.i32 i`, which indexing with an
+/// `i32` loop index makes): each has `i`'s value, which is never negative.
+fn row_indices(body: &Body, i: &VName) -> HashSet<VName> {
+    let mut names: HashSet<VName> = [i.clone()].into_iter().collect();
+    for s in &body.stms {
+        if let (
+            Exp::Conv(
+                ConvOp {
+                    from: PrimType::Int(from),
+                    to: PrimType::Int(to),
+                },
+                SubExp::Var(v),
+            ),
+            [e],
+        ) = (&s.exp, &s.pat.elems[..])
+        {
+            if v == i && to.bits() >= from.bits() {
+                names.insert(e.name.clone());
+            }
+        }
+    }
+    names
+}
+
+/// Whether `idx` starts with a fixed index among `row` (the names of the loop index,
+/// [`row_indices`]): it reads or updates within row `i`.
+fn at_row(idx: &[DimIndex], row: &HashSet<VName>) -> bool {
+    matches!(idx.first(), Some(DimIndex::Fix(SubExp::Var(j))) if row.contains(j))
 }
 
 /// `body` with its reads `p[i, …]` of the row-checkpointed parameters `p` ([`rows_only`])
 /// reading `row[…]` of their restored rows instead (`rows`: each `p` with its row).
 fn rows_read(body: &Body, rows: &[(VName, VName)], i: &VName) -> Body {
     let mut body = body.clone();
+    let index = row_indices(&body, i);
     for s in &mut body.stms {
         let Exp::Index(a, idx) = &s.exp else { continue };
         let Some((_, row)) = rows.iter().find(|(p, _)| p == a) else {
             continue;
         };
-        if !at_row(idx, i) {
+        if !at_row(idx, &index) {
             continue;
         }
         s.exp = if idx.len() == 1 {
@@ -731,16 +759,13 @@ impl Rev<'_> {
             }
             stms.append(&mut b.stms);
         }
-        for (j, s) in body.stms.iter().enumerate() {
-            match inner_fwd.remove(&j) {
-                Some(fwd) => stms.extend(fwd),
-                None => stms.push(s.clone()),
-            }
-        }
-        // The kept results, each into row `i` of its tape.
+        // The kept results, each into row `i` of its tape: a kept loop's right after it (before
+        // any later statement may consume what its results alias), the others at the end.
+        let mut saves: HashMap<usize, Vec<Stm>> = HashMap::new();
+        let mut at_end = vec![];
         {
             let mut b = crate::ir::builder::Builder::new(self.ns);
-            for (_, tapes, _) in &kept_stms {
+            for (j, tapes, lp) in &kept_stms {
                 for (v, cp) in tapes {
                     let upd = b.bind(
                         &format!("{}_saved_upd", v.base),
@@ -749,9 +774,25 @@ impl Rev<'_> {
                     );
                     saved_res.push(SubExp::Var(upd));
                 }
+                let made = std::mem::take(&mut b.stms);
+                match lp {
+                    Some(_) => {
+                        saves.insert(*j, made);
+                    }
+                    None => at_end.extend(made),
+                }
             }
-            stms.append(&mut b.stms);
         }
+        for (j, s) in body.stms.iter().enumerate() {
+            match inner_fwd.remove(&j) {
+                Some(fwd) => {
+                    stms.extend(fwd);
+                    stms.extend(saves.remove(&j).unwrap_or_default());
+                }
+                None => stms.push(s.clone()),
+            }
+        }
+        stms.extend(at_end);
         let mut result = body.result.clone();
         result.extend(saved_res);
 
@@ -906,6 +947,10 @@ impl Rev<'_> {
     /// `max(0, bound)` as an `i64` (the number of iterations of `for i < bound`): `bound` itself
     /// when it is known not to be negative ([`Rev::sizes`]).
     fn iterations_i64(&mut self, bound: &SubExp, it: IntType) -> SubExp {
+        if let SubExp::Const(c) = bound {
+            // Any index type: a literal bound gives tapes of a constant size.
+            return SubExp::i64(c.as_i128().unwrap_or(0).max(0) as i64);
+        }
         let b = if it == IntType::I64 {
             bound.clone()
         } else {

@@ -625,3 +625,61 @@ fn second_order_through_an_inner_loop_whose_tapes_are_kept() {
         "[[0.5, 1.0], [0.0, -1.0]] [[1.0, 0.5], [0.25, 0.75]] [0.25, -1.0]",
     );
 }
+
+#[test]
+fn second_order_through_kept_loops_with_true_dep_products_and_accumulators() {
+    // A kept inner loop restoring a #[true_dep] parameter from its final value.
+    let src = "entry f (a: [3]f64) (s0: [3]f64) (v0: [2]f64) : f64 =
+      let (s, v, tot) = loop (s, v, tot) = (s0, v0, 0f64) for _t < 3 do
+        let (ys, c) = loop (#[true_dep] ys, c) = (copy s, v[0]) for i < 2i64 do
+          (ys with [i + 1] = ys[i] * a[i] + c, c * ys[i] + v[1])
+        in (map2 (\\x y -> f64.tanh (x + y * c)) ys a, map (\\q -> f64.sin (q + c)) v,
+            tot + f64.sum ys)
+      in tot + f64.sum s + f64.sum v";
+    let args = "[0.5, -0.75, 0.25] [0.1, 0.2, 0.3] [0.4, -0.6] 1.0";
+    check_vjp_vjp(
+        src,
+        args,
+        "0.5 [1.0, 0.5, -0.5] [0.25, 1.0, -1.0] [0.5, 2.0]",
+    );
+    check_jvp_vjp(
+        src,
+        args,
+        "[1.0, 0.5, -0.5] [0.25, 1.0, -1.0] [0.5, 2.0] 0.3",
+    );
+    // Four levels, kept products at two of them.
+    let src = "entry f [n] (w: [n][n]f64) (s0: [n][n][n]f64) : f64 =
+      let s = loop s = s0 for t < 2 do
+        let m = loop m = s[t] for j < n do
+          let pm = map (\\row -> map (\\q -> f64.sum (map2 (*) q row)) w) m
+          let x = loop x = m[j] for _k < n do
+            let px = map (\\q -> f64.sum (map2 (*) q x)) w
+            in map2 (\\a b -> f64.sin (a + 0.5 * b)) x px
+          in map2 (\\r q -> map2 (\\a b -> f64.tanh (a * 0.3 + b * x[j % n])) r q) m pm
+        in map (\\mm -> map2 (\\r q -> map2 (\\a b -> a * 0.9 + 0.1 * b) r q) mm m) s
+      in f64.sum (map (\\mm -> f64.sum (map f64.sum mm)) s)";
+    let s0 = "[[[0.1, 0.2], [0.3, -0.4]], [[-0.5, 0.6], [0.7, 0.8]]]";
+    let s1 = "[[[1.0, 0.5], [-0.5, 0.25]], [[0.3, -0.2], [0.1, 0.9]]]";
+    let args = format!("[[0.5, -0.25], [0.3, 0.2]] {s0} 1.0");
+    check_vjp_vjp(src, &args, &format!("0.5 [[1.0, -1.0], [0.5, 0.25]] {s1}"));
+    check_jvp_vjp(src, &args, &format!("[[1.0, -1.0], [0.5, 0.25]] {s1} 0.5"));
+    // In a map's lambda: w and x0 get accumulators (jvp of vjp; vjp of vjp of a loop in a map
+    // with free arrays is not supported: "a loop carrying an accumulator").
+    let src = "entry f [l][n] (w: [l][n]f64) (s0s: [2][l][n]f64) (x0: [n]f64) : [2]f64 =
+      map (\\s0 ->
+        let (_, tot) = loop (s, tot) = (s0, 0f64) for _t < 3 do
+          let (s', x) = loop (st, x) = (s, x0) for i < l do
+            let h = map3 (\\a b c -> f64.tanh (a * b + c)) w[i] x st[i]
+            in (st with [i] = h, h)
+          in (s', tot + f64.sum (map (\\y -> y * y) x))
+        in tot) s0s";
+    let (lw, ls) = (
+        "[[0.5, -0.25, 0.1], [0.3, 0.2, -0.4]]",
+        "[[0.7, -0.3, 0.2], [0.1, 0.4, -0.6]]",
+    );
+    check_jvp_vjp(
+        src,
+        &format!("{lw} [{ls}, {lw}] [0.9, -0.2, 0.35] [1.0, -0.5]"),
+        &format!("{ls} [{lw}, {ls}] [0.25, -1.0, 0.5] [0.5, 1.0]"),
+    );
+}

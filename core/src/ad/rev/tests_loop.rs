@@ -777,6 +777,157 @@ fn inner_loops_run_once_in_the_return_sweep_of_the_outer_loop() {
     assert_eq!(loops_in(&p), 6, "{p}");
 }
 
+/// A time loop over a layer loop (see [`LAYERS`]), with its initial state and input as given.
+fn layers(s0: &str, x0: &str) -> String {
+    format!(
+        "loop (s, tot) = ({s0}, 0f64) for _t < 3 do
+    let (s', x) = loop (st, x) = (s, {x0}) for i < l do
+      let h = map3 (\\a b c -> f64.tanh (a * b + c)) w[i] x st[i]
+      in (st with [i] = h, h)
+    in (s', tot + f64.sum (map (\\y -> y * y) x))"
+    )
+}
+const LW: &str = "[[0.5, -0.25, 0.1], [0.3, 0.2, -0.4]]";
+const LS: &str = "[[0.7, -0.3, 0.2], [0.1, 0.4, -0.6]]";
+const LX: &str = "[0.9, -0.2, 0.35]";
+
+#[test]
+fn kept_inner_loops_of_every_kind() {
+    // A literal (i32) bound: tapes of a constant size, kept.
+    let src = "entry f [n] (w: [2][n]f64) (s0: [2][n]f64) (x0: [n]f64) : f64 =
+      let (_, tot) = loop (s, tot) = (s0, 0f64) for _t < 3 do
+        let (s', x) = loop (st, x) = (s, x0) for i < 2 do
+          let h = map3 (\\a b c -> f64.tanh (a * b + c)) w[i] x st[i]
+          in (st with [i] = h, h)
+        in (s', tot + f64.sum (map (\\y -> y * y) x))
+      in tot";
+    check_vjp(src, &format!("{LW} {LS} {LX}"), "1.0");
+    assert_eq!(loops_in(&vjp_program(src).1), 4);
+    // #[true_dep] (the parameter and the statement form): ys is restored from its final value,
+    // c from the kept tape; the same gradient as without the attribute.
+    let src = "entry f (a: [3]f64) (s0: [3]f64) (v0: [2]f64) : f64 =
+      let (s, v, tot) = loop (s, v, tot) = (s0, v0, 0f64) for _t < 3 do
+        let (ys, c) = loop (#[true_dep] ys, c) = (copy s, v[0]) for i < 2i64 do
+          (ys with [i + 1] = ys[i] * a[i] + c, c * ys[i] + v[1])
+        in (map2 (\\x y -> f64.tanh (x + y * c)) ys a, map (\\q -> f64.sin (q + c)) v,
+            tot + f64.sum ys)
+      in tot + f64.sum s + f64.sum v";
+    let args = "[0.5, -0.75, 0.25] [0.1, 0.2, 0.3] [0.4, -0.6]";
+    let a = check_vjp(src, args, "1.0");
+    assert_eq!(loops_in(&vjp_program(src).1), 4);
+    let b = check_vjp(&src.replace("#[true_dep] ", ""), args, "1.0");
+    close(&a, &b);
+    let stm_form = src
+        .replace("#[true_dep] ys", "ys")
+        .replace("let (ys, c) = loop", "let (ys, c) = #[true_dep] loop");
+    close(&check_vjp(&stm_form, args, "1.0"), &b);
+    // A branch, a scan (a kept product of the layer loop's own) and the time index in the
+    // layer loop; no layers; no time steps.
+    let src = "entry f [l][n] (w: [l][n]f64) (s0: [l][n]f64) (x0: [n]f64) : f64 =
+      let (_, tot) = loop (s, tot) = (s0, 0f64) for t < 3 do
+        let (s', x) = loop (st, x) = (s, x0) for i < l do
+          let c = scan (+) 0 x
+          let r = st[i]
+          let h = if (i + t) % 2 == 0
+                  then map3 (\\a b c -> f64.tanh (a * b + c)) w[i] c r
+                  else map3 (\\a b c -> f64.sin (a * b - c)) w[(i + t) % l] x r
+          in (st with [i] = h, h)
+        in (s', tot + f64.sum (map (\\y -> y * y) x) * f64.i64 (t + 1))
+      in tot";
+    check_vjp(src, &format!("{LW} {LS} {LX}"), "1.0");
+    assert_eq!(loops_in(&vjp_program(src).1), 4);
+    let src = format!(
+        "entry f [l][n] (w: [l][n]f64) (s0: [l][n]f64) (x0: [n]f64) : f64 =
+           let (_, tot) = {} in tot",
+        layers("s0", "x0")
+    );
+    check_vjp(
+        &src,
+        "empty([0][3]f64) empty([0][3]f64) [0.9, -0.2, 0.35]",
+        "1.0",
+    );
+    check_vjp(
+        &src.replace("_t < 3", "_t < 0"),
+        &format!("{LW} {LS} {LX}"),
+        "1.0",
+    );
+    // In a map's lambda (accumulators for w and x0) in the body of a loop: the kept layer loop
+    // runs in that loop's return sweep and dry run.
+    let src = format!(
+        "entry f [l][n] (w: [l][n]f64) (s0s: [2][l][n]f64) (x0: [n]f64) : f64 =
+           let (_, acc) = loop (ss, acc) = (s0s, 0f64) for _u < 2 do
+             let tots = map (\\s0 -> let (_, tot) = {} in tot) ss
+             in (map (\\s -> map (\\r -> map (\\v -> f64.sin (v + tots[0])) r) s) ss,
+                 acc + tots[0] * tots[1])
+           in acc",
+        layers("s0", "x0")
+    );
+    check_vjp(&src, &format!("{LW} [{LS}, {LW}] {LX}"), "1.0");
+    // Four levels with kept products at levels 2 and 3: level 1 keeps level 2, whose tapes
+    // ([n][n][n]) are a row of level 1's checkpoint.
+    let src = "entry f [n] (w: [n][n]f64) (s0: [n][n][n]f64) : f64 =
+      let s = loop s = s0 for t < 2 do
+        let m = loop m = s[t] for j < n do
+          let pm = map (\\row -> map (\\q -> f64.sum (map2 (*) q row)) w) m
+          let x = loop x = m[j] for _k < n do
+            let px = map (\\q -> f64.sum (map2 (*) q x)) w
+            in map2 (\\a b -> f64.sin (a + 0.5 * b)) x px
+          in map2 (\\r q -> map2 (\\a b -> f64.tanh (a * 0.3 + b * x[j % n])) r q) m pm
+        in map (\\mm -> map2 (\\r q -> map2 (\\a b -> a * 0.9 + 0.1 * b) r q) mm m) s
+      in f64.sum (map (\\mm -> f64.sum (map f64.sum mm)) s)";
+    let s0 = "[[[0.1, 0.2], [0.3, -0.4]], [[-0.5, 0.6], [0.7, 0.8]]]";
+    check_vjp(src, &format!("[[0.5, -0.25], [0.3, 0.2]] {s0}"), "1.0");
+    assert_eq!(loops_in(&vjp_program(src).1), 6);
+}
+
+#[test]
+fn inner_loops_whose_results_are_consumed_run_again() {
+    let base = "entry f [l][n] (w: [l][n]f64) (s0: [l][n]f64) (x0: [n]f64) : f64 =
+      let (_, tot) = loop (s, tot) = (s0, 0f64) for _t < 3 do
+        let (s', x) = loop (st, x) = (s, x0) for i < l do
+          let h = map3 (\\a b c -> f64.tanh (a * b + c)) w[i] x st[i]
+          in (st with [i] = h, h)
+        CONSUME
+        in (s2, tot + f64.sum (map (\\y -> y * y) x2))
+      in tot";
+    // `x with` updates a copy of x (the lowering makes it): kept; `s' with` consumes s' itself:
+    // not kept.
+    for (consume, loops) in [
+        ("let s2 = s'\n let x2 = x with [0] = x[1] * 0.5", 4),
+        (
+            "let x2 = map (\\v -> v * 2.0) s'[1]\n let s2 = s' with [0] = x",
+            5,
+        ),
+    ] {
+        let src = base.replace("CONSUME", consume);
+        check_vjp(&src, &format!("{LW} {LS} {LX}"), "1.0");
+        assert_eq!(loops_in(&vjp_program(&src).1), loops, "{consume}");
+    }
+    // Two layer loops in a time step: the second consumes the first's state (the first is not
+    // kept) or starts from a new array computed from it (both kept). A non-invertible integer
+    // parameter (j * 2 + ks[i]) is saved in an [l]i64 tape, which fits in the checkpoint of ks.
+    let body = |init: &str| {
+        format!(
+            "entry f [l][n] (w: [l][n]f64) (s0: [l][n]f64) (x0: [n]f64) (k0: [l]i64) : f64 =
+      let (_, _, tot) = loop (s, ks, tot) = (s0, k0, 0f64) for _t < 3 do
+        let (s1, x1, j1) = loop (st, x, j) = (s, x0, 1i64) for i < l do
+          let h = map3 (\\a b c -> f64.tanh (a * b + c + f64.i64 (j % 3) * 0.1)) w[i] x st[i]
+          in (st with [i] = h, h, j * 2 + ks[i])
+        let (s2, x2) = loop (st, x) = ({init}, x1) for i < l do
+          let h = map3 (\\a b c -> f64.sin (a * b - c)) w[i] x st[i]
+          in (st with [i] = h, h)
+        let z = map (\\row -> f64.sum (map2 (*) row x2)) w
+        in (s2, map (\\k -> (k + j1) % 7) ks, tot + f64.sum (map (\\y -> y * y) x2) + f64.sum z)
+      in tot"
+        )
+    };
+    for (init, loops) in [("s1", 7), ("map (\\r -> map f64.sin r) s1", 6)] {
+        let src = body(init);
+        check_vjp(&src, &format!("{LW} {LS} {LX} [1i64, 2i64]"), "1.0");
+        assert_eq!(loops_in(&vjp_program(&src).1), loops, "{init}");
+    }
+}
+
 #[test]
 fn inner_loops_with_tapes_larger_than_a_checkpoint_run_again() {
     // The layer loop's tape of `ys` is [n][n], the outer loop checkpoints a scalar: not kept.
