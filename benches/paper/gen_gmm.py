@@ -10,10 +10,10 @@ WHAT = "ADBench GMM objective with the Wishart prior; vjp w.r.t. alphas, means, 
 PAPER_OVERHEAD = "2.0-3.5× (Table 5b/c)"
 TOL = 1e-6
 SMALL = "gmm_n20_d3_K4"
-DEFAULT = ["gmm_n1000_d2_K5", "gmm_n1000_d10_K25"]
+DEFAULT = ["gmm_n1000_d2_K5", "gmm_n1000_d10_K25", "gmm_n10000_d10_K25"]
 # Paper 000, Table 5a: D0-D5.
-DEFAULT_NOTE = ("GMM: n = 1000 with (d, K) = (2, 5) and (10, 25), the smallest of the ADBench grid (the "
-                "smallest of the paper, D0, is d = 64, K = 200).")
+DEFAULT_NOTE = ("GMM: n = 1000 with (d, K) = (2, 5) and (10, 25), the smallest of the ADBench grid, and "
+                "n = 10000 with (10, 25) (the smallest of the paper, D0, is d = 64, K = 200).")
 PAPER = [f"gmm_n{n}_d{d}_K{k}" for (n, d, k) in
          [(1000, 64, 200), (1000, 128, 200), (10000, 32, 200), (10000, 64, 25), (10000, 128, 25),
           (10000, 128, 200)]]

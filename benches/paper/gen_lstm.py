@@ -7,8 +7,8 @@ WHAT = "ADBench LSTM objective (l layers, c characters, b = 14); vjp w.r.t. the 
 PAPER_OVERHEAD = "3.2× for the full Jacobian on a CPU (Table 1, D-LSTM)"
 TOL = 1e-6
 SMALL = "lstm_l2_c6"
-DEFAULT = ["lstm_l2_c256", "lstm_l2_c1024"]
-DEFAULT_NOTE = "ADBench LSTM: the smallest of ADBench, l = 2, c = 1024, b = 14, and c = 256."
+DEFAULT = ["lstm_l2_c256", "lstm_l2_c1024", "lstm_l2_c4096"]
+DEFAULT_NOTE = "ADBench LSTM: l = 2, b = 14 and c = 256, 1024 (the smallest of ADBench) and 4096."
 PAPER = [f"lstm_l{l}_c{c}" for l in (2, 4) for c in (1024, 4096)]
 
 
