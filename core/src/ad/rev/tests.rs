@@ -259,3 +259,28 @@ fn figure2_perfect_nest_reexecutes_nothing() {
     assert_eq!(g_text.matches("map(").count(), 3, "{g_text}");
     insta::assert_snapshot!("figure2_vjp", g_text);
 }
+
+/// Four nested loops with products at two levels: each level keeps the next one's checkpoints
+/// (`ad::rev::loops`, kept loops). Its `w` and `s0`: [`FOUR_LEVELS_ARGS`].
+pub(super) const FOUR_LEVELS: &str = "entry f [n] (w: [n][n]f64) (s0: [n][n][n]f64) : f64 =
+      let s = loop s = s0 for t < 2 do
+        let m = loop m = s[t] for j < n do
+          let pm = map (\\row -> map (\\q -> f64.sum (map2 (*) q row)) w) m
+          let x = loop x = m[j] for _k < n do
+            let px = map (\\q -> f64.sum (map2 (*) q x)) w
+            in map2 (\\a b -> f64.sin (a + 0.5 * b)) x px
+          in map2 (\\r q -> map2 (\\a b -> f64.tanh (a * 0.3 + b * x[j % n])) r q) m pm
+        in map (\\mm -> map2 (\\r q -> map2 (\\a b -> a * 0.9 + 0.1 * b) r q) mm m) s
+      in f64.sum (map (\\mm -> f64.sum (map f64.sum mm)) s)";
+pub(super) const FOUR_LEVELS_ARGS: &str =
+    "[[0.5, -0.25], [0.3, 0.2]] [[[0.1, 0.2], [0.3, -0.4]], [[-0.5, 0.6], [0.7, 0.8]]]";
+
+/// A kept inner loop restoring a `#[true_dep]` parameter from its final value. Its `a`, `s0`
+/// and `v0`: `[0.5, -0.75, 0.25] [0.1, 0.2, 0.3] [0.4, -0.6]`.
+pub(super) const TRUE_DEP_INNER: &str = "entry f (a: [3]f64) (s0: [3]f64) (v0: [2]f64) : f64 =
+      let (s, v, tot) = loop (s, v, tot) = (s0, v0, 0f64) for _t < 3 do
+        let (ys, c) = loop (#[true_dep] ys, c) = (copy s, v[0]) for i < 2i64 do
+          (ys with [i + 1] = ys[i] * a[i] + c, c * ys[i] + v[1])
+        in (map2 (\\x y -> f64.tanh (x + y * c)) ys a, map (\\q -> f64.sin (q + c)) v,
+            tot + f64.sum ys)
+      in tot + f64.sum s + f64.sum v";

@@ -4,6 +4,7 @@
 //! which the outer transformation differentiates. Every result is checked against central finite
 //! differences of the inner vjp, and some against hand-worked second derivatives.
 
+use super::super::tests::{FOUR_LEVELS, FOUR_LEVELS_ARGS, TRUE_DEP_INNER};
 use super::super::{size_types, vjp_lambda, vjp_lambda_in};
 use crate::ad::fwd::jvp_lambda;
 use crate::ir::*;
@@ -629,13 +630,7 @@ fn second_order_through_an_inner_loop_whose_tapes_are_kept() {
 #[test]
 fn second_order_through_kept_loops_with_true_dep_products_and_accumulators() {
     // A kept inner loop restoring a #[true_dep] parameter from its final value.
-    let src = "entry f (a: [3]f64) (s0: [3]f64) (v0: [2]f64) : f64 =
-      let (s, v, tot) = loop (s, v, tot) = (s0, v0, 0f64) for _t < 3 do
-        let (ys, c) = loop (#[true_dep] ys, c) = (copy s, v[0]) for i < 2i64 do
-          (ys with [i + 1] = ys[i] * a[i] + c, c * ys[i] + v[1])
-        in (map2 (\\x y -> f64.tanh (x + y * c)) ys a, map (\\q -> f64.sin (q + c)) v,
-            tot + f64.sum ys)
-      in tot + f64.sum s + f64.sum v";
+    let src = TRUE_DEP_INNER;
     let args = "[0.5, -0.75, 0.25] [0.1, 0.2, 0.3] [0.4, -0.6] 1.0";
     check_vjp_vjp(
         src,
@@ -648,19 +643,9 @@ fn second_order_through_kept_loops_with_true_dep_products_and_accumulators() {
         "[1.0, 0.5, -0.5] [0.25, 1.0, -1.0] [0.5, 2.0] 0.3",
     );
     // Four levels, kept products at two of them.
-    let src = "entry f [n] (w: [n][n]f64) (s0: [n][n][n]f64) : f64 =
-      let s = loop s = s0 for t < 2 do
-        let m = loop m = s[t] for j < n do
-          let pm = map (\\row -> map (\\q -> f64.sum (map2 (*) q row)) w) m
-          let x = loop x = m[j] for _k < n do
-            let px = map (\\q -> f64.sum (map2 (*) q x)) w
-            in map2 (\\a b -> f64.sin (a + 0.5 * b)) x px
-          in map2 (\\r q -> map2 (\\a b -> f64.tanh (a * 0.3 + b * x[j % n])) r q) m pm
-        in map (\\mm -> map2 (\\r q -> map2 (\\a b -> a * 0.9 + 0.1 * b) r q) mm m) s
-      in f64.sum (map (\\mm -> f64.sum (map f64.sum mm)) s)";
-    let s0 = "[[[0.1, 0.2], [0.3, -0.4]], [[-0.5, 0.6], [0.7, 0.8]]]";
+    let src = FOUR_LEVELS;
     let s1 = "[[[1.0, 0.5], [-0.5, 0.25]], [[0.3, -0.2], [0.1, 0.9]]]";
-    let args = format!("[[0.5, -0.25], [0.3, 0.2]] {s0} 1.0");
+    let args = format!("{FOUR_LEVELS_ARGS} 1.0");
     check_vjp_vjp(src, &args, &format!("0.5 [[1.0, -1.0], [0.5, 0.25]] {s1}"));
     check_jvp_vjp(src, &args, &format!("[[1.0, -1.0], [0.5, 0.25]] {s1} 0.5"));
     // In a map's lambda: w and x0 get accumulators (jvp of vjp; vjp of vjp of a loop in a map

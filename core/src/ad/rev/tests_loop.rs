@@ -2,6 +2,7 @@
 //! worked case of ad-rules.md §7 (address inversion, 004).
 
 use super::super::tests::{check_vjp, close, vals, vjp_program};
+use super::super::tests::{FOUR_LEVELS, FOUR_LEVELS_ARGS, TRUE_DEP_INNER};
 use super::super::vjp_lambda;
 use crate::ir::*;
 use crate::value::Value;
@@ -805,13 +806,7 @@ fn kept_inner_loops_of_every_kind() {
     assert_eq!(loops_in(&vjp_program(src).1), 4);
     // #[true_dep] (the parameter and the statement form): ys is restored from its final value,
     // c from the kept tape; the same gradient as without the attribute.
-    let src = "entry f (a: [3]f64) (s0: [3]f64) (v0: [2]f64) : f64 =
-      let (s, v, tot) = loop (s, v, tot) = (s0, v0, 0f64) for _t < 3 do
-        let (ys, c) = loop (#[true_dep] ys, c) = (copy s, v[0]) for i < 2i64 do
-          (ys with [i + 1] = ys[i] * a[i] + c, c * ys[i] + v[1])
-        in (map2 (\\x y -> f64.tanh (x + y * c)) ys a, map (\\q -> f64.sin (q + c)) v,
-            tot + f64.sum ys)
-      in tot + f64.sum s + f64.sum v";
+    let src = TRUE_DEP_INNER;
     let args = "[0.5, -0.75, 0.25] [0.1, 0.2, 0.3] [0.4, -0.6]";
     let a = check_vjp(src, args, "1.0");
     assert_eq!(loops_in(&vjp_program(src).1), 4);
@@ -865,18 +860,8 @@ fn kept_inner_loops_of_every_kind() {
     check_vjp(&src, &format!("{LW} [{LS}, {LW}] {LX}"), "1.0");
     // Four levels with kept products at levels 2 and 3: level 1 keeps level 2, whose tapes
     // ([n][n][n]) are a row of level 1's checkpoint.
-    let src = "entry f [n] (w: [n][n]f64) (s0: [n][n][n]f64) : f64 =
-      let s = loop s = s0 for t < 2 do
-        let m = loop m = s[t] for j < n do
-          let pm = map (\\row -> map (\\q -> f64.sum (map2 (*) q row)) w) m
-          let x = loop x = m[j] for _k < n do
-            let px = map (\\q -> f64.sum (map2 (*) q x)) w
-            in map2 (\\a b -> f64.sin (a + 0.5 * b)) x px
-          in map2 (\\r q -> map2 (\\a b -> f64.tanh (a * 0.3 + b * x[j % n])) r q) m pm
-        in map (\\mm -> map2 (\\r q -> map2 (\\a b -> a * 0.9 + 0.1 * b) r q) mm m) s
-      in f64.sum (map (\\mm -> f64.sum (map f64.sum mm)) s)";
-    let s0 = "[[[0.1, 0.2], [0.3, -0.4]], [[-0.5, 0.6], [0.7, 0.8]]]";
-    check_vjp(src, &format!("[[0.5, -0.25], [0.3, 0.2]] {s0}"), "1.0");
+    let src = FOUR_LEVELS;
+    check_vjp(src, FOUR_LEVELS_ARGS, "1.0");
     assert_eq!(loops_in(&vjp_program(src).1), 6);
 }
 
