@@ -690,10 +690,9 @@ impl Rev<'_> {
         // The kept statements, each result with its tape parameter (after the checkpoints),
         // of the type of a checkpoint's row.
         let ckpt: Vec<Type> = cp_params.iter().map(|(cp, _)| cp.ty.row()).collect();
-        // A kept loop's forward sweep replaces it in the body.
         let consumed = crate::passes::fusion::consumed_body(body);
         // Per kept statement: its index, each value with its tape parameter, and for a loop
-        // what its return sweep needs.
+        // what its return sweep needs; a kept loop's forward sweep replaces it in the body.
         type KeptTapes = (usize, Vec<(VName, Param)>, Option<KeptLoop>);
         let mut kept_stms: Vec<KeptTapes> = vec![];
         let mut inner_fwd: HashMap<usize, Vec<Stm>> = HashMap::new();
@@ -910,11 +909,10 @@ impl Rev<'_> {
         else {
             return false;
         };
-        // The tapes' length, as `iterations_i64` makes it.
-        let n = match bound {
-            SubExp::Const(c) => SubExp::i64(c.as_i128().unwrap_or(0).max(0) as i64),
-            SubExp::Var(v) if *it == IntType::I64 && self.sizes.contains(v) => bound.clone(),
-            _ => return false,
+        // The tapes' length, as `iterations_i64` makes it (any other is a fresh variable, which
+        // no checkpoint's type names).
+        let Some(n) = self.static_iterations(bound, *it) else {
+            return false;
         };
         let fits = |t: &Type| fits_in(&outer_type(t, params), ckpt);
         let saved = inner.iter().enumerate().all(|(k, (p, _))| {
@@ -944,12 +942,23 @@ impl Rev<'_> {
         (cp, SubExp::Var(init))
     }
 
-    /// `max(0, bound)` as an `i64` (the number of iterations of `for i < bound`): `bound` itself
-    /// when it is known not to be negative ([`Rev::sizes`]).
+    /// The number of iterations of `for i < bound` (index type `it`) as an `i64` without
+    /// computing it: a literal bound's (whatever `it`), or an `i64` bound known not to be
+    /// negative ([`Rev::sizes`]). Checkpoints of that length have a size the enclosing code
+    /// knows ([`Rev::tapes_may_fit`]).
+    fn static_iterations(&self, bound: &SubExp, it: IntType) -> Option<SubExp> {
+        match bound {
+            SubExp::Const(c) => Some(SubExp::i64(c.as_i128().unwrap_or(0).max(0) as i64)),
+            SubExp::Var(v) if it == IntType::I64 && self.sizes.contains(v) => Some(bound.clone()),
+            SubExp::Var(_) => None,
+        }
+    }
+
+    /// `max(0, bound)` as an `i64` (the number of iterations of `for i < bound`), or
+    /// [`Rev::static_iterations`] where it knows it.
     fn iterations_i64(&mut self, bound: &SubExp, it: IntType) -> SubExp {
-        if let SubExp::Const(c) = bound {
-            // Any index type: a literal bound gives tapes of a constant size.
-            return SubExp::i64(c.as_i128().unwrap_or(0).max(0) as i64);
+        if let Some(n) = self.static_iterations(bound, it) {
+            return n;
         }
         let b = if it == IntType::I64 {
             bound.clone()
@@ -966,11 +975,7 @@ impl Rev<'_> {
                 ),
             ))
         };
-        match b {
-            SubExp::Const(c) => SubExp::i64(c.as_i128().unwrap_or(0).max(0) as i64),
-            SubExp::Var(v) if self.sizes.contains(&v) => SubExp::Var(v),
-            b => self.binop(BinOp::Max(I64), b, SubExp::i64(0)),
-        }
+        self.binop(BinOp::Max(I64), b, SubExp::i64(0))
     }
 
     /// A fresh copy of a loop statement (pattern, params, loop variable and body renamed).
