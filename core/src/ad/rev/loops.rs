@@ -168,31 +168,42 @@ fn keepable(
     params: &[(Param, SubExp)],
     sizes: &HashSet<VName>,
 ) -> bool {
-    let fixed = |t: &Type| fixed_size(t, params, sizes);
     let work = match &s.exp {
         Exp::Soac(Soac::Reduce { .. } | Soac::Scan { .. }) => true,
         Exp::Soac(Soac::Map { lam, .. }) => reduces(&lam.body),
         _ => false,
     };
     work && !s.pat.elems.is_empty()
-        && s.pat.elems.iter().all(|p| {
-            !consumed.contains(&p.name)
-                && match &p.ty {
-                    Type::Prim(_) => true,
-                    Type::Array { .. } => fixed(&p.ty) && ckpt.contains(&outer_type(&p.ty, params)),
-                    Type::Acc { .. } => false,
-                }
-        })
+        && s.pat
+            .elems
+            .iter()
+            .all(|p| keepable_value(p, consumed, params, sizes, |t| ckpt.contains(t)))
 }
 
-/// Whether the dimensions of `t` (the type of a value in a loop's body) stay the same in every
-/// iteration: they name no loop parameter but size parameters (`sizes`, checked to keep their
-/// initial values).
-fn fixed_size(t: &Type, params: &[(Param, SubExp)], sizes: &HashSet<VName>) -> bool {
-    t.shape().iter().all(|d| match d {
-        SubExp::Var(v) => sizes.contains(v) || !params.iter().any(|(p, _)| &p.name == v),
-        SubExp::Const(_) => true,
-    })
+/// Whether value `p` of the body of a loop (of parameters `params`) may be kept, one row per
+/// iteration: the body does not consume it, and it is a scalar, or an array whose dimensions
+/// name no loop parameter but size parameters (`sizes`, checked to keep their initial values:
+/// any other may change between iterations, and with it the array's size) and whose type
+/// outside the loop `array_ok` accepts.
+fn keepable_value(
+    p: &Param,
+    consumed: &HashSet<VName>,
+    params: &[(Param, SubExp)],
+    sizes: &HashSet<VName>,
+    array_ok: impl Fn(&Type) -> bool,
+) -> bool {
+    let fixed = |t: &Type| {
+        t.shape().iter().all(|d| match d {
+            SubExp::Var(v) => sizes.contains(v) || !params.iter().any(|(p, _)| &p.name == v),
+            SubExp::Const(_) => true,
+        })
+    };
+    !consumed.contains(&p.name)
+        && match &p.ty {
+            Type::Prim(_) => true,
+            Type::Array { .. } => fixed(&p.ty) && array_ok(&outer_type(&p.ty, params)),
+            Type::Acc { .. } => false,
+        }
 }
 
 /// Whether an array of type `t` is no larger than one of the types `ckpt`: one of them has
@@ -721,7 +732,8 @@ impl Rev<'_> {
             kept_stms.push((j, tapes, lp));
         }
 
-        // The body: checks that the sizes are unchanged, saves, then the original body.
+        // The body: checks that the sizes are unchanged, saves the checkpoints, then the
+        // original body (each kept loop's forward sweep in its place) and the kept results.
         let mut stms = vec![];
         let mut saved_res = vec![];
         let at_i = || vec![DimIndex::Fix(SubExp::Var(i.clone()))];
@@ -873,17 +885,7 @@ impl Rev<'_> {
             return None;
         }
         let outs = fwd.last()?.pat.elems.get(s.pat.elems.len()..)?.to_vec();
-        let fits = |p: &Param| {
-            !consumed.contains(&p.name)
-                && match &p.ty {
-                    Type::Prim(_) => true,
-                    Type::Array { .. } => {
-                        fixed_size(&p.ty, params, sizes)
-                            && fits_in(&outer_type(&p.ty, params), ckpt)
-                    }
-                    Type::Acc { .. } => false,
-                }
-        };
+        let fits = |p: &Param| keepable_value(p, consumed, params, sizes, |t| fits_in(t, ckpt));
         if !s.pat.elems.iter().chain(&outs).all(fits) {
             return None;
         }
